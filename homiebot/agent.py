@@ -1,0 +1,138 @@
+"""The agent loop: observe -> plan -> parse (F1) -> ground and check (F2, L*, D*) -> execute (E*) -> feedback.
+
+Middleware-free: the in-process runner calls it directly and the ROS 2 nodes wrap the same parts.
+One round costs one planner call, whatever happens in it; a malformed answer is fed back as F1
+and the planner is asked again in the next round. ``End`` finishes the episode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from homiebot import prompting
+from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings
+from homiebot.errors import ErrorDetector
+from homiebot.executor import Executor
+from homiebot.parsing import FormatError, parse_planner_output
+from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
+from homiebot.records import EpisodeWriter
+from homiebot.tasks import Task
+from homiebot.worlds.base import World
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    max_rounds: int = 20
+    history_window: int | None = None  # None: the whole history
+    max_planner_errors: int = 3  # consecutive planner failures before giving up
+    far: float = 2.0
+    near: float = 0.1
+    suggest_names: bool = True
+
+
+class Agent:
+    """Runs episodes of one world with one planner and one set of skills."""
+
+    def __init__(self, world: World, planner: Planner, executor: Executor, models: list[ModelInfo],
+                 settings: AgentSettings = AgentSettings(), planner_name: str = "planner") -> None:
+        self.world = world
+        self.planner = planner
+        self.executor = executor
+        self.models = models
+        self.settings = settings
+        self.planner_name = planner_name
+        self.system = prompting.system_text([(m.name, m.description) for m in models])
+
+    def run(self, task: Task, seed: int, writer: EpisodeWriter | None = None, config: dict[str, Any] | None = None,
+            on_step: Callable[[StepRecord], None] | None = None,
+            goal_check: Callable[[], bool | None] | None = None) -> EpisodeRecord:
+        """Run one episode from the world's initial state and return (and write) its record."""
+        started = time.perf_counter()
+        self.world.reset()
+        self.planner.reset(EpisodeContext(task=task, models=self.models, seed=seed, world=self.world))
+        detector = ErrorDetector(self.world.belief, self.executor.capabilities(), task.aliases,
+                                 far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names)
+        model_names = [m.name for m in self.models]
+        steps: list[StepRecord] = []
+        history: list[str] = []
+        feedback: Feedback | None = None
+        ended, termination, planner_errors = False, "max_rounds", 0
+        try:
+            for r in range(1, self.settings.max_rounds + 1):
+                step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
+                steps.append(step)
+                feedback = step.feedback
+                if on_step:
+                    on_step(step)
+                if step.output is not None and step.output.subtask.action is Action.END:
+                    ended, termination = True, "end"
+                    break
+                planner_errors = planner_errors + 1 if step.raw_output == "" and step.feedback.code is ErrorCode.F1 else 0
+                if planner_errors >= self.settings.max_planner_errors:
+                    termination = "planner_error"
+                    break
+        except BaseException:
+            termination = "interrupted"
+            raise
+        finally:
+            record = EpisodeRecord(
+                episode_id=writer.episode_id if writer else f"{task.id}_seed{seed}",
+                instruction=task.instruction, task_id=task.id, scene=self.world.scene_description(),
+                planner=self.planner_name, seed=seed, max_rounds=self.settings.max_rounds, config=config or {},
+                steps=steps, ended=ended, termination=termination,
+                goal_satisfied=goal_check() if goal_check else None,
+                path_length=round(self.world.path_length(), 4), wall_time=time.perf_counter() - started,
+            )
+            if writer is not None:
+                writer.finish(record)
+        return record
+
+    def _round(self, r: int, task: Task, seed: int, detector: ErrorDetector, model_names: list[str],
+               history: list[str], feedback: Feedback | None, writer: EpisodeWriter | None) -> StepRecord:
+        t0 = time.perf_counter()
+        obs = self.world.observe(r)
+        inventory_before = self.world.inventory()
+        window = self.settings.history_window
+        shown = history[-window:] if window else history
+        user = prompting.user_text(task.instruction, inventory_before, shown, feedback)
+        t1 = time.perf_counter()
+        request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs)
+        usage: dict[str, float] = {}
+        output: PlannerOutput | None = None
+        try:
+            reply = self.planner.plan(request)
+            raw, usage = reply.text, dict(reply.usage)
+            try:
+                output = parse_planner_output(raw, model_names)
+                fb = Feedback.ok()
+            except FormatError as err:
+                fb = Feedback.fail(ErrorCode.F1, str(err))
+        except PlannerError as err:
+            raw = ""
+            fb = Feedback.fail(ErrorCode.F1, f"The planner produced no answer ({err}). Answer again with the next subtask.")
+        t2 = time.perf_counter()
+        skill, attempts, travelled = None, 0, 0.0
+        t3 = t2
+        if output is not None and output.subtask.action is not Action.END:
+            check = detector.check(output)
+            t3 = time.perf_counter()
+            if check.passed:
+                assert check.subtask is not None and output.model is not None
+                run = self.executor.execute(check.subtask, output.model, self.world, seed, r)
+                fb, skill, attempts, travelled = run.feedback, run.skill, run.attempts, run.path_length
+            else:
+                fb = check.feedback
+        t4 = time.perf_counter()
+        label = output.subtask.text() if output else "[invalid output]"
+        history.append(prompting.history_line(len(history) + 1, label, output.model if output else None, fb.success))
+        images = writer.write_views(r, obs) if writer else {}
+        t5 = time.perf_counter()
+        return StepRecord(
+            round=r, prompt=user, raw_output=raw, output=output, feedback=fb,
+            inventory_before=inventory_before, inventory_after=self.world.inventory(),
+            skill=skill, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
+            timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
+        )

@@ -1,0 +1,145 @@
+"""The ``homiebot`` command line: run episodes, generate scenes, list plugins.
+
+User errors (bad config, scene, task, unknown plugin) print one clear message and exit with
+status 2; they never show a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from homiebot import __version__, registry
+from homiebot.config import ConfigError, RunConfig, load_config
+from homiebot.contracts import StepRecord
+from homiebot.planners.base import PlannerConfigError
+from homiebot.registry import PluginError
+from homiebot.skills.failures import PROFILES
+from homiebot.tasks import TaskError, load_task
+from homiebot.worlds.home.scene import SceneError
+
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="homiebot", description="Hierarchical LLM-planned mobile manipulation runtime.")
+    p.add_argument("--version", action="version", version=f"homiebot {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one episode", description="Run one episode and write its record folder.")
+    run.add_argument("instruction", nargs="?", help="what the robot should do; omit to use the task generated for --scene SEED")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--scene", help="a seed (integer) for a generated home, or a scene YAML file (default: 0)")
+    where.add_argument("--task", help="a task YAML file (instruction, scene, goal)")
+    run.add_argument("--config", help="run configuration YAML (default: built-in defaults)")
+    run.add_argument("--planner", help="planner backend by name (overrides the config)")
+    run.add_argument("--profile", help=f"failure profile of privileged skills: {', '.join(PROFILES)} or a YAML file")
+    run.add_argument("--seed", type=int, help="episode seed (overrides the config)")
+    run.add_argument("--max-rounds", type=int, help="round limit (overrides the config)")
+    run.add_argument("--out", help="folder for episode folders (default: config output.dir, 'runs')")
+    run.add_argument("--video", action="store_true", help="also write episode.mp4")
+    run.add_argument("--no-images", action="store_true", help="do not save the per-round PNG views")
+    run.add_argument("--quiet", action="store_true", help="print only the summary")
+
+    scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
+    scene.add_argument("seed", type=int)
+    scene.add_argument("--task", action="store_true", help="print the generated task (with its scene) instead")
+
+    sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
+    return p
+
+
+def _configure(args: argparse.Namespace) -> RunConfig:
+    """The config file with command-line overrides applied."""
+    data = load_config(args.config).model_dump(mode="json")
+    if args.planner and args.planner != data["planner"]["name"]:
+        data["planner"] = {"name": args.planner, "params": {}}
+    if args.profile:
+        data["skill_profile"] = args.profile
+    if args.seed is not None:
+        data["seed"] = args.seed
+    if args.max_rounds is not None:
+        data["max_rounds"] = args.max_rounds
+    data["output"]["video"] = data["output"]["video"] or args.video
+    data["output"]["images"] = data["output"]["images"] and not args.no_images
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise ConfigError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def _progress(step: StepRecord) -> None:
+    sub = step.output.subtask.text() if step.output else "[invalid output]"
+    model = (step.output.model if step.output else None) or "-"
+    fb = step.feedback
+    status = "ok" if fb.success else f"{fb.code.value}"
+    line = f"round {step.round:2d} | {sub:<42} | {model:<7} | {status:<3} | {step.timings.total:5.2f}s"
+    if not fb.success:
+        line += f" | {fb.message}"
+    print(line, flush=True)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from homiebot.runtime import make_task, run_episode  # heavy imports only when running
+
+    cfg = _configure(args)
+    task = load_task(args.task) if args.task else make_task(args.instruction, args.scene)
+    if args.task and args.instruction:
+        task = task.model_copy(update={"instruction": args.instruction})
+    out = Path(args.out or cfg.output.dir)
+    if not args.quiet:
+        print(f"task: {task.instruction}  (planner {cfg.planner.name}, seed {cfg.seed}, profile "
+              f"{cfg.skill_profile if isinstance(cfg.skill_profile, str) else 'custom'})", flush=True)
+    started = time.perf_counter()
+    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress)
+    fails = sum(1 for s in record.steps if not s.feedback.success)
+    verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
+    print(f"\n{verdict}; {'ended with End' if record.ended else 'ended by ' + record.termination} after "
+          f"{len(record.steps)} rounds ({fails} failed), path {record.path_length:.1f} m, {time.perf_counter() - started:.1f} s")
+    print(f"episode record: {folder / 'episode.json'}")
+    if cfg.output.images:
+        print(f"views per round: {folder / 'images'}")
+    if record.video:
+        print(f"video: {folder / record.video}")
+    return 0
+
+
+def _cmd_scene(args: argparse.Namespace) -> int:
+    import yaml
+
+    from homiebot.worlds.home.generate import generate_scene, generate_task
+    from homiebot.worlds.home.scene import dump_scene
+
+    if args.task:
+        print(yaml.safe_dump(generate_task(args.seed).model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=False), end="")
+    else:
+        print(dump_scene(generate_scene(args.seed)), end="")
+    return 0
+
+
+def _cmd_plugins(_: argparse.Namespace) -> int:
+    for group in registry.GROUPS:
+        print(f"{group}: {', '.join(registry.available(group)) or '(none)'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"run": _cmd_run, "scene": _cmd_scene, "plugins": _cmd_plugins}[args.command]
+    try:
+        return handler(args)
+    except USER_ERRORS as err:
+        print(f"homiebot: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("homiebot: interrupted; what was recorded so far has been saved", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Run configuration: which world, planner and skills to use, loaded from YAML and validated.
+
+Every field has a default, so an empty file is a valid configuration (the embedded home with the
+oracle planner and privileged skills answering to the four EMMOE model names).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from homiebot.contracts import Action
+
+CONFIG_VERSION = 1
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PluginSpec(_Strict):
+    name: str
+    params: dict[str, Any] = {}
+
+
+class SkillSpec(_Strict):
+    """A skill plugin answering to a model name, e.g. privileged_navigation as 'NoMaD'."""
+
+    name: str = Field(description="entry point in homiebot.skills")
+    model: str = Field(description="the model name planners choose")
+    actions: list[Action] | None = Field(None, description="actions it executes; default: the skill's own")
+    description: str = Field("", description="what the model is good at, shown to planners")
+    params: dict[str, Any] = {}
+
+
+def _default_skills() -> list[SkillSpec]:
+    return [
+        SkillSpec(name="privileged_navigation", model="NoMaD", params={"weak_at": ["small"]},
+                  description="image-goal navigation, best for rooms and large furniture"),
+        SkillSpec(name="privileged_navigation", model="PixNav", params={"weak_at": ["room"]},
+                  description="pixel-goal navigation, best for reaching visible objects"),
+        SkillSpec(name="privileged_manipulation", model="octo", actions=[Action.OPEN, Action.CLOSE, Action.PICK, Action.PUT],
+                  description="manipulation, best at opening and closing doors and drawers"),
+        SkillSpec(name="privileged_manipulation", model="RT-1-X", actions=[Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE],
+                  description="manipulation, best at picking and putting objects"),
+    ]
+
+
+class DetectorSettings(_Strict):
+    far: float = Field(2.0, gt=0, description="D1 beyond this many metres")
+    near: float = Field(0.1, ge=0, description="D2 below this many metres")
+    suggest_names: bool = Field(True, description="add similar scene names to F2 feedback")
+
+
+class OutputSettings(_Strict):
+    dir: str = "runs"
+    images: bool = True
+    video: bool = False
+
+
+class RunConfig(_Strict):
+    version: int = CONFIG_VERSION
+    seed: int = 0
+    max_rounds: int = Field(20, ge=1, le=1000)
+    history_window: int | None = Field(None, ge=1)
+    attempts: int = Field(3, ge=1, le=10, description="attempts per subtask (Put is tried once)")
+    skill_profile: str | dict[str, Any] = Field("default", description="failure profile of privileged skills: default, perfect, a file")
+    planner: PluginSpec = PluginSpec(name="oracle")
+    world: PluginSpec = PluginSpec(name="embedded_home", params={"width": 256, "height": 256})
+    skills: list[SkillSpec] = Field(default_factory=_default_skills)
+    detector: DetectorSettings = DetectorSettings()
+    output: OutputSettings = OutputSettings()
+
+
+def load_config(path: str | Path | None) -> RunConfig:
+    """Read a YAML config (None: all defaults)."""
+    if path is None:
+        return RunConfig()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config must be a mapping")
+    try:
+        cfg = RunConfig.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    if cfg.version != CONFIG_VERSION:
+        raise ConfigError(f"{path}: config version {cfg.version} is not supported (expected {CONFIG_VERSION})")
+    return cfg

@@ -1,0 +1,234 @@
+"""The messages exchanged between homiebot components, as versioned pydantic models.
+
+Every model serialises to JSON and back without loss (``model_dump_json`` / ``model_validate_json``);
+this JSON is what travels between ROS 2 nodes and what episode records are made of. Images travel
+as arrays (base64-encoded in JSON) inside an Observation, and as PNG file paths inside records.
+"""
+
+from __future__ import annotations
+
+import base64
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+
+CONTRACT_VERSION = 1
+VIEW_NAMES = ("front", "left", "back", "right")
+ViewName = Literal["front", "left", "back", "right"]
+
+
+class Action(str, Enum):
+    """The high-level actions a planner may choose from."""
+
+    GO_TO = "Go to"
+    PICK = "Pick"
+    PUT = "Put"
+    OPEN = "Open"
+    CLOSE = "Close"
+    END = "End"
+
+
+class ErrorCode(str, Enum):
+    """Why a subtask failed; the taxonomy of the EMMOE paper (section 3.3, appendix E)."""
+
+    F1 = "F1"  # malformed output, action or model not available
+    F2 = "F2"  # target does not exist / cannot be grounded
+    L1 = "L1"  # hand full but Pick/Open/Close
+    L2 = "L2"  # hand empty but Put
+    L3 = "L3"  # Put into or Pick from a closed container
+    L4 = "L4"  # action does not apply to this kind of target (e.g. Open a table)
+    D1 = "D1"  # target too far to reach
+    D2 = "D2"  # target too close for the arm to extend
+    E1 = "E1"  # the low-level skill failed after all attempts
+    E2 = "E2"  # a failed Put dropped the object
+
+    @property
+    def category(self) -> str:
+        return {"F": "format", "L": "logical", "D": "distance", "E": "execution"}[self.value[0]]
+
+
+class Status(str, Enum):
+    SUCCESS = "success"
+    FAIL = "fail"
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _array_to_json(a: np.ndarray) -> dict[str, Any]:
+    a = np.ascontiguousarray(a)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def _array_from_any(v: Any) -> np.ndarray:
+    if isinstance(v, np.ndarray):
+        return v
+    if isinstance(v, dict) and {"dtype", "shape", "data"} <= set(v):
+        return np.frombuffer(base64.b64decode(v["data"]), dtype=np.dtype(v["dtype"])).reshape(v["shape"]).copy()
+    raise ValueError("expected a numpy array or {dtype, shape, data} mapping")
+
+
+NDArray = Annotated[np.ndarray, PlainValidator(_array_from_any), PlainSerializer(_array_to_json, when_used="json")]
+
+
+class Subtask(_Contract):
+    """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[End]``."""
+
+    action: Action
+    target: str | None = None
+    place: str | None = None
+
+    @model_validator(mode="after")
+    def _arity(self) -> "Subtask":
+        if self.action is Action.END:
+            if self.target or self.place:
+                raise ValueError("End takes no target")
+        elif not self.target:
+            raise ValueError(f"{self.action.value} needs a target")
+        if self.action is Action.PUT and not self.place:
+            raise ValueError("Put needs an object and a place: [Put, object, place]")
+        if self.action is not Action.PUT and self.place:
+            raise ValueError(f"{self.action.value} takes one target, not two")
+        return self
+
+    def text(self) -> str:
+        """The paper's bracketed form, e.g. ``[Put, green_can, fridge]``."""
+        parts = [self.action.value] + [p for p in (self.target, self.place) if p]
+        return "[" + ", ".join(parts) + "]"
+
+    @classmethod
+    def from_text(cls, text: str) -> "Subtask":
+        """Parse the bracketed form strictly (raises ValueError); lenient parsing lives in parsing.py."""
+        from homiebot.parsing import parse_subtask_text
+
+        return parse_subtask_text(text)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+class PlannerOutput(_Contract):
+    """What a planner decides in one round."""
+
+    version: int = CONTRACT_VERSION
+    analysis: str = ""
+    subtask: Subtask
+    model: str | None = Field(None, description="low-level model name; None for End")
+
+
+class Feedback(_Contract):
+    """The result of one subtask, phrased so a language model can act on it."""
+
+    version: int = CONTRACT_VERSION
+    status: Status
+    code: ErrorCode | None = None
+    message: str = ""
+
+    @model_validator(mode="after")
+    def _code_iff_fail(self) -> "Feedback":
+        if (self.status is Status.FAIL) != (self.code is not None):
+            raise ValueError("a failed feedback needs an error code and a successful one must not have one")
+        return self
+
+    @classmethod
+    def ok(cls, message: str = "") -> "Feedback":
+        return cls(status=Status.SUCCESS, message=message)
+
+    @classmethod
+    def fail(cls, code: ErrorCode, message: str) -> "Feedback":
+        return cls(status=Status.FAIL, code=code, message=message)
+
+    @property
+    def success(self) -> bool:
+        return self.status is Status.SUCCESS
+
+
+class Pose2D(_Contract):
+    x: float
+    y: float
+    yaw: float
+
+
+class ViewImage(_Contract):
+    """One camera's images: RGB uint8 HxWx3, optional depth (metres) and instance segmentation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    rgb: NDArray
+    depth: NDArray | None = None
+    segmentation: NDArray | None = None
+
+
+class Observation(_Contract):
+    """What the robot perceives at the start of a round; views always front, left, back, right."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    version: int = CONTRACT_VERSION
+    round: int
+    views: dict[ViewName, ViewImage]
+    pose: Pose2D
+    inventory: list[str] = []
+
+    @model_validator(mode="after")
+    def _all_views(self) -> "Observation":
+        missing = [v for v in VIEW_NAMES if v not in self.views]
+        if missing:
+            raise ValueError(f"observation is missing views {missing}")
+        return self
+
+
+class Timings(_Contract):
+    """Seconds spent in each phase of a round."""
+
+    observe: float = 0.0
+    plan: float = 0.0
+    check: float = 0.0
+    execute: float = 0.0
+    record: float = 0.0
+    total: float = 0.0
+
+
+class StepRecord(_Contract):
+    """Everything about one round: enough to recompute metrics and to build training data."""
+
+    version: int = CONTRACT_VERSION
+    round: int
+    prompt: str = Field(description="the planner's user text for this round (task, inventory, history, feedback)")
+    raw_output: str
+    output: PlannerOutput | None = Field(None, description="None when the raw output could not be parsed")
+    feedback: Feedback
+    inventory_before: list[str]
+    inventory_after: list[str]
+    skill: str | None = Field(None, description="the skill that executed the subtask, if any ran")
+    attempts: int = 0
+    path_length: float = 0.0
+    images: dict[ViewName, str] = Field(default_factory=dict, description="view -> PNG path relative to the episode folder")
+    planner_usage: dict[str, float] = Field(default_factory=dict)
+    timings: Timings = Timings()
+
+    @property
+    def subtask(self) -> Subtask | None:
+        return self.output.subtask if self.output else None
+
+
+class EpisodeRecord(_Contract):
+    """A complete episode, as written to ``episode.json``."""
+
+    version: int = CONTRACT_VERSION
+    episode_id: str
+    instruction: str
+    task_id: str | None = None
+    scene: dict[str, Any] = Field(description="the full scene spec the episode started from")
+    planner: str
+    seed: int
+    max_rounds: int
+    config: dict[str, Any] = Field(default_factory=dict)
+    steps: list[StepRecord] = []
+    ended: bool = Field(False, description="True if the planner's last subtask was End")
+    termination: Literal["end", "max_rounds", "planner_error", "interrupted"] = "max_rounds"
+    goal_satisfied: bool | None = Field(None, description="simulator check of the task goal, when the task has one")
+    path_length: float = 0.0
+    wall_time: float = 0.0
+    video: str | None = None

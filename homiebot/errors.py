@@ -1,0 +1,197 @@
+"""The error detector: checks a planned subtask before execution and classifies execution results.
+
+Phases, in order (EMMOE section 3.3 / appendix E):
+
+1. format   F1 model unknown, unavailable or unable to do the action;  F2 target cannot be grounded
+2. logic    L1 hand full for Pick/Open/Close;  L2 hand empty (or holding something else) for Put;
+            L3 Put into / Pick from a closed container;  L4 action does not apply to the target kind
+3. distance D1 target farther than ``far`` metres;  D2 closer than ``near`` metres
+4. execution (after the skill ran)  E1 failed every attempt;  E2 a failed Put dropped the object
+
+The detector reads state only through ``WorldBelief``: privileged simulator truth in the embedded
+home, the semantic mapper's belief plus the gripper state on a real robot.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from homiebot.contracts import Action, ErrorCode, Feedback, PlannerOutput, Subtask
+
+MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE)
+
+
+class EntityLike(Protocol):
+    name: str
+    kind: str  # "object" | "receptacle" | "room"
+    articulated: bool
+    is_open: bool | None
+
+
+class WorldBelief(Protocol):
+    """What the detector may ask about the world."""
+
+    def names(self) -> list[str]:
+        """Every name the agent may refer to."""
+        ...
+
+    def lookup(self, name: str) -> EntityLike | None:
+        """The entity with this canonical name, or None."""
+        ...
+
+    def held_object(self) -> str | None:
+        """The object in the gripper, if any."""
+        ...
+
+    def distance_to(self, name: str) -> float:
+        """Gap in metres between the robot base and the entity."""
+        ...
+
+    def enclosing_container(self, obj: str) -> str | None:
+        """The articulated receptacle the object is inside of, if any."""
+        ...
+
+
+def normalise_name(text: str) -> str:
+    """'Green Can' / 'green-can' / ' green_can ' -> 'green_can'."""
+    return re.sub(r"[\s\-]+", "_", text.strip().lower()).strip("_")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of the pre-execution checks: a failure feedback, or the subtask with canonical names."""
+
+    feedback: Feedback | None
+    subtask: Subtask | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.feedback is None
+
+
+class ErrorDetector:
+    """Pre-execution checks and execution-result classification, with no middleware inside."""
+
+    def __init__(
+        self,
+        belief: WorldBelief,
+        capabilities: Mapping[str, frozenset[Action]],
+        aliases: Mapping[str, str] | None = None,
+        far: float = 2.0,
+        near: float = 0.1,
+        suggest: bool = True,
+    ) -> None:
+        self.belief = belief
+        self.capabilities = dict(capabilities)
+        self.aliases = {normalise_name(k): v for k, v in (aliases or {}).items()}
+        self.far = far
+        self.near = near
+        self.suggest = suggest
+
+    # ---- grounding ------------------------------------------------------------------------
+    def ground(self, name: str) -> str | None:
+        """Canonical scene name for what the planner wrote, via normalisation and aliases."""
+        key = normalise_name(name)
+        for candidate in (key, self.aliases.get(key)):
+            if candidate and self.belief.lookup(candidate) is not None:
+                return candidate
+        return None
+
+    def _not_found(self, name: str) -> Feedback:
+        msg = f"{name} does not exist! Please choose another object"
+        if self.suggest:
+            close = difflib.get_close_matches(normalise_name(name), self.belief.names(), n=3, cutoff=0.6)
+            if close:
+                msg += f" (similar names: {', '.join(close)})"
+        return Feedback.fail(ErrorCode.F2, msg + ".")
+
+    # ---- phases 1-3 -----------------------------------------------------------------------
+    def check(self, output: PlannerOutput) -> CheckResult:
+        """Run the format, logic and distance checks for a non-End planner output."""
+        sub = output.subtask
+        fb = self._check_model(output)
+        if fb:
+            return CheckResult(fb)
+        target = self.ground(sub.target or "")
+        if target is None:
+            return CheckResult(self._not_found(sub.target or ""))
+        place = None
+        if sub.place is not None:
+            place = self.ground(sub.place)
+            if place is None:
+                return CheckResult(self._not_found(sub.place))
+        grounded = Subtask(action=sub.action, target=target, place=place)
+        fb = self._check_logic(grounded) or self._check_distance(grounded)
+        return CheckResult(fb, grounded if fb is None else None)
+
+    def _check_model(self, output: PlannerOutput) -> Feedback | None:
+        action = output.subtask.action
+        available = sorted(self.capabilities)
+        if output.model not in self.capabilities:
+            return Feedback.fail(ErrorCode.F1, f"{output.model} is not in the model list! Choose a model from [{', '.join(available)}].")
+        if action not in self.capabilities[output.model]:
+            able = [m for m in available if action in self.capabilities[m]]
+            return Feedback.fail(
+                ErrorCode.F1,
+                f"{output.model} cannot perform {action.value}. Models that can: [{', '.join(able) or 'none installed'}].",
+            )
+        return None
+
+    def _check_logic(self, sub: Subtask) -> Feedback | None:
+        act = sub.action
+        verb = act.value.lower()
+        held = self.belief.held_object()
+        target = self.belief.lookup(sub.target or "")
+        assert target is not None
+        if held is not None and act in (Action.PICK, Action.OPEN, Action.CLOSE):
+            return Feedback.fail(ErrorCode.L1, f"Unable to {verb}, the hand is full (holding the {held}); put it somewhere first.")
+        if act is Action.PUT:
+            if held is None:
+                return Feedback.fail(ErrorCode.L2, "Unable to put, the hand is empty; pick the object up first.")
+            if sub.target != held:
+                return Feedback.fail(ErrorCode.L2, f"Unable to put the {sub.target}, the hand holds the {held}, not the {sub.target}.")
+        if act is Action.PICK and target.kind != "object":
+            return Feedback.fail(ErrorCode.L4, f"Can not pick {sub.target}! It is a {target.kind}; please choose an object.")
+        if act in (Action.OPEN, Action.CLOSE) and not (target.kind == "receptacle" and target.articulated):
+            return Feedback.fail(ErrorCode.L4, f"Can not {verb} {sub.target}! It has no door or drawer; please choose another object.")
+        if act is Action.PUT:
+            place = self.belief.lookup(sub.place or "")
+            assert place is not None
+            if place.kind != "receptacle":
+                return Feedback.fail(ErrorCode.L4, f"Can not put anything on the {sub.place}! It is a {place.kind}; choose a piece of furniture.")
+            if place.articulated and not place.is_open:
+                return Feedback.fail(ErrorCode.L3, f"Unable to put, the {sub.place} is closed, you should open it first.")
+        if act is Action.PICK:
+            container = self.belief.enclosing_container(sub.target or "")
+            if container is not None:
+                box = self.belief.lookup(container)
+                if box is not None and not box.is_open:
+                    return Feedback.fail(ErrorCode.L3, f"Unable to pick, the {sub.target} is in the {container}, which is closed; you should open it first.")
+        return None
+
+    def _check_distance(self, sub: Subtask) -> Feedback | None:
+        if sub.action not in MANIPULATION:
+            return None
+        subject = sub.place if sub.action is Action.PUT else sub.target
+        assert subject is not None
+        distance = self.belief.distance_to(subject)
+        verb = sub.action.value.lower()
+        if distance > self.far:
+            return Feedback.fail(ErrorCode.D1, f"Unable to {verb}, the target is far away ({distance:.1f} m); go to the {subject} first.")
+        if distance < self.near:
+            return Feedback.fail(ErrorCode.D2, f"Unable to {verb}, the target is too close ({distance:.2f} m) for the arm to extend; move back, e.g. go to the {subject} again.")
+        return None
+
+    # ---- phase 4 --------------------------------------------------------------------------
+    @staticmethod
+    def execution_failed(sub: Subtask, attempts: int, reason: str, dropped: str | None) -> Feedback:
+        """Classify a skill that did not succeed: E2 if the object was dropped, else E1."""
+        verb = sub.action.value.lower()
+        if dropped is not None:
+            return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.")
+        detail = f" ({reason})" if reason else ""
+        return Feedback.fail(ErrorCode.E1, f"Unable to {verb}, the subtask is too difficult to perform after {attempts} attempts{detail}.")

@@ -1,0 +1,55 @@
+"""The skill executor: routes a checked subtask to the skill of the chosen model and runs attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from homiebot.contracts import Action, Feedback, Subtask
+from homiebot.errors import ErrorDetector
+from homiebot.skills.base import Skill, SkillContext
+from homiebot.worlds.base import World
+
+DEFAULT_ATTEMPTS = {Action.PUT: 1}  # a failed Put is not retried: the object may already be gone
+
+
+@dataclass(frozen=True)
+class Execution:
+    feedback: Feedback
+    skill: str
+    attempts: int
+    path_length: float
+
+
+class Executor:
+    """Runs subtasks with the skills registered for each model name."""
+
+    def __init__(self, skills: Mapping[str, Skill], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None) -> None:
+        self.skills = dict(skills)
+        self.max_attempts = max_attempts
+        self.attempts_by_action = dict(DEFAULT_ATTEMPTS if attempts_by_action is None else attempts_by_action)
+
+    def capabilities(self) -> dict[str, frozenset[Action]]:
+        """Model name -> actions its skill executes (what the detector checks model choices against)."""
+        return {model: skill.actions for model, skill in self.skills.items()}
+
+    def execute(self, subtask: Subtask, model: str, world: World, seed: int, round_index: int) -> Execution:
+        """Run up to N attempts; E1 if all fail, E2 as soon as an attempt drops the object."""
+        skill = self.skills[model]
+        limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
+        travelled = 0.0
+        reason = ""
+        for attempt in range(1, limit + 1):
+            result = skill.run(subtask, world, SkillContext(seed, round_index, attempt, limit))
+            travelled += result.path_length
+            if result.success:
+                return Execution(Feedback.ok(), type(skill).__name__, attempt, travelled)
+            reason = result.message
+            if result.dropped is not None:
+                fb = ErrorDetector.execution_failed(subtask, attempt, reason, result.dropped)
+                return Execution(fb, type(skill).__name__, attempt, travelled)
+        return Execution(ErrorDetector.execution_failed(subtask, limit, reason, None), type(skill).__name__, limit, travelled)
+
+    def close(self) -> None:
+        for skill in self.skills.values():
+            skill.close()

@@ -1,0 +1,136 @@
+"""Assemble a world, skills, a planner and the agent from a RunConfig, and run episodes in-process."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from homiebot import registry
+from homiebot.agent import Agent, AgentSettings
+from homiebot.config import ConfigError, RunConfig
+from homiebot.contracts import Action, EpisodeRecord, StepRecord
+from homiebot.executor import Executor
+from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
+from homiebot.records import EpisodeWriter
+from homiebot.skills.base import Skill
+from homiebot.tasks import Task, TaskError, check_goal_names, goal_from_instruction
+from homiebot.worlds.base import World
+from homiebot.worlds.home.generate import generate_scene, generate_task
+from homiebot.worlds.home.scene import SceneSpec, load_scene
+
+
+def scene_for(task: Task) -> SceneSpec:
+    """The scene a task takes place in (inline, from a file, or generated from a seed)."""
+    if task.scene is not None:
+        return task.scene
+    if task.scene_file is not None:
+        return load_scene(task.scene_file)
+    assert task.scene_seed is not None
+    return generate_scene(task.scene_seed)
+
+
+def make_task(instruction: str | None, scene: str | None) -> Task:
+    """A task from the command line: an instruction in a scene given as a seed or a YAML file.
+
+    Without an instruction the task generated for that seed is used. The goal is read from the
+    instruction when it has a simple form, so that the oracle can plan it and success is checked.
+    """
+    scene = scene if scene is not None else "0"
+    if scene.lstrip("-").isdigit():
+        seed = int(scene)
+        if instruction is None:
+            return generate_task(seed)
+        spec = generate_scene(seed)
+    else:
+        spec = load_scene(scene)
+        if instruction is None:
+            raise TaskError("give an instruction when the scene is a file, e.g. homiebot run \"put the red apple in the fridge\" --scene FILE")
+    objects = {o.name: o.object_class for o in spec.objects}
+    goal = goal_from_instruction(instruction, objects, {r.name for r in spec.receptacles}, {r.name for r in spec.rooms})
+    return Task(id=spec.name, instruction=instruction, scene=spec, goal=goal or [])
+
+
+def _construct(kind: str, cls: type, params: dict) -> object:
+    try:
+        return cls.from_params(**params) if hasattr(cls, "from_params") else cls(**params)
+    except TypeError as err:
+        accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        raise ConfigError(f"{kind} '{cls.__name__}': bad parameters {sorted(params)} ({err}); accepted: {accepted}") from None
+
+
+def build_world(cfg: RunConfig, scene: SceneSpec) -> World:
+    cls = registry.load("worlds", cfg.world.name)
+    return _construct("world", cls, {"scene": scene, **cfg.world.params})  # type: ignore[return-value]
+
+
+def build_planner(cfg: RunConfig, override: dict | None = None) -> Planner:
+    cls = registry.load("planners", cfg.planner.name)
+    return _construct("planner", cls, {**cfg.planner.params, **(override or {})})  # type: ignore[return-value]
+
+
+@dataclass
+class SkillSet:
+    skills: dict[str, Skill]
+    models: list[ModelInfo]
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def build_skills(cfg: RunConfig, world: World) -> SkillSet:
+    """Instantiate configured skills; those that cannot run here are reported, not used."""
+    skills: dict[str, Skill] = {}
+    models: list[ModelInfo] = []
+    unavailable: dict[str, str] = {}
+    for spec in cfg.skills:
+        if spec.model in skills or spec.model in unavailable:
+            raise ConfigError(f"two skills answer to model '{spec.model}'; model names must be unique")
+        cls = registry.load("skills", spec.name)
+        params = dict(spec.params)
+        if "profile" in inspect.signature(cls.__init__).parameters and "profile" not in params:
+            params["profile"] = cfg.skill_profile
+        if spec.actions is not None:
+            params["actions"] = frozenset(spec.actions)
+        skill: Skill = _construct("skill", cls, {"model": spec.model, **params})  # type: ignore[assignment]
+        reason = skill.availability() or skill.supports(world)
+        if reason:
+            unavailable[spec.model] = reason
+            continue
+        skills[spec.model] = skill
+        models.append(ModelInfo(spec.model, tuple(a.value for a in Action if a in skill.actions), spec.description))
+    if not skills:
+        raise ConfigError("no configured skill can run here: " + "; ".join(f"{m}: {r}" for m, r in unavailable.items()))
+    return SkillSet(skills, models, unavailable)
+
+
+def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
+                on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None) -> tuple[EpisodeRecord, Path | None]:
+    """Build everything, run one episode, write its folder (if ``out_dir``), release everything."""
+    scene = scene_for(task)
+    check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
+    world = build_world(cfg, scene)
+    planner = None
+    executor = None
+    try:
+        skillset = build_skills(cfg, world)
+        executor = Executor(skillset.skills, max_attempts=cfg.attempts)
+        planner = build_planner(cfg, planner_override)
+        settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
+                                 near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
+        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name)
+        episode_id = f"{task.id}_seed{cfg.seed}"
+        writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
+        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal and hasattr(world, "goal_satisfied") else None
+        try:
+            record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
+        except PlannerConfigError:
+            if writer is not None:
+                writer.discard()  # nothing was recorded: the episode never started
+            raise
+        return record, (writer.final_dir if writer else None)
+    finally:
+        if planner is not None:
+            planner.close()
+        if executor is not None:
+            executor.close()
+        world.close()

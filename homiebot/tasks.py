@@ -1,0 +1,143 @@
+"""Tasks: an instruction, the scene it happens in, and a machine-checkable goal.
+
+The goal is a list of conditions that must all hold at the end (an object on/in a receptacle,
+a container open or closed, the robot in a room). The oracle planner plans towards it and the
+simulator checks it. Benchmarks add keypaths on top (``homiebot.bench``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from homiebot.errors import normalise_name
+from homiebot.worlds.home.scene import SceneSpec, _format_validation_error
+
+
+class TaskError(ValueError):
+    """A task file that cannot be used; the message names the file and the field."""
+
+
+class _Cond(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ObjectAt(_Cond):
+    """A named object (or any object of a class) is on/in a receptacle."""
+
+    kind: Literal["object_at"] = "object_at"
+    object: str | None = None
+    object_class: str | None = None
+    receptacle: str
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> "ObjectAt":
+        if (self.object is None) == (self.object_class is None):
+            raise ValueError("object_at needs exactly one of 'object' or 'object_class'")
+        return self
+
+
+class ContainerState(_Cond):
+    """A receptacle with a door or drawer is open (or closed)."""
+
+    kind: Literal["container"] = "container"
+    receptacle: str
+    open: bool
+
+
+class RobotIn(_Cond):
+    """The robot stands in a room."""
+
+    kind: Literal["robot_in"] = "robot_in"
+    room: str
+
+
+Condition = Annotated[Union[ObjectAt, ContainerState, RobotIn], Field(discriminator="kind")]
+
+
+class Task(BaseModel):
+    """One thing to do in one scene."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = "task"
+    instruction: str
+    scene: SceneSpec | None = None
+    scene_file: str | None = None
+    scene_seed: int | None = None
+    goal: list[Condition] = []
+    aliases: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _one_scene(self) -> "Task":
+        given = [k for k in ("scene", "scene_file", "scene_seed") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(f"a task needs exactly one of scene, scene_file or scene_seed, got {given or 'none'}")
+        return self
+
+
+def load_task(path: str | Path) -> Task:
+    """Read a task YAML file; a relative scene_file is resolved against the task file's folder."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise TaskError(f"cannot read task file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise TaskError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise TaskError(f"{path}: a task must be a mapping with instruction, scene and goal")
+    try:
+        task = Task.model_validate(data)
+    except ValidationError as err:
+        raise TaskError(f"{path}: invalid task\n{_format_validation_error(err)}") from None
+    if task.scene_file is not None and not Path(task.scene_file).is_absolute():
+        task.scene_file = str((path.parent / task.scene_file).resolve())
+    return task
+
+
+def check_goal_names(task: Task, names: set[str]) -> None:
+    """Raise TaskError if the goal mentions things the scene does not have."""
+    for cond in task.goal:
+        refs = [getattr(cond, f) for f in ("object", "receptacle", "room") if getattr(cond, f, None)]
+        for ref in refs:
+            if ref not in names:
+                raise TaskError(f"task '{task.id}': goal refers to '{ref}', which is not in the scene")
+
+
+# ---- reading simple instructions into goals ------------------------------------------------
+_PUT = re.compile(
+    r"^(?:please\s+)?(?:put|place|move|bring|take|carry|set)\s+(?:the\s+|a\s+|an\s+|one\s+)?(?P<obj>.+?)\s+"
+    r"(?:in|into|inside|on|onto|on top of|to|in the|back (?:in|on|to))\s+(?:the\s+)?(?P<rec>[\w\s-]+?)[.!]?$",
+    re.IGNORECASE,
+)
+_OPEN = re.compile(r"^(?:please\s+)?(?P<verb>open|close)\s+(?:the\s+)?(?P<rec>[\w\s-]+?)[.!]?$", re.IGNORECASE)
+_GO = re.compile(r"^(?:please\s+)?(?:go|walk|move|navigate)\s+(?:to|into)\s+(?:the\s+)?(?P<room>[\w\s-]+?)[.!]?$", re.IGNORECASE)
+
+
+def goal_from_instruction(instruction: str, objects: dict[str, str], receptacles: set[str], rooms: set[str]) -> list[Condition] | None:
+    """Read 'put the green can in the fridge', 'open the cabinet', 'go to the kitchen'.
+
+    ``objects`` maps object names to their classes. Returns None when the sentence is not of a
+    supported form or names something the scene lacks.
+    """
+    text = instruction.strip()
+    if m := _PUT.match(text):
+        obj, rec = normalise_name(m["obj"]), normalise_name(m["rec"])
+        if rec not in receptacles:
+            return None
+        if obj in objects:
+            return [ObjectAt(object=obj, receptacle=rec)]
+        if obj in set(objects.values()):
+            return [ObjectAt(object_class=obj, receptacle=rec)]
+        return None
+    if m := _OPEN.match(text):
+        rec = normalise_name(m["rec"])
+        return [ContainerState(receptacle=rec, open=m["verb"].lower() == "open")] if rec in receptacles else None
+    if m := _GO.match(text):
+        room = normalise_name(m["room"])
+        return [RobotIn(room=room)] if room in rooms else None
+    return None

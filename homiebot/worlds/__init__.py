@@ -1,0 +1,5 @@
+"""Worlds the agent acts in: the embedded MuJoCo home, and bridges to other simulators and robots."""
+
+from homiebot.worlds.base import World
+
+__all__ = ["World"]

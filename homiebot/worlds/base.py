@@ -1,0 +1,50 @@
+"""The World interface: what the agent loop needs from a simulator or a real robot."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from homiebot.contracts import Observation
+from homiebot.errors import WorldBelief
+
+
+class World(ABC):
+    """A place the robot acts in. Skills reach the world through their own, narrower interfaces."""
+
+    name: str = "world"
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Put the world back into its initial state for a new episode."""
+
+    @abstractmethod
+    def observe(self, round_index: int) -> Observation:
+        """Capture the four views (front, left, back, right), the pose and the inventory."""
+
+    @property
+    @abstractmethod
+    def belief(self) -> WorldBelief:
+        """The state the error detector checks against (truth in simulation, a belief on robots)."""
+
+    def inventory(self) -> list[str]:
+        """Objects in the gripper (one-hand robot: zero or one)."""
+        held = self.belief.held_object()
+        return [held] if held else []
+
+    def path_length(self) -> float:
+        """Metres the base has driven since reset."""
+        return 0.0
+
+    def scene_description(self) -> dict[str, Any]:
+        """A JSON-able description from which the episode's initial scene can be rebuilt."""
+        return {}
+
+    def close(self) -> None:
+        """Release renderers, connections and other resources."""
+
+    def __enter__(self) -> "World":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,27 @@
+"""Evaluate task goal conditions against the embedded home's true state."""
+
+from __future__ import annotations
+
+from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
+from homiebot.worlds.home.state import HomeState
+
+
+def candidates(state: HomeState, cond: ObjectAt) -> list[str]:
+    """Objects that could satisfy an ObjectAt condition (one named object, or all of a class)."""
+    if cond.object is not None:
+        return [cond.object]
+    return sorted(n for n, info in state.layout.objects.items() if info.cls.name == cond.object_class)
+
+
+def condition_holds(state: HomeState, cond: Condition) -> bool:
+    if isinstance(cond, ObjectAt):
+        return any(state.locations[o].receptacle == cond.receptacle for o in candidates(state, cond))
+    if isinstance(cond, ContainerState):
+        return state.is_open.get(cond.receptacle, False) == cond.open
+    if isinstance(cond, RobotIn):
+        return state.robot_room() == cond.room
+    raise TypeError(f"unknown goal condition {cond!r}")
+
+
+def goal_holds(state: HomeState, goal: list[Condition]) -> bool:
+    return all(condition_holds(state, c) for c in goal)

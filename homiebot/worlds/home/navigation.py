@@ -1,0 +1,217 @@
+"""2D occupancy from the home's geometry, and shortest collision-free paths for the robot base.
+
+The raw grid marks walls, furniture footprints and swung-open doors/drawers. The planning grid
+inflates it by the base radius, so a free planning cell is a position the base centre may occupy.
+Paths come from Dijkstra over the 8-connected planning grid.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from homiebot.worlds.home.catalog import ROBOT_RADIUS
+from homiebot.worlds.home.layout import Layout, Receptacle, Room
+
+CLEARANCE = 0.04  # extra margin on top of the base radius
+_SQRT2 = math.sqrt(2.0)
+_MOVES = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0), (-1, -1, _SQRT2), (-1, 1, _SQRT2), (1, -1, _SQRT2), (1, 1, _SQRT2)]
+
+
+@dataclass(frozen=True)
+class Pose2D:
+    x: float
+    y: float
+    yaw: float
+
+
+@dataclass(frozen=True)
+class Path:
+    poses: list[Pose2D]
+    length: float
+
+
+class NavigationMap:
+    """Occupancy grids of one home and a path planner over them."""
+
+    def __init__(self, layout: Layout, resolution: float = 0.1) -> None:
+        self.layout = layout
+        self.resolution = resolution
+        x0, y0, x1, y1 = layout.bounds
+        self.origin = (x0, y0)
+        self.shape = (int(math.ceil((x1 - x0) / resolution)) + 1, int(math.ceil((y1 - y0) / resolution)) + 1)
+        ix, iy = np.meshgrid(np.arange(self.shape[0]), np.arange(self.shape[1]), indexing="ij")
+        self._cx = x0 + (ix + 0.5) * resolution
+        self._cy = y0 + (iy + 0.5) * resolution
+        self._static = self._rasterise_static()
+        self._open: dict[str, bool] = {}
+        self.occupancy = self._static.copy()
+        self.planning = self._inflate(self.occupancy, ROBOT_RADIUS + CLEARANCE)
+
+    # ---- grids ---------------------------------------------------------------------------
+    def _rasterise_static(self) -> np.ndarray:
+        grid = np.ones(self.shape, dtype=bool)  # outside every room is blocked
+        for room in self.layout.rooms.values():
+            grid &= ~((self._cx >= room.x0) & (self._cx <= room.x1) & (self._cy >= room.y0) & (self._cy <= room.y1))
+        for w in self.layout.walls:
+            grid |= (self._cx >= w.x0) & (self._cx <= w.x1) & (self._cy >= w.y0) & (self._cy <= w.y1)
+        for rec in self.layout.receptacles.values():
+            hx, hy, _ = rec.half
+            grid |= self._local_rect(rec, -hx, -hy, hx, hy)
+        return grid
+
+    def _local_rect(self, rec: Receptacle, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+        c, s = math.cos(rec.yaw), math.sin(rec.yaw)
+        dx, dy = self._cx - rec.x, self._cy - rec.y
+        lx, ly = c * dx + s * dy, -s * dx + c * dy
+        return (lx >= x0) & (lx <= x1) & (ly >= y0) & (ly <= y1)
+
+    def _inflate(self, grid: np.ndarray, radius: float) -> np.ndarray:
+        r = int(math.ceil(radius / self.resolution))
+        out = grid.copy()
+        padded = np.pad(grid, r, constant_values=True)
+        for di in range(-r, r + 1):
+            for dj in range(-r, r + 1):
+                if (di * di + dj * dj) * self.resolution**2 <= radius * radius + 1e-9:
+                    out |= padded[r + di: r + di + self.shape[0], r + dj: r + dj + self.shape[1]]
+        return out
+
+    def set_open_state(self, is_open: dict[str, bool]) -> None:
+        """Mark swung-open doors and pulled-out drawers as obstacles."""
+        if is_open == self._open:
+            return
+        self._open = dict(is_open)
+        grid = self._static.copy()
+        for name, opened in is_open.items():
+            if opened:
+                rec = self.layout.receptacles[name]
+                for rect in rec.open_extent():
+                    grid |= self._local_rect(rec, *rect)
+        self.occupancy = grid
+        self.planning = self._inflate(grid, ROBOT_RADIUS + CLEARANCE)
+
+    # ---- cell helpers ----------------------------------------------------------------------
+    def cell(self, x: float, y: float) -> tuple[int, int] | None:
+        i = int((x - self.origin[0]) / self.resolution)
+        j = int((y - self.origin[1]) / self.resolution)
+        if 0 <= i < self.shape[0] and 0 <= j < self.shape[1]:
+            return (i, j)
+        return None
+
+    def centre(self, cell: tuple[int, int]) -> tuple[float, float]:
+        return (float(self._cx[cell]), float(self._cy[cell]))
+
+    def is_free(self, x: float, y: float) -> bool:
+        """True if the base centre may stand at (x, y)."""
+        c = self.cell(x, y)
+        return c is not None and not self.planning[c]
+
+    def is_floor_free(self, x: float, y: float, radius: float) -> bool:
+        """True if a disc of ``radius`` on the floor touches no wall or furniture."""
+        for dx, dy in ((0, 0), (radius, 0), (-radius, 0), (0, radius), (0, -radius)):
+            c = self.cell(x + dx, y + dy)
+            if c is None or self.occupancy[c]:
+                return False
+        return True
+
+    # ---- goal candidates -------------------------------------------------------------------
+    def free_poses_in_room(self, room: Room, limit: int = 12) -> list[Pose2D]:
+        """Free base positions in a room, nearest to its centre first."""
+        cx, cy = room.center
+        inside = (self._cx > room.x0) & (self._cx < room.x1) & (self._cy > room.y0) & (self._cy < room.y1) & ~self.planning
+        idx = np.argwhere(inside)
+        if len(idx) == 0:
+            return []
+        d = np.hypot(self._cx[inside] - cx, self._cy[inside] - cy)
+        order = np.argsort(d, kind="stable")[:limit]
+        return [Pose2D(float(self._cx[tuple(idx[k])]), float(self._cy[tuple(idx[k])]),
+                       math.atan2(cy - self._cy[tuple(idx[k])], cx - self._cx[tuple(idx[k])])) for k in order]
+
+    @staticmethod
+    def poses_around_point(x: float, y: float, radius: float, look: tuple[float, float], n: int = 16) -> list[Pose2D]:
+        poses = []
+        for k in range(n):
+            a = 2 * math.pi * k / n
+            px, py = x + radius * math.cos(a), y + radius * math.sin(a)
+            poses.append(Pose2D(px, py, math.atan2(look[1] - py, look[0] - px)))
+        return poses
+
+    # ---- planning --------------------------------------------------------------------------
+    def _nearest_free(self, start: tuple[int, int]) -> tuple[tuple[int, int], float] | None:
+        """Breadth-first escape from an occupied start cell (the base was pushed against something)."""
+        seen = {start}
+        frontier = [start]
+        while frontier:
+            nxt = []
+            for c in frontier:
+                if not self.planning[c]:
+                    return c, math.dist(self.centre(start), self.centre(c))
+                for di, dj, _ in _MOVES:
+                    n = (c[0] + di, c[1] + dj)
+                    if 0 <= n[0] < self.shape[0] and 0 <= n[1] < self.shape[1] and n not in seen and not self._static[n]:
+                        seen.add(n)
+                        nxt.append(n)
+            frontier = nxt
+        return None
+
+    def plan(self, start: Pose2D, goals: list[Pose2D]) -> Path | None:
+        """Shortest path from ``start`` to the first goal (in the given preference order) that is reachable."""
+        s = self.cell(start.x, start.y)
+        if s is None:
+            return None
+        escape = 0.0
+        if self.planning[s]:
+            found = self._nearest_free(s)
+            if found is None:
+                return None
+            s, escape = found
+        goal_cells = {}
+        for rank, g in enumerate(goals):
+            c = self.cell(g.x, g.y)
+            if c is not None and not self.planning[c] and c not in goal_cells:
+                goal_cells[c] = rank
+        if not goal_cells:
+            return None
+        dist, parent = self._dijkstra(s, set(goal_cells))
+        reachable = [c for c in goal_cells if c in dist]
+        if not reachable:
+            return None
+        best = min(reachable, key=lambda c: (goal_cells[c], dist[c]))
+        goal = goals[goal_cells[best]]
+        cells = [best]
+        while cells[-1] != s:
+            cells.append(parent[cells[-1]])
+        cells.reverse()
+        points = [(start.x, start.y)] + [self.centre(c) for c in cells[1:-1]] + [(goal.x, goal.y)]
+        length = escape + sum(math.dist(a, b) for a, b in zip(points, points[1:]))
+        poses = [Pose2D(px, py, math.atan2(qy - py, qx - px)) for (px, py), (qx, qy) in zip(points, points[1:])]
+        poses.append(goal)
+        return Path(poses, length)
+
+    def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]]):
+        dist = {start: 0.0}
+        parent: dict[tuple[int, int], tuple[int, int]] = {}
+        heap = [(0.0, start)]
+        remaining = set(targets)
+        planning = self.planning
+        ni, nj = self.shape
+        while heap and remaining:
+            d, c = heapq.heappop(heap)
+            if d > dist[c]:
+                continue
+            remaining.discard(c)
+            for di, dj, cost in _MOVES:
+                n = (c[0] + di, c[1] + dj)
+                if not (0 <= n[0] < ni and 0 <= n[1] < nj) or planning[n]:
+                    continue
+                if di and dj and (planning[c[0] + di, c[1]] or planning[c[0], c[1] + dj]):
+                    continue  # no corner cutting
+                nd = d + cost * self.resolution
+                if nd < dist.get(n, math.inf):
+                    dist[n] = nd
+                    parent[n] = c
+                    heapq.heappush(heap, (nd, n))
+        return dist, parent

@@ -1,0 +1,255 @@
+"""Headless CPU rendering of the home from the robot's four head cameras (MuJoCo + OSMesa).
+
+``HomeRenderer`` compiles the MJCF of a layout once, then for every frame: ``sync(state)`` writes
+the robot pose, object poses and door/drawer states into ``qpos`` and runs kinematics only;
+``render()`` draws RGB and, optionally, depth and instance segmentation for each view.
+
+Conventions:
+
+* ``depth`` is z-depth along the optical axis in metres (float32); 0 where nothing was hit.
+* ``segmentation`` holds instance ids from ``instance_ids`` (0 = background / sky).
+* ``camera_intrinsics()`` is a pinhole ``(fx, fy, cx, cy)`` in pixels, OpenCV convention: integer
+  pixel coordinates are pixel centres, row 0 is the top of the image.
+* ``camera_pose(view)`` is the 4x4 world-from-camera transform in the OpenCV camera convention
+  (x right, y down, z forward), so ``p_world = T @ [(u - cx) * d / fx, (v - cy) * d / fy, d, 1]``.
+
+The renderer drives MuJoCo's low-level API (``MjvScene``/``MjrContext``) directly instead of
+``mujoco.Renderer`` so that one draw call yields RGB and depth together, and a second one yields
+segmentation, with no per-frame allocations beyond the output arrays.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+os.environ.setdefault("MUJOCO_GL", "osmesa")
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from homiebot.worlds.home.catalog import DRAWER_TRAVEL, VIEWS  # noqa: E402
+from homiebot.worlds.home.layout import Layout  # noqa: E402
+from homiebot.worlds.home.mjcf import (  # noqa: E402
+    HIDDEN_Z,
+    ROBOT_ENTITY,
+    WALL_ENTITY,
+    build_mjcf,
+    door_joint,
+    drawer_joint,
+    entity_of,
+    object_joint,
+)
+from homiebot.worlds.home.robot import ROBOT_JOINTS, SELF_HIDDEN_GROUP
+
+_CV_FROM_MJ = np.diag([1.0, -1.0, -1.0])  # MuJoCo camera axes (x right, y up, -z forward) -> OpenCV
+
+
+class _Pose(Protocol):
+    x: float
+    y: float
+    yaw: float
+
+
+class RenderableState(Protocol):
+    """What ``sync`` reads; ``HomeState`` satisfies it."""
+
+    robot: _Pose
+    object_poses: dict[str, tuple[float, float, float, float]]
+    is_open: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class RenderedView:
+    """One camera image: RGB (H, W, 3) uint8, depth (H, W) float32 metres, segmentation (H, W) int32."""
+
+    rgb: np.ndarray
+    depth: np.ndarray | None
+    segmentation: np.ndarray | None
+
+
+class HomeRenderer:
+    """Renders a ``Layout`` as seen from the robot's head cameras; build once, then sync/render."""
+
+    def __init__(self, layout: Layout, width: int = 256, height: int = 256, fovy: float = 90.0,
+                 depth: bool = True, segmentation: bool = True) -> None:
+        self.layout = layout
+        self.width, self.height, self.fovy = int(width), int(height), float(fovy)
+        self.depth_enabled, self.segmentation_enabled = depth, segmentation
+        self.model = mujoco.MjModel.from_xml_string(build_mjcf(layout, self.width, self.height, self.fovy))
+        self.data = mujoco.MjData(self.model)
+        m = self.model
+        self._robot_adr = np.array([m.joint(j).qposadr[0] for j in ROBOT_JOINTS])
+        self._object_adr = {name: int(m.joint(object_joint(name)).qposadr[0]) for name in layout.objects}
+        self._hinge_adr, self._slide_adr = {}, {}
+        for rec in layout.receptacles.values():
+            if rec.type.articulation == "hinge":
+                self._hinge_adr[rec.name] = int(m.joint(door_joint(rec.name)).qposadr[0])
+            elif rec.type.articulation == "slide":
+                self._slide_adr[rec.name] = int(m.joint(drawer_joint(rec.name)).qposadr[0])
+        self._cam_ids = {v: int(m.camera(v).id) for v in VIEWS}
+        self.instance_ids = self._make_instance_ids()
+        self._geom_instance = self._make_geom_lut()
+        ext = float(m.stat.extent)
+        self._near, self._far = float(m.vis.map.znear) * ext, float(m.vis.map.zfar) * ext
+        self._seg_lut: np.ndarray | None = None
+        self._seg_lut_key: tuple[int, ...] = ()
+        self._gl: Any = None
+        self._ctx: Any = None
+        self._open_gl()
+        self._synced = False
+
+    # ---- setup ---------------------------------------------------------------------------
+    def _make_instance_ids(self) -> dict[str, int]:
+        """Stable ids: wall 1, robot 2, then rooms, receptacles and objects in layout order."""
+        names = [WALL_ENTITY, ROBOT_ENTITY, *self.layout.rooms, *self.layout.receptacles, *self.layout.objects]
+        return {name: i + 1 for i, name in enumerate(names)}
+
+    def _make_geom_lut(self) -> np.ndarray:
+        m = self.model
+        lut = np.zeros(m.ngeom, dtype=np.int32)
+        for g in range(m.ngeom):
+            entity = entity_of(m.body(int(m.geom_bodyid[g])).name, m.geom(g).name)
+            lut[g] = self.instance_ids.get(entity, 0) if entity else 0
+        return lut
+
+    def _open_gl(self) -> None:
+        self._gl = mujoco.GLContext(self.width, self.height)
+        self._gl.make_current()
+        self._ctx = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
+        self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
+        self._scene = mujoco.MjvScene(self.model, maxgeom=self.model.ngeom + 100)
+        self._option = mujoco.MjvOption()
+        self._option.geomgroup[SELF_HIDDEN_GROUP] = 0
+        self._rect = mujoco.MjrRect(0, 0, self.width, self.height)
+        self._cameras = {}
+        for view, cid in self._cam_ids.items():
+            cam = mujoco.MjvCamera()
+            cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
+            cam.fixedcamid = cid
+            self._cameras[view] = cam
+        self._rgb_buf = np.empty((self.height, self.width, 3), dtype=np.uint8)
+        self._seg_buf = np.empty((self.height, self.width, 3), dtype=np.uint8)
+        self._depth_buf = np.empty((self.height, self.width), dtype=np.float32)
+
+    # ---- state ---------------------------------------------------------------------------
+    def sync(self, state: RenderableState) -> None:
+        """Copy the dynamic state (robot, objects, doors, drawers) into the model and run kinematics."""
+        qpos = self.data.qpos
+        qpos[self._robot_adr] = (state.robot.x, state.robot.y, state.robot.yaw)
+        for name, adr in self._object_adr.items():
+            pose = state.object_poses.get(name)
+            x, y, z, yaw = pose if pose is not None else (0.0, 0.0, HIDDEN_Z, 0.0)
+            qpos[adr:adr + 7] = (x, y, z, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
+        for name, adr in self._hinge_adr.items():
+            qpos[adr] = math.pi / 2 if state.is_open.get(name, False) else 0.0
+        for name, adr in self._slide_adr.items():
+            qpos[adr] = DRAWER_TRAVEL if state.is_open.get(name, False) else 0.0
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_camlight(self.model, self.data)
+        self._synced = True
+
+    # ---- cameras -------------------------------------------------------------------------
+    def camera_intrinsics(self) -> tuple[float, float, float, float]:
+        """Pinhole ``(fx, fy, cx, cy)`` in pixels (square pixels; ``fovy`` is the vertical field of view)."""
+        f = 0.5 * self.height / math.tan(math.radians(self.fovy) / 2)
+        return (f, f, (self.width - 1) / 2, (self.height - 1) / 2)
+
+    def camera_pose(self, view: str) -> np.ndarray:
+        """4x4 world-from-camera matrix (OpenCV axes: x right, y down, z forward) after ``sync``."""
+        cid = self._cam_ids[view]
+        pose = np.eye(4)
+        pose[:3, :3] = self.data.cam_xmat[cid].reshape(3, 3) @ _CV_FROM_MJ
+        pose[:3, 3] = self.data.cam_xpos[cid]
+        return pose
+
+    # ---- rendering -----------------------------------------------------------------------
+    def render(self, views: Iterable[str] = VIEWS) -> dict[str, RenderedView]:
+        """Render the requested views of the last synced state."""
+        if self._ctx is None:
+            raise RuntimeError("HomeRenderer.render called after close()")
+        if not self._synced:
+            raise RuntimeError("HomeRenderer.render called before sync(state)")
+        self._gl.make_current()
+        return {view: self._render_view(view) for view in views}
+
+    def _render_view(self, view: str) -> RenderedView:
+        scene, ctx, rect = self._scene, self._ctx, self._rect
+        mujoco.mjv_updateScene(self.model, self.data, self._option, None, self._cameras[view],
+                               mujoco.mjtCatBit.mjCAT_ALL.value, scene)
+        mujoco.mjr_render(rect, scene, ctx)
+        want_depth = self.depth_enabled
+        mujoco.mjr_readPixels(self._rgb_buf, self._depth_buf if want_depth and not self.segmentation_enabled else None,
+                              rect, ctx)
+        rgb = self._rgb_buf[::-1].copy()
+        seg = None
+        if self.segmentation_enabled:
+            flags = scene.flags
+            flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = 1
+            flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
+            try:
+                mujoco.mjr_render(rect, scene, ctx)
+                mujoco.mjr_readPixels(self._seg_buf, self._depth_buf if want_depth else None, rect, ctx)
+            finally:
+                flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = 0
+                flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
+            seg = self._segmentation()
+        depth = self._linear_depth() if want_depth else None
+        return RenderedView(rgb, depth, seg)
+
+    def _segmentation(self) -> np.ndarray:
+        """Instance ids from the ID-colour buffer: colour -> scene geom index -> model geom -> instance."""
+        buf = self._seg_buf[::-1].astype(np.int32)
+        segid = buf[..., 0] | (buf[..., 1] << 8) | (buf[..., 2] << 16)
+        lut = self._scene_lut()
+        return lut[np.minimum(segid, lut.shape[0] - 1)]
+
+    def _scene_lut(self) -> np.ndarray:
+        """Lookup from scene colour id (scene geom index + 1; 0 = background) to instance id."""
+        scene = self._scene
+        n = scene.ngeom
+        key = (n, *(scene.geoms[i].objid for i in (0, n // 2, n - 1))) if n else (0,)
+        if self._seg_lut is None or key != self._seg_lut_key:
+            lut = np.zeros(n + 2, dtype=np.int32)
+            geom_type = int(mujoco.mjtObj.mjOBJ_GEOM)
+            for i in range(n):
+                g = scene.geoms[i]
+                if g.segid >= 0 and g.objtype == geom_type and 0 <= g.objid < len(self._geom_instance):
+                    lut[g.segid + 1] = self._geom_instance[g.objid]
+            self._seg_lut, self._seg_lut_key = lut, key
+        return self._seg_lut
+
+    def _linear_depth(self) -> np.ndarray:
+        """Metric z-depth from the reversed-Z buffer (1 at the near plane, 0 at the far plane)."""
+        b = self._depth_buf[::-1].astype(np.float64)
+        n, f = self._near, self._far
+        depth = (n * f) / (b * (f - n) + n)
+        depth[b <= 0.0] = 0.0
+        return depth.astype(np.float32)
+
+    # ---- lifetime ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Free the GL resources; the renderer cannot render afterwards."""
+        if self._ctx is not None:
+            self._gl.make_current()
+            self._ctx.free()
+            self._ctx = None
+        if self._gl is not None:
+            self._gl.free()
+            self._gl = None
+
+    def __enter__(self) -> "HomeRenderer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

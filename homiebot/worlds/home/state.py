@@ -1,0 +1,379 @@
+"""The mutable truth of the embedded home: where objects are, which doors are open, the robot.
+
+``HomeState`` is privileged simulator state. It answers the error detector's questions
+(``homiebot.errors.WorldBelief``) and offers the kinematic primitives privileged skills use:
+navigate, grasp, place, drop and articulate. Each primitive checks geometry (reach, free space,
+container state) and returns an ``Outcome`` saying why it failed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from homiebot.worlds.home.catalog import GRIPPER_OFFSET, ROBOT_RADIUS
+from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
+from homiebot.worlds.home.navigation import NavigationMap, Pose2D
+from homiebot.worlds.home.scene import SceneError, SceneSpec
+
+ARM_REACH = 0.95  # horizontal reach from the base edge when standing still
+MANIPULATION_STANDOFF = 0.25  # gap between base and furniture after Go to
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Result of a kinematic primitive: ``ok`` and, when not ok, the reason in plain words."""
+
+    ok: bool
+    reason: str = ""
+    path_length: float = 0.0
+
+
+@dataclass(frozen=True)
+class EntityView:
+    """What the detector needs to know about a named thing."""
+
+    name: str
+    kind: str  # "object" | "receptacle" | "room"
+    articulated: bool = False
+    is_open: bool | None = None
+    relation: str | None = None  # receptacles: "on" or "in"
+
+
+@dataclass(frozen=True)
+class ObjectLocation:
+    receptacle: str | None  # None when on the floor or held
+    relation: str  # "on" | "in" | "floor" | "held"
+    room: str | None
+
+
+@dataclass
+class RobotPose:
+    x: float
+    y: float
+    yaw: float  # radians
+
+
+@dataclass
+class HomeState:
+    layout: Layout
+    robot: RobotPose
+    object_poses: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    locations: dict[str, ObjectLocation] = field(default_factory=dict)
+    is_open: dict[str, bool] = field(default_factory=dict)
+    held: str | None = None
+    path_length: float = 0.0
+    nav: NavigationMap | None = None
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_spec(cls, spec: SceneSpec, nav_resolution: float = 0.1) -> "HomeState":
+        """Build the state of a validated scene; raise SceneError if objects cannot be placed."""
+        layout = build_layout(spec)
+        state = cls(layout=layout, robot=RobotPose(spec.robot.position[0], spec.robot.position[1], math.radians(spec.robot.yaw)))
+        state.is_open = {r.name: r.open for r in spec.receptacles if layout.receptacles[r.name].type.articulated}
+        rng = random.Random(f"{spec.name}:{spec.seed}")
+        for obj in spec.objects:
+            info = layout.objects[obj.name]
+            if obj.floor is not None:
+                room = layout.room_at(*obj.floor)
+                if room is None:
+                    raise SceneError(f"object '{obj.name}' lies on the floor at {obj.floor}, outside every room")
+                for rec in layout.receptacles.values():
+                    if rec.footprint_distance(*obj.floor) < info.radius:
+                        raise SceneError(f"object '{obj.name}' on the floor at {obj.floor} is under receptacle '{rec.name}'")
+                state._set_object(obj.name, (obj.floor[0], obj.floor[1], info.cls.size[2] / 2, 0.0), ObjectLocation(None, "floor", room))
+                continue
+            rec = layout.receptacles[obj.receptacle]
+            if obj.offset is not None:
+                spot = state._local_spot_if_free(rec, info, obj.offset)
+                if spot is None:
+                    raise SceneError(f"object '{obj.name}': offset {obj.offset} is outside '{rec.name}' or collides with another object")
+            else:
+                spot = state._free_local_spot(rec, info, rng)
+                if spot is None:
+                    raise SceneError(f"object '{obj.name}': no free space left on/in '{rec.name}'")
+            state._put_at(obj.name, rec, spot)
+        state.nav = NavigationMap(layout, resolution=nav_resolution)
+        state.nav.set_open_state(state.is_open)
+        if not state.nav.is_floor_free(state.robot.x, state.robot.y, 0.5 * ROBOT_RADIUS):
+            raise SceneError(f"the robot's start position {list(spec.robot.position)} is inside furniture or a wall")
+        return state
+
+    # ---- queries (also the detector's WorldBelief interface) ------------------------------
+    def names(self) -> list[str]:
+        return [*self.layout.rooms, *self.layout.receptacles, *self.layout.objects]
+
+    def lookup(self, name: str) -> EntityView | None:
+        if name in self.layout.objects:
+            return EntityView(name, "object")
+        if name in self.layout.receptacles:
+            rec = self.layout.receptacles[name]
+            return EntityView(name, "receptacle", rec.type.articulated, self.is_open.get(name), rec.type.relation)
+        if name in self.layout.rooms:
+            return EntityView(name, "room")
+        return None
+
+    def held_object(self) -> str | None:
+        return self.held
+
+    def enclosing_container(self, obj: str) -> str | None:
+        """The closed-able receptacle an object is inside of, if any."""
+        loc = self.locations.get(obj)
+        if loc and loc.relation == "in" and loc.receptacle and self.layout.receptacles[loc.receptacle].type.articulated:
+            return loc.receptacle
+        return None
+
+    def location(self, obj: str) -> ObjectLocation:
+        return self.locations[obj]
+
+    def objects_at(self, receptacle: str) -> list[str]:
+        return sorted(o for o, loc in self.locations.items() if loc.receptacle == receptacle)
+
+    def room_of(self, name: str) -> str | None:
+        if name in self.layout.rooms:
+            return name
+        if name in self.layout.receptacles:
+            return self.layout.receptacles[name].room
+        if name == self.held:
+            return self.robot_room()
+        return self.locations[name].room
+
+    def robot_room(self) -> str | None:
+        return self.layout.room_at(self.robot.x, self.robot.y)
+
+    def distance_to(self, name: str) -> float:
+        """Gap in metres between the robot base's edge and the named thing (plan view)."""
+        rx, ry = self.robot.x, self.robot.y
+        if name in self.layout.receptacles:
+            centre = self.layout.receptacles[name].footprint_distance(rx, ry)
+        elif name in self.layout.rooms:
+            return self.layout.rooms[name].distance(rx, ry)
+        elif name == self.held:
+            return 0.0 + GRIPPER_OFFSET[0] - ROBOT_RADIUS
+        else:
+            x, y, _, _ = self.object_poses[name]
+            centre = math.hypot(x - rx, y - ry)
+        return max(0.0, centre - ROBOT_RADIUS)
+
+    # ---- primitives for privileged skills --------------------------------------------------
+    def navigate(self, target: str) -> Outcome:
+        """Drive along a collision-free path to a pose from which ``target`` can be used."""
+        assert self.nav is not None
+        goals = self._goal_poses(target)
+        start = Pose2D(self.robot.x, self.robot.y, self.robot.yaw)
+        path = self.nav.plan(start, goals)
+        if path is None:
+            return Outcome(False, f"no collision-free path to the {target}")
+        end = path.poses[-1]
+        self.robot = RobotPose(end.x, end.y, end.yaw)
+        self.path_length += path.length
+        self._carry_held()
+        return Outcome(True, path_length=path.length)
+
+    def nudge_towards(self, target: str, gap: float) -> None:
+        """Move straight towards the target until the base is ``gap`` metres from it (ignores occupancy:
+        used to model a navigation policy that overshoots and ends up pressed against furniture)."""
+        dist = self.distance_to(target)
+        if dist <= gap:
+            return
+        tx, ty = self._anchor(target)
+        heading = math.atan2(ty - self.robot.y, tx - self.robot.x)
+        step = dist - gap
+        self.robot = RobotPose(self.robot.x + step * math.cos(heading), self.robot.y + step * math.sin(heading), heading)
+        self.path_length += step
+        self._carry_held()
+
+    def within_reach(self, target: str) -> bool:
+        """True if the arm can reach the target from where the base stands."""
+        return self.distance_to(target) <= ARM_REACH
+
+    def grasp(self, obj: str) -> Outcome:
+        """Pick ``obj`` into the gripper (the detector has already checked logic and distance)."""
+        if not self.within_reach(obj):
+            return Outcome(False, f"the {obj} is out of the arm's reach")
+        container = self.enclosing_container(obj)
+        if container and not self.is_open[container]:
+            return Outcome(False, f"the {obj} is inside the closed {container}")
+        self.held = obj
+        self.locations[obj] = ObjectLocation(None, "held", None)
+        self._carry_held()
+        return Outcome(True)
+
+    def place(self, obj: str, receptacle: str, rng: random.Random) -> Outcome:
+        """Put the held ``obj`` on/in ``receptacle`` at a free spot."""
+        rec = self.layout.receptacles[receptacle]
+        if not self.within_reach(receptacle):
+            return Outcome(False, f"the {receptacle} is out of the arm's reach")
+        if rec.type.articulated and not self.is_open[receptacle]:
+            return Outcome(False, f"the {receptacle} is closed")
+        if len(self.objects_at(receptacle)) >= rec.type.capacity:
+            return Outcome(False, f"the {receptacle} is full")
+        spot = self._free_local_spot(rec, self.layout.objects[obj], rng)
+        if spot is None:
+            return Outcome(False, f"there is no free space {rec.type.relation} the {receptacle}")
+        self.held = None
+        self._put_at(obj, rec, spot)
+        return Outcome(True)
+
+    def drop_held(self, rng: random.Random) -> str | None:
+        """The held object falls to the floor near the robot; returns its name."""
+        obj = self.held
+        if obj is None:
+            return None
+        info = self.layout.objects[obj]
+        assert self.nav is not None
+        for _ in range(50):
+            angle = self.robot.yaw + rng.uniform(-1.2, 1.2)
+            dist = ROBOT_RADIUS + rng.uniform(0.15, 0.45)
+            x, y = self.robot.x + dist * math.cos(angle), self.robot.y + dist * math.sin(angle)
+            room = self.layout.room_at(x, y)
+            if room and self.nav.is_floor_free(x, y, info.radius) and self._floor_clear(obj, x, y, info.radius):
+                break
+        else:
+            x, y, room = self.robot.x, self.robot.y, self.robot_room()
+        self.held = None
+        self._set_object(obj, (x, y, info.cls.size[2] / 2, rng.uniform(-math.pi, math.pi)), ObjectLocation(None, "floor", room))
+        return obj
+
+    def articulate(self, receptacle: str, open_: bool) -> Outcome:
+        """Open or close a door or drawer; contents of a drawer move with it."""
+        rec = self.layout.receptacles[receptacle]
+        if not self.within_reach(receptacle):
+            return Outcome(False, f"the {receptacle} is out of the arm's reach")
+        if open_ and rec.type.articulation == "hinge" and not self._door_swing_clear(rec):
+            return Outcome(False, f"the robot stands in the way of the {receptacle}'s door")
+        if self.is_open[receptacle] == open_:
+            return Outcome(True)
+        self.is_open[receptacle] = open_
+        for obj in self.objects_at(receptacle):
+            self._refresh_contents_pose(obj, rec)
+        assert self.nav is not None
+        self.nav.set_open_state(self.is_open)
+        return Outcome(True)
+
+    # ---- internals -------------------------------------------------------------------------
+    def _anchor(self, target: str) -> tuple[float, float]:
+        if target in self.layout.receptacles:
+            rec = self.layout.receptacles[target]
+            return (rec.x, rec.y)
+        if target in self.layout.rooms:
+            return self.layout.rooms[target].center
+        x, y, _, _ = self.object_poses[target]
+        return (x, y)
+
+    def _goal_poses(self, target: str) -> list[Pose2D]:
+        """Candidate stopping poses for Go to, best first; the planner takes the cheapest reachable."""
+        assert self.nav is not None
+        if target in self.layout.rooms:
+            room = self.layout.rooms[target]
+            return self.nav.free_poses_in_room(room)
+        if target in self.layout.receptacles:
+            return self._poses_facing(self.layout.receptacles[target], None)
+        loc = self.locations[target]
+        x, y, _, _ = self.object_poses[target]
+        if loc.receptacle is not None:
+            return self._poses_facing(self.layout.receptacles[loc.receptacle], (x, y))
+        return self.nav.poses_around_point(x, y, MANIPULATION_STANDOFF + ROBOT_RADIUS, (x, y))
+
+    def _poses_facing(self, rec: Receptacle, point: tuple[float, float] | None) -> list[Pose2D]:
+        """Poses around a receptacle at the manipulation standoff, facing it; the front first."""
+        assert self.nav is not None
+        hx, hy, _ = rec.half
+        d = MANIPULATION_STANDOFF + ROBOT_RADIUS
+        candidates: list[tuple[float, float]] = []
+        # front first: doors and drawers are only usable from there
+        for ly in (0.0, -hy / 2, hy / 2):
+            candidates.append(rec.to_world(hx + d + rec.slide_offset(self.is_open.get(rec.name, False)), ly))
+        if rec.type.articulation is None:
+            for lx in (0.0, -hx / 2, hx / 2):
+                candidates.append(rec.to_world(lx, hy + d))
+                candidates.append(rec.to_world(lx, -hy - d))
+            candidates.append(rec.to_world(-hx - d, 0.0))
+        look = point or (rec.x, rec.y)
+        poses = []
+        for cx, cy in candidates:
+            aim = look if point else self._closest_on_rect(rec, cx, cy)
+            poses.append(Pose2D(cx, cy, math.atan2(aim[1] - cy, aim[0] - cx)))
+        if point is not None:
+            poses.sort(key=lambda p: math.hypot(p.x - point[0], p.y - point[1]))
+        return poses
+
+    @staticmethod
+    def _closest_on_rect(rec: Receptacle, wx: float, wy: float) -> tuple[float, float]:
+        lx, ly = rec.to_local(wx, wy)
+        hx, hy, _ = rec.half
+        return rec.to_world(min(max(lx, -hx), hx), min(max(ly, -hy), hy))
+
+    def _door_swing_clear(self, rec: Receptacle) -> bool:
+        for x0, y0, x1, y1 in rec.open_extent():
+            lx, ly = rec.to_local(self.robot.x, self.robot.y)
+            if x0 - ROBOT_RADIUS < lx < x1 + ROBOT_RADIUS and y0 - ROBOT_RADIUS < ly < y1 + ROBOT_RADIUS:
+                return False
+        return True
+
+    def _set_object(self, name: str, pose: tuple[float, float, float, float], loc: ObjectLocation) -> None:
+        self.object_poses[name] = pose
+        self.locations[name] = loc
+
+    def _carry_held(self) -> None:
+        if self.held is None:
+            return
+        c, s = math.cos(self.robot.yaw), math.sin(self.robot.yaw)
+        gx, gy, gz = GRIPPER_OFFSET
+        self.object_poses[self.held] = (self.robot.x + c * gx - s * gy, self.robot.y + s * gx + c * gy, gz, self.robot.yaw)
+
+    def _local_spot_if_free(self, rec: Receptacle, info: ObjectInfo, spot: tuple[float, float]) -> tuple[float, float] | None:
+        x0, y0, x1, y1 = rec.placement_area()
+        r = info.radius
+        lx, ly = spot
+        if not (x0 + r <= lx <= x1 - r and y0 + r <= ly <= y1 - r):
+            return None
+        for other in self.objects_at(rec.name):
+            ox, oy = self._local_of(rec, other)
+            if math.hypot(ox - lx, oy - ly) < r + self.layout.objects[other].radius + 0.02:
+                return None
+        return spot
+
+    def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random) -> tuple[float, float] | None:
+        x0, y0, x1, y1 = rec.placement_area()
+        r = info.radius
+        if x1 - x0 < 2 * r or y1 - y0 < 2 * r:
+            return None
+        for _ in range(60):
+            spot = (rng.uniform(x0 + r, x1 - r), rng.uniform(y0 + r, y1 - r))
+            if self._local_spot_if_free(rec, info, spot) is not None:
+                return spot
+        return None
+
+    def _local_of(self, rec: Receptacle, obj: str) -> tuple[float, float]:
+        x, y, _, _ = self.object_poses[obj]
+        lx, ly = rec.to_local(x, y)
+        return (lx - rec.slide_offset(self.is_open.get(rec.name, False)), ly)
+
+    def _put_at(self, obj: str, rec: Receptacle, spot: tuple[float, float]) -> None:
+        info = self.layout.objects[obj]
+        lx = spot[0] + rec.slide_offset(self.is_open.get(rec.name, False))
+        wx, wy = rec.to_world(lx, spot[1])
+        z = rec.rest_height() + info.cls.size[2] / 2
+        self._set_object(obj, (wx, wy, z, rec.yaw), ObjectLocation(rec.name, rec.type.relation, rec.room))
+
+    def _refresh_contents_pose(self, obj: str, rec: Receptacle) -> None:
+        """Re-derive an object's pose after its drawer slid (contents keep their drawer-frame spot)."""
+        if rec.type.articulation != "slide":
+            return
+        x, y, z, yaw = self.object_poses[obj]
+        lx, ly = rec.to_local(x, y)
+        travel = rec.slide_offset(True)
+        lx = lx + travel if self.is_open[rec.name] else lx - travel
+        wx, wy = rec.to_world(lx, ly)
+        self.object_poses[obj] = (wx, wy, z, yaw)
+
+    def _floor_clear(self, obj: str, x: float, y: float, r: float) -> bool:
+        for other, loc in self.locations.items():
+            if other != obj and loc.relation == "floor":
+                ox, oy, _, _ = self.object_poses[other]
+                if math.hypot(ox - x, oy - y) < r + self.layout.objects[other].radius + 0.02:
+                    return False
+        return True

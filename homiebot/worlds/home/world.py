@@ -1,0 +1,60 @@
+"""The embedded home as a World: privileged state plus headless MuJoCo rendering."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
+from homiebot.tasks import Condition
+from homiebot.worlds.base import World
+from homiebot.worlds.home.goals import goal_holds
+from homiebot.worlds.home.scene import SceneSpec
+from homiebot.worlds.home.state import HomeState
+
+
+class EmbeddedHome(World):
+    """A generated or declared home in MuJoCo, with a Fetch-like robot and four body cameras.
+
+    ``state`` is the privileged truth that privileged skills, the oracle planner and the
+    error detector use; ``observe`` renders RGB, depth and instance segmentation for each view.
+    """
+
+    name = "embedded_home"
+
+    def __init__(self, scene: SceneSpec, width: int = 256, height: int = 256, fovy: float = 90.0,
+                 depth: bool = True, segmentation: bool = True, nav_resolution: float = 0.1) -> None:
+        from homiebot.worlds.home.render import HomeRenderer  # imports MuJoCo
+
+        self.spec = scene
+        self._initial = HomeState.from_spec(scene, nav_resolution=nav_resolution)
+        self.state = copy.deepcopy(self._initial)
+        self.renderer = HomeRenderer(self._initial.layout, width=width, height=height, fovy=fovy,
+                                     depth=depth, segmentation=segmentation)
+
+    def reset(self) -> None:
+        self.state = copy.deepcopy(self._initial)
+
+    def observe(self, round_index: int) -> Observation:
+        self.renderer.sync(self.state)
+        rendered = self.renderer.render(VIEW_NAMES)
+        views = {v: ViewImage(rgb=rendered[v].rgb, depth=rendered[v].depth, segmentation=rendered[v].segmentation)
+                 for v in VIEW_NAMES}
+        r = self.state.robot
+        return Observation(round=round_index, views=views, pose=Pose2D(x=r.x, y=r.y, yaw=r.yaw), inventory=self.inventory())
+
+    @property
+    def belief(self) -> HomeState:
+        return self.state
+
+    def path_length(self) -> float:
+        return self.state.path_length
+
+    def scene_description(self) -> dict[str, Any]:
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def goal_satisfied(self, goal: list[Condition]) -> bool:
+        return goal_holds(self.state, goal)
+
+    def close(self) -> None:
+        self.renderer.close()

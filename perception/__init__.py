@@ -1,0 +1,1 @@
+"""Perception: detectors, the semantic mapper and name grounding (plugins under homiebot.detectors)."""

@@ -1,0 +1,79 @@
+"""The Planner interface shared by every backend (oracle, replay, and model-based planners)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from homiebot.contracts import Feedback, Observation
+from homiebot.tasks import Task
+from homiebot.worlds.base import World
+
+
+class PlannerError(RuntimeError):
+    """The planner could not produce any text this round (API down, model crashed...)."""
+
+
+class PlannerConfigError(ValueError):
+    """The planner cannot be used with this configuration, task or world."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A low-level model the planner may choose, and what it is good at."""
+
+    name: str
+    actions: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass
+class EpisodeContext:
+    """Given to a planner when an episode starts."""
+
+    task: Task
+    models: list[ModelInfo]
+    seed: int
+    world: World | None = None  # only privileged planners may use it
+
+
+@dataclass(frozen=True)
+class PlannerRequest:
+    """Everything the planner sees in one round."""
+
+    round: int
+    system: str
+    user: str
+    instruction: str
+    inventory: list[str]
+    history: list[str]
+    feedback: Feedback | None
+    observation: Observation | None
+
+
+@dataclass(frozen=True)
+class PlannerReply:
+    """Raw planner text plus accounting (tokens, latency) for the step record."""
+
+    text: str
+    usage: dict[str, float] = field(default_factory=dict)
+
+
+class Planner(ABC):
+    """Decides the next subtask. Output is raw text; the agent parses and checks it."""
+
+    def reset(self, context: EpisodeContext) -> None:
+        """Prepare for a new episode; raise PlannerConfigError if the context is unusable."""
+
+    @abstractmethod
+    def plan(self, request: PlannerRequest) -> PlannerReply:
+        """Return the raw text of the next decision; raise PlannerError if none can be produced."""
+
+    def close(self) -> None:
+        """Release clients, weights or servers."""
+
+    @classmethod
+    def from_params(cls, **params: Any) -> "Planner":
+        """Build from configuration parameters (unknown parameters are an error)."""
+        return cls(**params)

@@ -1,0 +1,141 @@
+"""The oracle planner: privileged, it reads the task goal and the simulator's true state.
+
+Each round it derives the next subtask from the current state alone, so it recovers from any
+failure by construction: after L3 the container is still closed, so it opens it; after E2 the object
+lies on the floor, so it goes there and picks it up; after D2 it is too close, so it moves again.
+After an E1 it retries the subtask with another capable model when one exists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from homiebot.contracts import Action, ErrorCode, Subtask
+from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
+from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
+from homiebot.worlds.home.goals import candidates, condition_holds
+from homiebot.worlds.home.state import ARM_REACH, HomeState
+
+# which model the oracle prefers for an action (and target size for Go to)
+PREFERRED = {
+    ("Go to", "room"): "NoMaD",
+    ("Go to", "receptacle"): "NoMaD",
+    ("Go to", "object"): "PixNav",
+    ("Pick", None): "RT-1-X",
+    ("Put", None): "RT-1-X",
+    ("Open", None): "octo",
+    ("Close", None): "octo",
+}
+MIN_GAP = 0.1
+
+
+class OraclePlanner(Planner):
+    """Plans from privileged truth towards ``task.goal``; needs the embedded home."""
+
+    def __init__(self) -> None:
+        self.state: HomeState | None = None
+        self.goal: list[Condition] = []
+        self.models: list[ModelInfo] = []
+        self._last: tuple[str, str | None] | None = None  # (subtask text, model)
+
+    def reset(self, context: EpisodeContext) -> None:
+        state = getattr(context.world, "state", None)
+        if not isinstance(state, HomeState):
+            raise PlannerConfigError("the oracle planner needs the embedded home world (it reads privileged state)")
+        if not context.task.goal:
+            raise PlannerConfigError(
+                f"the oracle planner needs a task goal; task '{context.task.id}' has none. Use an instruction like "
+                "'put the green can in the fridge', or a task file with a goal"
+            )
+        self.state = state
+        self.goal = sorted(context.task.goal, key=lambda c: {"object_at": 0, "container": 1, "robot_in": 2}[c.kind])
+        self.models = context.models
+        self._last = None
+
+    # ---- decision -------------------------------------------------------------------------
+    def plan(self, request: PlannerRequest) -> PlannerReply:
+        assert self.state is not None, "reset() was not called"
+        subtask, why = self._next()
+        model = self._model_for(subtask, request)
+        self._last = (subtask.text(), model)
+        parts = [subtask.action.value] + [p for p in (subtask.target, subtask.place) if p]
+        return PlannerReply(json.dumps({"analysis": why, "subtask": parts, "model": model}))
+
+    def _next(self) -> tuple[Subtask, str]:
+        s = self.state
+        assert s is not None
+        if s.held is not None:
+            return self._with_held(s.held)
+        for cond in self.goal:
+            if condition_holds(s, cond):
+                continue
+            if isinstance(cond, ObjectAt):
+                return self._bring(cond)
+            if isinstance(cond, ContainerState):
+                act = Action.OPEN if cond.open else Action.CLOSE
+                return self._use(cond.receptacle, act, f"the task needs the {cond.receptacle} {'open' if cond.open else 'closed'}")
+            if isinstance(cond, RobotIn):
+                return Subtask(action=Action.GO_TO, target=cond.room), f"the task ends in the {cond.room}"
+        return Subtask(action=Action.END), "every part of the task is done"
+
+    def _near(self, name: str) -> bool:
+        assert self.state is not None
+        return MIN_GAP <= self.state.distance_to(name) <= ARM_REACH
+
+    def _use(self, target: str, action: Action, why: str, place: str | None = None) -> tuple[Subtask, str]:
+        """Go to ``target`` first if it is out of reach (or too close), else do ``action``."""
+        subject = place or target
+        if not self._near(subject):
+            return Subtask(action=Action.GO_TO, target=subject), f"{why}; I need to be next to the {subject} first"
+        return Subtask(action=action, target=target, place=place), why
+
+    def _bring(self, cond: ObjectAt) -> tuple[Subtask, str]:
+        s = self.state
+        assert s is not None
+        dest = s.layout.receptacles[cond.receptacle]
+        if dest.type.articulated and not s.is_open[dest.name]:
+            return self._use(dest.name, Action.OPEN, f"the {dest.name} is closed and my hand must be free to open it")
+        obj = min(candidates(s, cond), key=lambda o: math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)))
+        box = s.enclosing_container(obj)
+        if box is not None and not s.is_open[box]:
+            return self._use(box, Action.OPEN, f"the {obj} is inside the closed {box}")
+        return self._use(obj, Action.PICK, f"the {obj} has to go {dest.type.relation} the {dest.name}")
+
+    def _with_held(self, held: str) -> tuple[Subtask, str]:
+        s = self.state
+        assert s is not None
+        for cond in self.goal:
+            if isinstance(cond, ObjectAt) and held in candidates(s, cond) and not condition_holds(s, cond):
+                rec = cond.receptacle
+                if not (s.layout.receptacles[rec].type.articulated and not s.is_open[rec]):
+                    return self._use(held, Action.PUT, f"I hold the {held}, which belongs {s.layout.receptacles[rec].type.relation} the {rec}", place=rec)
+                break
+        spot = self._parking_spot(held)
+        return self._use(held, Action.PUT, f"I must free my hand, so I put the {held} on the {spot}", place=spot)
+
+    def _parking_spot(self, held: str) -> str:
+        """The nearest open surface with room to spare, to free the hand."""
+        s = self.state
+        assert s is not None
+        options = [r for r in s.layout.receptacles.values()
+                   if not r.type.articulated and len(s.objects_at(r.name)) < r.type.capacity]
+        return min(options, key=lambda r: s.distance_to(r.name)).name
+
+    # ---- model choice ---------------------------------------------------------------------
+    def _model_for(self, sub: Subtask, request: PlannerRequest) -> str | None:
+        if sub.action is Action.END:
+            return None
+        able = [m.name for m in self.models if sub.action.value in m.actions]
+        if not able:
+            return None  # nothing can run it; the detector will say so
+        kind = None
+        if sub.action is Action.GO_TO:
+            assert self.state is not None
+            kind = self.state.lookup(sub.target or "").kind
+        preferred = PREFERRED.get((sub.action.value, kind))
+        order = sorted(able, key=lambda m: (m != preferred, m))
+        fb = request.feedback
+        if self._last and self._last[0] == sub.text() and fb is not None and fb.code is ErrorCode.E1 and self._last[1] in order:
+            order = order[order.index(self._last[1]) + 1:] + order[: order.index(self._last[1]) + 1]
+        return order[0]

@@ -1,0 +1,56 @@
+"""The Skill interface: a low-level model that executes one subtask attempt in a world."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from homiebot.contracts import Action, Subtask
+from homiebot.worlds.base import World
+
+
+@dataclass(frozen=True)
+class SkillContext:
+    """Per-attempt information; skills derive all randomness from these fields."""
+
+    episode_seed: int
+    round: int
+    attempt: int  # 1-based
+    max_attempts: int
+
+
+@dataclass(frozen=True)
+class SkillResult:
+    """What one attempt achieved. ``dropped`` names an object that fell out of the gripper."""
+
+    success: bool
+    message: str = ""
+    dropped: str | None = None
+    path_length: float = 0.0
+
+
+class Skill(ABC):
+    """A low-level model wrapped to execute high-level actions.
+
+    ``model`` is the name planners use to choose it (e.g. "RT-1-X"); ``actions`` are the actions
+    it can execute. Subtask names are already grounded to canonical world names when ``run`` is called.
+    """
+
+    def __init__(self, model: str, actions: frozenset[Action]) -> None:
+        self.model = model
+        self.actions = actions
+
+    def availability(self) -> str | None:
+        """None if the skill can run here, else a message saying what is missing and how to install it."""
+        return None
+
+    def supports(self, world: World) -> str | None:
+        """None if the skill can act in this world, else why not."""
+        return None
+
+    @abstractmethod
+    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+        """Execute one attempt of ``subtask``; must leave the world consistent on failure."""
+
+    def close(self) -> None:
+        """Release model weights, processes or connections."""

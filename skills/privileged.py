@@ -1,0 +1,101 @@
+"""Privileged skills for the embedded home ("with background information"): kinematic execution
+that uses simulator truth, with real reach, occupancy and container checks and seeded failures.
+"""
+
+from __future__ import annotations
+
+import random
+
+from homiebot.contracts import Action, Subtask
+from homiebot.skills.base import Skill, SkillContext, SkillResult
+from homiebot.skills.failures import FailureProfile, draw, load_profile
+from homiebot.worlds.base import World
+
+NAVIGATION = frozenset({Action.GO_TO})
+MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
+
+
+def _home_state(world: World):
+    state = getattr(world, "state", None)
+    if state is None:
+        raise TypeError(f"privileged skills need a simulated world with privileged state, not {type(world).__name__}")
+    return state
+
+
+class _PrivilegedSkill(Skill):
+    default_actions: frozenset[Action] = frozenset()
+
+    def __init__(self, model: str, actions: frozenset[Action] | None = None, profile: str | dict = "default",
+                 weak_at: tuple[str, ...] = ()) -> None:
+        super().__init__(model, frozenset(actions) if actions else self.default_actions)
+        self.profile: FailureProfile = load_profile(profile)
+        self.weak_at = tuple(weak_at)
+
+    def supports(self, world: World) -> str | None:
+        if getattr(world, "state", None) is None:
+            return f"{type(world).__name__} exposes no privileged state"
+        return None
+
+    def _failed_by_chance(self, sub: Subtask, ctx: SkillContext, target_kind: str) -> str | None:
+        """Decide from the profile whether this attempt fails; returns the reason if so."""
+        f = self.profile.of(sub.action)
+        hard = f.hard + (self.profile.mismatch if target_kind in self.weak_at else 0.0)
+        if draw(ctx.episode_seed, ctx.round, f"{self.model}:hard") < hard:
+            why = f"{self.model} is unreliable for this kind of target" if target_kind in self.weak_at else f"{self.model} cannot complete it"
+            return why
+        if draw(ctx.episode_seed, ctx.round, f"{self.model}:slip", ctx.attempt) < f.slip:
+            return "the attempt slipped"
+        return None
+
+
+class PrivilegedNavigation(_PrivilegedSkill):
+    """Go to a room, a receptacle or an object along an A* path over the occupancy grid."""
+
+    default_actions = NAVIGATION
+
+    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+        state = _home_state(world)
+        target = subtask.target or ""
+        kind = state.lookup(target).kind
+        size = "room" if kind == "room" else ("large" if kind == "receptacle" else "small")
+        reason = self._failed_by_chance(subtask, context, size)
+        if reason:
+            return SkillResult(False, reason)
+        outcome = state.navigate(target)
+        if not outcome.ok:
+            return SkillResult(False, outcome.reason)
+        travelled = outcome.path_length
+        if kind != "room" and draw(context.episode_seed, context.round, f"{self.model}:overshoot") < self.profile.of(Action.GO_TO).overshoot:
+            before = state.path_length
+            state.nudge_towards(target, gap=0.02 + 0.05 * draw(context.episode_seed, context.round, "gap"))
+            travelled += state.path_length - before
+        return SkillResult(True, path_length=travelled)
+
+
+class PrivilegedManipulation(_PrivilegedSkill):
+    """Pick, Put, Open and Close by moving objects and joints kinematically."""
+
+    default_actions = MANIPULATION
+
+    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+        state = _home_state(world)
+        reason = self._failed_by_chance(subtask, context, "object")
+        if subtask.action is Action.PUT:
+            rng = random.Random(f"{context.episode_seed}:{context.round}:{context.attempt}:place")
+            if reason is None:
+                outcome = state.place(subtask.target, subtask.place, rng)
+                if outcome.ok:
+                    return SkillResult(True)
+                reason = outcome.reason
+            if draw(context.episode_seed, context.round, f"{self.model}:drop", context.attempt) < self.profile.of(Action.PUT).drop:
+                return SkillResult(False, reason, dropped=state.drop_held(rng))
+            return SkillResult(False, reason)
+        if reason:
+            return SkillResult(False, reason)
+        if subtask.action is Action.PICK:
+            outcome = state.grasp(subtask.target)
+        elif subtask.action in (Action.OPEN, Action.CLOSE):
+            outcome = state.articulate(subtask.target, subtask.action is Action.OPEN)
+        else:
+            return SkillResult(False, f"{self.model} does not perform {subtask.action.value}")
+        return SkillResult(outcome.ok, outcome.reason)
