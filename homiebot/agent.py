@@ -87,7 +87,7 @@ class Agent:
                 path_length=round(self.world.path_length(), 4), wall_time=time.perf_counter() - started,
             )
             if writer is not None:
-                writer.finish(record)
+                record = writer.finish(record)
         return record
 
     def _round(self, r: int, task: Task, seed: int, detector: ErrorDetector, model_names: list[str],

@@ -7,6 +7,7 @@ status 2; they never show a traceback.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from pathlib import Path
@@ -129,6 +130,8 @@ def _cmd_plugins(_: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "plugins": _cmd_plugins}[args.command]
     try:

@@ -81,8 +81,8 @@ class EpisodeWriter:
         """Remove the unfinished folder of an episode that never started."""
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
-    def finish(self, record: EpisodeRecord) -> Path:
-        """Write episode.json (and the video) and move the folder into place; returns its path."""
+    def finish(self, record: EpisodeRecord) -> EpisodeRecord:
+        """Write episode.json (and the video), move the folder into place; returns the final record."""
         video = self._write_video() if self.video else None
         if video:
             record = record.model_copy(update={"video": video})
@@ -95,7 +95,7 @@ class EpisodeWriter:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(self.work_dir, self.final_dir)
-        return self.final_dir
+        return record
 
 
 def load_episode(path: str | Path) -> EpisodeRecord:

@@ -35,7 +35,7 @@ BASE_HEIGHT = 0.35
 
 
 def _v(*values: float) -> str:
-    return " ".join(f"{v:.6g}" for v in values)
+    return " ".join(f"{v:.9g}" for v in values)
 
 
 def camera_axes(view: str) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
@@ -53,25 +53,26 @@ def camera_axes(view: str) -> tuple[tuple[float, float, float], tuple[float, flo
 
 
 def _arm() -> str:
-    """Arm links as capsules from the shoulder to a two-finger gripper centred on GRIPPER_OFFSET."""
+    """Arm links from a shoulder on the right of the torso, swung in from the side so that only the
+    gripper (fingers pointing forward, centred on GRIPPER_OFFSET) sits in the middle of the front view."""
     gx, gy, gz = GRIPPER_OFFSET
-    shoulder = (0.08, gy, 0.82)
-    elbow = (0.20, gy, gz + 0.08)
-    wrist = (gx - 0.10, gy, gz)
-    palm = (gx - 0.06, gy, gz)
+    shoulder = (0.06, gy - 0.17, 0.74)
+    elbow = (0.24, gy - 0.26, 0.80)
+    palm = (gx - 0.07, gy, gz)
+    wrist = (palm[0] - 0.03, gy - 0.07, gz - 0.02)
     finger_len, gap = 0.10, 0.05
     parts = [
         f'<geom name="robot/shoulder" type="sphere" size="0.055" pos="{_v(*shoulder)}" rgba="{_DARK_RGBA}"/>',
         f'<geom name="robot/upper_arm" type="capsule" size="0.04" fromto="{_v(*shoulder, *elbow)}" rgba="{_ARM_RGBA}"/>',
-        f'<geom name="robot/forearm" type="capsule" size="0.035" fromto="{_v(*elbow, *wrist)}" rgba="{_ARM_RGBA}"/>',
-        f'<geom name="robot/wrist" type="cylinder" size="0.035 0.02" pos="{_v(wrist[0] + 0.02, gy, gz)}" '
-        f'zaxis="1 0 0" rgba="{_DARK_RGBA}"/>',
-        f'<geom name="robot/palm" type="box" size="{_v(0.02, gap + 0.015, 0.03)}" pos="{_v(*palm)}" rgba="{_DARK_RGBA}"/>',
+        f'<geom name="robot/elbow" type="sphere" size="0.042" pos="{_v(*elbow)}" rgba="{_DARK_RGBA}"/>',
+        f'<geom name="robot/forearm" type="capsule" size="0.03" fromto="{_v(*elbow, *wrist)}" rgba="{_ARM_RGBA}"/>',
+        f'<geom name="robot/wrist" type="capsule" size="0.022" fromto="{_v(*wrist, *palm)}" rgba="{_DARK_RGBA}"/>',
+        f'<geom name="robot/palm" type="box" size="{_v(0.015, gap + 0.012, 0.022)}" pos="{_v(*palm)}" rgba="{_DARK_RGBA}"/>',
     ]
     for side, sign in (("l", 1.0), ("r", -1.0)):
         parts.append(
-            f'<geom name="robot/finger_{side}" type="box" size="{_v(finger_len / 2, 0.008, 0.015)}" '
-            f'pos="{_v(palm[0] + 0.02 + finger_len / 2, gy + sign * gap, gz)}" rgba="{_DARK_RGBA}"/>'
+            f'<geom name="robot/finger_{side}" type="box" size="{_v(finger_len / 2, 0.007, 0.012)}" '
+            f'pos="{_v(palm[0] + 0.015 + finger_len / 2, gy + sign * gap, gz)}" rgba="{_DARK_RGBA}"/>'
         )
     return "\n".join(parts)
 

@@ -194,10 +194,20 @@ def _format_validation_error(err: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def _unbool_on_keys(data: dict) -> dict:
+    """YAML 1.1 reads an unquoted ``on:`` key as the boolean True; treat it as the word 'on'."""
+    objects = data.get("objects")
+    if not isinstance(objects, list):
+        return data
+    fixed = [{("on" if k is True else k): v for k, v in o.items()} if isinstance(o, dict) else o for o in objects]
+    return {**data, "objects": fixed}
+
+
 def parse_scene(data: Any, source: str = "<scene>") -> SceneSpec:
     """Validate a scene given as plain data (e.g. loaded YAML); raise SceneError naming the field."""
     if not isinstance(data, dict):
         raise SceneError(f"{source}: a scene must be a mapping with rooms, receptacles, objects and robot")
+    data = _unbool_on_keys(data)
     try:
         return SceneSpec.model_validate(data)
     except ValidationError as err:

@@ -1,0 +1,46 @@
+# Everything a fresh Debian/Ubuntu machine needs: `make demo` and `make test` install it all.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := libosmesa6 libgl1 libegl1
+SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+
+# Headless CPU rendering, and ROS 2 discovery that never leaves this machine.
+export MUJOCO_GL ?= osmesa
+export PYOPENGL_PLATFORM ?= osmesa
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+
+.PHONY: setup demo test bench lint clean
+
+setup: $(STAMP)
+
+$(STAMP): setup.py setup.cfg
+	@if command -v apt-get >/dev/null 2>&1; then \
+	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  $(PYTHON) -c "import ensurepip" >/dev/null 2>&1 || missing="$$missing python3-venv python3-pip"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing system packages:$$missing"; \
+	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  fi; \
+	else echo "apt-get not found: make sure OSMesa (libosmesa6) is installed for headless rendering"; fi
+	$(PYTHON) -c "import sys; assert sys.version_info >= (3, 10), 'homiebot needs Python >= 3.10'"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[sim,dev]"
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/homiebot run --task config/tasks/demo.yaml --config config/sim.yaml --seed 0 --out runs/demo --video
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_core.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check homiebot planners skills perception test benchmarks
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info .pytest_cache
