@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from homiebot import __version__, registry
-from homiebot.config import ConfigError, RunConfig, load_config
+from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
 from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
 from homiebot.registry import PluginError
@@ -70,8 +70,7 @@ def _configure(args: argparse.Namespace) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        raise ConfigError(f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        raise ConfigError(describe_validation_error(err)) from None
 
 
 def _progress(step: StepRecord) -> None:

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from homiebot.contracts import Action
+from homiebot.skills.failures import load_profile
 
 CONFIG_VERSION = 1
 
@@ -78,6 +79,18 @@ class RunConfig(_Strict):
     detector: DetectorSettings = DetectorSettings()
     output: OutputSettings = OutputSettings()
 
+    @field_validator("skill_profile")
+    @classmethod
+    def _known_profile(cls, value: str | dict[str, Any]) -> str | dict[str, Any]:
+        load_profile(value)  # raises ValueError with the list of built-in profiles
+        return value
+
+
+def describe_validation_error(err: ValidationError) -> str:
+    """'field.path: message' for the first problem, without pydantic's boilerplate."""
+    first = err.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg'].removeprefix('Value error, ')}"
+
 
 def load_config(path: str | Path | None) -> RunConfig:
     """Read a YAML config (None: all defaults)."""
@@ -95,9 +108,7 @@ def load_config(path: str | Path | None) -> RunConfig:
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+        raise ConfigError(f"{path}: {describe_validation_error(err)}") from None
     if cfg.version != CONFIG_VERSION:
         raise ConfigError(f"{path}: config version {cfg.version} is not supported (expected {CONFIG_VERSION})")
     return cfg

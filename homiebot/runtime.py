@@ -58,6 +58,8 @@ def _construct(kind: str, cls: type, params: dict) -> object:
     except TypeError as err:
         accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
         raise ConfigError(f"{kind} '{cls.__name__}': bad parameters {sorted(params)} ({err}); accepted: {accepted}") from None
+    except ValueError as err:
+        raise ConfigError(f"{kind} '{cls.__name__}': {err}") from None
 
 
 def build_world(cfg: RunConfig, scene: SceneSpec) -> World:

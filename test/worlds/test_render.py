@@ -179,6 +179,17 @@ def test_background_depth_is_zero_and_walls_have_depth(renderer: HomeRenderer, l
     assert np.all(view.depth[~sky] > 0.05) and view.depth.max() < 15.0
 
 
+def test_depth_without_segmentation_is_the_same(renderer: HomeRenderer, layout: Layout) -> None:
+    state = make_state(layout)
+    renderer.sync(state)
+    full = renderer.render(["front"])["front"]
+    with HomeRenderer(layout, SIZE, SIZE, segmentation=False) as depth_only:
+        depth_only.sync(state)
+        view = depth_only.render(["front"])["front"]
+    assert view.segmentation is None
+    assert np.array_equal(view.depth, full.depth) and np.array_equal(view.rgb, full.rgb)
+
+
 def test_closed_fridge_hides_contents_open_fridge_shows_them(renderer: HomeRenderer, layout: Layout) -> None:
     closed = make_state(layout, FRIDGE_VIEW, fridge=False)
     assert pixels(renderer, closed, "milk") == 0

@@ -248,8 +248,8 @@ def _drawer(r: Receptacle) -> list[str]:
         _slab(hx, hx + 0.003, -hy + PANEL, hy - PANEL, z0 / 2 - 0.005, z0 / 2 + 0.005, dark),
         _slab(hx, hx + 0.025, -0.06, 0.06, z0 * 0.75 - 0.012, z0 * 0.75 + 0.012, knob),
         _slab(hx, hx + 0.025, -0.06, 0.06, z0 * 0.25 - 0.012, z0 * 0.25 + 0.012, knob),
-        f'<body name="{r.name}/drawer"><joint name="{drawer_joint(r.name)}" type="slide" axis="1 0 0" '
-        f'range="0 {DRAWER_TRAVEL:.6g}"/>{drawer}</body>',
+        (f'<body name="{r.name}/drawer"><joint name="{drawer_joint(r.name)}" type="slide" axis="1 0 0" '
+         f'range="0 {DRAWER_TRAVEL:.9g}"/>{drawer}</body>'),
     ]
     return out
 
@@ -389,14 +389,11 @@ def build_mjcf(layout: Layout, width: int, height: int, fovy: float = 90.0, samp
 <global offwidth="{int(width)}" offheight="{int(height)}"/>
 <quality shadowsize="0" offsamples="{int(samples)}"/>
 <map znear="{NEAR_CLIP / extent:.6g}" zfar="{far / extent:.6g}"/>
-<headlight ambient="0.38 0.38 0.38" diffuse="0.32 0.32 0.32" specular="0 0 0"/>
+<headlight ambient="0.33 0.33 0.33" diffuse="0.3 0.3 0.3" specular="0 0 0"/>
 </visual>
-<asset>
-<texture name="sky" type="skybox" builtin="gradient" rgb1="0.78 0.86 0.95" rgb2="0.96 0.96 0.97" width="32" height="32"/>
-</asset>
 <default><geom contype="0" conaffinity="0"/></default>
 <worldbody>
-<light name="sun" directional="true" castshadow="false" pos="{_v(cx, cy, 6)}" dir="0.25 0.4 -1" diffuse="0.45 0.45 0.43" specular="0.05 0.05 0.05"/>
+<light name="sun" directional="true" castshadow="false" pos="{_v(cx, cy, 6)}" dir="0.25 0.4 -1" diffuse="0.42 0.42 0.4" specular="0.05 0.05 0.05"/>
 <light name="fill" directional="true" castshadow="false" pos="{_v(cx, cy, 6)}" dir="-0.4 -0.2 -1" diffuse="0.18 0.18 0.2" specular="0 0 0"/>
 {chr(10).join(body)}
 </worldbody>

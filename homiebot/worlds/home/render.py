@@ -8,6 +8,7 @@ Conventions:
 
 * ``depth`` is z-depth along the optical axis in metres (float32); 0 where nothing was hit.
 * ``segmentation`` holds instance ids from ``instance_ids`` (0 = background / sky).
+* There is no ceiling and no skybox: pixels where nothing is hit are painted ``SKY_RGB``.
 * ``camera_intrinsics()`` is a pinhole ``(fx, fy, cx, cy)`` in pixels, OpenCV convention: integer
   pixel coordinates are pixel centres, row 0 is the top of the image.
 * ``camera_pose(view)`` is the 4x4 world-from-camera transform in the OpenCV camera convention
@@ -21,12 +22,13 @@ segmentation, with no per-frame allocations beyond the output arrays.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import math
 import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 
@@ -46,7 +48,8 @@ from homiebot.worlds.home.mjcf import (  # noqa: E402
     object_joint,
     scene_extent,
 )
-from homiebot.worlds.home.robot import ROBOT_JOINTS, SELF_HIDDEN_GROUP
+from homiebot.worlds.home.robot import ROBOT_JOINTS, SELF_HIDDEN_GROUP  # noqa: E402
+
 
 def _gl_context_class() -> Any:
     """The GL context class for ``MUJOCO_GL``, chosen here so that it is right even when ``mujoco``
@@ -61,7 +64,7 @@ def _gl_context_class() -> Any:
     return GLContext
 
 
-_LIVE: "weakref.WeakSet[HomeRenderer]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[HomeRenderer] = weakref.WeakSet()
 
 
 @atexit.register
@@ -71,6 +74,7 @@ def _close_all() -> None:
         renderer.close()
 
 
+SKY_RGB = (206, 222, 240)  # painted where a ray hits nothing (there is no ceiling)
 _CV_FROM_MJ = np.diag([1.0, -1.0, -1.0])  # MuJoCo camera axes (x right, y up, -z forward) -> OpenCV
 
 
@@ -106,12 +110,14 @@ class HomeRenderer:
         self.layout = layout
         self.width, self.height, self.fovy = int(width), int(height), float(fovy)
         self.depth_enabled, self.segmentation_enabled = depth, segmentation
-        self.model = mujoco.MjModel.from_xml_string(build_mjcf(layout, self.width, self.height, self.fovy, 4 if antialias else 0))
+        xml = build_mjcf(layout, self.width, self.height, self.fovy, samples=4 if antialias else 0)
+        self.model = mujoco.MjModel.from_xml_string(xml)
         self.data = mujoco.MjData(self.model)
         m = self.model
         self._robot_adr = np.array([m.joint(j).qposadr[0] for j in ROBOT_JOINTS])
         self._object_adr = {name: int(m.joint(object_joint(name)).qposadr[0]) for name in layout.objects}
-        self._hinge_adr, self._slide_adr = {}, {}
+        self._hinge_adr: dict[str, int] = {}
+        self._slide_adr: dict[str, int] = {}
         for rec in layout.receptacles.values():
             if rec.type.articulation == "hinge":
                 self._hinge_adr[rec.name] = int(m.joint(door_joint(rec.name)).qposadr[0])
@@ -154,7 +160,7 @@ class HomeRenderer:
         self._option = mujoco.MjvOption()
         self._option.geomgroup[SELF_HIDDEN_GROUP] = 0
         self._rect = mujoco.MjrRect(0, 0, self.width, self.height)
-        self._cameras = {}
+        self._cameras: dict[str, mujoco.MjvCamera] = {}
         for view, cid in self._cam_ids.items():
             cam = mujoco.MjvCamera()
             cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -220,19 +226,13 @@ class HomeRenderer:
         option.geomgroup[SELF_HIDDEN_GROUP] = 1
         self._gl.make_current()
         mujoco.mjv_updateScene(self.model, self.data, option, None, cam, mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
-        mujoco.mjr_render(self._rect, self._scene, self._ctx)
-        mujoco.mjr_readPixels(self._rgb_buf, None, self._rect, self._ctx)
-        return self._rgb_buf[::-1].copy()
+        return self._draw_rgb()[0]
 
     def _render_view(self, view: str) -> RenderedView:
         scene, ctx, rect = self._scene, self._ctx, self._rect
         mujoco.mjv_updateScene(self.model, self.data, self._option, None, self._cameras[view],
                                mujoco.mjtCatBit.mjCAT_ALL.value, scene)
-        mujoco.mjr_render(rect, scene, ctx)
-        want_depth = self.depth_enabled
-        mujoco.mjr_readPixels(self._rgb_buf, self._depth_buf if want_depth and not self.segmentation_enabled else None,
-                              rect, ctx)
-        rgb = self._rgb_buf[::-1].copy()
+        rgb, zbuf = self._draw_rgb()
         seg = None
         if self.segmentation_enabled:
             flags = scene.flags
@@ -240,13 +240,22 @@ class HomeRenderer:
             flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 1
             try:
                 mujoco.mjr_render(rect, scene, ctx)
-                mujoco.mjr_readPixels(self._seg_buf, self._depth_buf if want_depth else None, rect, ctx)
+                mujoco.mjr_readPixels(self._seg_buf, None, rect, ctx)
             finally:
                 flags[mujoco.mjtRndFlag.mjRND_SEGMENT] = 0
                 flags[mujoco.mjtRndFlag.mjRND_IDCOLOR] = 0
             seg = self._segmentation()
-        depth = self._linear_depth() if want_depth else None
+        depth = self._linear_depth(zbuf) if self.depth_enabled else None
         return RenderedView(rgb, depth, seg)
+
+    def _draw_rgb(self) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the current scene; return RGB (sky painted where nothing was hit) and the raw depth buffer."""
+        mujoco.mjr_render(self._rect, self._scene, self._ctx)
+        mujoco.mjr_readPixels(self._rgb_buf, self._depth_buf, self._rect, self._ctx)
+        rgb = self._rgb_buf[::-1].copy()
+        zbuf = self._depth_buf[::-1]
+        rgb[zbuf <= 0.0] = SKY_RGB
+        return rgb, zbuf
 
     def _segmentation(self) -> np.ndarray:
         """Instance ids from the ID-colour buffer: colour -> scene geom index -> model geom -> instance."""
@@ -270,9 +279,9 @@ class HomeRenderer:
             self._seg_lut, self._seg_lut_key = lut, key
         return self._seg_lut
 
-    def _linear_depth(self) -> np.ndarray:
+    def _linear_depth(self, zbuf: np.ndarray) -> np.ndarray:
         """Metric z-depth from the reversed-Z buffer (1 at the near plane, 0 at the far plane)."""
-        b = self._depth_buf[::-1].astype(np.float64)
+        b = zbuf.astype(np.float64)
         n, f = self._near, self._far
         depth = (n * f) / (b * (f - n) + n)
         depth[b <= 0.0] = 0.0
@@ -289,14 +298,12 @@ class HomeRenderer:
             self._gl.free()
             self._gl = None
 
-    def __enter__(self) -> "HomeRenderer":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
