@@ -91,7 +91,9 @@ class ReceptacleType:
 
     ``relation`` is how objects relate to it ("on" a table, "in" a fridge). ``articulation`` is the
     joint of its door or drawer, if any; only articulated receptacles can be opened and closed.
-    ``interior_z`` is the height objects rest at (the top for surfaces, a shelf for containers).
+    ``interior_z`` is the height objects rest at (the top for surfaces, a shelf for containers);
+    ``clearance`` is the free height above it inside a container (None: open above). ``back_inset``
+    and ``side_inset`` keep objects off a backrest or armrests.
     """
 
     name: str
@@ -101,11 +103,17 @@ class ReceptacleType:
     colors: tuple[str, ...]
     articulation: Articulation | None = None
     capacity: int = 6
-    large: bool = True
+    clearance: float | None = None
+    back_inset: float = 0.0
+    side_inset: float = 0.0
 
     @property
     def articulated(self) -> bool:
         return self.articulation is not None
+
+    def fits(self, cls: ObjectClass) -> bool:
+        """True if an object of this class fits inside (always true for open surfaces)."""
+        return self.clearance is None or cls.size[2] <= self.clearance
 
 
 RECEPTACLE_TYPES: dict[str, ReceptacleType] = {
@@ -113,13 +121,14 @@ RECEPTACLE_TYPES: dict[str, ReceptacleType] = {
     for r in (
         ReceptacleType("table", (0.8, 1.2, 0.75), "on", 0.75, ("brown", "white", "black", "gray"), capacity=8),
         ReceptacleType("kitchen_counter", (0.6, 1.8, 0.9), "on", 0.9, ("white", "gray", "beige"), capacity=8),
-        ReceptacleType("sofa", (0.85, 1.9, 0.45), "on", 0.45, ("blue", "gray", "red", "beige"), capacity=6),
+        ReceptacleType("sofa", (0.85, 1.9, 0.45), "on", 0.45, ("blue", "gray", "red", "beige"), capacity=6,
+                       back_inset=0.12, side_inset=0.10),
         ReceptacleType("tv_stand", (0.45, 1.4, 0.5), "on", 0.5, ("black", "brown", "white"), capacity=5),
         ReceptacleType("chair", (0.5, 0.5, 0.46), "on", 0.46, ("brown", "black", "white"), capacity=2),
         ReceptacleType("sink", (0.6, 0.8, 0.9), "in", 0.78, ("white", "silver"), capacity=4),
-        ReceptacleType("cabinet", (0.5, 0.8, 0.9), "in", 0.08, ("brown", "white", "gray"), "hinge", capacity=5),
-        ReceptacleType("drawer", (0.5, 0.7, 0.75), "in", 0.52, ("brown", "white", "gray"), "slide", capacity=4),
-        ReceptacleType("fridge", (0.7, 0.8, 1.8), "in", 0.9, ("white", "silver"), "hinge", capacity=6),
+        ReceptacleType("cabinet", (0.5, 0.8, 0.9), "in", 0.08, ("brown", "white", "gray"), "hinge", capacity=5, clearance=0.74),
+        ReceptacleType("drawer", (0.5, 0.7, 0.75), "in", 0.52, ("brown", "white", "gray"), "slide", capacity=4, clearance=0.19),
+        ReceptacleType("fridge", (0.7, 0.8, 1.8), "in", 0.9, ("white", "silver"), "hinge", capacity=6, clearance=0.8),
         ReceptacleType("bed", (2.0, 1.5, 0.5), "on", 0.5, ("blue", "white", "beige"), capacity=6),
         ReceptacleType("shelf", (0.35, 1.0, 1.1), "on", 1.1, ("brown", "white"), capacity=5),
         ReceptacleType("desk", (0.7, 1.3, 0.75), "on", 0.75, ("brown", "white", "black"), capacity=6),
@@ -162,6 +171,6 @@ ROBOT_RADIUS = 0.3
 ROBOT_HEIGHT = 1.1  # top of the torso
 CAMERA_HEIGHT = 1.25
 CAMERA_PITCH_DEG = -25.0  # looking slightly down so that table tops are in view
-GRIPPER_OFFSET = (0.45, 0.0, 0.95)  # where a held object sits with the arm in its carry pose
+GRIPPER_OFFSET = (0.45, -0.15, 0.95)  # where a held object sits in the carry pose (off-centre: keeps the view clear)
 VIEWS = ("front", "left", "back", "right")
 VIEW_YAW_DEG = {"front": 0.0, "left": 90.0, "back": 180.0, "right": -90.0}

@@ -124,7 +124,8 @@ def _generate(seed: int, rng: random.Random) -> SceneSpec:
         name = f"{color}_{cls}"
         if name in used:
             continue
-        free = [r for r in recs if load[r.name] < min(3, RECEPTACLE_TYPES[r.type].capacity)]
+        free = [r for r in recs if load[r.name] < min(3, RECEPTACLE_TYPES[r.type].capacity)
+                and RECEPTACLE_TYPES[r.type].fits(OBJECT_CLASSES[cls])]
         target = rng.choice(free)
         load[target.name] += 1
         used.add(name)
@@ -162,7 +163,7 @@ def generate_task(seed: int, scene: SceneSpec | None = None) -> Task:
     rooms_of = {r.name: r.room for r in scene.receptacles}
     obj = rng.choice(scene.objects)
     here = obj.receptacle
-    options = [r for r in scene.receptacles if r.name != here]
+    options = [r for r in scene.receptacles if r.name != here and RECEPTACLE_TYPES[r.type].fits(OBJECT_CLASSES[obj.object_class])]
     closed = [r for r in options if RECEPTACLE_TYPES[r.type].articulated and not r.open]
     other_room = [r for r in options if r.room != rooms_of.get(here)]
     pool = closed if closed and rng.random() < 0.5 else (other_room or options)

@@ -108,7 +108,8 @@ class Receptacle:
         """Local rectangle (x0, y0, x1, y1) where objects may rest, before any drawer slide."""
         hx, hy, _ = self.half
         inset = PLACEMENT_MARGIN + (CONTAINER_WALL if self.type.relation == "in" else 0.0)
-        return (-hx + inset, -hy + inset, hx - inset, hy - inset)
+        side = inset + self.type.side_inset
+        return (-hx + inset + self.type.back_inset, -hy + side, hx - inset, hy - side)
 
     def rest_height(self) -> float:
         return self.type.interior_z

@@ -26,9 +26,14 @@ class SceneError(ValueError):
     """A scene file or scene spec that cannot be built; the message says where and why."""
 
 
+RESERVED_NAMES = ("robot", "wall", "floor")
+
+
 def _check_name(value: str) -> str:
     if not _NAME.match(value):
         raise ValueError(f"'{value}' is not a valid name: use lower_snake_case like 'green_can'")
+    if value in RESERVED_NAMES:
+        raise ValueError(f"'{value}' is reserved; choose another name")
     return value
 
 

@@ -86,6 +86,8 @@ class HomeState:
                 state._set_object(obj.name, (obj.floor[0], obj.floor[1], info.cls.size[2] / 2, 0.0), ObjectLocation(None, "floor", room))
                 continue
             rec = layout.receptacles[obj.receptacle]
+            if not rec.type.fits(info.cls):
+                raise SceneError(f"object '{obj.name}' ({info.cls.size[2]:.2f} m tall) does not fit in '{rec.name}'")
             if obj.offset is not None:
                 spot = state._local_spot_if_free(rec, info, obj.offset)
                 if spot is None:
@@ -210,6 +212,8 @@ class HomeState:
             return Outcome(False, f"the {receptacle} is closed")
         if len(self.objects_at(receptacle)) >= rec.type.capacity:
             return Outcome(False, f"the {receptacle} is full")
+        if not rec.type.fits(self.layout.objects[obj].cls):
+            return Outcome(False, f"the {obj} is too tall to fit in the {receptacle}")
         spot = self._free_local_spot(rec, self.layout.objects[obj], rng)
         if spot is None:
             return Outcome(False, f"there is no free space {rec.type.relation} the {receptacle}")
@@ -325,6 +329,8 @@ class HomeState:
         self.object_poses[self.held] = (self.robot.x + c * gx - s * gy, self.robot.y + s * gx + c * gy, gz, self.robot.yaw)
 
     def _local_spot_if_free(self, rec: Receptacle, info: ObjectInfo, spot: tuple[float, float]) -> tuple[float, float] | None:
+        if not rec.type.fits(info.cls):
+            return None
         x0, y0, x1, y1 = rec.placement_area()
         r = info.radius
         lx, ly = spot
@@ -337,6 +343,8 @@ class HomeState:
         return spot
 
     def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random) -> tuple[float, float] | None:
+        if not rec.type.fits(info.cls):
+            return None
         x0, y0, x1, y1 = rec.placement_area()
         r = info.radius
         if x1 - x0 < 2 * r or y1 - y0 < 2 * r:
