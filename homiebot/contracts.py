@@ -82,7 +82,7 @@ class Subtask(_Contract):
     place: str | None = None
 
     @model_validator(mode="after")
-    def _arity(self) -> "Subtask":
+    def _arity(self) -> Subtask:
         if self.action is Action.END:
             if self.target or self.place:
                 raise ValueError("End takes no target")
@@ -100,7 +100,7 @@ class Subtask(_Contract):
         return "[" + ", ".join(parts) + "]"
 
     @classmethod
-    def from_text(cls, text: str) -> "Subtask":
+    def from_text(cls, text: str) -> Subtask:
         """Parse the bracketed form strictly (raises ValueError); lenient parsing lives in parsing.py."""
         from homiebot.parsing import parse_subtask_text
 
@@ -128,17 +128,17 @@ class Feedback(_Contract):
     message: str = ""
 
     @model_validator(mode="after")
-    def _code_iff_fail(self) -> "Feedback":
+    def _code_iff_fail(self) -> Feedback:
         if (self.status is Status.FAIL) != (self.code is not None):
             raise ValueError("a failed feedback needs an error code and a successful one must not have one")
         return self
 
     @classmethod
-    def ok(cls, message: str = "") -> "Feedback":
+    def ok(cls, message: str = "") -> Feedback:
         return cls(status=Status.SUCCESS, message=message)
 
     @classmethod
-    def fail(cls, code: ErrorCode, message: str) -> "Feedback":
+    def fail(cls, code: ErrorCode, message: str) -> Feedback:
         return cls(status=Status.FAIL, code=code, message=message)
 
     @property
@@ -172,7 +172,7 @@ class Observation(_Contract):
     inventory: list[str] = []
 
     @model_validator(mode="after")
-    def _all_views(self) -> "Observation":
+    def _all_views(self) -> Observation:
         missing = [v for v in VIEW_NAMES if v not in self.views]
         if missing:
             raise ValueError(f"observation is missing views {missing}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -35,7 +35,7 @@ class ObjectAt(_Cond):
     receptacle: str
 
     @model_validator(mode="after")
-    def _one_subject(self) -> "ObjectAt":
+    def _one_subject(self) -> ObjectAt:
         if (self.object is None) == (self.object_class is None):
             raise ValueError("object_at needs exactly one of 'object' or 'object_class'")
         return self
@@ -56,7 +56,7 @@ class RobotIn(_Cond):
     room: str
 
 
-Condition = Annotated[Union[ObjectAt, ContainerState, RobotIn], Field(discriminator="kind")]
+Condition = Annotated[ObjectAt | ContainerState | RobotIn, Field(discriminator="kind")]
 
 
 class Task(BaseModel):
@@ -72,7 +72,7 @@ class Task(BaseModel):
     aliases: dict[str, str] = {}
 
     @model_validator(mode="after")
-    def _one_scene(self) -> "Task":
+    def _one_scene(self) -> Task:
         given = [k for k in ("scene", "scene_file", "scene_seed") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"a task needs exactly one of scene, scene_file or scene_seed, got {given or 'none'}")

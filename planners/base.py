@@ -74,6 +74,6 @@ class Planner(ABC):
         """Release clients, weights or servers."""
 
     @classmethod
-    def from_params(cls, **params: Any) -> "Planner":
+    def from_params(cls, **params: Any) -> Planner:
         """Build from configuration parameters (unknown parameters are an error)."""
         return cls(**params)

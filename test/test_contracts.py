@@ -3,7 +3,16 @@ import pytest
 from pydantic import ValidationError
 
 from homiebot.contracts import (
-    Action, EpisodeRecord, ErrorCode, Feedback, Observation, PlannerOutput, Pose2D, StepRecord, Subtask, ViewImage,
+    Action,
+    EpisodeRecord,
+    ErrorCode,
+    Feedback,
+    Observation,
+    PlannerOutput,
+    Pose2D,
+    StepRecord,
+    Subtask,
+    ViewImage,
 )
 
 

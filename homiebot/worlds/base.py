@@ -43,7 +43,7 @@ class World(ABC):
     def close(self) -> None:
         """Release renderers, connections and other resources."""
 
-    def __enter__(self) -> "World":
+    def __enter__(self) -> World:
         return self
 
     def __exit__(self, *exc: object) -> None:

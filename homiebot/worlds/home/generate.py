@@ -12,7 +12,7 @@ import math
 import random
 
 from homiebot.tasks import ContainerState, ObjectAt, Task
-from homiebot.worlds.home.catalog import DOOR_WIDTH, OBJECT_CLASSES, RECEPTACLE_TYPES, ROBOT_RADIUS, ROOM_TYPES, WALL_THICKNESS
+from homiebot.worlds.home.catalog import DOOR_WIDTH, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES, WALL_THICKNESS
 from homiebot.worlds.home.layout import Receptacle, _rects_overlap, build_layout
 from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, RobotSpec, RoomSpec, SceneError, SceneSpec
 from homiebot.worlds.home.state import HomeState

@@ -122,7 +122,7 @@ class ObjectSpec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_placement(self) -> "ObjectSpec":
+    def _one_placement(self) -> ObjectSpec:
         given = [k for k, v in (("on", self.on), ("in", self.inside), ("floor", self.floor)) if v is not None]
         if len(given) != 1:
             raise ValueError(f"object '{self.name}' needs exactly one of 'on', 'in' or 'floor', got {given or 'none'}")
@@ -160,7 +160,7 @@ class SceneSpec(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _cross_references(self) -> "SceneSpec":
+    def _cross_references(self) -> SceneSpec:
         seen: dict[str, str] = {}
         for kind, items in (("room", self.rooms), ("receptacle", self.receptacles), ("object", self.objects)):
             for item in items:

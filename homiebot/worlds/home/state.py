@@ -68,7 +68,7 @@ class HomeState:
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
-    def from_spec(cls, spec: SceneSpec, nav_resolution: float = 0.1) -> "HomeState":
+    def from_spec(cls, spec: SceneSpec, nav_resolution: float = 0.1) -> HomeState:
         """Build the state of a validated scene; raise SceneError if objects cannot be placed."""
         layout = build_layout(spec)
         state = cls(layout=layout, robot=RobotPose(spec.robot.position[0], spec.robot.position[1], math.radians(spec.robot.yaw)))
