@@ -14,7 +14,7 @@ PLUGIN_DIRS = {"planners": "planners", "skills": "skills", "perception": "percep
 
 packages = ["homiebot", "homiebot.worlds", "homiebot.worlds.home"]
 packages += [f"homiebot.{name}" for name in PLUGIN_DIRS]
-package_dir = {"homiebot": "homiebot", **{f"homiebot.{name}": path for name, path in PLUGIN_DIRS.items()}}
+package_dir = {f"homiebot.{name}": path for name, path in PLUGIN_DIRS.items()}
 
 setup(
     name=PACKAGE,
