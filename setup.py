@@ -1,31 +1,28 @@
 """homiebot: pip-installable Python package that is also a ROS 2 ament_python package.
 
-The plugin folders at the repository root (planners/, skills/, perception/) are installed as
-``homiebot.planners``, ``homiebot.skills`` and ``homiebot.perception`` so that their import names
-cannot collide with other distributions.
+The plugin folders at the repository root (planners/, skills/, perception/) are reached through the
+symlinks homiebot/planners, homiebot/skills and homiebot/perception, so they install as
+``homiebot.planners`` etc. (no import name can collide with another distribution) and work the same
+with ``pip install -e .``, ``colcon build`` and ``colcon build --symlink-install``.
 """
 
 from glob import glob
+from pathlib import Path
 
 from setuptools import setup
 
 PACKAGE = "homiebot"
-PLUGIN_DIRS = {"planners": "planners", "skills": "skills", "perception": "perception"}
-
-packages = ["homiebot", "homiebot.worlds", "homiebot.worlds.home"]
-packages += [f"homiebot.{name}" for name in PLUGIN_DIRS]
-package_dir = {f"homiebot.{name}": path for name, path in PLUGIN_DIRS.items()}
+packages = ["homiebot", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills", "homiebot.perception"]
 
 setup(
     name=PACKAGE,
     version="0.1.0",
     description="Modular, hierarchical LLM-planned mobile manipulation runtime with an embedded MuJoCo home",
-    long_description=open("README.md").read(),
+    long_description=(Path(__file__).resolve().parent / "README.md").read_text(),  # resolve: colcon symlinks setup.py
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=packages,
-    package_dir=package_dir,
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),
