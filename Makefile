@@ -27,7 +27,7 @@ $(STAMP): setup.py setup.cfg
 	$(PYTHON) -c "import sys; assert sys.version_info >= (3, 10), 'homiebot needs Python >= 3.10'"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[sim,dev]"
+	$(BIN)/pip install -q -e ".[sim,bench,dev]"
 	@touch $@
 
 demo: $(STAMP)

@@ -12,7 +12,8 @@ from pathlib import Path
 from setuptools import setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills", "homiebot.perception"]
+packages = ["homiebot", "homiebot.bench", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
+            "homiebot.perception"]
 
 setup(
     name=PACKAGE,
@@ -23,6 +24,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=packages,
+    package_data={"homiebot.bench": ["suites/*/*.yaml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -33,6 +35,7 @@ setup(
     install_requires=["numpy>=1.24", "pydantic>=2.5", "pyyaml>=6", "pillow>=9"],
     extras_require={
         "sim": ["mujoco>=3.1", "imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
+        "bench": ["matplotlib>=3.7"],
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
         "ml": ["torch==2.13.0", "transformers>=4.45"],

@@ -15,6 +15,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from homiebot import __version__, registry
+from homiebot.bench.evaluate import EvalError
+from homiebot.bench.report import ReportError
 from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
 from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
@@ -23,7 +25,7 @@ from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
 from homiebot.worlds.home.scene import SceneError
 
-USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError)
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +51,30 @@ def _parser() -> argparse.ArgumentParser:
     scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
     scene.add_argument("seed", type=int)
     scene.add_argument("--task", action="store_true", help="print the generated task (with its scene) instead")
+
+    ev = sub.add_parser("eval", help="evaluate a planner on a task suite (parallel, resumable)",
+                        description="Run every task of a suite several times and append results to OUT/results.jsonl.")
+    ev.add_argument("--suite", default="home100", help="a built-in suite name or a folder of task YAML files (default: home100)")
+    ev.add_argument("--planner", help="planner backend by name (overrides the config)")
+    ev.add_argument("--config", help="run configuration YAML")
+    ev.add_argument("--profile", help=f"failure profile of privileged skills: {', '.join(PROFILES)} or a YAML file")
+    ev.add_argument("--runs", type=int, default=3, help="runs per task (default: 3)")
+    ev.add_argument("--max-rounds", type=int, help="round limit per episode (default: config, 20)")
+    ev.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    ev.add_argument("--split", default="all", choices=("train", "test", "all"), help="which tasks (default: all)")
+    ev.add_argument("--shard", help="i/n: run only every n-th job starting at i, to split a suite over machines")
+    ev.add_argument("--out", required=True, help="evaluation folder (results.jsonl, run.json)")
+    ev.add_argument("--resume", action="store_true", help="continue an interrupted evaluation in --out")
+    ev.add_argument("--save-episodes", action="store_true", help="also write full episode folders under OUT/episodes")
+
+    rep = sub.add_parser("report", help="tables and charts from evaluation folders",
+                         description="Write report.md (EMMOE-style tables) and PNG charts for one or more evaluation folders.")
+    rep.add_argument("folders", nargs="+", help="evaluation folders; one table row each")
+    rep.add_argument("--out", help="report folder (default: FIRST/report)")
+
+    mer = sub.add_parser("merge", help="join the folders of a sharded evaluation")
+    mer.add_argument("folders", nargs="+", help="shard folders")
+    mer.add_argument("--out", required=True, help="new folder for the merged results")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
     return p
@@ -122,6 +148,41 @@ def _cmd_scene(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from homiebot.bench.evaluate import config_for_eval, evaluate
+
+    cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, args.profile)
+    out = Path(args.out)
+    print(f"evaluating planner {cfg.planner.name} on suite {args.suite} (split {args.split}, {args.runs} runs per task, "
+          f"{args.workers} workers{', shard ' + args.shard if args.shard else ''}) -> {out}", flush=True)
+    s = evaluate(args.suite, cfg, out, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
+                 shard=args.shard, save_episodes=args.save_episodes)
+    print(f"\n{s['runs']} runs of {s['tasks']} tasks ({s['new_runs']} new, {s['wall_time']:.1f} s):")
+    print("| SR | PLWSR | TP | SRR | SER |\n|---:|---:|---:|---:|---:|")
+    print(f"| {s['SR']:.2f} | {s['PLWSR']:.2f} | {s['TP']:.2f} | {s['SRR']:.2f} | {s['SER']:.2f} |")
+    if s["peak_rss_mb_per_worker"]:
+        print(f"peak memory per worker: {', '.join(f'{m:.0f} MB' for m in s['peak_rss_mb_per_worker'])}")
+    print(f"results: {out / 'results.jsonl'}; tables and charts: homiebot report {out}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from homiebot.bench.report import write_report
+
+    path = write_report([Path(f) for f in args.folders], Path(args.out) if args.out else None)
+    print(path.read_text())
+    print(f"report: {path}")
+    return 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from homiebot.bench.evaluate import merge_results
+
+    n = merge_results([Path(f) for f in args.folders], Path(args.out))
+    print(f"merged {n} runs into {args.out}")
+    return 0
+
+
 def _cmd_plugins(_: argparse.Namespace) -> int:
     for group in registry.GROUPS:
         print(f"{group}: {', '.join(registry.available(group)) or '(none)'}")
@@ -132,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
     args = _parser().parse_args(argv)
-    handler = {"run": _cmd_run, "scene": _cmd_scene, "plugins": _cmd_plugins}[args.command]
+    handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
+               "plugins": _cmd_plugins}[args.command]
     try:
         return handler(args)
     except USER_ERRORS as err:

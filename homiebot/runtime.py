@@ -49,7 +49,7 @@ def make_task(instruction: str | None, scene: str | None) -> Task:
             raise TaskError("give an instruction when the scene is a file, e.g. homiebot run \"put the red apple in the fridge\" --scene FILE")
     objects = {o.name: o.object_class for o in spec.objects}
     goal = goal_from_instruction(instruction, objects, {r.name for r in spec.receptacles}, {r.name for r in spec.rooms})
-    return Task(id=spec.name, instruction=instruction, scene=spec, goal=goal or [])
+    return Task(id=spec.name, instruction=instruction, scene=spec, goal=goal)
 
 
 def _construct(kind: str, cls: type, params: dict) -> object:
@@ -122,7 +122,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
-        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal and hasattr(world, "goal_satisfied") else None
+        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None and hasattr(world, "goal_satisfied") else None
         try:
             record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
         except PlannerConfigError:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.errors import normalise_name
 from homiebot.worlds.home.scene import SceneSpec, _format_validation_error
@@ -27,12 +27,16 @@ class _Cond(BaseModel):
 
 
 class ObjectAt(_Cond):
-    """A named object (or any object of a class) is on/in a receptacle."""
+    """A named object (or any object of a class) is on/in a receptacle (or any of several)."""
 
     kind: Literal["object_at"] = "object_at"
     object: str | None = None
     object_class: str | None = None
-    receptacle: str
+    receptacle: str | list[str]
+
+    @property
+    def receptacles(self) -> list[str]:
+        return [self.receptacle] if isinstance(self.receptacle, str) else list(self.receptacle)
 
     @model_validator(mode="after")
     def _one_subject(self) -> ObjectAt:
@@ -59,17 +63,44 @@ class RobotIn(_Cond):
 Condition = Annotated[ObjectAt | ContainerState | RobotIn, Field(discriminator="kind")]
 
 
+Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
+
+
 class Task(BaseModel):
-    """One thing to do in one scene."""
+    """One thing to do in one scene.
+
+    ``goal`` is checked in simulation and planned towards by the oracle (None: unknown; [] means
+    nothing needs to change). ``keypaths`` are the EMMOE-style ordered lists of necessary subtasks
+    (several when several ways succeed); ``aliases`` map names a planner may use to canonical names.
+    """
 
     model_config = ConfigDict(extra="forbid")
     id: str = "task"
     instruction: str
+    attributes: list[Attribute] = []
+    split: Literal["train", "test"] | None = None
     scene: SceneSpec | None = None
     scene_file: str | None = None
     scene_seed: int | None = None
-    goal: list[Condition] = []
+    goal: list[Condition] | None = None
+    keypaths: list[list[str]] = []
+    expert_length: int | None = Field(None, ge=1)
     aliases: dict[str, str] = {}
+
+    @field_validator("keypaths")
+    @classmethod
+    def _parseable_nodes(cls, value: list[list[str]]) -> list[list[str]]:
+        from homiebot.parsing import FormatError, parse_subtask_text
+
+        for i, path in enumerate(value):
+            if not path:
+                raise ValueError(f"keypath {i} is empty")
+            for node in path:
+                try:
+                    parse_subtask_text(node)
+                except (FormatError, ValueError) as err:
+                    raise ValueError(f"keypath {i} node '{node}': {err}") from None
+        return value
 
     @model_validator(mode="after")
     def _one_scene(self) -> Task:
@@ -101,8 +132,9 @@ def load_task(path: str | Path) -> Task:
 
 def check_goal_names(task: Task, names: set[str]) -> None:
     """Raise TaskError if the goal mentions things the scene does not have."""
-    for cond in task.goal:
-        refs = [getattr(cond, f) for f in ("object", "receptacle", "room") if getattr(cond, f, None)]
+    for cond in task.goal or []:
+        refs = [getattr(cond, f) for f in ("object", "room") if getattr(cond, f, None)]
+        refs += cond.receptacles if isinstance(cond, ObjectAt) else [getattr(cond, "receptacle", None)] if hasattr(cond, "receptacle") else []
         for ref in refs:
             if ref not in names:
                 raise TaskError(f"task '{task.id}': goal refers to '{ref}', which is not in the scene")

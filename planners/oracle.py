@@ -44,7 +44,7 @@ class OraclePlanner(Planner):
         state = getattr(context.world, "state", None)
         if not isinstance(state, HomeState):
             raise PlannerConfigError("the oracle planner needs the embedded home world (it reads privileged state)")
-        if not context.task.goal:
+        if context.task.goal is None:
             raise PlannerConfigError(
                 f"the oracle planner needs a task goal; task '{context.task.id}' has none. Use an instruction like "
                 "'put the green can in the fridge', or a task file with a goal"
@@ -53,6 +53,7 @@ class OraclePlanner(Planner):
         self.goal = sorted(context.task.goal, key=lambda c: {"object_at": 0, "container": 1, "robot_in": 2}[c.kind])
         self.models = context.models
         self._last = None
+        self._choice: dict[int, tuple[str, str]] = {}  # goal index -> (object, receptacle), fixed once chosen
 
     # ---- decision -------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
@@ -68,11 +69,11 @@ class OraclePlanner(Planner):
         assert s is not None
         if s.held is not None:
             return self._with_held(s.held)
-        for cond in self.goal:
+        for i, cond in enumerate(self.goal):
             if condition_holds(s, cond):
                 continue
             if isinstance(cond, ObjectAt):
-                return self._bring(cond)
+                return self._bring(*self._chosen(i, cond))
             if isinstance(cond, ContainerState):
                 act = Action.OPEN if cond.open else Action.CLOSE
                 return self._use(cond.receptacle, act, f"the task needs the {cond.receptacle} {'open' if cond.open else 'closed'}")
@@ -91,13 +92,27 @@ class OraclePlanner(Planner):
             return Subtask(action=Action.GO_TO, target=subject), f"{why}; I need to be next to the {subject} first"
         return Subtask(action=action, target=target, place=place), why
 
-    def _bring(self, cond: ObjectAt) -> tuple[Subtask, str]:
+    def _chosen(self, index: int, cond: ObjectAt) -> tuple[str, str]:
+        """Which object and which receptacle serve this goal; decided once, then kept."""
         s = self.state
         assert s is not None
-        dest = s.layout.receptacles[cond.receptacle]
+        if index not in self._choice:
+            obj = min(candidates(s, cond), key=lambda o: (math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)), o))
+            x, y = s.object_poses[obj][:2]
+
+            def cost(name: str) -> tuple[bool, float, str]:
+                rec = s.layout.receptacles[name]
+                return (rec.type.articulated and not s.is_open[name], rec.footprint_distance(x, y), name)
+
+            self._choice[index] = (obj, min(cond.receptacles, key=cost))
+        return self._choice[index]
+
+    def _bring(self, obj: str, receptacle: str) -> tuple[Subtask, str]:
+        s = self.state
+        assert s is not None
+        dest = s.layout.receptacles[receptacle]
         if dest.type.articulated and not s.is_open[dest.name]:
             return self._use(dest.name, Action.OPEN, f"the {dest.name} is closed and my hand must be free to open it")
-        obj = min(candidates(s, cond), key=lambda o: math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)))
         box = s.enclosing_container(obj)
         if box is not None and not s.is_open[box]:
             return self._use(box, Action.OPEN, f"the {obj} is inside the closed {box}")
@@ -106,9 +121,9 @@ class OraclePlanner(Planner):
     def _with_held(self, held: str) -> tuple[Subtask, str]:
         s = self.state
         assert s is not None
-        for cond in self.goal:
+        for i, cond in enumerate(self.goal):
             if isinstance(cond, ObjectAt) and held in candidates(s, cond) and not condition_holds(s, cond):
-                rec = cond.receptacle
+                rec = self._chosen(i, cond)[1] if self._choice.get(i, (held,))[0] == held else min(cond.receptacles)
                 if not (s.layout.receptacles[rec].type.articulated and not s.is_open[rec]):
                     return self._use(held, Action.PUT, f"I hold the {held}, which belongs {s.layout.receptacles[rec].type.relation} the {rec}", place=rec)
                 break

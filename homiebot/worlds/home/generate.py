@@ -19,6 +19,7 @@ from homiebot.worlds.home.state import HomeState
 
 OPTIONAL_ROOMS = ("bedroom", "bathroom", "dining_room", "office")
 FRONT_CLEARANCE = 1.0  # free floor in front of furniture so the robot can stand there
+CORNER_CLEARANCE = 0.5  # minimum distance from a furniture centre to a side wall
 COLOR_NAMED = ("table", "sofa", "desk", "bed", "chair", "shelf")  # named like "brown_table"
 
 
@@ -47,12 +48,13 @@ def _try_place(rtype: str, room: RoomSpec, placed: list[Receptacle], doors: list
     inset = WALL_THICKNESS / 2 + 0.03 + depth / 2
     for _ in range(40):
         side = rng.choice(("south", "north", "west", "east"))
+        edge = max(width / 2 + 0.1, CORNER_CLEARANCE)  # the base must fit in front, beside the side wall
         if side in ("south", "north"):
-            along = rng.uniform(x0 + width / 2 + 0.1, x1 - width / 2 - 0.1)
+            along = rng.uniform(x0 + edge, x1 - edge)
             pos = (along, y0 + inset) if side == "south" else (along, y1 - inset)
             yaw = 90.0 if side == "south" else -90.0
         else:
-            along = rng.uniform(y0 + width / 2 + 0.1, y1 - width / 2 - 0.1)
+            along = rng.uniform(y0 + edge, y1 - edge)
             pos = (x0 + inset, along) if side == "west" else (x1 - inset, along)
             yaw = 0.0 if side == "west" else 180.0
         rec = Receptacle("candidate", RECEPTACLE_TYPES[rtype], room.name, round(pos[0], 3), round(pos[1], 3), math.radians(yaw), "white")
@@ -140,7 +142,7 @@ def _with_robot(spec: SceneSpec, room: RoomSpec, rng: random.Random) -> SceneSpe
     """Place the robot on a free, reachable spot of ``room`` and validate the whole scene."""
     probe = spec.model_copy(update={"robot": RobotSpec(position=(room.origin[0] + room.size[0] / 2, room.origin[1] + room.size[1] / 2))})
     layout = build_layout(probe)
-    from homiebot.worlds.home.navigation import NavigationMap
+    from homiebot.worlds.home.navigation import NavigationMap, Pose2D
 
     nav = NavigationMap(layout)
     poses = nav.free_poses_in_room(layout.rooms[room.name], limit=200)
@@ -148,7 +150,11 @@ def _with_robot(spec: SceneSpec, room: RoomSpec, rng: random.Random) -> SceneSpe
         raise SceneError(f"no free floor in the {room.name}")
     pose = rng.choice(poses)
     spec = spec.model_copy(update={"robot": RobotSpec(position=(round(pose.x, 3), round(pose.y, 3)), yaw=float(rng.choice((0, 90, 180, -90))))})
-    HomeState.from_spec(spec)  # raises SceneError if objects do not fit
+    state = HomeState.from_spec(spec)  # raises SceneError if objects do not fit
+    start = Pose2D(state.robot.x, state.robot.y, state.robot.yaw)
+    for rec in state.layout.receptacles:
+        if state.nav.plan(start, state._goal_poses(rec)) is None:
+            raise SceneError(f"the {rec} cannot be reached from the robot's start")
     return spec
 
 

@@ -15,7 +15,7 @@ def candidates(state: HomeState, cond: ObjectAt) -> list[str]:
 
 def condition_holds(state: HomeState, cond: Condition) -> bool:
     if isinstance(cond, ObjectAt):
-        return any(state.locations[o].receptacle == cond.receptacle for o in candidates(state, cond))
+        return any(state.locations[o].receptacle in cond.receptacles for o in candidates(state, cond))
     if isinstance(cond, ContainerState):
         return state.is_open.get(cond.receptacle, False) == cond.open
     if isinstance(cond, RobotIn):

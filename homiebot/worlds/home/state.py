@@ -21,6 +21,16 @@ ARM_REACH = 0.95  # horizontal reach from the base edge when standing still
 MANIPULATION_STANDOFF = 0.25  # gap between base and furniture after Go to
 
 
+def _spread(half: float, step: float = 0.3) -> list[float]:
+    """Offsets along an edge of half-length ``half``: the middle first, then outwards every ``step``."""
+    out = [0.0]
+    k = 1
+    while k * step <= half - 0.1:
+        out += [k * step, -k * step]
+        k += 1
+    return out
+
+
 @dataclass(frozen=True)
 class Outcome:
     """Result of a kinematic primitive: ``ok`` and, when not ok, the reason in plain words."""
@@ -73,6 +83,8 @@ class HomeState:
         layout = build_layout(spec)
         state = cls(layout=layout, robot=RobotPose(spec.robot.position[0], spec.robot.position[1], math.radians(spec.robot.yaw)))
         state.is_open = {r.name: r.open for r in spec.receptacles if layout.receptacles[r.name].type.articulated}
+        state.nav = NavigationMap(layout, resolution=nav_resolution)
+        state.nav.set_open_state(state.is_open)
         rng = random.Random(f"{spec.name}:{spec.seed}")
         for obj in spec.objects:
             info = layout.objects[obj.name]
@@ -97,8 +109,6 @@ class HomeState:
                 if spot is None:
                     raise SceneError(f"object '{obj.name}': no free space left on/in '{rec.name}'")
             state._put_at(obj.name, rec, spot)
-        state.nav = NavigationMap(layout, resolution=nav_resolution)
-        state.nav.set_open_state(state.is_open)
         if not state.nav.is_floor_free(state.robot.x, state.robot.y, 0.5 * ROBOT_RADIUS):
             raise SceneError(f"the robot's start position {list(spec.robot.position)} is inside furniture or a wall")
         return state
@@ -287,14 +297,17 @@ class HomeState:
         hx, hy, _ = rec.half
         d = MANIPULATION_STANDOFF + ROBOT_RADIUS
         candidates: list[tuple[float, float]] = []
-        # front first: doors and drawers are only usable from there
-        for ly in (0.0, -hy / 2, hy / 2):
+        # front first (doors and drawers are only usable from there), then along the sides and back
+        for ly in _spread(hy):
+            if rec.type.articulation == "hinge" and ly + ROBOT_RADIUS > hy - 0.1:
+                continue  # standing there would block the door from swinging open
             candidates.append(rec.to_world(hx + d + rec.slide_offset(self.is_open.get(rec.name, False)), ly))
         if rec.type.articulation is None:
-            for lx in (0.0, -hx / 2, hx / 2):
+            for lx in _spread(hx):
                 candidates.append(rec.to_world(lx, hy + d))
                 candidates.append(rec.to_world(lx, -hy - d))
-            candidates.append(rec.to_world(-hx - d, 0.0))
+            for ly in _spread(hy):
+                candidates.append(rec.to_world(-hx - d, ly))
         look = point or (rec.x, rec.y)
         poses = []
         for cx, cy in candidates:
@@ -340,7 +353,15 @@ class HomeState:
             ox, oy = self._local_of(rec, other)
             if math.hypot(ox - lx, oy - ly) < r + self.layout.objects[other].radius + 0.02:
                 return None
+        if not rec.type.articulated and not self._reachable(rec, rec.to_world(lx, ly)):
+            return None
         return spot
+
+    def _reachable(self, rec: Receptacle, point: tuple[float, float]) -> bool:
+        """True if the base can stand somewhere from which the arm reaches ``point`` on ``rec``."""
+        assert self.nav is not None
+        limit = ROBOT_RADIUS + ARM_REACH - 0.05
+        return any(self.nav.is_free(p.x, p.y) and math.dist((p.x, p.y), point) <= limit for p in self._poses_facing(rec, point))
 
     def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random) -> tuple[float, float] | None:
         if not rec.type.fits(info.cls):

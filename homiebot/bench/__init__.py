@@ -1,0 +1,1 @@
+"""Benchmarking: task suites with keypaths, EMMOE metrics, parallel resumable evaluation, reports."""

@@ -1,0 +1,262 @@
+"""Parallel, resumable evaluation of a planner on a task suite.
+
+Every (task, run) pair is one job with its own deterministic seed. Workers (separate processes) run
+jobs and send back compact RunResults, which the parent appends to ``results.jsonl`` one complete
+line at a time (flushed and fsynced). ``--resume`` reads that file, drops a line cut off by a kill,
+and runs only the jobs that are missing, so nothing is lost and nothing is run twice. ``--shard i/n``
+runs every n-th job, so several machines can split a suite; ``merge_results`` joins their folders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from homiebot import __version__
+from homiebot.bench import metrics
+from homiebot.bench.results import RunResult, read_results, summarise_steps
+from homiebot.bench.suite import load_suite, suite_path
+from homiebot.config import ConfigError, RunConfig
+from homiebot.tasks import Task
+
+RESULTS = "results.jsonl"
+META = "run.json"
+# what must match for --resume to continue a folder
+RESUME_KEYS = ("suite", "planner", "planner_params", "split", "runs", "max_rounds", "skill_profile", "base_seed", "shard")
+
+
+class EvalError(ValueError):
+    """An evaluation that cannot start or continue; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str | None) -> Shard:
+        if not text:
+            return cls(0, 1)
+        try:
+            i, n = (int(x) for x in text.split("/"))
+        except ValueError:
+            raise EvalError(f"--shard must look like i/n (e.g. 0/4), got '{text}'") from None
+        if not (n >= 1 and 0 <= i < n):
+            raise EvalError(f"--shard {text}: need 0 <= i < n")
+        return cls(i, n)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def job_seed(base: int, task_id: str, run: int) -> int:
+    """A seed that depends only on the task, the run index and the base seed (not on order or sharding)."""
+    digest = hashlib.sha256(f"{base}:{task_id}:{run}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+# ---- worker side ---------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(cfg_json: str, episodes_dir: str | None) -> None:
+    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    _WORKER["cfg"] = RunConfig.model_validate_json(cfg_json)
+    _WORKER["episodes"] = episodes_dir
+
+
+def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
+    """Run one (task, run) in this process; returns (RunResult JSON, pid, peak RSS in MB)."""
+    from homiebot.runtime import run_episode
+
+    task = Task.model_validate_json(task_json)
+    cfg: RunConfig = _WORKER["cfg"].model_copy(update={"seed": seed})
+    out = Path(_WORKER["episodes"]) / f"run{run}" if _WORKER.get("episodes") else None
+    record, _ = run_episode(cfg, task, out)
+    result = RunResult(
+        task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split, attributes=list(task.attributes),
+        keypaths=task.keypaths, aliases=task.aliases, expert_length=task.expert_length, steps=summarise_steps(record),
+        ended=record.ended, termination=record.termination, goal_satisfied=record.goal_satisfied,
+        path_length=record.path_length, wall_time=round(record.wall_time, 4),
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result.model_dump_json(), os.getpid(), peak
+
+
+def _run_job_args(args: tuple[str, int, int]) -> tuple[str, int, float]:
+    return run_job(*args)
+
+
+# ---- parent side ---------------------------------------------------------------------------
+class Progress:
+    """A one-line progress bar with rate and ETA (a line per 10% when not on a terminal)."""
+
+    def __init__(self, total: int, done_before: int, stream=sys.stderr) -> None:
+        self.total, self.done, self.before = total, 0, done_before
+        self.successes = 0
+        self.started = time.perf_counter()
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last_decile = -1
+
+    def update(self, success: bool) -> None:
+        self.done += 1
+        self.successes += success
+        elapsed = time.perf_counter() - self.started
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        frac = self.done / self.total if self.total else 1.0
+        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
+        line = (f"[{bar}] {self.done}/{self.total} ({100 * frac:5.1f}%) {rate:5.2f} ep/s "
+                f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  SR so far {100 * self.successes / self.done:5.1f}%")
+        if self.tty:
+            self.stream.write("\r" + line)
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif int(10 * frac) != self._last_decile or self.done == self.total:
+            self._last_decile = int(10 * frac)
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _append(fh, result_json: str) -> None:
+    fh.write(result_json + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+def _metadata(args: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
+    return {
+        "suite": str(args["suite"]), "suite_path": str(suite_path(args["suite"])), "planner": cfg.planner.name,
+        "planner_params": cfg.planner.params, "split": args["split"], "runs": args["runs"], "max_rounds": cfg.max_rounds,
+        "skill_profile": cfg.skill_profile, "base_seed": cfg.seed, "shard": str(args["shard"]),
+        "homiebot": __version__, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": cfg.model_dump(mode="json"),
+    }
+
+
+def _check_resumable(out: Path, meta: dict[str, Any], resume: bool) -> None:
+    existing = out / META
+    has_results = (out / RESULTS).is_file() and (out / RESULTS).stat().st_size > 0
+    if not resume:
+        if has_results:
+            raise EvalError(f"{out} already holds results; add --resume to continue it, or choose another --out")
+        return
+    if not existing.is_file():
+        if has_results:
+            raise EvalError(f"{out} has results but no {META}; cannot tell what they were run with")
+        return
+    old = json.loads(existing.read_text())
+    differs = [k for k in RESUME_KEYS if old.get(k) != meta.get(k)]
+    if differs:
+        details = ", ".join(f"{k}: was {old.get(k)!r}, now {meta.get(k)!r}" for k in differs)
+        raise EvalError(f"cannot resume {out} with different settings ({details}); use another --out")
+
+
+def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = "all", workers: int = 1,
+             resume: bool = False, shard: str | None = None, save_episodes: bool = False,
+             on_result: Callable[[RunResult], None] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Run (or continue) an evaluation into ``out``; returns the summary of all results there."""
+    if runs < 1 or workers < 1:
+        raise EvalError("--runs and --workers must be at least 1")
+    sh = Shard.parse(shard)
+    tasks = load_suite(suite, split)
+    if not tasks:
+        raise EvalError(f"suite '{suite}' has no tasks in split '{split}'")
+    meta = _metadata({"suite": suite, "split": split, "runs": runs, "shard": sh}, cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_resumable(out, meta, resume)
+    if not (out / META).is_file():
+        (out / META).write_text(json.dumps(meta, indent=2))
+
+    previous = read_results(out / RESULTS)
+    if (out / RESULTS).is_file() and previous.valid_bytes < (out / RESULTS).stat().st_size:
+        with open(out / RESULTS, "r+b") as fh:  # drop a line cut off by a kill before appending
+            fh.truncate(previous.valid_bytes)
+    done = {r.key for r in previous.results}
+    jobs = [(t, r) for t in tasks for r in range(runs)]
+    jobs = [j for i, j in enumerate(jobs) if i % sh.count == sh.index and (j[0].id, j[1]) not in done]
+    payload = [(t.model_dump_json(), r, job_seed(cfg.seed, t.id, r)) for t, r in jobs]
+
+    bar = Progress(len(payload), len(done)) if progress else None
+    peaks: dict[int, float] = {}
+    episodes = str(out / "episodes") if save_episodes else None
+    started = time.perf_counter()
+    with open(out / RESULTS, "a") as fh:
+        if workers == 1:
+            _init_worker(cfg.model_dump_json(), episodes)
+            stream = map(_run_job_args, payload)
+            pool = None
+        else:
+            pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(cfg.model_dump_json(), episodes))
+            stream = pool.imap_unordered(_run_job_args, payload)
+        try:
+            for result_json, pid, peak in stream:
+                _append(fh, result_json)
+                peaks[pid] = max(peaks.get(pid, 0.0), peak)
+                result = RunResult.model_validate_json(result_json)
+                if bar:
+                    bar.update(metrics.is_success(result))
+                if on_result:
+                    on_result(result)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+    all_results = read_results(out / RESULTS).results
+    summary = metrics.summary(all_results)
+    summary.update(new_runs=len(payload), wall_time=round(time.perf_counter() - started, 2),
+                   peak_rss_mb_per_worker=sorted(round(v, 1) for v in peaks.values()))
+    return summary
+
+
+def merge_results(sources: list[Path], out: Path) -> int:
+    """Join shard folders into ``out`` (first copy of each (task, run) wins); returns the run count."""
+    metas = []
+    merged: dict[tuple[str, int], RunResult] = {}
+    for src in sources:
+        if not (src / RESULTS).is_file():
+            raise EvalError(f"{src}: no {RESULTS}; is this a folder written by `homiebot eval --out`?")
+        for r in read_results(src / RESULTS).results:
+            merged.setdefault(r.key, r)
+        if (src / META).is_file():
+            metas.append(json.loads((src / META).read_text()))
+    keys = [k for k in RESUME_KEYS if k != "shard"]
+    if metas and any(any(m.get(k) != metas[0].get(k) for k in keys) for m in metas[1:]):
+        raise EvalError("these folders were run with different settings (suite, planner, split, runs, rounds, profile or seed)")
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / RESULTS).exists():
+        raise EvalError(f"{out} already holds results; merge into an empty folder")
+    with open(out / RESULTS, "w") as fh:
+        for key in sorted(merged):
+            fh.write(merged[key].model_dump_json() + "\n")
+    if metas:
+        (out / META).write_text(json.dumps({**metas[0], "shard": "merged", "merged_from": [str(s) for s in sources]}, indent=2))
+    return len(merged)
+
+
+def config_for_eval(cfg: RunConfig, planner: str | None, max_rounds: int | None, profile: str | None) -> RunConfig:
+    """Apply eval command-line overrides; evaluation never writes per-round images unless asked."""
+    data = cfg.model_dump(mode="json")
+    if planner and planner != data["planner"]["name"]:
+        data["planner"] = {"name": planner, "params": {}}
+    if max_rounds is not None:
+        data["max_rounds"] = max_rounds
+    if profile:
+        data["skill_profile"] = profile
+    data["output"]["video"] = False
+    try:
+        return RunConfig.model_validate(data)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None

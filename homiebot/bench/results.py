@@ -1,0 +1,114 @@
+"""One evaluated run, in the compact form stored as a line of ``results.jsonl``.
+
+A RunResult carries everything the metrics need (the task's keypaths, aliases, expert length and
+attributes, and each executed step's subtask and feedback), so metrics can be recomputed from the
+results file alone, without the suite or the episode folders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from homiebot.contracts import EpisodeRecord
+
+Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
+ATTRIBUTES: tuple[str, ...] = ("short-horizon", "long-horizon", "open-ended", "logical", "human-style")
+
+
+class StepSummary(BaseModel):
+    """One round: the parsed subtask (empty action when the output was unusable) and its feedback."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    action: str = Field("", description="'Go to', 'Pick', ... or '' when the planner output was unusable")
+    target: str | None = None
+    place: str | None = None
+    model: str | None = None
+    success: bool
+    code: str | None = Field(None, description="error code (F1 ... E2) when the step failed")
+
+    def text(self) -> str:
+        """The bracketed form, e.g. '[Put, green_can, fridge]'; '[]' for an unusable output."""
+        parts = [p for p in (self.action, self.target, self.place) if p]
+        return "[" + ", ".join(parts) + "]"
+
+
+class RunResult(BaseModel):
+    """A finished (task, run) pair."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    task_id: str
+    run: int
+    seed: int
+    planner: str = ""
+    split: str | None = None
+    attributes: list[str] = []
+    keypaths: list[list[str]] = []
+    aliases: dict[str, str] = {}
+    expert_length: int | None = None
+    steps: list[StepSummary] = []
+    ended: bool = False
+    termination: str = "max_rounds"
+    goal_satisfied: bool | None = None
+    path_length: float = 0.0
+    wall_time: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.task_id, self.run)
+
+
+def summarise_steps(record: EpisodeRecord) -> list[StepSummary]:
+    """Compact the steps of an episode record."""
+    out = []
+    for s in record.steps:
+        sub = s.output.subtask if s.output else None
+        out.append(StepSummary(
+            action=sub.action.value if sub else "", target=sub.target if sub else None, place=sub.place if sub else None,
+            model=s.output.model if s.output else None, success=s.feedback.success,
+            code=s.feedback.code.value if s.feedback.code else None,
+        ))
+    return out
+
+
+@dataclass
+class ResultsFile:
+    """The readable content of a results.jsonl file."""
+
+    results: list[RunResult]
+    skipped: int = 0  # lines that are not a RunResult (e.g. the last line of a killed evaluation)
+    duplicates: int = 0  # repeated (task_id, run) keys; the first copy is kept
+    first_problem: str = ""
+    valid_bytes: int = 0  # length of the file up to the end of its last complete line
+
+
+def read_results(path: Path) -> ResultsFile:
+    """Read results tolerantly: skip unreadable lines, keep the first copy of a repeated key."""
+    out = ResultsFile(results=[])
+    if not path.is_file():
+        return out
+    seen: set[tuple[str, int]] = set()
+    data = path.read_bytes()
+    offset = 0
+    for number, raw in enumerate(data.splitlines(keepends=True), 1):
+        offset += len(raw)
+        if raw.endswith(b"\n"):
+            out.valid_bytes = offset
+        line = raw.decode("utf-8", errors="replace")
+        if not line.strip():
+            continue
+        try:
+            result = RunResult.model_validate_json(line)
+        except (ValidationError, ValueError) as exc:
+            out.skipped += 1
+            out.first_problem = out.first_problem or f"line {number}: {str(exc).splitlines()[0]}"
+            continue
+        if result.key in seen:
+            out.duplicates += 1
+            continue
+        seen.add(result.key)
+        out.results.append(result)
+    return out
