@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import math
 
-from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
-
 from homiebot.contracts import Action, ErrorCode, Subtask
+from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
 from homiebot.worlds.home.goals import candidates, condition_holds
 from homiebot.worlds.home.state import ARM_REACH, HomeState

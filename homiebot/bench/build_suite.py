@@ -227,8 +227,12 @@ def drink_somewhere(h: Home) -> Draft | None:
 # ---- logical -----------------------------------------------------------------------------------
 def if_none_then_add(h: Home) -> Draft | None:
     box = h.pick(h.articulated())
-    cls = h.pick({o.object_class for o in h.spec.objects})
-    if not box or not cls:
+    if not box:
+        return None
+    classes = {o.object_class for o in h.spec.objects}
+    several = {c for c in classes if sum(h.objs[o].receptacle != box and h.fits(o, box) for o in h.of_class(c)) >= 2}
+    cls = h.pick(several or classes)  # prefer classes that give the robot a choice
+    if not cls:
         return None
     inside = [o for o in h.of_class(cls) if h.objs[o].receptacle == box]
     outside = [o for o in h.of_class(cls) if h.objs[o].receptacle != box and h.fits(o, box)]
@@ -258,13 +262,27 @@ def not_already_there(h: Home) -> Draft | None:
     for cls in sorted({o.object_class for o in h.spec.objects}):
         inst = h.of_class(cls)
         homes = {h.objs[o].receptacle for o in inst}
-        if len(inst) >= 2 and len(homes) >= 2:
+        if len(inst) >= 3 and len(homes) >= 2:
             dest = h.pick(homes)
             movers = [o for o in inst if h.objs[o].receptacle != dest]
+            if len(movers) < 2:
+                continue
             if all(h.fits(o, dest, extra=len(movers)) for o in movers):
                 phr = f"every {words(cls)} that is not yet {RECEPTACLE_TYPES[h.recs[dest].type].relation} the {words(dest)} belongs there; move them"
                 return Draft(phr, ["logical"], [ObjectAt(object=o, receptacle=dest) for o in movers], keypaths([h.move(o, dest) for o in movers]))
     return None
+
+
+def hide_inside(h: Home) -> Draft | None:
+    obj = h.pick(h.objs)
+    boxes = [r for r in h.articulated() if h.closed(r) and r != h.objs[obj].receptacle and h.fits(obj, r)]
+    if len(boxes) < 2 or h.source_closed(obj):
+        return None
+    phr = h.rng.choice([f"hide the {words(obj)} inside something that can be shut, and leave it shut",
+                        f"put the {words(obj)} away behind a door or in a drawer, closed afterwards"])
+    goal: list = [ObjectAt(object=obj, receptacle=boxes)] + [ContainerState(receptacle=b, open=False) for b in boxes]
+    paths = [p for b in boxes for p in keypaths([h.move(obj, b)], close_at_end=(b,))]
+    return Draft(phr, ["logical"], goal, paths)
 
 
 # ---- human-style -------------------------------------------------------------------------------
@@ -311,7 +329,7 @@ QUOTAS: list[tuple[Family, int]] = [
     (move_one, 14), (toggle_container, 6), (take_out, 8),
     (gather, 8), (two_places, 7),
     (one_of_class, 7), (clear_off, 6), (drink_somewhere, 3),
-    (if_none_then_add, 8), (if_empty_else, 6), (not_already_there, 5),
+    (if_none_then_add, 7), (if_empty_else, 4), (not_already_there, 3), (hide_inside, 5),
     (casual_request, 10), (casual_chores, 5), (thirsty, 7),
 ]
 

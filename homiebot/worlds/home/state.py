@@ -224,7 +224,7 @@ class HomeState:
             return Outcome(False, f"the {receptacle} is full")
         if not rec.type.fits(self.layout.objects[obj].cls):
             return Outcome(False, f"the {obj} is too tall to fit in the {receptacle}")
-        spot = self._free_local_spot(rec, self.layout.objects[obj], rng)
+        spot = self._free_local_spot(rec, self.layout.objects[obj], rng, tidy=True)
         if spot is None:
             return Outcome(False, f"there is no free space {rec.type.relation} the {receptacle}")
         self.held = None
@@ -363,18 +363,28 @@ class HomeState:
         limit = ROBOT_RADIUS + ARM_REACH - 0.05
         return any(self.nav.is_free(p.x, p.y) and math.dist((p.x, p.y), point) <= limit for p in self._poses_facing(rec, point))
 
-    def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random) -> tuple[float, float] | None:
+    def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random,
+                         tidy: bool = False) -> tuple[float, float] | None:
+        """A free resting spot (receptacle frame): random tries, else the outermost free grid spot.
+        ``tidy`` skips the random tries, as a robot putting things down neatly would."""
         if not rec.type.fits(info.cls):
             return None
         x0, y0, x1, y1 = rec.placement_area()
         r = info.radius
         if x1 - x0 < 2 * r or y1 - y0 < 2 * r:
             return None
-        for _ in range(60):
-            spot = (rng.uniform(x0 + r, x1 - r), rng.uniform(y0 + r, y1 - r))
-            if self._local_spot_if_free(rec, info, spot) is not None:
-                return spot
-        return None
+        if not tidy:
+            for _ in range(60):
+                spot = (rng.uniform(x0 + r, x1 - r), rng.uniform(y0 + r, y1 - r))
+                if self._local_spot_if_free(rec, info, spot) is not None:
+                    return spot
+        # a grid search, outermost spots first: packs objects along the edges and leaves the middle free
+        step = 0.02
+        xs = [x0 + r + i * step for i in range(int((x1 - x0 - 2 * r) / step) + 1)]
+        ys = [y0 + r + j * step for j in range(int((y1 - y0 - 2 * r) / step) + 1)]
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        grid = sorted(((x, y) for x in xs for y in ys), key=lambda p: (-max(abs(p[0] - cx), abs(p[1] - cy)), rng.random()))
+        return next((p for p in grid if self._local_spot_if_free(rec, info, p) is not None), None)
 
     def _local_of(self, rec: Receptacle, obj: str) -> tuple[float, float]:
         x, y, _, _ = self.object_poses[obj]
