@@ -38,6 +38,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py
+	$(BIN)/python benchmarks/bench_eval.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks
