@@ -91,12 +91,13 @@ class OraclePlanner(Planner):
             return Subtask(action=Action.GO_TO, target=subject), f"{why}; I need to be next to the {subject} first"
         return Subtask(action=action, target=target, place=place), why
 
-    def _chosen(self, index: int, cond: ObjectAt) -> tuple[str, str]:
-        """Which object and which receptacle serve this goal; decided once, then kept."""
+    def _chosen(self, index: int, cond: ObjectAt, holding: str | None = None) -> tuple[str, str]:
+        """Which object (the held one, else the nearest) and which receptacle serve this goal;
+        decided once, then kept, so the plan does not flip as the robot moves."""
         s = self.state
         assert s is not None
-        if index not in self._choice:
-            obj = min(candidates(s, cond), key=lambda o: (math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)), o))
+        if index not in self._choice or (holding and self._choice[index][0] != holding):
+            obj = holding or min(candidates(s, cond), key=lambda o: (math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)), o))
             x, y = s.object_poses[obj][:2]
 
             def cost(name: str) -> tuple[bool, float, str]:
@@ -122,7 +123,7 @@ class OraclePlanner(Planner):
         assert s is not None
         for i, cond in enumerate(self.goal):
             if isinstance(cond, ObjectAt) and held in candidates(s, cond) and not condition_holds(s, cond):
-                rec = self._chosen(i, cond)[1] if self._choice.get(i, (held,))[0] == held else min(cond.receptacles)
+                rec = self._chosen(i, cond, holding=held)[1]
                 if not (s.layout.receptacles[rec].type.articulated and not s.is_open[rec]):
                     return self._use(held, Action.PUT, f"I hold the {held}, which belongs {s.layout.receptacles[rec].type.relation} the {rec}", place=rec)
                 break
