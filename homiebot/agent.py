@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from homiebot import prompting
+from homiebot.prompting import PromptBuilder, history_line
 from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings
 from homiebot.errors import ErrorDetector
 from homiebot.executor import Executor
@@ -44,7 +44,8 @@ class Agent:
         self.models = models
         self.settings = settings
         self.planner_name = planner_name
-        self.system = prompting.system_text([(m.name, m.description) for m in models])
+        self.prompts = PromptBuilder([(m.name, m.description) for m in models])
+        self.system = self.prompts.system()
 
     def run(self, task: Task, seed: int, writer: EpisodeWriter | None = None, config: dict[str, Any] | None = None,
             on_step: Callable[[StepRecord], None] | None = None,
@@ -97,7 +98,7 @@ class Agent:
         inventory_before = self.world.inventory()
         window = self.settings.history_window
         shown = history[-window:] if window else history
-        user = prompting.user_text(task.instruction, inventory_before, shown, feedback)
+        user = self.prompts.user(task.instruction, inventory_before, shown, feedback, r)
         t1 = time.perf_counter()
         request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs)
         usage: dict[str, float] = {}
@@ -105,6 +106,7 @@ class Agent:
         try:
             reply = self.planner.plan(request)
             raw, usage = reply.text, dict(reply.usage)
+            user = reply.prompt or user  # a planner with its own prompt template reports what it sent
             try:
                 output = parse_planner_output(raw, model_names)
                 fb = Feedback.ok()
@@ -127,7 +129,7 @@ class Agent:
                 fb = check.feedback
         t4 = time.perf_counter()
         label = output.subtask.text() if output else "[invalid output]"
-        history.append(prompting.history_line(len(history) + 1, label, output.model if output else None, fb.success))
+        history.append(history_line(len(history) + 1, label, output.model if output else None, fb.success))
         images = writer.write_views(r, obs) if writer else {}
         t5 = time.perf_counter()
         return StepRecord(

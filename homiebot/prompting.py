@@ -1,31 +1,56 @@
-"""The planner's instructions and per-round user text (the EMMOE conventions, in homiebot's words)."""
+"""Planner prompts: the instructions (system text) and the per-round message, in homiebot's words.
+
+``PromptBuilder`` writes both from the installed models (name and what each is good at), in one of
+two output formats: ``json`` (default) or ``text`` (the EMMOE ``Analysis: / Subtask: / Model:`` form).
+A template file can replace either part, to match the prompt a fine-tuned model was trained on; it is
+YAML with ``system`` and/or ``user`` keys whose ``$placeholders`` are filled in:
+``$actions $models $model_names $format`` (system) and ``$task $inventory $history $feedback $round`` (user).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from string import Template
+from typing import Literal
+
+import yaml
 
 from homiebot.contracts import Action, Feedback
 
-SYSTEM_TEMPLATE = """You control a one-armed household robot and decide, one step at a time, what it does next.
+OutputFormat = Literal["json", "text"]
+
+ROLE = """You control a one-armed household robot and decide, one step at a time, what it does next.
 Each round you receive:
 - four camera images taken from the robot, in the order front, left, back, right;
 - the task to accomplish;
 - the inventory: what the robot holds. It has one hand: it cannot Pick, Open or Close while holding something, and it can only Put when holding something;
 - the history of earlier subtasks, each marked success or fail;
-- feedback explaining why the last subtask failed (None if it succeeded).
+- feedback explaining why the last subtask failed (None if it succeeded)."""
 
-Answer with the single next subtask, never a whole plan, as JSON:
-{{"analysis": "<what you see, what happened so far, and why this step comes next>", "subtask": ["<action>", "<target>"], "model": "<model>"}}
-Actions: {actions}. Put takes an object and a place: ["Put", "<object>", "<place>"]. When the task is complete answer ["End"] with model null.
-Models: {models}
-Only refer to things you can see or have seen. Go next to something before handling it, and open containers before you pick up what goes inside them."""
+FORMATS = {
+    "json": ('Answer with the single next subtask, never a whole plan, as one JSON object:\n'
+             '{"analysis": "<what you see, what happened so far, and why this step comes next>", '
+             '"subtask": ["<action>", "<target>"], "model": "<model>"}\n'
+             'Put takes an object and a place: ["Put", "<object>", "<place>"]. When the task is complete answer '
+             '{"analysis": "...", "subtask": ["End"], "model": null}.'),
+    "text": ("Answer with the single next subtask, never a whole plan, in exactly three lines:\n"
+             "Analysis: <what you see, what happened so far, and why this step comes next>\n"
+             "Subtask: [<action>, <target>]   (Put takes an object and a place: [Put, <object>, <place>])\n"
+             "Model: <model>\n"
+             "When the task is complete answer Subtask: [End] and Model: None."),
+}
+
+RULES = """Only refer to things you can see or have seen. Go next to something before handling it, open a container
+before you pick up what goes inside it, and pay attention to the feedback: it says what to fix."""
+
+DEFAULT_SYSTEM = "$role\n\nActions: $actions.\nModels: $models.\n\n$format\n\n$rules"
+DEFAULT_USER = "Task: $task\nInventory: $inventory\nHistorical Execution:\n$history\nFeedback: $feedback\n" \
+               "Now output the analysis, the next subtask and the model."
 
 
-def system_text(models: Sequence[tuple[str, str]]) -> str:
-    """The system instructions for the given (model name, what it is good at) pairs."""
-    actions = ", ".join(a.value for a in Action)
-    listed = "; ".join(f"{name} ({desc})" if desc else name for name, desc in models)
-    return SYSTEM_TEMPLATE.format(actions=actions, models=listed)
+class PromptError(ValueError):
+    """A prompt template file that cannot be used."""
 
 
 def history_line(index: int, subtask_text: str, model: str | None, success: bool) -> str:
@@ -33,10 +58,45 @@ def history_line(index: int, subtask_text: str, model: str | None, success: bool
     return f"({index}) {subtask_text} ({model or 'None'}) ({'success' if success else 'fail'})"
 
 
-def user_text(instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None) -> str:
-    """The per-round message that accompanies the four images."""
-    fb = "None" if feedback is None or feedback.success else feedback.message
-    hist = "\n".join(history) if history else "None"
-    inv = ", ".join(inventory) if inventory else "None"
-    return (f"Task: {instruction}\nInventory: {inv}\nHistorical Execution:\n{hist}\nFeedback: {fb}\n"
-            "Now output the analysis, the next subtask and the model.")
+class PromptBuilder:
+    """Builds the system text and the per-round user text for one set of models."""
+
+    def __init__(self, models: Sequence[tuple[str, str]], output_format: OutputFormat = "json",
+                 template_file: str | Path | None = None) -> None:
+        if output_format not in FORMATS:
+            raise PromptError(f"unknown output format '{output_format}'; choose json or text")
+        self.models = list(models)
+        self.output_format = output_format
+        self.system_template, self.user_template = DEFAULT_SYSTEM, DEFAULT_USER
+        if template_file is not None:
+            self._load(Path(template_file))
+
+    def _load(self, path: Path) -> None:
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as err:
+            raise PromptError(f"cannot read prompt template {path}: {err.strerror}") from None
+        except yaml.YAMLError as err:
+            raise PromptError(f"{path}: not valid YAML: {err}") from None
+        if not isinstance(data, dict) or not ({"system", "user"} & set(data)) or set(data) - {"system", "user"}:
+            raise PromptError(f"{path}: a prompt template is a mapping with 'system' and/or 'user' text")
+        for key in ("system", "user"):
+            if key in data:
+                if not isinstance(data[key], str):
+                    raise PromptError(f"{path}: '{key}' must be text")
+                setattr(self, f"{key}_template", data[key])
+
+    def system(self) -> str:
+        """The instructions: role, views, one-hand rule, actions, models, output format."""
+        listed = "; ".join(f"{name} ({desc})" if desc else name for name, desc in self.models)
+        return Template(self.system_template).safe_substitute(
+            role=ROLE, actions=", ".join(a.value for a in Action), models=listed,
+            model_names=", ".join(name for name, _ in self.models), format=FORMATS[self.output_format], rules=RULES)
+
+    def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,
+             round_index: int = 0) -> str:
+        """The message that accompanies the four images in one round."""
+        return Template(self.user_template).safe_substitute(
+            task=instruction, inventory=", ".join(inventory) if inventory else "None",
+            history="\n".join(history) if history else "None",
+            feedback="None" if feedback is None or feedback.success else feedback.message, round=round_index)

@@ -57,7 +57,8 @@ class PlannerReply:
     """Raw planner text plus accounting (tokens, latency) for the step record."""
 
     text: str
-    usage: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, float] = field(default_factory=dict)  # e.g. prompt_tokens, completion_tokens, latency_s
+    prompt: str | None = None  # the user text actually sent, when the planner built its own
 
 
 class Planner(ABC):
