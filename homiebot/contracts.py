@@ -126,6 +126,7 @@ class Feedback(_Contract):
     status: Status
     code: ErrorCode | None = None
     message: str = ""
+    details: dict[str, str] = Field(default_factory=dict, description="machine-readable facts, e.g. {'container': 'fridge'}")
 
     @model_validator(mode="after")
     def _code_iff_fail(self) -> Feedback:
@@ -138,8 +139,8 @@ class Feedback(_Contract):
         return cls(status=Status.SUCCESS, message=message)
 
     @classmethod
-    def fail(cls, code: ErrorCode, message: str) -> Feedback:
-        return cls(status=Status.FAIL, code=code, message=message)
+    def fail(cls, code: ErrorCode, message: str, **details: str) -> Feedback:
+        return cls(status=Status.FAIL, code=code, message=message, details=details)
 
     @property
     def success(self) -> bool:
@@ -161,8 +162,19 @@ class ViewImage(_Contract):
     segmentation: NDArray | None = None
 
 
+class InstanceLabel(_Contract):
+    """What an instance id in the segmentation images is: its name and its category (class or type)."""
+
+    name: str
+    category: str
+
+
 class Observation(_Contract):
-    """What the robot perceives at the start of a round; views always front, left, back, right."""
+    """What the robot perceives at the start of a round; views always front, left, back, right.
+
+    ``labels`` maps the instance ids visible in the segmentation images to names and categories
+    (what an instance-segmentation detector reports); it is empty when there is no segmentation.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
     version: int = CONTRACT_VERSION
@@ -170,6 +182,7 @@ class Observation(_Contract):
     views: dict[ViewName, ViewImage]
     pose: Pose2D
     inventory: list[str] = []
+    labels: dict[int, InstanceLabel] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _all_views(self) -> Observation:

@@ -107,7 +107,7 @@ class ErrorDetector:
             close = difflib.get_close_matches(normalise_name(name), self.belief.names(), n=3, cutoff=0.6)
             if close:
                 msg += f" (similar names: {', '.join(close)})"
-        return Feedback.fail(ErrorCode.F2, msg + ".")
+        return Feedback.fail(ErrorCode.F2, msg + ".", name=name)
 
     # ---- phases 1-3 -----------------------------------------------------------------------
     def check(self, output: PlannerOutput) -> CheckResult:
@@ -148,7 +148,7 @@ class ErrorDetector:
         target = self.belief.lookup(sub.target or "")
         assert target is not None
         if held is not None and act in (Action.PICK, Action.OPEN, Action.CLOSE):
-            return Feedback.fail(ErrorCode.L1, f"Unable to {verb}, the hand is full (holding the {held}); put it somewhere first.")
+            return Feedback.fail(ErrorCode.L1, f"Unable to {verb}, the hand is full (holding the {held}); put it somewhere first.", held=held)
         if act is Action.PUT:
             if held is None:
                 return Feedback.fail(ErrorCode.L2, "Unable to put, the hand is empty; pick the object up first.")
@@ -164,13 +164,13 @@ class ErrorDetector:
             if place.kind != "receptacle":
                 return Feedback.fail(ErrorCode.L4, f"Can not put anything on the {sub.place}! It is a {place.kind}; choose a piece of furniture.")
             if place.articulated and not place.is_open:
-                return Feedback.fail(ErrorCode.L3, f"Unable to put, the {sub.place} is closed, you should open it first.")
+                return Feedback.fail(ErrorCode.L3, f"Unable to put, the {sub.place} is closed, you should open it first.", container=sub.place or "")
         if act is Action.PICK:
             container = self.belief.enclosing_container(sub.target or "")
             if container is not None:
                 box = self.belief.lookup(container)
                 if box is not None and not box.is_open:
-                    return Feedback.fail(ErrorCode.L3, f"Unable to pick, the {sub.target} is in the {container}, which is closed; you should open it first.")
+                    return Feedback.fail(ErrorCode.L3, f"Unable to pick, the {sub.target} is in the {container}, which is closed; you should open it first.", container=container)
         return None
 
     def _check_distance(self, sub: Subtask) -> Feedback | None:
@@ -181,9 +181,9 @@ class ErrorDetector:
         distance = self.belief.distance_to(subject)
         verb = sub.action.value.lower()
         if distance > self.far:
-            return Feedback.fail(ErrorCode.D1, f"Unable to {verb}, the target is far away ({distance:.1f} m); go to the {subject} first.")
+            return Feedback.fail(ErrorCode.D1, f"Unable to {verb}, the target is far away ({distance:.1f} m); go to the {subject} first.", subject=subject)
         if distance < self.near:
-            return Feedback.fail(ErrorCode.D2, f"Unable to {verb}, the target is too close ({distance:.2f} m) for the arm to extend; move back, e.g. go to the {subject} again.")
+            return Feedback.fail(ErrorCode.D2, f"Unable to {verb}, the target is too close ({distance:.2f} m) for the arm to extend; move back, e.g. go to the {subject} again.", subject=subject)
         return None
 
     # ---- phase 4 --------------------------------------------------------------------------
@@ -192,6 +192,6 @@ class ErrorDetector:
         """Classify a skill that did not succeed: E2 if the object was dropped, else E1."""
         verb = sub.action.value.lower()
         if dropped is not None:
-            return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.")
+            return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.", dropped=dropped)
         detail = f" ({reason})" if reason else ""
         return Feedback.fail(ErrorCode.E1, f"Unable to {verb}, the subtask is too difficult to perform after {attempts} attempts{detail}.")

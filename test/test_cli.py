@@ -35,7 +35,7 @@ def test_run_instruction_in_generated_scene(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["run", "--task", "no/such/task.yaml"], "cannot read task file"),
     (["run", "--config", "no/such.yaml"], "cannot read config file"),
-    (["run", "--planner", "gpt-9"], "unknown planner 'gpt-9'; available: oracle, replay"),
+    (["run", "--planner", "gpt-9"], "unknown planner 'gpt-9'; available: heuristic, hf, openai, oracle, replay"),
     (["run", "--max-rounds", "0"], "max_rounds"),
     (["run", "--profile", "clumsy"], "unknown failure profile 'clumsy'"),
     (["run", "dance the tango", "--scene", "1"], "needs a task goal"),

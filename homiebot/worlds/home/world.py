@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
+import numpy as np
+
+from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
 from homiebot.worlds.home.goals import goal_holds
@@ -31,6 +33,11 @@ class EmbeddedHome(World):
         self.state = copy.deepcopy(self._initial)
         self.renderer = HomeRenderer(self._initial.layout, width=width, height=height, fovy=fovy,
                                      depth=depth, segmentation=segmentation)
+        layout = self._initial.layout
+        category = {**{n: "room" for n in layout.rooms}, **{n: r.type.name for n, r in layout.receptacles.items()},
+                    **{n: o.cls.name for n, o in layout.objects.items()}}
+        self._categories = {i: InstanceLabel(name=n, category=category[n]) for n, i in self.renderer.instance_ids.items()
+                            if n in category}
 
     def reset(self) -> None:
         self.state = copy.deepcopy(self._initial)
@@ -41,7 +48,16 @@ class EmbeddedHome(World):
         views = {v: ViewImage(rgb=rendered[v].rgb, depth=rendered[v].depth, segmentation=rendered[v].segmentation)
                  for v in VIEW_NAMES}
         r = self.state.robot
-        return Observation(round=round_index, views=views, pose=Pose2D(x=r.x, y=r.y, yaw=r.yaw), inventory=self.inventory())
+        return Observation(round=round_index, views=views, pose=Pose2D(x=r.x, y=r.y, yaw=r.yaw), inventory=self.inventory(),
+                           labels=self._labels(views))
+
+    def _labels(self, views: dict[str, ViewImage]) -> dict[int, InstanceLabel]:
+        """Names and categories of the instances visible in this observation (oracle perception)."""
+        segs = [v.segmentation for v in views.values() if v.segmentation is not None]
+        if not segs:
+            return {}
+        visible = set(np.unique(np.concatenate([s.ravel() for s in segs])).tolist())
+        return {i: self._categories[i] for i in visible if i in self._categories}
 
     @property
     def belief(self) -> HomeState:

@@ -1,0 +1,399 @@
+"""The heuristic planner: no language model and no privileged state.
+
+It reads the instruction once (``planners/instructions.py`` lists the forms it understands), then
+each round updates what it knows from perception only (the names and categories visible in the
+four views, and what seems to rest on what) and from feedback, and chooses the next subtask:
+
+* targets are grounded with names, aliases, word overlap and sentence embeddings; a target not yet
+  seen makes it explore: first the rooms it has glimpsed, then closed containers it can open;
+* it opens a destination container before picking the object up (one hand), and a container before
+  taking something out of it;
+* it repairs from typed feedback: D1/D2 -> go there (again); L3 -> open the container the feedback
+  names; L1 -> put down what it holds; F2 -> forget the name and ground again or explore;
+  E1 -> retry with another model, then give up on that object if an alternative exists;
+  E2 -> find the dropped object and pick it up again.
+
+An instruction outside its subset is refused at the start with a message listing the subset.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
+from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder
+from homiebot.perception.visible import sightings, supports
+from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
+from homiebot.planners.instructions import (
+    Clear,
+    Fetch,
+    IfAbsent,
+    IfEmpty,
+    Keep,
+    Move,
+    Plan,
+    Things,
+    Toggle,
+    UnsupportedInstruction,
+    parse_instruction,
+)
+from homiebot.planners.models import choose_model
+from homiebot.worlds.home.catalog import OBJECT_CLASSES, RECEPTACLE_TYPES
+
+GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
+GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}
+MAX_FAILS = 3
+
+
+class _Decision(Exception):
+    """Raised internally to return a subtask from deep inside the goal logic."""
+
+    def __init__(self, sub: Subtask, why: str) -> None:
+        self.sub, self.why = sub, why
+
+
+@dataclass
+class _Memory:
+    known: dict[str, str] = field(default_factory=dict)  # name -> category
+    support: dict[str, str | None] = field(default_factory=dict)  # object -> receptacle it rests on/in
+    rooms_visited: set[str] = field(default_factory=set)
+    opened: set[str] = field(default_factory=set)
+    searched: set[str] = field(default_factory=set)  # containers opened only to look inside
+    forgotten: set[str] = field(default_factory=set)  # names the detector rejected (F2)
+    given_up: set[str] = field(default_factory=set)  # objects that failed too often
+    near: str | None = None
+    held: str | None = None
+    done: set[tuple[str, str]] = field(default_factory=set)  # (object, receptacle) put successfully
+    checked: dict[int, bool] = field(default_factory=dict)  # goal index -> result of a look inside
+    fails: dict[str, list[str]] = field(default_factory=dict)  # subtask text -> models that failed it
+
+
+class HeuristicPlanner(Planner):
+    """Rule-based, perception-only planner for a documented subset of instructions."""
+
+    def __init__(self, embeddings: bool = True) -> None:
+        self.embeddings = embeddings
+        self.models: list[ModelInfo] = []
+        self.plan_: Plan = Plan()
+        self.mem = _Memory()
+        self._last: tuple[Subtask, str | None] | None = None
+
+    def reset(self, context: EpisodeContext) -> None:
+        try:
+            self.plan_ = parse_instruction(context.task.instruction)
+        except UnsupportedInstruction as err:
+            raise PlannerConfigError(str(err)) from None
+        self.grounder = Grounder(context.task.aliases, SHARED_EMBEDDER if self.embeddings else None)
+        self.models = context.models
+        self.mem = _Memory()
+        self._last = None
+
+    # ---- per round ----------------------------------------------------------------------------
+    def plan(self, request: PlannerRequest) -> PlannerReply:
+        self._perceive(request)
+        self._learn(request.feedback)
+        try:
+            self._decide()
+            sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"
+        except _Decision as d:
+            sub, why = d.sub, d.why
+        kind = self._kind(sub.target) if sub.action is Action.GO_TO else None
+        model = choose_model(sub, kind, self.models, self.mem.fails.get(sub.text(), []))
+        self._last = (sub, model)
+        parts = [sub.action.value] + [p for p in (sub.target, sub.place) if p]
+        return PlannerReply(json.dumps({"analysis": why, "subtask": parts, "model": model}))
+
+    def _perceive(self, request: PlannerRequest) -> None:
+        m = self.mem
+        m.held = request.inventory[0] if request.inventory else None
+        if request.observation is None:
+            return
+        seen = sightings(request.observation)
+        for name, sights in seen.items():
+            if name not in m.forgotten:
+                m.known[name] = sights[0].category
+        for name in seen:
+            if m.known.get(name) in OBJECT_CLASSES and name != m.held:
+                under = [s for s in supports(seen, name) if m.known.get(s) in RECEPTACLE_TYPES]
+                if under:
+                    m.support[name] = under[0]
+        if request.round == 1:
+            floors = sorted(((sum(s.pixels for s in v), n) for n, v in seen.items() if v[0].category == "room"), reverse=True)
+            if floors:
+                m.rooms_visited.add(floors[0][1])
+
+    def _learn(self, fb: Feedback | None) -> None:
+        if self._last is None or fb is None:
+            return
+        sub, model = self._last
+        m = self.mem
+        if fb.success:
+            m.fails.pop(sub.text(), None)
+            if sub.action is Action.GO_TO:
+                m.near = sub.target
+                if self._kind(sub.target) == "room":
+                    m.rooms_visited.add(sub.target)
+            elif sub.action is Action.OPEN:
+                m.opened.add(sub.target)
+            elif sub.action is Action.CLOSE:
+                m.opened.discard(sub.target)
+            elif sub.action is Action.PUT:
+                m.done.add((sub.target, sub.place))
+                m.support[sub.target] = sub.place
+            return
+        code = fb.code
+        if code in (ErrorCode.D1, ErrorCode.D2, ErrorCode.E2):
+            m.near = None
+        if code is ErrorCode.L3 and fb.details.get("container"):
+            box = fb.details["container"]
+            m.opened.discard(box)
+            if sub.action is Action.PICK:
+                m.support[sub.target] = box
+        if code is ErrorCode.F2 and fb.details.get("name"):
+            m.forgotten.add(fb.details["name"])
+            m.known.pop(fb.details["name"], None)
+        if code is ErrorCode.E2 and fb.details.get("dropped"):
+            m.support[fb.details["dropped"]] = None
+        if code is ErrorCode.E1:
+            failed = m.fails.setdefault(sub.text(), [])
+            failed.append(model or "")
+            if len(failed) >= MAX_FAILS and sub.action is Action.PICK:
+                m.given_up.add(sub.target)
+
+    # ---- knowledge helpers ----------------------------------------------------------------------
+    def _kind(self, name: str | None) -> str:
+        cat = self.mem.known.get(name or "")
+        if cat == "room":
+            return "room"
+        return "receptacle" if cat in RECEPTACLE_TYPES else "object"
+
+    def _of(self, kinds) -> dict[str, str]:
+        return {n: c for n, c in self.mem.known.items() if c in kinds}
+
+    def _object(self, phrase: str) -> str | None:
+        found = self.grounder.ground(phrase, self._of(OBJECT_CLASSES))
+        return found[0] if found else None
+
+    def _receptacle(self, phrase: str) -> str | None:
+        found = self.grounder.ground(phrase, self._of(RECEPTACLE_TYPES))
+        return found[0] if found else None
+
+    def _closable(self, rec: str) -> bool:
+        t = RECEPTACLE_TYPES.get(self.mem.known.get(rec, ""))
+        return bool(t and t.articulated)
+
+    def _objects_of_kind(self, kind: str) -> list[str]:
+        cats = self.grounder.category_matches(kind, sorted(OBJECT_CLASSES), GROUPS)
+        return sorted(n for n, c in self._of(OBJECT_CLASSES).items() if c in cats and n not in self.mem.given_up)
+
+    def _on(self, rec: str) -> list[str]:
+        return sorted(o for o, r in self.mem.support.items() if r == rec and o != self.mem.held)
+
+    # ---- decisions (each raises _Decision with the next subtask, or returns when its goal is done) --
+    def _decide(self) -> None:
+        m = self.mem
+        for i, goal in enumerate(self.plan_.goals):
+            if isinstance(goal, Move):
+                self._move_goal(goal)
+            elif isinstance(goal, Toggle):
+                self._toggle(goal)
+            elif isinstance(goal, Fetch):
+                self._fetch(goal)
+            elif isinstance(goal, Clear):
+                self._clear(goal)
+            elif isinstance(goal, (IfAbsent, IfEmpty, Keep)):
+                self._conditional(i, goal)
+        self._close_after()
+        if m.held:
+            self._put_down(m.held, "the task is done but my hand is not free")
+
+    def _go(self, target: str, why: str) -> None:
+        raise _Decision(Subtask(action=Action.GO_TO, target=target), why)
+
+    def _act(self, action: Action, target: str, why: str, place: str | None = None) -> None:
+        spot = place or target
+        near = self.mem.near is not None and self.mem.near in (spot, self.mem.support.get(spot))
+        if not near:
+            self._go(spot, f"{why}; first I go to the {spot}")
+        raise _Decision(Subtask(action=action, target=target, place=place), why)
+
+    def _explore(self, what: str) -> None:
+        """Go somewhere new to find ``what``: an unvisited room, else inside a closed container;
+        End when nothing is left to search."""
+        m = self.mem
+        rooms = [n for n, c in m.known.items() if c == "room" and n not in m.rooms_visited]
+        # likeliest room first ("fridge" -> kitchen), by word similarity
+        rooms.sort(key=lambda r: (-self._similarity(what, r), r))
+        if rooms:
+            self._go(rooms[0], f"I have not seen the {what} yet, so I explore the {rooms[0]}")
+        if m.held:
+            self._put_down(m.held, f"I need a free hand to look inside containers for the {what}")
+        boxes = sorted(n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched)
+        if boxes:
+            box = boxes[0]
+            if m.near == box:
+                m.searched.add(box)
+            self._act(Action.OPEN, box, f"the {what} may be inside the {box}")
+        raise _Decision(Subtask(action=Action.END), f"I searched everywhere I can reach and did not find the {what}")
+
+    def _similarity(self, a: str, b: str) -> float:
+        emb = self.grounder.embedder
+        return emb.similarity(a, b.replace("_", " ")) if emb is not None else 0.0
+
+    def _put_down(self, obj: str, why: str) -> None:
+        m = self.mem
+        surfaces = [n for n in self._of(RECEPTACLE_TYPES) if not self._closable(n)]
+        if not surfaces:
+            self._explore("a free surface")
+        spot = m.near if m.near in surfaces else sorted(surfaces)[0]
+        self._act(Action.PUT, obj, why, place=spot)
+
+    def _ensure_open(self, box: str, why: str) -> None:
+        if self._closable(box) and box not in self.mem.opened:
+            if self.mem.held:
+                self._put_down(self.mem.held, f"I must open the {box} and need a free hand")
+            self._act(Action.OPEN, box, why)
+
+    def _bring(self, obj: str, dest: str) -> None:
+        """Move one known object to a known receptacle."""
+        m = self.mem
+        if (obj, dest) in m.done and m.support.get(obj) == dest:
+            return
+        if m.held and m.held != obj:
+            self._put_down(m.held, f"I hold the {m.held} but need to carry the {obj}")
+        if m.held == obj:
+            if self._closable(dest) and dest not in m.opened:
+                self._put_down(obj, f"the {dest} must be opened first")
+            self._act(Action.PUT, obj, f"I carry the {obj} to the {dest}", place=dest)
+        self._ensure_open(dest, f"the {obj} goes into the {dest}, so I open it while my hand is free")
+        source = m.support.get(obj)
+        if source and self._closable(source) and source not in m.opened:
+            self._act(Action.OPEN, source, f"the {obj} is inside the closed {source}")
+        self._act(Action.PICK, obj, f"the {obj} should go to the {dest}")
+
+    def _things(self, things: Things, dest: str | None) -> list[str]:
+        """Concrete objects for a Things description (exploring when they are not known yet)."""
+        if things.names:
+            found = []
+            for phrase in things.names:
+                obj = self._object(phrase)
+                if obj is None:
+                    self._explore(phrase)
+                found.append(obj)
+            return found
+        assert things.kind is not None and things.count is not None
+        pool = [o for o in self._objects_of_kind(things.kind) if self.mem.support.get(o) != dest or (o, dest) in self.mem.done]
+        placed = [o for o in pool if (o, dest) in self.mem.done]
+        pool = placed + [o for o in pool if o not in placed]
+        if len(pool) < things.count:
+            self._explore(things.kind)
+        return pool[: things.count]
+
+    def _dest(self, goal: Move, obj: str | None = None) -> str:
+        if goal.dest is not None:
+            dest = self._receptacle(goal.dest)
+            if dest is None:
+                self._explore(goal.dest)
+            return dest
+        boxes = [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n != self.mem.support.get(obj or "")]
+        if not boxes:
+            self._explore("a container that closes")
+        near = [b for b in boxes if b == self.mem.near]
+        return (near or sorted(boxes))[0]
+
+    def _move_goal(self, goal: Move) -> None:
+        dest = self._dest(goal) if goal.dest is not None else None
+        if goal.things.kind and goal.things.count is None:  # every object of a kind
+            for obj in self._objects_of_kind(goal.things.kind):
+                if self.mem.support.get(obj) != dest or (obj, dest) in self.mem.done:
+                    self._bring(obj, dest)
+            m = self.mem
+            unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items()) or any(
+                self._closable(n) and n not in m.opened and n not in m.searched for n in m.known)
+            if unexplored:
+                self._explore(f"every {goal.things.kind}")
+            return
+        for obj in self._things(goal.things, dest):
+            self._bring(obj, dest or self._dest(goal, obj))
+
+    def _toggle(self, goal: Toggle) -> None:
+        box = self._receptacle(goal.target)
+        if box is None:
+            self._explore(goal.target)
+        if (box in self.mem.opened) == goal.open:
+            return
+        if self.mem.held:
+            self._put_down(self.mem.held, f"I need a free hand to {'open' if goal.open else 'close'} the {box}")
+        self._act(Action.OPEN if goal.open else Action.CLOSE, box, f"the task asks for the {box} {'open' if goal.open else 'closed'}")
+
+    def _fetch(self, goal: Fetch) -> None:
+        obj = self._object(goal.thing)
+        if obj is None:
+            self._explore(goal.thing)
+        if not goal.pick:
+            if self.mem.near not in (obj, self.mem.support.get(obj)):
+                self._go(obj, f"the task is to find the {obj}")
+            return
+        if self.mem.held != obj:
+            if self.mem.held:
+                self._put_down(self.mem.held, f"I need a free hand to take the {obj}")
+            self._act(Action.PICK, obj, f"the task is to fetch the {obj}")
+
+    def _clear(self, goal: Clear) -> None:
+        src = self._receptacle(goal.source)
+        if src is None:
+            self._explore(goal.source)
+        if self.mem.near != src and not self._on(src):
+            self._go(src, f"I look at what is on the {src}")
+        for obj in self._on(src):
+            if goal.dest:
+                dest = self._receptacle(goal.dest)
+                if dest is None:
+                    self._explore(goal.dest)
+            else:
+                others = [n for n in self._of(RECEPTACLE_TYPES) if n != src and not self._closable(n)]
+                if not others:
+                    self._explore("another surface")
+                dest = sorted(others)[0]
+            self._bring(obj, dest)
+
+    def _conditional(self, index: int, goal: IfAbsent | IfEmpty | Keep) -> None:
+        m = self.mem
+        box_phrase = goal.container if not isinstance(goal, Keep) else goal.dest
+        box = self._receptacle(box_phrase)
+        if box is None:
+            self._explore(box_phrase)
+        if index not in m.checked:
+            if m.held:
+                self._put_down(m.held, f"I need a free hand to look into the {box}")
+            self._ensure_open(box, f"I must look inside the {box}")
+            if m.near != box:
+                self._go(box, f"I look at what is in the {box}")
+            m.checked[index] = True  # we are at the open container now: what is there is in memory
+        inside = self._on(box)
+        if isinstance(goal, IfAbsent):
+            kinds = self.grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS)
+            if any(m.known.get(o) in kinds and (o, box) not in m.done for o in inside):
+                return
+            self._move_goal(Move(Things(kind=goal.kind, count=1), box_phrase))
+        elif isinstance(goal, IfEmpty):
+            target = box_phrase if not [o for o in inside if not any(o == d[0] for d in m.done)] else goal.otherwise
+            self._move_goal(Move(Things(names=(goal.thing,)), target))
+        else:
+            kinds = self.grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS)
+            have = [o for o in inside if m.known.get(o) in kinds]
+            if len(have) < goal.count:
+                self._move_goal(Move(Things(kind=goal.kind, count=goal.count - len([o for o in have if (o, box) not in m.done])
+                                            ), box_phrase))
+
+    def _close_after(self) -> None:
+        if not self.plan_.close_after:
+            return
+        dests = []
+        for goal in self.plan_.goals:
+            if isinstance(goal, Move):
+                dests += [d for (_, d) in self.mem.done if goal.dest is None or d == self._receptacle(goal.dest)]
+        for box in dict.fromkeys(d for d in dests if self._closable(d)):
+            if box in self.mem.opened:
+                self._act(Action.CLOSE, box, f"the task asks me to close the {box} at the end")

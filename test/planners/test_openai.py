@@ -1,0 +1,416 @@
+"""The OpenAI-compatible planner against a real HTTP server on the loopback interface.
+
+The server is started inside each test (ephemeral port), records every request and answers from a
+script: first any queued faults, then like an oracle for the demo task (the next step is chosen by
+counting the successes in the history the planner sends). No real network is ever used.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from homiebot.config import RunConfig
+from homiebot.contracts import ErrorCode
+from homiebot.planners.base import PlannerConfigError, PlannerError, PlannerRequest
+from homiebot.planners.openai_compat import OpenAIPlanner
+from homiebot.runtime import build_planner, run_episode
+
+from ..conftest import small_render
+
+KEY_ENV = "HOMIEBOT_TEST_OPENAI_KEY"
+SIZE = small_render()["params"]["width"]
+MODELS = ["NoMaD", "PixNav", "octo", "RT-1-X"]
+
+# a correct plan for config/tasks/demo.yaml
+DEMO_PLAN = [
+    (["Go to", "fridge"], "NoMaD"),
+    (["Open", "fridge"], "octo"),
+    (["Go to", "green_can"], "PixNav"),
+    (["Pick", "green_can"], "RT-1-X"),
+    (["Go to", "fridge"], "NoMaD"),
+    (["Put", "green_can", "fridge"], "RT-1-X"),
+    (["End"], None),
+]
+
+
+@dataclass
+class Reply:
+    """One scripted answer: an HTTP status and JSON body, optionally after a delay."""
+
+    status: int = 200
+    body: Any = None
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def completion(content: Any) -> Reply:
+    return Reply(200, {"id": "cmpl-test", "object": "chat.completion", "model": "test-model",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
+
+
+def error(status: int, message: str) -> Reply:
+    return Reply(status, {"error": {"message": message, "type": "invalid_request_error"}})
+
+
+def user_text(body: dict) -> str:
+    content = body["messages"][1]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def oracle_step(body: dict) -> tuple[list[str], str | None]:
+    done = len(re.findall(r"\(success\)\s*$", user_text(body), re.MULTILINE))
+    return DEMO_PLAN[min(done, len(DEMO_PLAN) - 1)]
+
+
+def oracle_json(body: dict) -> Reply:
+    subtask, model = oracle_step(body)
+    return completion(json.dumps({"analysis": "scripted oracle", "subtask": subtask, "model": model}))
+
+
+@dataclass
+class FakeServer:
+    """State shared with the handler threads."""
+
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[Reply] = field(default_factory=list)  # consumed one per request, before `answer`
+    rule: Callable[[dict], Reply | None] | None = None  # consulted for every request, before the faults
+    answer: Callable[[dict], Reply] = oracle_json
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def respond(self, path: str, headers: dict[str, str], body: dict) -> Reply:
+        with self.lock:
+            self.requests.append({"path": path, "headers": headers, "body": body})
+            if self.rule is not None and (reply := self.rule(body)) is not None:
+                return reply
+            if self.faults:
+                return self.faults.pop(0)
+        return self.answer(body)
+
+    def bodies(self) -> list[dict]:
+        return [r["body"] for r in self.requests]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        reply = fake.respond(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
+        if reply.delay:
+            time.sleep(reply.delay)
+        data = json.dumps(reply.body).encode()
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass  # the client gave up waiting (timeout tests)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (signature of the base class)
+        pass
+
+
+@pytest.fixture
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    fake = FakeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+    httpd.fake = fake  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def sleeps(monkeypatch) -> list[float]:
+    """Retries never wait in tests; the requested waits are recorded instead."""
+    waited: list[float] = []
+    monkeypatch.setattr(OpenAIPlanner, "_sleep", staticmethod(waited.append))
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    return waited
+
+
+def openai_config(server: FakeServer, **params: Any) -> RunConfig:
+    return RunConfig.model_validate({
+        "planner": {"name": "openai", "params": {"model": "test-model", "base_url": server.url, "api_key_env": KEY_ENV, **params}},
+        "skill_profile": "perfect", "world": small_render(),
+    })
+
+
+def run(cfg: RunConfig, task, out: Path | None = None):
+    record, folder = run_episode(cfg, task, out)
+    return record, folder
+
+
+def codes(record) -> list[ErrorCode | None]:
+    return [s.feedback.code for s in record.steps]
+
+
+# ---- selection by configuration and a whole episode ---------------------------------------------
+
+def test_selected_by_config_and_completes_the_demo_task(server, demo_task):
+    record, _ = run(openai_config(server), demo_task)
+    assert record.planner == "openai"
+    assert record.ended and record.termination == "end" and record.goal_satisfied is True
+    assert [s.output.subtask.text() for s in record.steps] == [
+        "[Go to, fridge]", "[Open, fridge]", "[Go to, green_can]", "[Pick, green_can]", "[Go to, fridge]",
+        "[Put, green_can, fridge]", "[End]"]
+    assert codes(record) == [None] * 7
+    usage = record.steps[0].planner_usage
+    assert usage["prompt_tokens"] == 120 and usage["completion_tokens"] == 30 and usage["total_tokens"] == 150
+    assert usage["attempts"] == 1 and usage["latency_s"] >= 0
+    assert len(server.requests) == 7
+
+
+def test_request_shape(server, demo_task, monkeypatch, tmp_path):
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv(KEY_ENV, secret)
+    cfg = openai_config(server, temperature=0.0, max_tokens=64, extra_headers={"X-Trace": "t1"}, extra_body={"top_p": 0.5})
+    record, folder = run(cfg, demo_task, tmp_path)
+    assert record.goal_satisfied is True
+
+    first = server.requests[0]
+    assert first["path"] == "/v1/chat/completions"
+    assert first["headers"]["authorization"] == f"Bearer {secret}"
+    assert first["headers"]["content-type"] == "application/json" and first["headers"]["x-trace"] == "t1"
+    body = first["body"]
+    assert body["model"] == "test-model" and body["temperature"] == 0.0 and body["max_tokens"] == 64 and body["top_p"] == 0.5
+
+    system, user = body["messages"]
+    assert system["role"] == "system" and all(name in system["content"] for name in MODELS)
+    assert user["role"] == "user"
+    text_parts = [p for p in user["content"] if p["type"] == "text"]
+    images = [p for p in user["content"] if p["type"] == "image_url"]
+    assert len(text_parts) == 1 and "Task: put the green can" in text_parts[0]["text"]
+    assert user["content"][0]["type"] == "text" and len(images) == 4
+    for part in images:
+        url = part["image_url"]["url"]
+        assert url.startswith("data:image/png;base64,") and part["image_url"]["detail"] == "auto"
+        png = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+        assert png.format == "PNG" and png.size == (SIZE, SIZE) and png.mode == "RGB"
+    assert record.steps[0].prompt == text_parts[0]["text"]  # the record keeps what was sent
+
+    fmt = body["response_format"]
+    assert fmt["type"] == "json_schema"
+    schema = fmt["json_schema"]["schema"]
+    assert set(schema["properties"]["model"]["enum"]) == {*MODELS, None}
+    assert schema["properties"]["subtask"]["prefixItems"][0]["enum"] == ["Go to", "Pick", "Put", "Open", "Close", "End"]
+    assert schema["properties"]["subtask"]["minItems"] == 1 and schema["properties"]["subtask"]["maxItems"] == 3
+
+    # the key goes to the server and nowhere else
+    written = "".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and p.suffix != ".png")
+    assert "episode.json" in {p.name for p in folder.iterdir()}
+    assert secret not in written and secret not in record.model_dump_json()
+    assert KEY_ENV in written  # the config names the variable, which is fine
+
+
+def test_no_authorization_header_without_a_key(server, demo_task):
+    run(openai_config(server), demo_task)
+    assert all("authorization" not in r["headers"] for r in server.requests)
+
+
+def test_text_format_without_images_and_content_parts(server, demo_task):
+    def text_answer(body: dict) -> Reply:
+        subtask, model = oracle_step(body)
+        line = "[" + ", ".join(subtask) + "]"
+        return completion([{"type": "text", "text": f"Analysis: scripted\nSubtask: {line}\n"},
+                           {"type": "text", "text": f"Model: {model}"}])
+
+    server.answer = text_answer
+    record, _ = run(openai_config(server, output_format="text", send_images=False), demo_task)
+    assert record.goal_satisfied is True and codes(record) == [None] * 7
+    body = server.requests[0]["body"]
+    assert "response_format" not in body
+    assert [p["type"] for p in body["messages"][1]["content"]] == ["text"]
+    assert "Subtask: [<action>, <target>]" in body["messages"][0]["content"]
+
+
+# ---- transient and permanent server failures ---------------------------------------------------
+
+def test_http_500_is_retried_without_failure_feedback(server, demo_task, sleeps):
+    server.faults = [error(500, "internal error")]
+    record, _ = run(openai_config(server, backoff=0.25), demo_task)
+    assert codes(record) == [None] * 7 and record.goal_satisfied is True
+    assert record.steps[0].planner_usage["attempts"] == 2 and record.steps[1].planner_usage["attempts"] == 1
+    assert sleeps == [0.25]
+
+
+def test_retries_back_off_exponentially_then_give_up(server, demo_task, sleeps):
+    server.faults = [error(503, "overloaded"), Reply(429, {"error": "slow down"}, headers={"Retry-After": "3"}),
+                     error(502, "bad gateway"), error(504, "gateway timeout")]
+    record, _ = run(openai_config(server, retries=3, backoff=1.0), demo_task)
+    assert sleeps == [1.0, 3.0, 4.0]  # 1, 2 (raised to Retry-After), 4
+    first = record.steps[0]
+    assert first.raw_output == "" and first.feedback.code is ErrorCode.F1
+    assert "after 4 attempts" in first.feedback.message and "gateway timeout" in first.feedback.message
+    assert record.goal_satisfied is True and codes(record)[1:] == [None] * 7
+
+
+def test_http_400_becomes_feedback_and_the_episode_continues(server, demo_task, sleeps):
+    server.faults = [error(400, "bad request: messages[1] is malformed")]
+    record, _ = run(openai_config(server), demo_task)
+    first = record.steps[0]
+    assert first.feedback.code is ErrorCode.F1 and first.raw_output == ""
+    assert "bad request: messages[1] is malformed" in first.feedback.message and "HTTP 400" in first.feedback.message
+    assert len(server.requests) == 8 and sleeps == []  # not retried
+    assert codes(record)[1:] == [None] * 7 and record.goal_satisfied is True
+
+
+def test_timeout_becomes_feedback_and_later_rounds_succeed(server, demo_task):
+    server.faults = [Reply(delay=1.5, body={}), Reply(delay=1.5, body={})]
+    started = time.perf_counter()
+    record, _ = run(openai_config(server, timeout=0.3, retries=1), demo_task)
+    assert time.perf_counter() - started < 5
+    first = record.steps[0]
+    assert first.feedback.code is ErrorCode.F1 and "timed out" in first.feedback.message
+    assert "after 2 attempts" in first.feedback.message
+    assert codes(record)[1:] == [None] * 7 and record.goal_satisfied is True
+
+
+def test_connection_refused_is_retried_then_reported(sleeps):
+    with ThreadingHTTPServer(("127.0.0.1", 0), _Handler) as closed:
+        port = closed.server_address[1]  # bound, then closed: nothing listens there any more
+    planner = OpenAIPlanner(model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=2)
+    with pytest.raises(PlannerError, match=r"after 3 attempts: cannot reach http://127\.0\.0\.1"):
+        planner.plan(PlannerRequest(1, "", "", "a task", [], [], None, None))
+    assert sleeps == [1.0, 2.0]
+
+
+def test_three_consecutive_failures_end_the_episode_with_a_complete_record(server, demo_task, tmp_path):
+    server.rule = lambda body: error(503, "model is loading")
+    record, folder = run(openai_config(server, retries=0), demo_task, tmp_path)
+    assert record.termination == "planner_error" and not record.ended
+    assert len(record.steps) == 3 and all(s.raw_output == "" and s.feedback.code is ErrorCode.F1 for s in record.steps)
+    assert "model is loading" in record.steps[0].feedback.message
+    saved = json.loads((folder / "episode.json").read_text())
+    assert saved["termination"] == "planner_error" and len(saved["steps"]) == 3
+    assert all(len(step["images"]) == 4 for step in saved["steps"])
+    assert not (tmp_path / f"{folder.name}.partial").exists()
+
+
+def test_a_key_echoed_by_the_server_is_redacted(server, demo_task, monkeypatch):
+    secret = "sk-echoed-secret-42"
+    monkeypatch.setenv(KEY_ENV, secret)
+    server.faults = [error(401, f"Incorrect API key provided: {secret}")]
+    record, _ = run(openai_config(server), demo_task)
+    assert record.steps[0].feedback.code is ErrorCode.F1 and "Incorrect API key" in record.steps[0].feedback.message
+    assert secret not in record.model_dump_json()
+
+
+# ---- structured output -------------------------------------------------------------------------
+
+def test_response_format_falls_back_to_json_object_and_remembers(server, demo_task):
+    def no_schema(body: dict) -> Reply | None:
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return error(400, "response_format: json_schema is not supported by this server")
+        return None
+
+    server.rule = no_schema
+    record, _ = run(openai_config(server), demo_task)
+    assert codes(record) == [None] * 7 and record.goal_satisfied is True
+    kinds = [b.get("response_format", {}).get("type") for b in server.bodies()]
+    assert kinds == ["json_schema"] + ["json_object"] * 7  # asked once, then remembered
+    assert record.steps[0].planner_usage["attempts"] == 2
+
+
+def test_response_format_falls_back_to_none(server, demo_task):
+    server.rule = lambda body: error(400, "unknown field: response_format") if "response_format" in body else None
+    record, _ = run(openai_config(server), demo_task)
+    assert record.goal_satisfied is True
+    kinds = [b.get("response_format", {}).get("type") for b in server.bodies()]
+    assert kinds == ["json_schema", "json_object"] + [None] * 7
+
+
+def test_a_forced_response_format_is_not_downgraded(server, demo_task):
+    server.rule = lambda body: error(400, "response_format json_schema is not supported") if "response_format" in body else None
+    record, _ = run(openai_config(server, response_format="json_schema"), demo_task)
+    assert record.termination == "planner_error"
+    assert "not supported" in record.steps[0].feedback.message
+    assert all(b["response_format"]["type"] == "json_schema" for b in server.bodies())
+
+
+# ---- bad answers -------------------------------------------------------------------------------
+
+def test_malformed_content_is_f1_from_the_parser(server, demo_task):
+    server.faults = [completion("I like turtles")]
+    record, _ = run(openai_config(server), demo_task)
+    first = record.steps[0]
+    assert first.raw_output == "I like turtles" and first.output is None and first.feedback.code is ErrorCode.F1
+    assert "no answer" not in first.feedback.message  # the parser's feedback, not a planner failure
+    assert codes(record)[1:] == [None] * 7 and record.goal_satisfied is True
+
+
+@pytest.mark.parametrize("reply, words", [
+    (completion(""), "empty content"),
+    (completion(None), "empty content"),
+    (Reply(200, {"choices": []}), "without any choices"),
+    (Reply(200, {"error": {"message": "out of memory"}}), "out of memory"),
+    (Reply(200, ["not", "an", "object"]), "not an object"),
+])
+def test_unusable_replies_become_feedback(server, demo_task, reply, words):
+    server.faults = [reply]
+    record, _ = run(openai_config(server), demo_task)
+    assert record.steps[0].feedback.code is ErrorCode.F1 and words in record.steps[0].feedback.message
+    assert record.goal_satisfied is True
+
+
+# ---- configuration -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("params, words", [
+    ({}, "'model' is required"),
+    ({"model": "m", "base_url": "ftp://x"}, "http:// or https://"),
+    ({"model": "m", "response_format": "xml"}, "unknown response_format 'xml'"),
+    ({"model": "m", "output_format": "yaml"}, "unknown output_format"),
+    ({"model": "m", "output_format": "text", "response_format": "json_object"}, "asks for JSON"),
+    ({"model": "m", "timeout": 0}, "'timeout'"),
+    ({"model": "m", "retries": -1}, "'retries'"),
+    ({"model": "m", "image_detail": "ultra"}, "image_detail"),
+    ({"model": "m", "extra_headers": {"X": 1}}, "extra_headers"),
+    ({"model": "m", "template": "/nonexistent/template.yaml"}, "cannot read prompt template"),
+])
+def test_config_errors(params, words):
+    with pytest.raises(PlannerConfigError, match=re.escape(words)):
+        OpenAIPlanner(**params)
+    cfg = RunConfig.model_validate({"planner": {"name": "openai", "params": params}, "world": small_render()})
+    with pytest.raises(ValueError, match=re.escape(words)):
+        build_planner(cfg)
+
+
+def test_config_error_stops_run_episode_before_any_request(server, demo_task, tmp_path):
+    cfg = openai_config(server, base_url="ftp://x")
+    with pytest.raises(ValueError, match="openai planner: 'base_url'"):
+        run_episode(cfg, demo_task, tmp_path)
+    assert server.requests == [] and list(tmp_path.iterdir()) == []
+
+
+def test_unknown_parameter_is_named(demo_task):
+    cfg = RunConfig.model_validate({"planner": {"name": "openai", "params": {"model": "m", "api_key": "x"}}, "world": small_render()})
+    with pytest.raises(ValueError, match="accepted: .*api_key_env"):
+        build_planner(cfg)
+
+
+def test_base_url_trailing_slash_is_stripped(server, demo_task):
+    run(openai_config(server, base_url=server.url + "/"), demo_task)
+    assert {r["path"] for r in server.requests} == {"/v1/chat/completions"}
