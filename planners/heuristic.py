@@ -60,6 +60,7 @@ class _Memory:
     rooms_visited: set[str] = field(default_factory=set)
     opened: set[str] = field(default_factory=set)
     searched: set[str] = field(default_factory=set)  # containers opened only to look inside
+    inspected: set[str] = field(default_factory=set)  # receptacles the robot has stood next to
     forgotten: set[str] = field(default_factory=set)  # names the detector rejected (F2)
     given_up: set[str] = field(default_factory=set)  # objects that failed too often
     near: str | None = None
@@ -132,6 +133,7 @@ class HeuristicPlanner(Planner):
             m.fails.pop(sub.text(), None)
             if sub.action is Action.GO_TO:
                 m.near = sub.target
+                m.inspected.add(sub.target)
                 if self._kind(sub.target) == "room":
                     m.rooms_visited.add(sub.target)
             elif sub.action is Action.OPEN:
@@ -158,6 +160,8 @@ class HeuristicPlanner(Planner):
         if code is ErrorCode.E1:
             failed = m.fails.setdefault(sub.text(), [])
             failed.append(model or "")
+            if len(failed) >= 2 and sub.action is not Action.GO_TO:
+                m.near = None  # maybe badly placed: approach again before the next try
             if len(failed) >= MAX_FAILS and sub.action is Action.PICK:
                 m.given_up.add(sub.target)
 
@@ -205,8 +209,11 @@ class HeuristicPlanner(Planner):
             elif isinstance(goal, (IfAbsent, IfEmpty, Keep)):
                 self._conditional(i, goal)
         self._close_after()
-        if m.held:
+        if m.held and m.held not in self._fetched():
             self._put_down(m.held, "the task is done but my hand is not free")
+
+    def _fetched(self) -> set[str]:
+        return {self._object(g.thing) for g in self.plan_.goals if isinstance(g, Fetch) and g.pick} - {None}
 
     def _go(self, target: str, why: str) -> None:
         raise _Decision(Subtask(action=Action.GO_TO, target=target), why)
@@ -227,6 +234,10 @@ class HeuristicPlanner(Planner):
         rooms.sort(key=lambda r: (-self._similarity(what, r), r))
         if rooms:
             self._go(rooms[0], f"I have not seen the {what} yet, so I explore the {rooms[0]}")
+        surfaces = [n for n in self._of(RECEPTACLE_TYPES) if not self._closable(n) and n not in m.inspected]
+        if surfaces:  # small things are only visible from close by
+            surfaces.sort(key=lambda r: (-self._similarity(what, r), r))
+            self._go(surfaces[0], f"the {what} may be on the {surfaces[0]}, too small to see from afar")
         if m.held:
             self._put_down(m.held, f"I need a free hand to look inside containers for the {what}")
         boxes = sorted(n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched)
@@ -341,12 +352,14 @@ class HeuristicPlanner(Planner):
             self._act(Action.PICK, obj, f"the task is to fetch the {obj}")
 
     def _clear(self, goal: Clear) -> None:
+        m = self.mem
         src = self._receptacle(goal.source)
         if src is None:
             self._explore(goal.source)
-        if self.mem.near != src and not self._on(src):
+        carrying = [m.held] if m.held and m.support.get(m.held) == src else []
+        if not carrying and src not in m.inspected:
             self._go(src, f"I look at what is on the {src}")
-        for obj in self._on(src):
+        for obj in carrying + self._on(src):
             if goal.dest:
                 dest = self._receptacle(goal.dest)
                 if dest is None:

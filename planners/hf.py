@@ -387,40 +387,42 @@ class HFPlanner(Planner):
                 self.model = model_cls.from_pretrained(path, local_files_only=True, **dtype_kw)
         except PlannerConfigError:
             raise
-        except Exception as err:  # noqa: BLE001 - any loading failure is a configuration problem here
+        except Exception as err:  # any loading failure is a configuration problem here
             raise PlannerConfigError(f"hf planner: cannot load the {self.family} model from {path}: "
                                      f"{type(err).__name__}: {err}") from err
         self.model.to(self.device)
         self.model.eval()
 
     def _load_processor(self, transformers: Any, v5: bool) -> Any:
-        """The processor, with the PIL image processor (never the torchvision one)."""
-        path = str(self.model_path)
-        pil = {"backend": "pil"} if v5 else {"use_fast": False}
+        """The processor, with the PIL image processor (never the torchvision one).
+
+        It is put together from the folder's tokenizer and image processor: ``AutoProcessor`` cannot build
+        the Qwen2-VL, Qwen2.5-VL and Video-LLaVA processors without torchvision (their video part needs
+        it), and it would pass an image ``backend`` choice on to the tokenizer too. ``AutoProcessor`` is
+        only the fallback, for processors of another shape.
+        """
         try:
-            return transformers.AutoProcessor.from_pretrained(path, local_files_only=True, **pil)
-        except Exception as auto_err:  # noqa: BLE001 - e.g. a video processor that needs torchvision
+            return self._assemble_processor(transformers, {"backend": "pil"} if v5 else {"use_fast": False})
+        except Exception as err:
             try:
-                return self._assemble_processor(transformers, pil)
-            except Exception as err:  # noqa: BLE001
+                return transformers.AutoProcessor.from_pretrained(str(self.model_path), local_files_only=True)
+            except Exception as auto_err:
                 raise PlannerConfigError(
-                    f"hf planner: cannot load the processor from {path}: {type(auto_err).__name__}: {auto_err}; "
-                    f"assembling it from its tokenizer and image processor failed too: {type(err).__name__}: {err}") from err
+                    f"hf planner: cannot load the processor from {self.model_path}: {type(err).__name__}: {err}; "
+                    f"AutoProcessor failed too: {type(auto_err).__name__}: {auto_err}") from err
 
     def _assemble_processor(self, transformers: Any, pil: dict[str, Any]) -> Any:
-        """Build the processor from tokenizer + PIL image processor, leaving out a video processor.
-
-        Qwen2-VL, Qwen2.5-VL and Video-LLaVA processors include a video processor that needs torchvision,
-        and without torchvision they cannot even be constructed; images do not need it.
-        """
+        """The family's processor built from its tokenizer and PIL image processor, without a video processor."""
         path = self.model_path
-        name = FAMILIES[self.family][2]
-        for config in ("processor_config.json", "preprocessor_config.json"):
+        name = None
+        for config in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
             try:
-                name = json.loads((path / config).read_text()).get("processor_class") or name
-                break
+                name = json.loads((path / config).read_text()).get("processor_class")
             except (OSError, ValueError, AttributeError):
                 continue
+            if name:
+                break
+        name = name or FAMILIES[self.family][2]
         base = getattr(transformers, name or "", None)
         if base is None:
             raise PlannerConfigError(f"unknown processor class '{name}'")
@@ -463,7 +465,7 @@ class HFPlanner(Planner):
 
         try:
             return self.processor.apply_chat_template(messages(True), tokenize=False, add_generation_prompt=True)
-        except Exception:  # noqa: BLE001 - templates that refuse a system turn: put it in the first user turn
+        except Exception:  # templates that refuse a system turn: put it in the first user turn
             return self.processor.apply_chat_template(messages(False), tokenize=False, add_generation_prompt=True)
 
     def _plain_prompt(self, system: str, recorded: str, n_images: int) -> str:
@@ -478,16 +480,16 @@ class HFPlanner(Planner):
         if self.model is None or self.prompts is None:
             raise PlannerError("the hf planner was not reset (no model loaded)")
         started = time.perf_counter()
-        images = view_images(request.observation, self.views, self.image_size)
-        prompt, recorded = self.build_prompt(request, len(images)) if self.family != "minicpm_v" else ("", "")
         try:
+            images = view_images(request.observation, self.views, self.image_size)
             if self.family == "minicpm_v":
                 text, usage, recorded = self._plan_minicpm(request, images)
             else:
+                prompt, recorded = self.build_prompt(request, len(images))
                 text, usage = self._plan_processor(prompt, images, request.round)
         except PlannerError:
             raise
-        except Exception as err:  # noqa: BLE001 - out of memory, bad inputs...: the agent turns it into F1
+        except Exception as err:  # out of memory, bad inputs...: the agent turns it into F1
             raise PlannerError(f"{type(err).__name__}: {err}") from err
         usage["latency_s"] = time.perf_counter() - started
         return PlannerReply(text, usage, prompt=recorded)

@@ -7,6 +7,7 @@ image processor is Qwen2-VL's PIL one, and the model is built from a config with
 from __future__ import annotations
 
 import os
+import shutil
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -42,6 +43,15 @@ MODELS = [
     ModelInfo("RT-1-X", ("Pick", "Put", "Open", "Close"), "manipulation"),
 ]
 IMAGE = 56  # one 4x4 grid of 14-pixel patches: 4 image tokens per view after the 2x2 merge
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models run fastest on one thread, and do not stall when other processes share the cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def _tokenizer():
@@ -88,6 +98,32 @@ def tiny_qwen2_vl(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def tiny_llava(tmp_path_factory):
+    """A LLaVA-1.5 style folder: tiny CLIP vision tower and Llama text model, saved with its real processor."""
+    from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
+
+    path = tmp_path_factory.mktemp("tiny_llava")
+    tokenizer = _tokenizer()
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    template = CHAT_TEMPLATE.replace("<|vision_start|><|image_pad|><|vision_end|>", "<image>")
+    tokenizer.chat_template = template
+    eos, pad = tokenizer.convert_tokens_to_ids("<|im_end|>"), tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    config = transformers.LlavaConfig(
+        vision_config=transformers.CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                                    num_attention_heads=2, image_size=28, patch_size=14),
+        text_config=transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                             num_attention_heads=2, num_key_value_heads=1, bos_token_id=pad, eos_token_id=eos,
+                                             pad_token_id=pad),
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"), vision_feature_select_strategy="default", vision_feature_layer=-1)
+    torch.manual_seed(0)
+    transformers.LlavaForConditionalGeneration(config).save_pretrained(path)
+    image_processor = LlavaImageProcessorPil(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28})
+    transformers.LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=14, chat_template=template,
+                                vision_feature_select_strategy="default", num_additional_image_tokens=1).save_pretrained(path)
+    return path
+
+
 def _config(path, max_rounds: int = 3, **params) -> RunConfig:
     params = {"model_path": str(path), "max_new_tokens": 16, "image_size": IMAGE, **params}
     return RunConfig.model_validate({"planner": {"name": "hf", "params": params}, "skill_profile": "perfect",
@@ -102,7 +138,7 @@ def _request(round_index: int = 1) -> PlannerRequest:
 
 
 def _planner(path, demo_task, seed: int = 0, **params) -> HFPlanner:
-    planner = HFPlanner(model_path=str(path), image_size=IMAGE, **{"max_new_tokens": 8, **params})
+    planner = HFPlanner(model_path=str(path), **{"max_new_tokens": 8, "image_size": IMAGE, **params})
     planner.reset(EpisodeContext(task=demo_task, models=MODELS, seed=seed))
     return planner
 
@@ -197,3 +233,23 @@ def test_generation_failure_is_a_planner_error(tiny_qwen2_vl, demo_task, monkeyp
     monkeypatch.setattr(planner.model, "generate", broken)
     with pytest.raises(PlannerError, match="out of memory"):
         planner.plan(_request())
+
+
+def test_llava_family(tiny_llava, demo_task):
+    planner = _planner(tiny_llava, demo_task, image_size=28)
+    assert planner.family == "llava" and type(planner.processor.image_processor).__name__.endswith("Pil")
+    reply = planner.plan(_request())
+    assert planner.last_prompt_text.count("<image>") == 4
+    assert reply.usage["prompt_tokens"] > 4 * 5  # each <image> became 4 patches + CLS
+    constrained = _planner(tiny_llava, demo_task, image_size=28, constrained=True)
+    parse_planner_output(constrained.plan(_request()).text, [m.name for m in MODELS])
+
+
+def test_plain_prompt_without_chat_template(tiny_qwen2_vl, demo_task, tmp_path):
+    folder = shutil.copytree(tiny_qwen2_vl, tmp_path / "no_template")
+    (folder / "chat_template.jinja").unlink()
+    planner = _planner(folder, demo_task, in_context_example=True)
+    reply = planner.plan(_request())
+    text = planner.last_prompt_text
+    assert text.startswith("You control a one-armed household robot") and "<|im_start|>" not in text
+    assert text.count("<|vision_start|><|image_pad|><|vision_end|>") == 4 and reply.prompt in text

@@ -224,7 +224,7 @@ class HomeState:
             return Outcome(False, f"the {receptacle} is full")
         if not rec.type.fits(self.layout.objects[obj].cls):
             return Outcome(False, f"the {obj} is too tall to fit in the {receptacle}")
-        spot = self._free_local_spot(rec, self.layout.objects[obj], rng, tidy=True)
+        spot = self._free_local_spot(rec, self.layout.objects[obj], rng, tidy=True, reach_from=(self.robot.x, self.robot.y))
         if spot is None:
             return Outcome(False, f"there is no free space {rec.type.relation} the {receptacle}")
         self.held = None
@@ -363,8 +363,8 @@ class HomeState:
         limit = ROBOT_RADIUS + ARM_REACH - 0.05
         return any(self.nav.is_free(p.x, p.y) and math.dist((p.x, p.y), point) <= limit for p in self._poses_facing(rec, point))
 
-    def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random,
-                         tidy: bool = False) -> tuple[float, float] | None:
+    def _free_local_spot(self, rec: Receptacle, info: ObjectInfo, rng: random.Random, tidy: bool = False,
+                         reach_from: tuple[float, float] | None = None) -> tuple[float, float] | None:
         """A free resting spot (receptacle frame): random tries, else the outermost free grid spot.
         ``tidy`` skips the random tries, as a robot putting things down neatly would."""
         if not rec.type.fits(info.cls):
@@ -384,6 +384,10 @@ class HomeState:
         ys = [y0 + r + j * step for j in range(int((y1 - y0 - 2 * r) / step) + 1)]
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         grid = sorted(((x, y) for x in xs for y in ys), key=lambda p: (-max(abs(p[0] - cx), abs(p[1] - cy)), rng.random()))
+        if reach_from is not None:  # the arm can only set things down within its reach
+            limit = ROBOT_RADIUS + ARM_REACH - 0.1
+            offset = rec.slide_offset(self.is_open.get(rec.name, False))
+            grid = [p for p in grid if math.dist(rec.to_world(p[0] + offset, p[1]), reach_from) <= limit]
         return next((p for p in grid if self._local_spot_if_free(rec, info, p) is not None), None)
 
     def _local_of(self, rec: Receptacle, obj: str) -> tuple[float, float]:
