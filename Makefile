@@ -27,7 +27,8 @@ $(STAMP): setup.py setup.cfg
 	$(PYTHON) -c "import sys; assert sys.version_info >= (3, 10), 'homiebot needs Python >= 3.10'"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e ".[sim,bench,dev]"
+	$(BIN)/pip install -q "torch==2.13.0"  # the CPU build; resolving plain torch would pull CUDA
+	$(BIN)/pip install -q -e ".[sim,bench,ml,dev]"
 	@touch $@
 
 demo: $(STAMP)

@@ -73,7 +73,7 @@ class RunConfig(_Strict):
     history_window: int | None = Field(None, ge=1)
     attempts: int = Field(3, ge=1, le=10, description="attempts per subtask (Put is tried once)")
     skill_profile: str | dict[str, Any] = Field("default", description="failure profile of privileged skills: default, perfect, a file")
-    planner: PluginSpec = PluginSpec(name="oracle")
+    planner: PluginSpec = PluginSpec(name="heuristic")
     world: PluginSpec = PluginSpec(name="embedded_home", params={"width": 256, "height": 256})
     skills: list[SkillSpec] = Field(default_factory=_default_skills)
     detector: DetectorSettings = DetectorSettings()

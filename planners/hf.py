@@ -28,14 +28,15 @@ Small or untuned models answer in the right format far more often with ``in_cont
 (a worked example exchange is put before the real question), or with ``constrained: true``.
 
 Choice-constrained decoding (``constrained: true``) fixes the skeleton of the answer and leaves the
-model only the free parts: the analysis is generated freely up to a newline (``max_new_tokens`` at
-most); the literal ``Subtask: [`` follows; the action is the allowed action string whose continuation
-the model gives the highest log-likelihood; the target (object and place for Put) is generated freely
-up to ``]`` (a few tokens at most, with characters that would break the format removed); ``Model:``
-follows and the model name is again chosen by log-likelihood among the models able to run that
-action (``End`` gets ``None``). The same is done for the JSON form. Every answer therefore parses,
-although its target may still name something that does not exist (F2). It costs one forward pass
-per candidate action and model, besides the free parts.
+model only the free parts. The analysis is generated freely up to a newline (``max_new_tokens`` at
+most); the literal ``Subtask: [`` is forced; the action is chosen among the allowed action strings by
+the log-likelihood the model gives each candidate continuation; the target (object and place for Put)
+is generated freely up to ``]`` (a few tokens at most, characters that would break the format are
+removed); ``Model:`` is forced and the model name is chosen, again by log-likelihood, among the models
+able to run that action (``End`` gets ``None``). Candidates are compared by their average
+log-likelihood per token and the best is taken, also when the free parts are sampled. The JSON form
+is handled the same way. Every answer therefore parses, although its target may still name something
+that does not exist (F2). Each candidate costs one forward pass over the whole prompt.
 
 Images are resized (``image_size``) and processed with PIL only: ``torchvision`` is not needed and
 never imported; processors whose video part requires it are assembled without that part.
@@ -257,7 +258,16 @@ def _accepting_missing_parts(cls: type) -> type:
 
 
 class HFPlanner(Planner):
-    """Plans with a local transformers vision-language model (see the module docstring)."""
+    """Plans with a local transformers vision-language model (see the module docstring).
+
+    Parameters: ``model_path`` (a local model folder, required); ``family`` (auto, qwen2_vl, qwen2_5_vl,
+    llava, video_llava, minicpm_v); ``dtype`` (float32, bfloat16, float16); ``device`` (cpu, cuda,
+    cuda:N, auto); ``max_new_tokens``; ``temperature`` (0: greedy) and ``top_p``; ``output_format``
+    (text or json) and ``template`` (a PromptBuilder template file); ``in_context_example``;
+    ``image_size`` (pixels, or [width, height]; None keeps the rendered size); ``views`` (a subset of
+    front, left, back, right, always sent in that order); ``constrained``; ``trust_remote_code`` (only
+    for minicpm_v). The model is loaded by the first ``reset`` and kept until ``close``.
+    """
 
     def __init__(self, model_path: str, family: str = "auto", dtype: str = "float32", device: str = "cpu",
                  max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0, output_format: str = "text",

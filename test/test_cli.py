@@ -18,7 +18,7 @@ def homiebot(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 
 def test_run_task_prints_progress_and_artifacts(tmp_path):
-    out = homiebot("run", "--task", str(DEMO_TASK), "--profile", "perfect", "--out", str(tmp_path))
+    out = homiebot("run", "--task", str(DEMO_TASK), "--planner", "oracle", "--profile", "perfect", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert "round  1 | [Go to, fridge]" in out.stdout
     assert "goal reached; ended with End" in out.stdout
@@ -38,7 +38,8 @@ def test_run_instruction_in_generated_scene(tmp_path):
     (["run", "--planner", "gpt-9"], "unknown planner 'gpt-9'; available: heuristic, hf, openai, oracle, replay"),
     (["run", "--max-rounds", "0"], "max_rounds"),
     (["run", "--profile", "clumsy"], "unknown failure profile 'clumsy'"),
-    (["run", "dance the tango", "--scene", "1"], "needs a task goal"),
+    (["run", "dance the tango", "--scene", "1", "--planner", "oracle"], "needs a task goal"),
+    (["run", "dance the tango", "--scene", "1"], "does not understand 'dance the tango'"),
     (["run", "put the apple in the fridge", "--scene", "no/such/scene.yaml"], "cannot read scene file"),
 ])
 def test_user_errors_exit_2_with_a_message(args, message, tmp_path):

@@ -118,7 +118,8 @@ def test_cli_eval_and_report(small_suite, tmp_path):
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
     out = tmp_path / "ev"
     cmd = [sys.executable, "-m", "homiebot.cli"]
-    res = subprocess.run(cmd + ["eval", "--suite", str(small_suite), "--runs", "1", "--profile", "perfect", "--split", "train",
+    res = subprocess.run(cmd + ["eval", "--suite", str(small_suite), "--planner", "oracle", "--runs", "1", "--profile", "perfect",
+                                "--split", "train",
                                 "--out", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "| 100.00 |" in res.stdout and "ep/s" in res.stderr
@@ -128,7 +129,8 @@ def test_cli_eval_and_report(small_suite, tmp_path):
     assert list((out / "report").glob("*.png"))
     bad = subprocess.run(cmd + ["report", str(tmp_path / "nothing")], cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "no results.jsonl" in bad.stderr and "Traceback" not in bad.stderr
-    again = subprocess.run(cmd + ["eval", "--suite", str(small_suite), "--runs", "1", "--out", str(out)], cwd=ROOT, env=env,
+    again = subprocess.run(cmd + ["eval", "--suite", str(small_suite), "--planner", "oracle", "--runs", "1", "--out", str(out)],
+                           cwd=ROOT, env=env,
                            capture_output=True, text=True)
     assert again.returncode == 2 and "--resume" in again.stderr
 

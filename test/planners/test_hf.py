@@ -223,6 +223,9 @@ def test_same_seed_same_output(tiny_qwen2_vl, demo_task):
     assert _planner(tiny_qwen2_vl, demo_task, seed=8, temperature=1.0, top_p=0.9).plan(_request(1)).text != a[0]
     assert a[0] != a[1]  # the round is part of the seed
 
+    runs = [run_episode(_config(tiny_qwen2_vl, max_rounds=2, temperature=1.0), demo_task)[0] for _ in range(2)]
+    assert [s.raw_output for s in runs[0].steps] == [s.raw_output for s in runs[1].steps]
+
 
 def test_generation_failure_is_a_planner_error(tiny_qwen2_vl, demo_task, monkeypatch):
     planner = _planner(tiny_qwen2_vl, demo_task)

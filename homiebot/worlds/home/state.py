@@ -384,10 +384,10 @@ class HomeState:
         ys = [y0 + r + j * step for j in range(int((y1 - y0 - 2 * r) / step) + 1)]
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
         grid = sorted(((x, y) for x in xs for y in ys), key=lambda p: (-max(abs(p[0] - cx), abs(p[1] - cy)), rng.random()))
-        if reach_from is not None:  # the arm can only set things down within its reach
+        if reach_from is not None:  # spots the arm reaches from where the base stands come first
             limit = ROBOT_RADIUS + ARM_REACH - 0.1
             offset = rec.slide_offset(self.is_open.get(rec.name, False))
-            grid = [p for p in grid if math.dist(rec.to_world(p[0] + offset, p[1]), reach_from) <= limit]
+            grid.sort(key=lambda p: math.dist(rec.to_world(p[0] + offset, p[1]), reach_from) > limit)
         return next((p for p in grid if self._local_spot_if_free(rec, info, p) is not None), None)
 
     def _local_of(self, rec: Receptacle, obj: str) -> tuple[float, float]:
