@@ -12,7 +12,7 @@ from pathlib import Path
 from setuptools import setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.bench", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
+packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
             "homiebot.perception"]
 
 setup(
@@ -24,10 +24,11 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=packages,
-    package_data={"homiebot.bench": ["suites/*/*.yaml"]},
+    package_data={"homiebot.bench": ["suites/*/*.yaml"], "homiebot.ros": ["fastdds.xml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/scenes", glob("config/scenes/*.yaml")),
         (f"share/{PACKAGE}/config/tasks", glob("config/tasks/*.yaml")),
@@ -42,7 +43,8 @@ setup(
         "dev": ["pytest>=7", "ruff>=0.4"],
     },
     entry_points={
-        "console_scripts": ["homiebot = homiebot.cli:main"],
+        "console_scripts": ["homiebot = homiebot.cli:main"]
+        + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager")],
         "homiebot.planners": [
             "oracle = homiebot.planners.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings
-from homiebot.errors import ErrorDetector
+from homiebot.errors import CheckResult, ErrorDetector
 from homiebot.executor import Executor
 from homiebot.parsing import FormatError, parse_planner_output
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
@@ -21,6 +21,12 @@ from homiebot.prompting import PromptBuilder, history_line
 from homiebot.records import EpisodeWriter
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
+
+
+class Checker(Protocol):
+    """Runs the pre-execution checks (the ErrorDetector, or a proxy of one)."""
+
+    def check(self, output: PlannerOutput) -> CheckResult: ...
 
 
 @dataclass(frozen=True)
@@ -37,13 +43,15 @@ class Agent:
     """Runs episodes of one world with one planner and one set of skills."""
 
     def __init__(self, world: World, planner: Planner, executor: Executor, models: list[ModelInfo],
-                 settings: AgentSettings = AgentSettings(), planner_name: str = "planner") -> None:
+                 settings: AgentSettings = AgentSettings(), planner_name: str = "planner",
+                 make_checker: Callable[[Task], Checker] | None = None) -> None:
         self.world = world
         self.planner = planner
         self.executor = executor
         self.models = models
         self.settings = settings
         self.planner_name = planner_name
+        self.make_checker = make_checker  # e.g. a detector in another process; default: a local ErrorDetector
         self.prompts = PromptBuilder([(m.name, m.description) for m in models])
         self.system = self.prompts.system()
 
@@ -54,13 +62,14 @@ class Agent:
         started = time.perf_counter()
         self.world.reset()
         self.planner.reset(EpisodeContext(task=task, models=self.models, seed=seed, world=self.world))
-        detector = ErrorDetector(self.world.belief, self.executor.capabilities(), task.aliases,
-                                 far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names)
+        detector = self.make_checker(task) if self.make_checker else ErrorDetector(
+            self.world.belief, self.executor.capabilities(), task.aliases,
+            far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names)
         model_names = [m.name for m in self.models]
         steps: list[StepRecord] = []
         history: list[str] = []
         feedback: Feedback | None = None
-        ended, termination, planner_errors = False, "max_rounds", 0
+        ended, termination, planner_errors, error = False, "max_rounds", 0, None
         try:
             for r in range(1, self.settings.max_rounds + 1):
                 step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
@@ -75,6 +84,9 @@ class Agent:
                 if planner_errors >= self.settings.max_planner_errors:
                     termination = "planner_error"
                     break
+        except Exception as err:  # a component failed (e.g. a node stopped answering): keep what was recorded
+            termination, error = "error", f"{type(err).__name__}: {err}"
+            raise
         except BaseException:
             termination = "interrupted"
             raise
@@ -83,7 +95,7 @@ class Agent:
                 episode_id=writer.episode_id if writer else f"{task.id}_seed{seed}",
                 instruction=task.instruction, task_id=task.id, scene=self.world.scene_description(),
                 planner=self.planner_name, seed=seed, max_rounds=self.settings.max_rounds, config=config or {},
-                steps=steps, ended=ended, termination=termination,
+                steps=steps, ended=ended, termination=termination, error=error,
                 goal_satisfied=goal_check() if goal_check else None,
                 path_length=round(self.world.path_length(), 4), wall_time=time.perf_counter() - started,
             )
@@ -91,7 +103,7 @@ class Agent:
                 record = writer.finish(record)
         return record
 
-    def _round(self, r: int, task: Task, seed: int, detector: ErrorDetector, model_names: list[str],
+    def _round(self, r: int, task: Task, seed: int, detector: Checker, model_names: list[str],
                history: list[str], feedback: Feedback | None, writer: EpisodeWriter | None) -> StepRecord:
         t0 = time.perf_counter()
         obs = self.world.observe(r)

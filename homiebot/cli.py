@@ -76,6 +76,23 @@ def _parser() -> argparse.ArgumentParser:
     mer.add_argument("folders", nargs="+", help="shard folders")
     mer.add_argument("--out", required=True, help="new folder for the merged results")
 
+    up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
+                        description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
+    up.add_argument("--config", default="", help="run configuration YAML given to every node")
+    up.add_argument("--planner", default="", help="planner backend by name (overrides the config)")
+    up.add_argument("--out", default="runs", help="folder for episode records (default: runs)")
+    up.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the graph (default: the environment's)")
+    up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
+
+    sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
+    sb.add_argument("instruction", nargs="?", help="what the robot should do")
+    where = sb.add_mutually_exclusive_group()
+    where.add_argument("--scene", help="a seed or a scene YAML file (default: 0)")
+    where.add_argument("--task", help="a task YAML file")
+    sb.add_argument("--seed", type=int, help="episode seed (default: the graph's config)")
+    sb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the episode (default: 600)")
+    sb.add_argument("--no-wait", action="store_true", help="return once the task is submitted")
+
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
     return p
 
@@ -183,6 +200,41 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_up(args: argparse.Namespace) -> int:
+    from homiebot.ros.graph import graph
+    from homiebot.ros.up import check_ros, ros_environment, run_graph
+
+    check_ros()
+    if args.config:
+        load_config(args.config)  # fail here, once, rather than in six nodes
+    config = str(Path(args.config).resolve()) if args.config else ""
+    env = ros_environment(args.domain_id, localhost=not args.network)
+    return run_graph(graph(config, args.planner, str(Path(args.out).resolve())), env)
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from homiebot.ros.up import check_ros
+
+    check_ros()
+    from homiebot.ros.submit import submit
+
+    if args.task:
+        request = {"task_file": str(Path(args.task).resolve())}
+    else:
+        scene = args.scene
+        if scene and not scene.lstrip("-").isdigit():
+            scene = str(Path(scene).resolve())
+        request = {"instruction": args.instruction, "scene": scene}
+    if args.seed is not None:
+        request["seed"] = args.seed
+    try:
+        final = submit(request, timeout=args.timeout, wait=not args.no_wait)
+    except TimeoutError as err:
+        print(f"homiebot: error: {err}", file=sys.stderr)
+        return 2
+    return 0 if final.get("state") in ("finished", "submitted") else 1
+
+
 def _cmd_plugins(_: argparse.Namespace) -> int:
     for group in registry.GROUPS:
         print(f"{group}: {', '.join(registry.available(group)) or '(none)'}")
@@ -194,10 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
-               "plugins": _cmd_plugins}[args.command]
+               "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins}[args.command]
     try:
         return handler(args)
-    except USER_ERRORS as err:
+    except (*USER_ERRORS, ImportError) as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

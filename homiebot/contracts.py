@@ -240,7 +240,8 @@ class EpisodeRecord(_Contract):
     config: dict[str, Any] = Field(default_factory=dict)
     steps: list[StepRecord] = []
     ended: bool = Field(False, description="True if the planner's last subtask was End")
-    termination: Literal["end", "max_rounds", "planner_error", "interrupted"] = "max_rounds"
+    termination: Literal["end", "max_rounds", "planner_error", "interrupted", "error"] = "max_rounds"
+    error: str | None = Field(None, description="what stopped the episode when termination is 'error'")
     goal_satisfied: bool | None = Field(None, description="simulator check of the task goal, when the task has one")
     path_length: float = 0.0
     wall_time: float = 0.0

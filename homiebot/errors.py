@@ -195,3 +195,49 @@ class ErrorDetector:
             return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.", dropped=dropped)
         detail = f" ({reason})" if reason else ""
         return Feedback.fail(ErrorCode.E1, f"Unable to {verb}, the subtask is too difficult to perform after {attempts} attempts{detail}.")
+
+
+# ---- a belief that travels as JSON (between the world or mapper and a detector in another process) --
+@dataclass(frozen=True)
+class _Entity:
+    name: str
+    kind: str
+    articulated: bool = False
+    is_open: bool | None = None
+    relation: str | None = None
+
+
+class SnapshotBelief:
+    """A WorldBelief read from a JSON snapshot taken by ``take_snapshot``."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+        self._entities = {n: _Entity(n, e["kind"], e.get("articulated", False), e.get("is_open"), e.get("relation"))
+                          for n, e in data["entities"].items()}
+
+    def names(self) -> list[str]:
+        return list(self._entities)
+
+    def lookup(self, name: str) -> EntityLike | None:
+        return self._entities.get(name)
+
+    def held_object(self) -> str | None:
+        return self.data.get("held")
+
+    def distance_to(self, name: str) -> float:
+        return float(self.data["entities"][name]["distance"])
+
+    def enclosing_container(self, obj: str) -> str | None:
+        return self.data["entities"].get(obj, {}).get("container")
+
+
+def take_snapshot(belief: WorldBelief) -> dict:
+    """Everything the detector may ask, for every name, as JSON-able data."""
+    entities = {}
+    for name in belief.names():
+        e = belief.lookup(name)
+        assert e is not None
+        entities[name] = {"kind": e.kind, "articulated": bool(getattr(e, "articulated", False)), "is_open": e.is_open,
+                          "relation": getattr(e, "relation", None), "distance": round(belief.distance_to(name), 6),
+                          "container": belief.enclosing_container(name) if e.kind == "object" else None}
+    return {"held": belief.held_object(), "entities": entities}

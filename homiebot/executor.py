@@ -21,6 +21,11 @@ class Execution:
     path_length: float
 
 
+def skill_name(skill: Skill) -> str:
+    """How the record names a skill: its own ``name`` if it has one, else its class."""
+    return getattr(skill, "name", None) or type(skill).__name__
+
+
 class Executor:
     """Runs subtasks with the skills registered for each model name."""
 
@@ -43,12 +48,12 @@ class Executor:
             result = skill.run(subtask, world, SkillContext(seed, round_index, attempt, limit))
             travelled += result.path_length
             if result.success:
-                return Execution(Feedback.ok(), type(skill).__name__, attempt, travelled)
+                return Execution(Feedback.ok(), skill_name(skill), attempt, travelled)
             reason = result.message
             if result.dropped is not None:
                 fb = ErrorDetector.execution_failed(subtask, attempt, reason, result.dropped)
-                return Execution(fb, type(skill).__name__, attempt, travelled)
-        return Execution(ErrorDetector.execution_failed(subtask, limit, reason, None), type(skill).__name__, limit, travelled)
+                return Execution(fb, skill_name(skill), attempt, travelled)
+        return Execution(ErrorDetector.execution_failed(subtask, limit, reason, None), skill_name(skill), limit, travelled)
 
     def close(self) -> None:
         for skill in self.skills.values():

@@ -44,6 +44,7 @@ class EpisodeWriter:
             shutil.rmtree(self.work_dir)
         self.work_dir.mkdir(parents=True)
         self._frames: list[np.ndarray] = []
+        self.before_finish: list = []  # callables run before the folder is published (e.g. close a bag)
 
     def write_views(self, round_index: int, obs: Observation) -> dict[str, str]:
         """Save the round's four RGB views; return view -> path relative to the episode folder."""
@@ -83,6 +84,8 @@ class EpisodeWriter:
 
     def finish(self, record: EpisodeRecord) -> EpisodeRecord:
         """Write episode.json (and the video), move the folder into place; returns the final record."""
+        for hook in self.before_finish:
+            hook()
         video = self._write_video() if self.video else None
         if video:
             record = record.model_copy(update={"video": video})

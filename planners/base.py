@@ -64,6 +64,10 @@ class PlannerReply:
 class Planner(ABC):
     """Decides the next subtask. Output is raw text; the agent parses and checks it."""
 
+    #: image kinds of the four views this planner looks at ("image", "depth", "segmentation");
+    #: a planner that needs none may be given no observation when images are costly to move
+    needs_views: tuple[str, ...] = ("image", "depth", "segmentation")
+
     def reset(self, context: EpisodeContext) -> None:
         """Prepare for a new episode; raise PlannerConfigError if the context is unusable."""
 

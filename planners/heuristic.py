@@ -73,6 +73,8 @@ class _Memory:
 class HeuristicPlanner(Planner):
     """Rule-based, perception-only planner for a documented subset of instructions."""
 
+    needs_views = ("depth", "segmentation")
+
     def __init__(self, embeddings: bool = True) -> None:
         self.embeddings = embeddings
         self.models: list[ModelInfo] = []

@@ -269,6 +269,8 @@ class HFPlanner(Planner):
     for minicpm_v). The model is loaded by the first ``reset`` and kept until ``close``.
     """
 
+    needs_views = ("image",)
+
     def __init__(self, model_path: str, family: str = "auto", dtype: str = "float32", device: str = "cpu",
                  max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0, output_format: str = "text",
                  template: str | None = None, in_context_example: bool = False, image_size: int | Sequence[int] | None = None,

@@ -165,6 +165,8 @@ class OpenAIPlanner(Planner):
     set them to null and pass what the server wants through ``extra_body`` (``max_completion_tokens``).
     """
 
+    needs_views = ("image",)
+
     def __init__(self, model: str | None = None, base_url: str = "https://api.openai.com/v1",
                  api_key_env: str | None = "OPENAI_API_KEY", output_format: str = "json", template: str | None = None,
                  temperature: float | None = 0.2, max_tokens: int | None = 512, timeout: float = 60.0, retries: int = 3,

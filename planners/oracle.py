@@ -33,6 +33,8 @@ MIN_GAP = 0.1
 class OraclePlanner(Planner):
     """Plans from privileged truth towards ``task.goal``; needs the embedded home."""
 
+    needs_views = ()
+
     def __init__(self) -> None:
         self.state: HomeState | None = None
         self.goal: list[Condition] = []

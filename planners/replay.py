@@ -15,6 +15,8 @@ class ReplayPlanner(Planner):
     in which case it repeats the last output.
     """
 
+    needs_views = ()
+
     def __init__(self, outputs: list[str] | None = None, file: str | None = None, then_end: bool = True) -> None:
         if (outputs is None) == (file is None):
             raise PlannerConfigError("replay planner needs exactly one of 'outputs' (a list of strings) or 'file'")

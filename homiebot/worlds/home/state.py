@@ -169,6 +169,25 @@ class HomeState:
             centre = math.hypot(x - rx, y - ry)
         return max(0.0, centre - ROBOT_RADIUS)
 
+    # ---- the moving parts as JSON, to mirror this state in another process ----------------------
+    def dynamic(self) -> dict:
+        """Robot pose, object poses and locations, door states, held object, path length."""
+        return {"robot": [self.robot.x, self.robot.y, self.robot.yaw], "held": self.held, "path_length": self.path_length,
+                "object_poses": {k: list(v) for k, v in self.object_poses.items()},
+                "locations": {k: [v.receptacle, v.relation, v.room] for k, v in self.locations.items()},
+                "is_open": dict(self.is_open)}
+
+    def apply_dynamic(self, data: dict) -> None:
+        """Take over the moving parts published by ``dynamic()`` of another copy of the same scene."""
+        self.robot = RobotPose(*data["robot"])
+        self.held = data["held"]
+        self.path_length = data["path_length"]
+        self.object_poses = {k: tuple(v) for k, v in data["object_poses"].items()}
+        self.locations = {k: ObjectLocation(*v) for k, v in data["locations"].items()}
+        self.is_open = dict(data["is_open"])
+        assert self.nav is not None
+        self.nav.set_open_state(self.is_open)
+
     # ---- primitives for privileged skills --------------------------------------------------
     def navigate(self, target: str) -> Outcome:
         """Drive along a collision-free path to a pose from which ``target`` can be used."""

@@ -1,0 +1,93 @@
+"""Middleware overhead: the same episodes in-process and through the ROS 2 graph.
+
+    python benchmarks/bench_ros.py [--episodes 5] [--planner oracle]
+
+Starts the graph (its own ROS_DOMAIN_ID, localhost discovery, no bag recording), submits the demo task
+with several seeds, runs the same episodes with ``homiebot run``'s in-process runner, and prints the
+per-round time difference (median, p95) and the wall-time ratio. Targets: median overhead <= 10 ms per
+round, ratio <= 1.3 for oracle episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--episodes", type=int, default=5)
+    ap.add_argument("--planner", default="oracle")
+    ap.add_argument("--domain-id", type=int, default=90 + os.getpid() % 50)
+    args = ap.parse_args()
+
+    from homiebot.ros.up import ros_environment
+    env = ros_environment(args.domain_id)
+    os.environ.update({k: v for k, v in env.items() if k.startswith(("ROS_", "FASTRTPS", "FASTDDS", "MUJOCO"))})
+
+    from homiebot.config import RunConfig
+    from homiebot.records import load_episode
+    from homiebot.ros.graph import graph
+    from homiebot.ros.submit import submit
+    from homiebot.ros.up import spawn_all, stop
+    from homiebot.runtime import run_episode
+    from homiebot.tasks import load_task
+
+    task_file = ROOT / "config" / "tasks" / "demo.yaml"
+    task = load_task(task_file)
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = spawn_all(graph("", args.planner, tmp, {"task_manager": {"record_bag": False}}), env)
+        try:
+            ros_rounds, ros_wall, ros_phases = [], [], []
+            for seed in range(args.episodes + 1):
+                final = submit({"task_file": str(task_file), "seed": seed}, timeout=300, echo=lambda *_: None)
+                if final.get("state") != "finished":
+                    raise SystemExit(f"episode failed in the graph: {final}")
+                if seed == 0:
+                    continue  # warm-up: first scene load
+                rec = load_episode(Path(final["record"]))
+                ros_rounds += [s.timings.total for s in rec.steps]
+                ros_phases += [s.timings for s in rec.steps]
+                ros_wall.append(rec.wall_time)
+        finally:
+            stop(procs)
+    local_rounds, local_wall, local_phases = [], [], []
+    cfg = RunConfig.model_validate({"planner": {"name": args.planner}})
+    run_episode(cfg, task)  # warm-up
+    for seed in range(1, args.episodes + 1):
+        rec, _ = run_episode(cfg.model_copy(update={"seed": seed}), task, Path(tempfile.mkdtemp()))
+        local_rounds += [s.timings.total for s in rec.steps]
+        local_phases += [s.timings for s in rec.steps]
+        local_wall.append(rec.wall_time)
+
+    def pct(xs, q):
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+    over_med = 1000 * (statistics.median(ros_rounds) - statistics.median(local_rounds))
+    over_p95 = 1000 * (pct(ros_rounds, 0.95) - pct(local_rounds, 0.95))
+    ratio = sum(ros_wall) / sum(local_wall)
+    print(f"planner {args.planner}, {args.episodes} episodes of the demo task, 256x256 views")
+    print(f"per round: in-process median {1000 * statistics.median(local_rounds):.1f} ms, p95 {1000 * pct(local_rounds, 0.95):.1f} ms; "
+          f"ROS graph median {1000 * statistics.median(ros_rounds):.1f} ms, p95 {1000 * pct(ros_rounds, 0.95):.1f} ms")
+    print(f"middleware overhead per round: median {over_med:.1f} ms (target <= 10), p95 {over_p95:.1f} ms")
+    print(f"episode wall time: in-process {statistics.mean(local_wall):.2f} s, ROS graph {statistics.mean(ros_wall):.2f} s, "
+          f"ratio {ratio:.2f} (target <= 1.3)")
+    for phase in ("observe", "plan", "check", "execute", "record"):
+        a = statistics.median(getattr(t, phase) for t in local_phases)
+        b = statistics.median(getattr(t, phase) for t in ros_phases)
+        print(f"  {phase:<8} median in-process {1000 * a:6.2f} ms, ROS graph {1000 * b:6.2f} ms")
+    print(json.dumps({"overhead_median_ms": round(over_med, 2), "overhead_p95_ms": round(over_p95, 2), "ratio": round(ratio, 3)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Conversions between homiebot data and standard ROS messages, and the topic names of the graph."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Image
+
+from homiebot.contracts import VIEW_NAMES, Pose2D
+
+# image kind -> (encoding, numpy dtype, channels)
+IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
+JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "subtask", "feedback", "task/submit", "task/status",
+               "map/summary")
+RPC_SERVICES = ("world", "planner", "detector", "executor")
+
+
+def image_topic(view: str, kind: str) -> str:
+    return f"/homiebot/camera/{view}/{kind}"
+
+
+def all_topics() -> dict[str, str]:
+    """Every /homiebot topic of the graph -> its message type (for recording)."""
+    topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
+    topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
+    topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
+    for s in RPC_SERVICES:
+        topics |= {f"/homiebot/{s}/request": "std_msgs/msg/String", f"/homiebot/{s}/reply": "std_msgs/msg/String"}
+    return topics
+
+
+def stamp_of(ns: int) -> Time:
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def ns_of(stamp: Time) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def to_image(array: np.ndarray, kind: str, stamp_ns: int, frame: str) -> Image:
+    encoding, dtype, channels = IMAGE_KINDS[kind]
+    a = np.ascontiguousarray(array, dtype=dtype)
+    msg = Image(height=a.shape[0], width=a.shape[1], encoding=encoding, is_bigendian=0, step=a.shape[1] * channels * a.itemsize)
+    msg.header.stamp = stamp_of(stamp_ns)
+    msg.header.frame_id = frame
+    msg.data = a.tobytes()
+    return msg
+
+
+def from_image(msg: Image) -> np.ndarray:
+    for kind, (encoding, dtype, channels) in IMAGE_KINDS.items():
+        if msg.encoding == encoding:
+            a = np.frombuffer(bytes(msg.data), dtype=dtype)
+            return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width)
+    raise ValueError(f"unsupported image encoding '{msg.encoding}'")
+
+
+def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:
+    msg = Odometry()
+    msg.header.stamp = stamp_of(stamp_ns)
+    msg.header.frame_id = "map"
+    msg.child_frame_id = "base_link"
+    msg.pose.pose.position.x, msg.pose.pose.position.y = pose.x, pose.y
+    msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = math.sin(pose.yaw / 2), math.cos(pose.yaw / 2)
+    return msg

@@ -1,0 +1,46 @@
+"""The error detector node: runs the format, logic and distance checks against the current belief.
+
+Serves ``check`` on /homiebot/detector/request: the planner output, the round, the model
+capabilities and the task aliases in; a failure feedback or the grounded subtask out.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rclpy.node import Node
+
+from homiebot.contracts import Action, PlannerOutput
+from homiebot.errors import ErrorDetector, SnapshotBelief
+from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.observations import ObservationCache
+from homiebot.ros.rpc import CallContext, RpcServer
+
+
+class DetectorNode:
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.cfg = run_config(params["config"])
+        self.wait = params["belief_timeout"]
+        self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
+        self.server = RpcServer(node, "detector", {"check": self.check})
+
+    def check(self, params: dict, ctx: CallContext) -> dict:
+        belief = SnapshotBelief(self.cache.wait_json("belief", int(params["episode"]), int(params["round"]), self.wait)["snapshot"])
+        d = self.cfg.detector
+        caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
+        detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names)
+        result = detector.check(PlannerOutput.model_validate(params["output"]))
+        return {"feedback": result.feedback.model_dump(mode="json") if result.feedback else None,
+                "subtask": result.subtask.model_dump(mode="json") if result.subtask else None}
+
+
+PARAMS = (Param("belief_timeout", 10.0, "seconds to wait for the round's belief", positive),)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("detector", DetectorNode, PARAMS, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""The executor node: routes a checked subtask to the skill of the chosen model and runs attempts.
+
+It wraps the same ``Executor`` as the in-process runner. Skills that act on the simulator run their
+attempts inside the world node (``skill_attempt``); progress is published after every attempt, a
+cancel request stops before the next attempt, and a world that does not answer in ``attempt_timeout``
+seconds fails the attempt.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rclpy.node import Node
+
+from homiebot.contracts import Action, Subtask
+from homiebot.executor import Executor
+from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.rpc import CallContext, RpcClient, RpcServer
+from homiebot.skills.base import Skill, SkillContext, SkillResult
+from homiebot.worlds.base import World
+
+
+class WorldSideSkill(Skill):
+    """A skill whose attempts execute in the world node."""
+
+    def __init__(self, model: str, actions: frozenset[Action], world: RpcClient, timeout: float, name: str) -> None:
+        super().__init__(model, actions)
+        self.world, self.timeout, self.name = world, timeout, name
+        self.call: CallContext | None = None
+        self.inventory: list[str] | None = None  # as reported by the world after the last attempt
+
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+        if self.call is not None:
+            self.call.check_cancelled()
+        r = self.world.call("skill_attempt", {"model": self.model, "subtask": subtask.model_dump(mode="json"),
+                                              "context": context.__dict__}, timeout=self.timeout)
+        self.inventory = r["inventory"]
+        if self.call is not None:
+            self.call.progress({"attempt": context.attempt, "of": context.max_attempts, "success": r["success"], "message": r["message"]})
+        return SkillResult(r["success"], r["message"], r["dropped"], r["path_length"])
+
+
+class ExecutorNode:
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.cfg = run_config(params["config"])
+        self.timeout = params["attempt_timeout"]
+        self.world = RpcClient(node, "world")
+        self._listed: dict | None = None
+        self.server = RpcServer(node, "executor", {"capabilities": self.capabilities, "execute": self.execute})
+
+    def _skills(self) -> dict[str, WorldSideSkill]:
+        listed = self._listed or self._list()
+        return {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
+                for m in listed["models"]}
+
+    def _list(self) -> dict:
+        self._listed = self.world.call("skills", timeout=self.timeout)
+        return self._listed
+
+    def capabilities(self, params: dict, ctx: CallContext) -> dict:
+        listed = self._list()  # asked once per episode: refresh what the world offers
+        return {"models": listed["models"], "unavailable": listed["unavailable"]}
+
+    def execute(self, params: dict, ctx: CallContext) -> dict:
+        skills = self._skills()
+        for skill in skills.values():
+            skill.call = ctx
+        executor = Executor(skills, max_attempts=self.cfg.attempts)
+        run = executor.execute(Subtask.model_validate(params["subtask"]), params["model"], None, int(params["seed"]), int(params["round"]))
+        return {"feedback": run.feedback.model_dump(mode="json"), "skill": run.skill, "attempts": run.attempts,
+                "path_length": run.path_length, "inventory": skills[params["model"]].inventory}
+
+
+PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("executor", ExecutorNode, PARAMS, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

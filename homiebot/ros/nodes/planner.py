@@ -1,0 +1,78 @@
+"""The planner node: wraps any registered planner backend behind ``reset`` and ``plan``.
+
+The four views come from the camera topics (matched by the round's stamp). A privileged planner
+(the oracle) gets a mirror of the simulator's state, kept up to date from /homiebot/world/state.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rclpy.node import Node
+
+from homiebot.contracts import Feedback
+from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerRequest
+from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.observations import ObservationCache
+from homiebot.ros.rpc import CallContext, RpcServer
+from homiebot.runtime import build_planner, scene_for
+from homiebot.tasks import Task
+from homiebot.worlds.home.state import HomeState
+
+
+class MirrorWorld:
+    """Stands in for the world in a privileged planner: a HomeState that follows the world node's."""
+
+    def __init__(self, task: Task) -> None:
+        self.state = HomeState.from_spec(scene_for(task))
+
+
+class PlannerNode:
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.cfg = run_config(params["config"])
+        if params["planner"]:
+            self.cfg = self.cfg.model_copy(update={"planner": self.cfg.planner.model_copy(update={"name": params["planner"], "params": {}})})
+        self.wait = params["image_timeout"]
+        self.planner = build_planner(self.cfg)  # fails at start-up for unknown planners or bad parameters
+        self.mirror: MirrorWorld | None = None
+        self.kinds = tuple(self.planner.needs_views)
+        self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state"))
+        self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info})
+
+    def info(self, params: dict, ctx: CallContext) -> dict:
+        return {"planner": self.cfg.planner.name}
+
+    def reset(self, params: dict, ctx: CallContext) -> dict:
+        task = Task.model_validate(params["task"])
+        models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in params["models"]]
+        self.mirror = MirrorWorld(task) if (task.scene or task.scene_file or task.scene_seed is not None) else None
+        self.planner.reset(EpisodeContext(task=task, models=models, seed=int(params["seed"]), world=self.mirror))
+        return {"planner": self.cfg.planner.name}
+
+    def plan(self, params: dict, ctx: CallContext) -> dict:
+        r, episode = int(params["round"]), int(params["episode"])
+        meta = self.cache.wait_json("observation", episode, r, self.wait)
+        obs = self.cache.observation(meta, self.wait) if self.kinds else None
+        if self.mirror is not None:
+            self.mirror.state.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
+        fb = params.get("feedback")
+        request = PlannerRequest(r, params["system"], params["user"], params["instruction"], params["inventory"], params["history"],
+                                 Feedback.model_validate(fb) if fb else None, obs)
+        reply = self.planner.plan(request)
+        return {"text": reply.text, "usage": reply.usage, "prompt": reply.prompt}
+
+    def close(self) -> None:
+        self.planner.close()
+
+
+PARAMS = (Param("planner", "", "planner backend by name (empty: the config's)"),
+          Param("image_timeout", 15.0, "seconds to wait for the round's camera images", positive))
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("planner", PlannerNode, PARAMS, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The task manager node: takes instructions, runs episodes through the graph, writes their records.
+
+Listens on /homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
+or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time with the same agent loop
+as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
+(accepted, round, finished, failed), every subtask and feedback on /homiebot/subtask and
+/homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
+an MCAP recording of every /homiebot topic during the episode.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from homiebot.agent import Agent, AgentSettings
+from homiebot.contracts import StepRecord
+from homiebot.records import EpisodeWriter
+from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.observations import ObservationCache
+from homiebot.ros.recorder import BagRecorder
+from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
+from homiebot.ros.rpc import RELIABLE, RpcClient
+from homiebot.runtime import make_task, scene_for
+from homiebot.tasks import Task, check_goal_names, load_task
+
+SERVICES = ("world", "planner", "detector", "executor")
+
+
+class TaskManagerNode:
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.node = node
+        self.cfg = run_config(params["config"])
+        self.params = params
+        self.clients = {s: RpcClient(node, s) for s in SERVICES}
+        self.cache = ObservationCache(node, kinds=("image",), json_topics=("observation", "world/belief"))  # PNGs are colour
+        self.recorder = BagRecorder(node) if params["record_bag"] else None
+        self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
+        self.queue: queue.Queue[dict] = queue.Queue()
+        node.create_subscription(String, "/homiebot/task/submit", self._on_submit, RELIABLE)
+        threading.Thread(target=self._worker, daemon=True).start()
+
+    def _status(self, **event: Any) -> None:
+        self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+
+    def _on_submit(self, msg: String) -> None:
+        try:
+            request = json.loads(msg.data)
+            if not isinstance(request, dict):
+                raise ValueError("a submission is a JSON object")
+        except ValueError as err:
+            self._status(id=None, state="failed", reason=f"unreadable submission: {err}")
+            return
+        request.setdefault("id", f"task-{int(time.time() * 1000)}")
+        self._status(id=request["id"], state="accepted", queued=self.queue.qsize())
+        self.queue.put(request)
+
+    def _worker(self) -> None:
+        while True:
+            request = self.queue.get()
+            try:
+                self._run(request)
+            except Exception as err:  # report and serve the next task
+                self._status(id=request["id"], state="failed", reason=f"{type(err).__name__}: {err}")
+
+    def _task(self, request: dict) -> Task:
+        if "task" in request:
+            return Task.model_validate(request["task"])
+        if "task_file" in request:
+            return load_task(request["task_file"])
+        return make_task(request.get("instruction"), request.get("scene"))
+
+    def _wait_for_nodes(self) -> None:
+        deadline = time.monotonic() + self.params["connect_timeout"]
+        while time.monotonic() < deadline:
+            missing = [s for s, c in self.clients.items() if not c.connected]
+            if not missing:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+
+    def _run(self, request: dict) -> None:
+        rid = request["id"]
+        task = self._task(request)
+        scene = scene_for(task)
+        check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
+        self._wait_for_nodes()
+        seed = int(request.get("seed", self.cfg.seed))
+        timeout = self.params["timeout"]
+        world = RemoteWorld(self.clients["world"], self.cache, scene.model_dump(mode="json", by_alias=True, exclude_none=True), timeout)
+        world.reset()  # loads the scene, so that the skills can be listed
+        executor = RemoteExecutor(self.clients["executor"], timeout, self.params["execute_timeout"])
+        planner = RemotePlanner(self.clients["planner"], self.params["plan_timeout"], world)
+        planner_name = self.clients["planner"].call("info", timeout=timeout)["planner"]
+        c = self.cfg
+        settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
+                                 suggest_names=c.detector.suggest_names)
+        agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
+                      make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world))
+        writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
+        if self.recorder:
+            self.recorder.start(writer.work_dir / "bag")
+            writer.before_finish.append(lambda: self.recorder.stop())
+        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
+        self._status(id=rid, state="running", instruction=task.instruction, seed=seed)
+        config = c.model_dump(mode="json")
+        config["planner"] = {**config["planner"], "name": planner_name}
+
+        def on_step(step: StepRecord) -> None:
+            if step.output is not None:
+                self.pubs["subtask"].publish(String(data=step.output.model_dump_json()))
+            self.pubs["feedback"].publish(String(data=step.feedback.model_dump_json()))
+            self._status(id=rid, state="round", round=step.round, subtask=step.subtask.text() if step.subtask else None,
+                         code=step.feedback.code.value if step.feedback.code else None)
+
+        folder = writer.final_dir
+        try:
+            record = agent.run(task, seed, writer=writer, config=config, on_step=on_step, goal_check=goal_check)
+        except Exception as err:
+            self._status(id=rid, state="failed", reason=f"{err}", record=str(folder / "episode.json"))
+            return
+        self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
+                     goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination)
+
+
+PARAMS = (
+    Param("out_dir", "runs", "where episode folders are written"),
+    Param("timeout", 30.0, "seconds any node may take to answer a call", positive),
+    Param("plan_timeout", 120.0, "seconds the planner may take per round", positive),
+    Param("execute_timeout", 120.0, "seconds the executor may take per subtask", positive),
+    Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),
+    Param("record_bag", True, "record every /homiebot topic of each episode into <episode>/bag (MCAP)"),
+)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("task_manager", TaskManagerNode, PARAMS, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

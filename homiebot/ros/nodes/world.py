@@ -1,0 +1,139 @@
+"""The world node: hosts the simulated home (later: a bridge to Habitat or a robot).
+
+Publishes per round the four views (image, depth, segmentation), odometry, the round's metadata
+(/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
+planners, the simulator's moving state (/homiebot/world/state). Serves ``reset``, ``observe``,
+``skills``, ``skill_attempt``, ``goal`` and ``info`` on /homiebot/world/request.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from homiebot.config import RunConfig
+from homiebot.contracts import VIEW_NAMES, Subtask
+from homiebot.errors import take_snapshot
+from homiebot.executor import skill_name
+from homiebot.ros.common import Param, run_config, run_node
+from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
+from homiebot.ros.observations import IMAGES
+from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
+from homiebot.runtime import build_skills, build_world
+from homiebot.skills.base import SkillContext
+from homiebot.tasks import Task
+from homiebot.worlds.home.scene import SceneSpec
+
+
+class WorldNode:
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.node = node
+        self.cfg: RunConfig = run_config(params["config"])
+        self.world = None
+        self.skills = None
+        self._scene_json: str | None = None
+        self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
+        self._lock = threading.Lock()  # one simulator, one caller at a time
+        self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
+        self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
+        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state")}
+        self.server = RpcServer(node, "world", {"reset": self.reset, "observe": self.observe, "skills": self.list_skills,
+                                                "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info})
+
+    def _publish(self, topic: str, data: dict) -> None:
+        self.json_pubs[topic].publish(String(data=json.dumps(data)))
+
+    def reset(self, params: dict, ctx: CallContext) -> dict:
+        """Start an episode in the given scene (rebuilt only when the scene changes)."""
+        scene_json = json.dumps(params["scene"], sort_keys=True)
+        with self._lock:
+            if scene_json != self._scene_json:
+                if self.world is not None:
+                    self.world.close()
+                self.world = build_world(self.cfg, SceneSpec.model_validate(params["scene"]))
+                self.skills = build_skills(self.cfg, self.world)
+                self._scene_json = scene_json
+            self.world.reset()
+            self.episode += 1
+        return {"episode": self.episode, "unavailable": self.skills.unavailable}
+
+    def _require(self):
+        if self.world is None:
+            raise RuntimeError("no scene loaded: call reset first")
+        return self.world
+
+    def observe(self, params: dict, ctx: CallContext) -> dict:
+        round_index = int(params["round"])
+        with self._lock:
+            world = self._require()
+            obs = world.observe(round_index)
+            stamp = time.time_ns()
+            for view in VIEW_NAMES:
+                img = obs.views[view]
+                for kind, array in (("image", img.rgb), ("depth", img.depth), ("segmentation", img.segmentation)):
+                    pub = self.image_pubs[(view, kind)]
+                    if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
+                        pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
+            self.odom_pub.publish(to_odometry(obs.pose, stamp))
+            kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
+                     if a is not None]
+            meta = {"episode": self.episode, "round": round_index, "stamp": stamp, "kinds": kinds, "pose": obs.pose.model_dump(), "inventory": obs.inventory,
+                    "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length()}
+            self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief)})
+            state = getattr(world, "state", None)
+            if state is not None:
+                self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
+            self._publish("observation", meta)
+        return meta
+
+    def list_skills(self, params: dict, ctx: CallContext) -> dict:
+        if self.skills is None:
+            raise RuntimeError("no scene loaded: call reset first")
+        return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
+                            "skill": skill_name(self.skills.skills[m.name])} for m in self.skills.models],
+                "unavailable": self.skills.unavailable}
+
+    def skill_attempt(self, params: dict, ctx: CallContext) -> dict:
+        """One attempt of a skill that acts in this simulator (privileged skills)."""
+        with self._lock:
+            world = self._require()
+            skill = self.skills.skills[params["model"]]
+            c = params["context"]
+            result = skill.run(Subtask.model_validate(params["subtask"]), world,
+                               SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
+        return {"success": result.success, "message": result.message, "dropped": result.dropped, "path_length": result.path_length,
+                "inventory": world.inventory()}
+
+    def goal(self, params: dict, ctx: CallContext) -> bool | None:
+        with self._lock:
+            world = self._require()
+            task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": params["goal"]})
+            return world.goal_satisfied(task.goal) if hasattr(world, "goal_satisfied") else None
+
+    def info(self, params: dict, ctx: CallContext) -> dict:
+        with self._lock:
+            world = self._require()
+            return {"scene": world.scene_description(), "path_length": world.path_length(), "inventory": world.inventory()}
+
+    def close(self) -> None:
+        if self.world is not None:
+            self.world.close()
+
+
+PARAMS: tuple[Param, ...] = ()
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node("world", WorldNode, PARAMS, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Rebuild Observations from the camera topics: the world publishes each round's images with one
+stamp, and the round's metadata (pose, inventory, labels) as JSON on /homiebot/observation."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
+from homiebot.ros.rpc import RELIABLE
+
+IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+class ObservationCache:
+    """Keeps the latest images per view and kind, and JSON messages per round, until asked for."""
+
+    def __init__(self, node: Node, kinds: tuple[str, ...] = tuple(IMAGE_KINDS), json_topics: tuple[str, ...] = ()) -> None:
+        self.kinds = kinds
+        self._images: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
+        self._json: dict[str, dict[tuple[int, int], dict]] = {t: {} for t in json_topics}  # (episode, round) -> message
+        self._cond = threading.Condition()
+        group = ReentrantCallbackGroup()
+        for view in VIEW_NAMES:
+            for kind in kinds:
+                node.create_subscription(Image, image_topic(view, kind), self._image_cb(view, kind), IMAGES, callback_group=group)
+        for topic in json_topics:
+            node.create_subscription(String, f"/homiebot/{topic}", self._json_cb(topic), RELIABLE, callback_group=group)
+
+    def _image_cb(self, view: str, kind: str):
+        def cb(msg: Image) -> None:
+            with self._cond:
+                self._images[(view, kind)] = (ns_of(msg.header.stamp), from_image(msg))
+                self._cond.notify_all()
+        return cb
+
+    def _json_cb(self, topic: str):
+        def cb(msg: String) -> None:
+            data = json.loads(msg.data)
+            with self._cond:
+                rounds = self._json[topic]
+                rounds[(int(data.get("episode", 0)), int(data.get("round", 0)))] = data
+                while len(rounds) > 16:  # keep the most recent messages (dicts keep insertion order)
+                    rounds.pop(next(iter(rounds)))
+                self._cond.notify_all()
+        return cb
+
+    def wait_json(self, topic: str, episode: int, round_index: int, timeout: float) -> dict:
+        """The message of that episode's round on a JSON topic (TimeoutError if it does not come)."""
+        key = (episode, round_index)
+        with self._cond:
+            if not self._cond.wait_for(lambda: key in self._json[topic], timeout):
+                raise TimeoutError(f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
+            return self._json[topic][key]
+
+    def wait_views(self, stamp_ns: int, kinds: tuple[str, ...], timeout: float) -> dict[str, dict[str, np.ndarray]]:
+        """All views' images with exactly this stamp."""
+        def ready() -> bool:
+            return all(self._images.get((v, k), (None,))[0] == stamp_ns for v in VIEW_NAMES for k in kinds)
+
+        with self._cond:
+            if not self._cond.wait_for(ready, timeout):
+                raise TimeoutError(f"camera images of stamp {stamp_ns} did not all arrive within {timeout:g} s")
+            return {v: {k: self._images[(v, k)][1] for k in kinds} for v in VIEW_NAMES}
+
+    def observation(self, meta: dict, timeout: float) -> Observation:
+        """The Observation described by a /homiebot/observation message, with its images."""
+        kinds = tuple(k for k in self.kinds if k in meta.get("kinds", self.kinds))
+        views = self.wait_views(int(meta["stamp"]), kinds, timeout)
+        if "image" not in kinds:  # the consumer does not look at colour: keep the contract with empty frames
+            shape = next(iter(views["front"].values())).shape[:2] if kinds else (1, 1)
+            for v in views.values():
+                v["image"] = np.zeros((*shape, 3), np.uint8)
+        return Observation(
+            round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
+            labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
+            views={v: ViewImage(rgb=views[v]["image"], depth=views[v].get("depth"), segmentation=views[v].get("segmentation"))
+                   for v in VIEW_NAMES},
+        )

@@ -1,0 +1,63 @@
+"""Record every /homiebot topic of an episode into a rosbag2 MCAP file (readable by ros2 bag, Foxglove)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+from homiebot.ros.messages import all_topics
+
+QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+def _msg_class(msgtype: str):
+    pkg, _, name = msgtype.split("/")
+    module = __import__(f"{pkg}.msg", fromlist=[name])
+    return getattr(module, name)
+
+
+class BagRecorder:
+    """Subscribes to the graph's topics once; writes the messages of one episode at a time."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.typestore = get_typestore(Stores.ROS2_JAZZY)
+        self._lock = threading.Lock()
+        self._writer: Writer | None = None
+        self._connections: dict = {}
+        self.counts: dict[str, int] = {}
+        group = ReentrantCallbackGroup()
+        self.topics = all_topics()
+        for topic, msgtype in self.topics.items():
+            node.create_subscription(_msg_class(msgtype), topic, self._callback(topic), QOS, raw=True, callback_group=group)
+
+    def _callback(self, topic: str):
+        def cb(data: bytes) -> None:
+            with self._lock:
+                if self._writer is None:
+                    return
+                self._writer.write(self._connections[topic], self.node.get_clock().now().nanoseconds, data)
+                self.counts[topic] = self.counts.get(topic, 0) + 1
+        return cb
+
+    def start(self, path: Path) -> None:
+        """Begin a bag at ``path`` (a folder that must not exist yet)."""
+        with self._lock:
+            writer = Writer(path, version=9, storage_plugin=StoragePlugin.MCAP)
+            writer.open()
+            self._connections = {t: writer.add_connection(t, mt, typestore=self.typestore) for t, mt in self.topics.items()}
+            self._writer, self.counts = writer, {}
+
+    def stop(self) -> dict[str, int]:
+        """Close the bag (writing its metadata.yaml); returns the message count per topic."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            return dict(self.counts)

@@ -1,0 +1,127 @@
+"""Proxies that let the one agent loop (``homiebot.agent.Agent``) drive the nodes of the graph.
+
+Each implements the interface the loop already uses in-process (World, Planner, the checker, the
+executor), by calls to the corresponding node, so both runners share every line of the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homiebot.contracts import Action, Feedback, Observation, PlannerOutput, Subtask
+from homiebot.errors import CheckResult, SnapshotBelief
+from homiebot.executor import Execution
+from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerReply, PlannerRequest
+from homiebot.ros.observations import ObservationCache
+from homiebot.ros.rpc import RpcClient, RpcError, RpcTimeout
+from homiebot.tasks import Condition
+from homiebot.worlds.base import World
+
+
+class RemoteWorld(World):
+    """The world node, seen as a World."""
+
+    name = "remote"
+
+    def __init__(self, rpc: RpcClient, cache: ObservationCache, scene: dict, timeout: float) -> None:
+        self.rpc, self.cache, self.scene, self.timeout = rpc, cache, scene, timeout
+        self._last: dict[str, Any] = {}
+        self._belief: SnapshotBelief | None = None
+        self.episode = 0
+
+    def reset(self) -> None:
+        self.episode = int(self.rpc.call("reset", {"scene": self.scene}, timeout=self.timeout)["episode"])
+        self._last = {}
+
+    def observe(self, round_index: int) -> Observation:
+        meta = self.rpc.call("observe", {"round": round_index}, timeout=self.timeout)
+        self._last = {**meta, "fresh": True}
+        self._belief = None  # fetched only if someone asks (the detector node has its own copy)
+        return self.cache.observation(meta, self.timeout)
+
+    @property
+    def round(self) -> int:
+        """The round of the last observation."""
+        return int(self._last.get("round", 0))
+
+    @property
+    def belief(self) -> SnapshotBelief:
+        if self._belief is None:
+            self._belief = SnapshotBelief(self.cache.wait_json("world/belief", self.episode, self.round, self.timeout)["snapshot"])
+        return self._belief
+
+    def note_inventory(self, inventory: list[str]) -> None:
+        """The inventory after an execution, as the executor reported it."""
+        self._last = {**self._last, "inventory": inventory, "fresh": True}
+
+    def inventory(self) -> list[str]:
+        if self._last.pop("fresh", False):  # nothing has happened since observe()
+            return list(self._last["inventory"])
+        return list(self.rpc.call("info", timeout=self.timeout)["inventory"])
+
+    def path_length(self) -> float:
+        return float(self.rpc.call("info", timeout=self.timeout)["path_length"])
+
+    def scene_description(self) -> dict[str, Any]:
+        return self.scene
+
+    def goal_satisfied(self, goal: list[Condition]) -> bool | None:
+        return self.rpc.call("goal", {"goal": [g.model_dump(mode="json") for g in goal]}, timeout=self.timeout)
+
+
+class RemotePlanner(Planner):
+    """The planner node. Its failures are planner errors (F1 feedback), as in-process."""
+
+    def __init__(self, rpc: RpcClient, timeout: float, world: RemoteWorld) -> None:
+        self.rpc, self.timeout, self.world = rpc, timeout, world
+
+    def reset(self, context: EpisodeContext) -> None:
+        models = [{"name": m.name, "actions": list(m.actions), "description": m.description} for m in context.models]
+        self.rpc.call("reset", {"task": context.task.model_dump(mode="json", by_alias=True), "models": models, "seed": context.seed},
+                      timeout=self.timeout)
+
+    def plan(self, request: PlannerRequest) -> PlannerReply:
+        params = {"episode": self.world.episode, "round": request.round, "system": request.system, "user": request.user, "instruction": request.instruction,
+                  "inventory": request.inventory, "history": request.history,
+                  "feedback": request.feedback.model_dump(mode="json") if request.feedback else None}
+        try:
+            r = self.rpc.call("plan", params, timeout=self.timeout)
+        except (RpcError, RpcTimeout) as err:
+            raise PlannerError(str(err)) from None
+        return PlannerReply(r["text"], r.get("usage") or {}, r.get("prompt"))
+
+
+class RemoteChecker:
+    """The detector node, seen as the loop's checker."""
+
+    def __init__(self, rpc: RpcClient, capabilities: dict[str, frozenset[Action]], aliases: dict[str, str], timeout: float,
+                 world: RemoteWorld) -> None:
+        self.rpc, self.caps, self.aliases, self.timeout, self.world = rpc, capabilities, aliases, timeout, world
+
+    def check(self, output: PlannerOutput) -> CheckResult:
+        r = self.rpc.call("check", {"episode": self.world.episode, "round": self.world.round, "output": output.model_dump(mode="json"), "aliases": self.aliases,
+                                    "capabilities": {m: [a.value for a in acts] for m, acts in self.caps.items()}}, timeout=self.timeout)
+        return CheckResult(Feedback.model_validate(r["feedback"]) if r["feedback"] else None,
+                           Subtask.model_validate(r["subtask"]) if r["subtask"] else None)
+
+
+class RemoteExecutor:
+    """The executor node, with the in-process Executor's interface."""
+
+    def __init__(self, rpc: RpcClient, timeout: float, execute_timeout: float) -> None:
+        self.rpc, self.timeout = rpc, execute_timeout
+        info = rpc.call("capabilities", timeout=timeout)
+        self.models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in info["models"]]
+
+    def capabilities(self) -> dict[str, frozenset[Action]]:
+        return {m.name: frozenset(Action(a) for a in m.actions) for m in self.models}
+
+    def execute(self, subtask: Subtask, model: str, world: World, seed: int, round_index: int) -> Execution:
+        r = self.rpc.call("execute", {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index},
+                          timeout=self.timeout)
+        if isinstance(world, RemoteWorld) and r.get("inventory") is not None:
+            world.note_inventory(r["inventory"])  # saves asking the world again
+        return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"])
+
+    def close(self) -> None:
+        """Nothing to release: the skills live in their nodes."""

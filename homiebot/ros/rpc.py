@@ -1,0 +1,170 @@
+"""Request/response with progress, cancel and timeout, over two std_msgs/String topics per service.
+
+A server named ``executor`` listens on ``/homiebot/executor/request`` and answers on
+``/homiebot/executor/reply``. Every message is JSON with a request ``id``:
+
+* request  ``{"id", "method", "params"}``  or  ``{"id", "cancel": true}``
+* reply    ``{"id", "kind": "progress", "data"}`` (any number), then one
+           ``{"id", "kind": "result", "data"}`` or ``{"id", "kind": "error", "message"}``
+
+Plain topics keep every exchange visible to ``ros2 topic echo`` and recordable in a bag, and work
+with the ROS 2 wheels from PyPI, which cannot build custom action types.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                      durability=DurabilityPolicy.VOLATILE)
+
+
+class RpcError(RuntimeError):
+    """The remote handler failed; the message is the remote error."""
+
+
+class RpcTimeout(TimeoutError):
+    """No result arrived in time (the remote node may be down)."""
+
+
+class Cancelled(Exception):
+    """Raised inside a handler when its request was cancelled."""
+
+
+@dataclass
+class CallContext:
+    """Given to handlers: publish progress, and check for cancellation."""
+
+    request_id: str
+    _progress: Callable[[Any], None]
+    _cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def progress(self, data: Any) -> None:
+        self._progress(data)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def check_cancelled(self) -> None:
+        if self.cancelled:
+            raise Cancelled(self.request_id)
+
+
+Handler = Callable[[dict, CallContext], Any]
+
+
+class RpcServer:
+    """Serves named methods; each request runs in its own thread so long calls can be cancelled."""
+
+    def __init__(self, node: Node, service: str, handlers: dict[str, Handler]) -> None:
+        self.node = node
+        self.handlers = handlers
+        self._active: dict[str, CallContext] = {}
+        self._lock = threading.Lock()
+        self._pub = node.create_publisher(String, f"/homiebot/{service}/reply", RELIABLE)
+        node.create_subscription(String, f"/homiebot/{service}/request", self._on_request, RELIABLE,
+                                 callback_group=ReentrantCallbackGroup())
+
+    def _send(self, payload: dict) -> None:
+        self._pub.publish(String(data=json.dumps(payload)))
+
+    def _on_request(self, msg: String) -> None:
+        try:
+            req = json.loads(msg.data)
+            rid = str(req["id"])
+        except (ValueError, KeyError, TypeError):
+            self.node.get_logger().error(f"ignoring a malformed request: {msg.data[:200]}")
+            return
+        if req.get("cancel"):
+            with self._lock:
+                ctx = self._active.get(rid)
+            if ctx:
+                ctx._cancelled.set()
+            return
+        method = req.get("method")
+        if method not in self.handlers:
+            self._send({"id": rid, "kind": "error", "message": f"unknown method '{method}'; known: {sorted(self.handlers)}"})
+            return
+        ctx = CallContext(rid, lambda data: self._send({"id": rid, "kind": "progress", "data": data}))
+        with self._lock:
+            self._active[rid] = ctx
+        threading.Thread(target=self._run, args=(method, req.get("params") or {}, ctx), daemon=True).start()
+
+    def _run(self, method: str, params: dict, ctx: CallContext) -> None:
+        try:
+            result = self.handlers[method](params, ctx)
+            self._send({"id": ctx.request_id, "kind": "result", "data": result})
+        except Cancelled:
+            self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
+        except Exception as err:  # the handler's failure is reported to the caller, the node lives on
+            self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
+            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"})
+        finally:
+            with self._lock:
+                self._active.pop(ctx.request_id, None)
+
+
+class RpcClient:
+    """Calls a remote service and waits for its result (the node must be spun in another thread)."""
+
+    def __init__(self, node: Node, service: str) -> None:
+        self.service = service
+        self._pending: dict[str, tuple[threading.Event, list, Callable[[Any], None] | None]] = {}
+        self._lock = threading.Lock()
+        self._pub = node.create_publisher(String, f"/homiebot/{service}/request", RELIABLE)
+        node.create_subscription(String, f"/homiebot/{service}/reply", self._on_reply, RELIABLE,
+                                 callback_group=ReentrantCallbackGroup())
+
+    @property
+    def connected(self) -> bool:
+        """True once a server subscribes to our requests."""
+        return self._pub.get_subscription_count() > 0
+
+    def _on_reply(self, msg: String) -> None:
+        try:
+            rep = json.loads(msg.data)
+        except ValueError:
+            return
+        with self._lock:
+            entry = self._pending.get(str(rep.get("id")))
+        if entry is None:
+            return
+        done, box, on_progress = entry
+        if rep.get("kind") == "progress":
+            if on_progress:
+                on_progress(rep.get("data"))
+            return
+        box.append(rep)
+        done.set()
+
+    def call(self, method: str, params: dict | None = None, timeout: float = 30.0,
+             on_progress: Callable[[Any], None] | None = None) -> Any:
+        """Send a request and block until its result; RpcTimeout after ``timeout`` seconds (then cancel)."""
+        rid = uuid.uuid4().hex
+        done, box = threading.Event(), []
+        with self._lock:
+            self._pending[rid] = (done, box, on_progress)
+        try:
+            self._pub.publish(String(data=json.dumps({"id": rid, "method": method, "params": params or {}})))
+            if not done.wait(timeout):
+                self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
+                raise RpcTimeout(f"the {self.service} node did not answer '{method}' within {timeout:g} s")
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+        rep = box[0]
+        if rep.get("kind") == "error":
+            raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
+        return rep.get("data")

@@ -1,0 +1,64 @@
+"""``homiebot submit``: send a task to a running graph and follow it until its record is written."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import rclpy
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from homiebot.ros.common import spin_in_background
+from homiebot.ros.rpc import RELIABLE
+
+
+def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True, echo=print) -> dict:
+    """Publish a submission and return the final status event (state finished or failed)."""
+    request = {"id": uuid.uuid4().hex[:12], **request}
+    rclpy.init(args=None)
+    node = Node(f"homiebot_submit_{request['id']}")
+    events: list[dict] = []
+    node.create_subscription(String, "/homiebot/task/status", lambda m: events.append(json.loads(m.data)), RELIABLE)
+    pub = node.create_publisher(String, "/homiebot/task/submit", RELIABLE)
+    executor, thread = spin_in_background(node)
+    try:
+        deadline = time.monotonic() + connect_timeout
+        while pub.get_subscription_count() == 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("no task manager is listening on /homiebot/task/submit; start the graph with `homiebot up` "
+                                   "(same ROS_DOMAIN_ID) first")
+            time.sleep(0.05)
+        time.sleep(0.2)  # let the status subscription match too
+        pub.publish(String(data=json.dumps(request)))
+        if not wait:
+            return {"id": request["id"], "state": "submitted"}
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while time.monotonic() < deadline:
+            mine = [e for e in list(events) if e.get("id") == request["id"]]
+            for e in mine[seen:]:
+                echo(_describe(e))
+                if e.get("state") in ("finished", "failed"):
+                    return e
+            seen = len(mine)
+            time.sleep(0.05)
+        raise TimeoutError(f"task {request['id']} did not finish within {timeout:g} s")
+    finally:
+        executor.shutdown()
+        thread.join(timeout=5)
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def _describe(e: dict) -> str:
+    state = e.get("state")
+    if state == "round":
+        return f"round {e['round']:2d} | {e.get('subtask') or '[invalid output]':<42} | {e.get('code') or 'ok'}"
+    if state == "finished":
+        return (f"finished: {'goal reached' if e.get('goal_satisfied') else 'goal not reached'}, {e.get('termination')} after "
+                f"{e.get('rounds')} rounds\nepisode record: {e.get('record')}")
+    if state == "failed":
+        return f"failed: {e.get('reason')}" + (f"\nwhat was recorded: {e['record']}" if e.get("record") else "")
+    return f"{state}" + (f": {e.get('instruction')}" if e.get("instruction") else "")

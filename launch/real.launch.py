@@ -1,0 +1,38 @@
+"""Launch the homiebot graph against a real robot (or another simulator).
+
+    ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs]
+
+The config's ``world`` names the bridge plugin (registered under the ``homiebot.worlds`` entry
+points) that the world node hosts; the other nodes are the same as in simulation. Discovery is not
+limited to this machine, so that nodes on a GPU server and on the robot find each other.
+"""
+
+import os
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from homiebot.ros.graph import graph
+
+
+def _nodes(context, *args, **kwargs):
+    config = LaunchConfiguration("config").perform(context)
+    if not config:
+        raise RuntimeError("real.launch.py needs config:=/path/to/robot.yaml naming the robot's world bridge")
+    return [
+        Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
+             remappings=list(spec.remappings.items()), output="screen")
+        for spec in graph(config, LaunchConfiguration("planner").perform(context),
+                          os.path.abspath(LaunchConfiguration("out_dir").perform(context)))
+    ]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument("config", default_value="", description="run configuration YAML with the robot's world"),
+        DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
+        DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
+        OpaqueFunction(function=_nodes),
+    ])

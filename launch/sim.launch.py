@@ -1,0 +1,39 @@
+"""Launch the homiebot graph with the embedded simulated home.
+
+    ros2 launch homiebot sim.launch.py [config:=/path/sim.yaml] [planner:=heuristic] [out_dir:=runs]
+
+The nodes and their parameters come from ``homiebot.ros.graph`` (the same definition ``homiebot up``
+uses). Discovery stays on this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set otherwise.
+"""
+
+import os
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+from homiebot.ros.graph import graph
+
+
+def _nodes(context, *args, **kwargs):
+    config = LaunchConfiguration("config").perform(context)
+    planner = LaunchConfiguration("planner").perform(context)
+    out_dir = LaunchConfiguration("out_dir").perform(context)
+    return [
+        Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
+             remappings=list(spec.remappings.items()), output="screen")
+        for spec in graph(config, planner, os.path.abspath(out_dir))
+    ]
+
+
+def generate_launch_description():
+    share = FindPackageShare("homiebot")
+    return LaunchDescription([
+        DeclareLaunchArgument("config", default_value=[share, "/config/sim.yaml"], description="run configuration YAML"),
+        DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
+        DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
+        SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE", os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
+        OpaqueFunction(function=_nodes),
+    ])
