@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := libosmesa6 libgl1 libegl1
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
+comma := ,
+# With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
+EXTRAS := sim,bench,ml,dev$(if $(ROS_DISTRO),,$(comma)ros)
+VENV_FLAGS := $(if $(ROS_DISTRO),--system-site-packages,)
 
 # Headless CPU rendering, and ROS 2 discovery that never leaves this machine.
 export MUJOCO_GL ?= osmesa
@@ -25,10 +29,10 @@ $(STAMP): setup.py setup.cfg
 	  fi; \
 	else echo "apt-get not found: make sure OSMesa (libosmesa6) is installed for headless rendering"; fi
 	$(PYTHON) -c "import sys; assert sys.version_info >= (3, 10), 'homiebot needs Python >= 3.10'"
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "torch==2.13.0"  # the CPU build; resolving plain torch would pull CUDA
-	$(BIN)/pip install -q -e ".[sim,bench,ml,dev]"
+	$(BIN)/pip install -q -e ".[$(EXTRAS)]"
 	@touch $@
 
 demo: $(STAMP)
@@ -40,6 +44,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py
 	$(BIN)/python benchmarks/bench_eval.py
+	$(BIN)/python benchmarks/bench_planners.py
+	$(BIN)/python benchmarks/bench_ros.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks

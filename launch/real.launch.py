@@ -9,12 +9,12 @@ limited to this machine, so that nodes on a GPU server and on the robot find eac
 
 import os
 
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from homiebot.ros.graph import graph
+from launch import LaunchDescription
 
 
 def _nodes(context, *args, **kwargs):

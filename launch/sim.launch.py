@@ -8,13 +8,13 @@ uses). Discovery stays on this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is s
 
 import os
 
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from homiebot.ros.graph import graph
+from launch import LaunchDescription
 
 
 def _nodes(context, *args, **kwargs):

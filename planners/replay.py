@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
 from homiebot.planners.base import Planner, PlannerConfigError, PlannerReply, PlannerRequest
 
 

@@ -57,10 +57,10 @@ class RemoteWorld(World):
     def inventory(self) -> list[str]:
         if self._last.pop("fresh", False):  # nothing has happened since observe()
             return list(self._last["inventory"])
-        return list(self.rpc.call("info", timeout=self.timeout)["inventory"])
+        return list(self.rpc.call("info", timeout=self.timeout, resend=1.0)["inventory"])
 
     def path_length(self) -> float:
-        return float(self.rpc.call("info", timeout=self.timeout)["path_length"])
+        return float(self.rpc.call("info", timeout=self.timeout, resend=1.0)["path_length"])
 
     def scene_description(self) -> dict[str, Any]:
         return self.scene
@@ -110,7 +110,7 @@ class RemoteExecutor:
 
     def __init__(self, rpc: RpcClient, timeout: float, execute_timeout: float) -> None:
         self.rpc, self.timeout = rpc, execute_timeout
-        info = rpc.call("capabilities", timeout=timeout)
+        info = rpc.call("capabilities", timeout=timeout, resend=1.0)
         self.models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in info["models"]]
 
     def capabilities(self) -> dict[str, frozenset[Action]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Callable
@@ -150,17 +151,27 @@ class RpcClient:
         done.set()
 
     def call(self, method: str, params: dict | None = None, timeout: float = 30.0,
-             on_progress: Callable[[Any], None] | None = None) -> Any:
-        """Send a request and block until its result; RpcTimeout after ``timeout`` seconds (then cancel)."""
+             on_progress: Callable[[Any], None] | None = None, resend: float | None = None) -> Any:
+        """Send a request and block until its result; RpcTimeout after ``timeout`` seconds (then cancel).
+
+        ``resend``: for idempotent methods, send the request again every ``resend`` seconds until an
+        answer comes, which rides over a server that has just (re)started and is still being discovered.
+        """
         rid = uuid.uuid4().hex
         done, box = threading.Event(), []
         with self._lock:
             self._pending[rid] = (done, box, on_progress)
+        request = String(data=json.dumps({"id": rid, "method": method, "params": params or {}}))
+        deadline = time.monotonic() + timeout
         try:
-            self._pub.publish(String(data=json.dumps({"id": rid, "method": method, "params": params or {}})))
-            if not done.wait(timeout):
-                self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
-                raise RpcTimeout(f"the {self.service} node did not answer '{method}' within {timeout:g} s")
+            while not self.connected and time.monotonic() < deadline:  # nobody listens yet: wait, then send
+                time.sleep(0.02)
+            self._pub.publish(request)
+            while not done.wait(min(resend or timeout, max(0.0, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline:
+                    self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
+                    raise RpcTimeout(f"the {self.service} node did not answer '{method}' within {timeout:g} s")
+                self._pub.publish(request)
         finally:
             with self._lock:
                 self._pending.pop(rid, None)

@@ -55,7 +55,7 @@ class ExecutorNode:
                 for m in listed["models"]}
 
     def _list(self) -> dict:
-        self._listed = self.world.call("skills", timeout=self.timeout)
+        self._listed = self.world.call("skills", timeout=self.timeout, resend=1.0)
         return self._listed
 
     def capabilities(self, params: dict, ctx: CallContext) -> dict:

@@ -15,7 +15,6 @@ import queue
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from rclpy.node import Node
@@ -99,7 +98,7 @@ class TaskManagerNode:
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.clients["executor"], timeout, self.params["execute_timeout"])
         planner = RemotePlanner(self.clients["planner"], self.params["plan_timeout"], world)
-        planner_name = self.clients["planner"].call("info", timeout=timeout)["planner"]
+        planner_name = self.clients["planner"].call("info", timeout=timeout, resend=1.0)["planner"]
         c = self.cfg
         settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
                                  suggest_names=c.detector.suggest_names)
