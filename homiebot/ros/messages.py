@@ -51,7 +51,7 @@ def to_image(array: np.ndarray, kind: str, stamp_ns: int, frame: str) -> Image:
 
 
 def from_image(msg: Image) -> np.ndarray:
-    for kind, (encoding, dtype, channels) in IMAGE_KINDS.items():
+    for encoding, dtype, channels in IMAGE_KINDS.values():
         if msg.encoding == encoding:
             a = np.frombuffer(bytes(msg.data), dtype=dtype)
             return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 
 import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -71,6 +72,13 @@ class ObservationCache:
                 raise TimeoutError(f"camera images of stamp {stamp_ns} did not all arrive within {timeout:g} s")
             return {v: {k: self._images[(v, k)][1] for k in kinds} for v in VIEW_NAMES}
 
+    def lazy_observation(self, meta: dict, timeout: float) -> Observation:
+        """Like ``observation``, but the images are awaited only when first looked at."""
+        return Observation.model_construct(
+            version=1, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
+            labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
+            views=_LazyViews(lambda: self.observation(meta, timeout).views))
+
     def observation(self, meta: dict, timeout: float) -> Observation:
         """The Observation described by a /homiebot/observation message, with its images."""
         kinds = tuple(k for k in self.kinds if k in meta.get("kinds", self.kinds))
@@ -85,3 +93,24 @@ class ObservationCache:
             views={v: ViewImage(rgb=views[v]["image"], depth=views[v].get("depth"), segmentation=views[v].get("segmentation"))
                    for v in VIEW_NAMES},
         )
+
+
+class _LazyViews(Mapping):
+    """The four views of an observation, fetched from the cache on first access."""
+
+    def __init__(self, fetch) -> None:
+        self._fetch, self._views = fetch, None
+
+    def _get(self) -> dict:
+        if self._views is None:
+            self._views = self._fetch()
+        return self._views
+
+    def __getitem__(self, view: str) -> ViewImage:
+        return self._get()[view]
+
+    def __iter__(self):
+        return iter(VIEW_NAMES)
+
+    def __len__(self) -> int:
+        return len(VIEW_NAMES)

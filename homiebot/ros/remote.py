@@ -37,7 +37,7 @@ class RemoteWorld(World):
         meta = self.rpc.call("observe", {"round": round_index}, timeout=self.timeout)
         self._last = {**meta, "fresh": True}
         self._belief = None  # fetched only if someone asks (the detector node has its own copy)
-        return self.cache.observation(meta, self.timeout)
+        return self.cache.lazy_observation(meta, self.timeout)  # images are waited for when the round is recorded
 
     @property
     def round(self) -> int:

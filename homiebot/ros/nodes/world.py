@@ -76,12 +76,8 @@ class WorldNode:
             world = self._require()
             obs = world.observe(round_index)
             stamp = time.time_ns()
-            for view in VIEW_NAMES:
-                img = obs.views[view]
-                for kind, array in (("image", img.rgb), ("depth", img.depth), ("segmentation", img.segmentation)):
-                    pub = self.image_pubs[(view, kind)]
-                    if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
-                        pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
+            # frames go out in the background: the caller can plan while they travel (consumers match them by stamp)
+            threading.Thread(target=self._publish_frames, args=(obs, stamp), daemon=True).start()
             self.odom_pub.publish(to_odometry(obs.pose, stamp))
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
                      if a is not None]
@@ -93,6 +89,14 @@ class WorldNode:
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
         return meta
+
+    def _publish_frames(self, obs, stamp: int) -> None:
+        for view in VIEW_NAMES:
+            img = obs.views[view]
+            for kind, array in (("image", img.rgb), ("depth", img.depth), ("segmentation", img.segmentation)):
+                pub = self.image_pubs[(view, kind)]
+                if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
+                    pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
 
     def list_skills(self, params: dict, ctx: CallContext) -> dict:
         if self.skills is None:
