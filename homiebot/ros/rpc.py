@@ -66,6 +66,14 @@ class CallContext:
 Handler = Callable[[dict, CallContext], Any]
 
 
+@dataclass(frozen=True)
+class ThenRun:
+    """A handler result with work to do after the reply is on its way (e.g. publish big data)."""
+
+    result: Any
+    then: Callable[[], None]
+
+
 class RpcServer:
     """Serves named methods; each request runs in its own thread so long calls can be cancelled."""
 
@@ -106,7 +114,12 @@ class RpcServer:
     def _run(self, method: str, params: dict, ctx: CallContext) -> None:
         try:
             result = self.handlers[method](params, ctx)
+            after = None
+            if isinstance(result, ThenRun):
+                result, after = result.result, result.then
             self._send({"id": ctx.request_id, "kind": "result", "data": result})
+            if after is not None:
+                after()
         except Cancelled:
             self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on

@@ -26,7 +26,7 @@ from homiebot.executor import skill_name
 from homiebot.ros.common import Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
-from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
+from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
 from homiebot.runtime import build_skills, build_world
 from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
@@ -76,8 +76,6 @@ class WorldNode:
             world = self._require()
             obs = world.observe(round_index)
             stamp = time.time_ns()
-            # frames go out in the background: the caller can plan while they travel (consumers match them by stamp)
-            threading.Thread(target=self._publish_frames, args=(obs, stamp), daemon=True).start()
             self.odom_pub.publish(to_odometry(obs.pose, stamp))
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
                      if a is not None]
@@ -88,7 +86,8 @@ class WorldNode:
             if state is not None:
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
-        return meta
+        # the frames go out after the reply: the caller plans while they travel (consumers match them by stamp)
+        return ThenRun(meta, lambda: self._publish_frames(obs, stamp))
 
     def _publish_frames(self, obs, stamp: int) -> None:
         for view in VIEW_NAMES:
