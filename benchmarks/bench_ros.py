@@ -26,6 +26,7 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--planner", default="oracle")
     ap.add_argument("--domain-id", type=int, default=90 + os.getpid() % 50)
+    ap.add_argument("--compose", action="store_true", help="all nodes in one process")
     args = ap.parse_args()
 
     from homiebot.ros.up import ros_environment
@@ -43,7 +44,7 @@ def main() -> int:
     task_file = ROOT / "config" / "tasks" / "demo.yaml"
     task = load_task(task_file)
     with tempfile.TemporaryDirectory() as tmp:
-        procs = spawn_all(graph("", args.planner, tmp, {"task_manager": {"record_bag": False}}), env)
+        procs = spawn_all(graph("", args.planner, tmp, {"task_manager": {"record_bag": False}}), env, args.compose)
         try:
             ros_rounds, ros_wall, ros_phases = [], [], []
             for seed in range(args.episodes + 1):
@@ -74,7 +75,8 @@ def main() -> int:
     over_med = 1000 * (statistics.median(ros_rounds) - statistics.median(local_rounds))
     over_p95 = 1000 * (pct(ros_rounds, 0.95) - pct(local_rounds, 0.95))
     ratio = sum(ros_wall) / sum(local_wall)
-    print(f"planner {args.planner}, {args.episodes} episodes of the demo task, 256x256 views")
+    print(f"planner {args.planner}, {args.episodes} episodes of the demo task, 256x256 views, "
+          f"{'all nodes in one process' if args.compose else 'one process per node'}")
     print(f"per round: in-process median {1000 * statistics.median(local_rounds):.1f} ms, p95 {1000 * pct(local_rounds, 0.95):.1f} ms; "
           f"ROS graph median {1000 * statistics.median(ros_rounds):.1f} ms, p95 {1000 * pct(ros_rounds, 0.95):.1f} ms")
     print(f"middleware overhead per round: median {over_med:.1f} ms (target <= 10), p95 {over_p95:.1f} ms")

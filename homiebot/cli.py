@@ -83,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--out", default="runs", help="folder for episode records (default: runs)")
     up.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the graph (default: the environment's)")
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
+    up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
 
     sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
     sb.add_argument("instruction", nargs="?", help="what the robot should do")
@@ -209,7 +210,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         load_config(args.config)  # fail here, once, rather than in six nodes
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    return run_graph(graph(config, args.planner, str(Path(args.out).resolve())), env)
+    return run_graph(graph(config, args.planner, str(Path(args.out).resolve())), env, compose=args.compose)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:

@@ -58,34 +58,73 @@ def run_config(path: str) -> RunConfig:
         raise ParameterError(str(err)) from None
 
 
-def run_node(name: str, build: Callable[[Node, dict[str, Any]], object], params: tuple[Param, ...] = (),
-             args: list[str] | None = None) -> int:
-    """Create the node, declare parameters, build its component, spin until shutdown."""
-    os.environ.setdefault("MUJOCO_GL", "osmesa")
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = Node(name)
-    try:
-        values = declare(node, params)
-        component = build(node, values)
-    except (ParameterError, ConfigError, ValueError) as err:
-        print(f"homiebot {name}: error: {err}", file=sys.stderr, flush=True)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        return 2
+@dataclass(frozen=True)
+class NodeDef:
+    """A node of the graph: its default name, the component it wraps, its parameters."""
+
+    name: str
+    build: Callable[[Node, dict[str, Any]], object]
+    params: tuple[Param, ...] = ()
+
+
+def _start(node: Node, definition: NodeDef) -> object:
+    values = declare(node, definition.params)
+    return definition.build(node, values)
+
+
+def _spin(nodes: list[Node], components: list[object]) -> None:
     executor = SingleThreadedExecutor()  # callbacks only queue work; long calls run in their own threads
-    executor.add_node(node)
-    node.get_logger().info(f"{name} node ready")
+    for node in nodes:
+        executor.add_node(node)
+        node.get_logger().info(f"{node.get_name()} node ready")
     try:
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        close = getattr(component, "close", None)
-        if close:
-            close()
+        for component in components:
+            close = getattr(component, "close", None)
+            if close:
+                close()
         executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
+    """One node in this process: parameters from the command line (``--ros-args -p k:=v``)."""
+    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    rclpy.init(args=args if args is not None else sys.argv)
+    node = Node(definition.name)
+    try:
+        component = _start(node, definition)
+    except (ParameterError, ConfigError, ValueError) as err:
+        print(f"homiebot {definition.name}: error: {err}", file=sys.stderr, flush=True)
         node.destroy_node()
         rclpy.try_shutdown()
+        return 2
+    _spin([node], [component])
+    return 0
+
+
+def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
+    """Several nodes in one process (name and parameters per node); calls between them skip the middleware."""
+    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    rclpy.init(args=None)
+    nodes, components = [], []
+    for definition, name, params in members:
+        node = Node(name, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+        nodes.append(node)
+        try:
+            components.append(_start(node, definition))
+        except (ParameterError, ConfigError, ValueError) as err:
+            print(f"homiebot {name}: error: {err}", file=sys.stderr, flush=True)
+            for n in nodes:
+                n.destroy_node()
+            rclpy.try_shutdown()
+            return 2
+    _spin(nodes, components)
     return 0
 
 
@@ -98,5 +137,3 @@ def spin_in_background(node: Node) -> tuple[SingleThreadedExecutor, threading.Th
     return executor, thread
 
 
-def set_parameters(node: Node, values: dict[str, Any]) -> None:
-    node.set_parameters([Parameter(k, value=v) for k, v in values.items()])

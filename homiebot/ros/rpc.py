@@ -74,12 +74,22 @@ class ThenRun:
     then: Callable[[], None]
 
 
+_LOCAL: dict[str, RpcServer] = {}  # servers in this process (nodes composed into one process)
+
+
 class RpcServer:
-    """Serves named methods; each request runs in its own thread so long calls can be cancelled."""
+    """Serves named methods; each request runs in its own thread so long calls can be cancelled.
+
+    When client and server live in the same process (``homiebot up --compose``), calls skip the
+    middleware and run the handler directly; request and reply are still published, marked
+    ``"local": true``, so that they can be watched and recorded.
+    """
 
     def __init__(self, node: Node, service: str, handlers: dict[str, Handler]) -> None:
         self.node = node
+        self.service = service
         self.handlers = handlers
+        _LOCAL[service] = self
         self._active: dict[str, CallContext] = {}
         self._lock = threading.Lock()
         self._pub = node.create_publisher(String, f"/homiebot/{service}/reply", RELIABLE)
@@ -96,6 +106,8 @@ class RpcServer:
         except (ValueError, KeyError, TypeError):
             self.node.get_logger().error(f"ignoring a malformed request: {msg.data[:200]}")
             return
+        if req.get("local"):
+            return  # already being served by a direct call in this process
         if req.get("cancel"):
             with self._lock:
                 ctx = self._active.get(rid)
@@ -110,6 +122,40 @@ class RpcServer:
         with self._lock:
             self._active[rid] = ctx
         threading.Thread(target=self._run, args=(method, req.get("params") or {}, ctx), daemon=True).start()
+
+    def call_local(self, request: dict, on_progress: Callable[[Any], None] | None, timeout: float) -> Any:
+        """Serve a request from this process directly (same semantics as over the topics)."""
+        rid, method = request["id"], request["method"]
+        if method not in self.handlers:
+            raise RpcError(f"{self.service}.{method}: unknown method; known: {sorted(self.handlers)}")
+        ctx = CallContext(rid, on_progress or (lambda data: None))
+        box: list = []
+
+        def run() -> None:
+            try:
+                box.append(("result", self.handlers[method](request.get("params") or {}, ctx)))
+            except Cancelled:
+                box.append(("error", "cancelled"))
+            except Exception as err:
+                self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
+                box.append(("error", f"{type(err).__name__}: {err}"))
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            ctx._cancelled.set()
+            raise RpcTimeout(f"the {self.service} node did not answer '{method}' within {timeout:g} s")
+        kind, value = box[0]
+        after = None
+        if kind == "result" and isinstance(value, ThenRun):
+            value, after = value.result, value.then
+        self._send({"id": rid, "kind": kind, "local": True, **({"data": value} if kind == "result" else {"message": value})})
+        if after is not None:
+            threading.Thread(target=after, daemon=True).start()
+        if kind == "error":
+            raise RpcError(f"{self.service}.{method}: {value}")
+        return value
 
     def _run(self, method: str, params: dict, ctx: CallContext) -> None:
         try:
@@ -171,6 +217,11 @@ class RpcClient:
         answer comes, which rides over a server that has just (re)started and is still being discovered.
         """
         rid = uuid.uuid4().hex
+        local = _LOCAL.get(self.service)
+        if local is not None:
+            payload = {"id": rid, "method": method, "params": params or {}, "local": True}
+            self._pub.publish(String(data=json.dumps(payload)))  # for the record; servers ignore local requests
+            return local.call_local(payload, on_progress, timeout)
         done, box = threading.Event(), []
         with self._lock:
             self._pending[rid] = (done, box, on_progress)

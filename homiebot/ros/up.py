@@ -3,6 +3,7 @@ where the ROS launch tools are installed), and stop it cleanly."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -42,7 +43,11 @@ def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", spec.module, *ros_args(spec)], env=env)
 
 
-def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str]) -> dict[str, subprocess.Popen]:
+def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
+    """One process per node, or (``compose``) all nodes in one process."""
+    if compose:
+        payload = json.dumps([spec.__dict__ for spec in specs])
+        return {"graph": subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
     return {spec.name: spawn(spec, env) for spec in specs}
 
 
@@ -64,11 +69,11 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def run_graph(specs: Sequence[NodeSpec], env: dict[str, str]) -> int:
+def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> int:
     """Run until Ctrl-C or until a node exits; returns non-zero if a node failed."""
     signal.signal(signal.SIGTERM, _interrupt)  # stop the graph on SIGTERM as on Ctrl-C
     signal.signal(signal.SIGINT, _interrupt)  # even when started in the background, where SIGINT is ignored
-    procs = spawn_all(specs, env)
+    procs = spawn_all(specs, env, compose)
     print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in procs.items()), flush=True)
     print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')}; "
           "submit tasks with `homiebot submit \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)

@@ -192,3 +192,17 @@ def test_core_commands_do_not_import_rclpy():
     code = "import sys, homiebot.cli, homiebot.runtime, homiebot.bench.evaluate; print('rclpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False"
+
+
+def test_composed_graph_gives_the_same_episode(tmp_path, config_file):
+    env = ros_environment(DOMAIN + 1)  # a graph of its own
+    procs = spawn_all(graph(str(config_file), "", str(tmp_path)), env, compose=True)
+    try:
+        out = submit(env, "--task", str(DEMO), "--seed", "3")
+        assert out.returncode == 0, out.stdout + out.stderr
+    finally:
+        stop(procs)
+    from homiebot.config import load_config
+
+    local, _ = run_episode(load_config(config_file).model_copy(update={"seed": 3}), load_task(DEMO))
+    assert trace(load_episode(record_path(out.stdout))) == trace(local)

@@ -13,7 +13,7 @@ from rclpy.node import Node
 
 from homiebot.contracts import Action, PlannerOutput
 from homiebot.errors import ErrorDetector, SnapshotBelief
-from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
 
@@ -38,8 +38,11 @@ class DetectorNode:
 PARAMS = (Param("belief_timeout", 10.0, "seconds to wait for the round's belief", positive),)
 
 
+NODE = NodeDef("detector", DetectorNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("detector", DetectorNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from rclpy.node import Node
 
 from homiebot.contracts import Action, Subtask
 from homiebot.executor import Executor
-from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.rpc import CallContext, RpcClient, RpcServer
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
@@ -75,8 +75,11 @@ class ExecutorNode:
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)
 
 
+NODE = NodeDef("executor", ExecutorNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("executor", ExecutorNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from typing import Any
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from homiebot.ros.common import Param, run_node
+from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.rpc import RELIABLE
 
 
@@ -43,8 +43,11 @@ class MapperNode:
 PARAMS = (Param("perception", "oracle", "where the belief comes from: oracle (simulator truth)"),)
 
 
+NODE = NodeDef("mapper", MapperNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("mapper", MapperNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from rclpy.node import Node
 
 from homiebot.contracts import Feedback
 from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerRequest
-from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
 from homiebot.runtime import build_planner, scene_for
@@ -70,8 +70,11 @@ PARAMS = (Param("planner", "", "planner backend by name (empty: the config's)"),
           Param("image_timeout", 15.0, "seconds to wait for the round's camera images", positive))
 
 
+NODE = NodeDef("planner", PlannerNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("planner", PlannerNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from std_msgs.msg import String
 from homiebot.agent import Agent, AgentSettings
 from homiebot.contracts import StepRecord
 from homiebot.records import EpisodeWriter
-from homiebot.ros.common import Param, positive, run_config, run_node
+from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.recorder import BagRecorder
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
@@ -140,8 +140,11 @@ PARAMS = (
 )
 
 
+NODE = NodeDef("task_manager", TaskManagerNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("task_manager", TaskManagerNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":

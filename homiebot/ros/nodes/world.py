@@ -23,7 +23,7 @@ from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
 from homiebot.executor import skill_name
-from homiebot.ros.common import Param, run_config, run_node
+from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
@@ -134,8 +134,11 @@ class WorldNode:
 PARAMS: tuple[Param, ...] = ()
 
 
+NODE = NodeDef("world", WorldNode, PARAMS)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run_node("world", WorldNode, PARAMS, args)
+    return run_node(NODE, args)
 
 
 if __name__ == "__main__":
