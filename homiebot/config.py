@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from homiebot.contracts import Action
 from homiebot.skills.failures import load_profile
+from homiebot.yamlio import read_yaml
 
 CONFIG_VERSION = 1
 
@@ -97,12 +97,7 @@ def load_config(path: str | Path | None) -> RunConfig:
     if path is None:
         return RunConfig()
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as err:
-        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    data = read_yaml(path, "config file", ConfigError) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config must be a mapping")
     try:

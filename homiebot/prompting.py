@@ -14,9 +14,8 @@ from pathlib import Path
 from string import Template
 from typing import Literal
 
-import yaml
-
 from homiebot.contracts import Action, Feedback
+from homiebot.yamlio import read_yaml
 
 OutputFormat = Literal["json", "text"]
 
@@ -72,12 +71,7 @@ class PromptBuilder:
             self._load(Path(template_file))
 
     def _load(self, path: Path) -> None:
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as err:
-            raise PromptError(f"cannot read prompt template {path}: {err.strerror}") from None
-        except yaml.YAMLError as err:
-            raise PromptError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path, "prompt template", PromptError)
         if not isinstance(data, dict) or not ({"system", "user"} & set(data)) or set(data) - {"system", "user"}:
             raise PromptError(f"{path}: a prompt template is a mapping with 'system' and/or 'user' text")
         for key in ("system", "user"):

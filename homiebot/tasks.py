@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.errors import normalise_name
 from homiebot.worlds.home.scene import SceneSpec, _format_validation_error
+from homiebot.yamlio import read_yaml
 
 
 class TaskError(ValueError):
@@ -113,12 +113,7 @@ class Task(BaseModel):
 def load_task(path: str | Path) -> Task:
     """Read a task YAML file; a relative scene_file is resolved against the task file's folder."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise TaskError(f"cannot read task file {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise TaskError(f"{path}: not valid YAML: {err}") from None
+    data = read_yaml(path, "task file", TaskError)
     if not isinstance(data, dict):
         raise TaskError(f"{path}: a task must be a mapping with instruction, scene and goal")
     try:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.worlds.home.catalog import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES
+from homiebot.yamlio import read_yaml
 
 SCENE_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -221,16 +222,7 @@ def parse_scene(data: Any, source: str = "<scene>") -> SceneSpec:
 
 def load_scene(path: str | Path) -> SceneSpec:
     """Read and validate a scene YAML file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise SceneError(f"cannot read scene file {path}: {err.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise SceneError(f"{path}: not valid YAML: {err}") from None
-    return parse_scene(data, str(path))
+    return parse_scene(read_yaml(path, "scene file", SceneError), str(path))
 
 
 def dump_scene(spec: SceneSpec) -> str:

@@ -1,0 +1,21 @@
+"""Reading YAML files with errors that say which file and what went wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def read_yaml(path: str | Path, noun: str, error: type[Exception]) -> Any:
+    """Parse a YAML file; ``error(message)`` names the file when it cannot be read or parsed."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise error(f"cannot read {noun} {path}: {err.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise error(f"{path}: not valid YAML: {err}") from None
