@@ -128,8 +128,12 @@ def load_task(path: str | Path) -> Task:
 def check_goal_names(task: Task, names: set[str]) -> None:
     """Raise TaskError if the goal mentions things the scene does not have."""
     for cond in task.goal or []:
-        refs = [getattr(cond, f) for f in ("object", "room") if getattr(cond, f, None)]
-        refs += cond.receptacles if isinstance(cond, ObjectAt) else [getattr(cond, "receptacle", None)] if hasattr(cond, "receptacle") else []
+        if isinstance(cond, ObjectAt):
+            refs = [cond.object, *cond.receptacles] if cond.object else cond.receptacles
+        elif isinstance(cond, ContainerState):
+            refs = [cond.receptacle]
+        else:
+            refs = [cond.room]
         for ref in refs:
             if ref not in names:
                 raise TaskError(f"task '{task.id}': goal refers to '{ref}', which is not in the scene")

@@ -13,20 +13,11 @@ import math
 
 from homiebot.contracts import Action, ErrorCode, Subtask
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
+from homiebot.planners.models import choose_model
 from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
 from homiebot.worlds.home.goals import candidates, condition_holds
 from homiebot.worlds.home.state import ARM_REACH, HomeState
 
-# which model the oracle prefers for an action (and target size for Go to)
-PREFERRED = {
-    ("Go to", "room"): "NoMaD",
-    ("Go to", "receptacle"): "NoMaD",
-    ("Go to", "object"): "PixNav",
-    ("Pick", None): "RT-1-X",
-    ("Put", None): "RT-1-X",
-    ("Open", None): "octo",
-    ("Close", None): "octo",
-}
 MIN_GAP = 0.1
 
 
@@ -142,18 +133,7 @@ class OraclePlanner(Planner):
 
     # ---- model choice ---------------------------------------------------------------------
     def _model_for(self, sub: Subtask, request: PlannerRequest) -> str | None:
-        if sub.action is Action.END:
-            return None
-        able = [m.name for m in self.models if sub.action.value in m.actions]
-        if not able:
-            return None  # nothing can run it; the detector will say so
-        kind = None
-        if sub.action is Action.GO_TO:
-            assert self.state is not None
-            kind = self.state.lookup(sub.target or "").kind
-        preferred = PREFERRED.get((sub.action.value, kind))
-        order = sorted(able, key=lambda m: (m != preferred, m))
+        kind = self.state.lookup(sub.target or "").kind if sub.action is Action.GO_TO and self.state else None
         fb = request.feedback
-        if self._last and self._last[0] == sub.text() and fb is not None and fb.code is ErrorCode.E1 and self._last[1] in order:
-            order = order[order.index(self._last[1]) + 1:] + order[: order.index(self._last[1]) + 1]
-        return order[0]
+        retry = self._last is not None and self._last[0] == sub.text() and fb is not None and fb.code is ErrorCode.E1
+        return choose_model(sub, kind, self.models, [self._last[1]] if retry and self._last[1] else [])

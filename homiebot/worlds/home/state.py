@@ -163,7 +163,7 @@ class HomeState:
         elif name in self.layout.rooms:
             return self.layout.rooms[name].distance(rx, ry)
         elif name == self.held:
-            return 0.0 + GRIPPER_OFFSET[0] - ROBOT_RADIUS
+            return GRIPPER_OFFSET[0] - ROBOT_RADIUS  # in the gripper, just in front of the base
         else:
             x, y, _, _ = self.object_poses[name]
             centre = math.hypot(x - rx, y - ry)
