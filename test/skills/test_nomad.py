@@ -1,0 +1,163 @@
+"""NoMaD wrapper: preprocessing, context, goal masking, DDPM sampling and waypoint decoding."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from homiebot.skills.nomad import (
+    ACTION_STATS,
+    DDPMSampler,
+    NoMaDPolicy,
+    deltas_to_waypoints,
+    squaredcos_cap_v2_betas,
+    transform_image,
+    unnormalize_data,
+)
+from homiebot.skills.policy import PolicyObservation, Waypoints
+
+
+class FakeNoMaD(torch.nn.Module):
+    """Upstream's ``model(func_name, **kwargs)`` interface. The noise prediction is chosen so that every
+    denoising step predicts x0 = ``target``; the final DDPM step then returns exactly ``target``."""
+
+    def __init__(self, target: np.ndarray, num_iters: int = 10, enc: int = 16) -> None:
+        super().__init__()
+        self.target = torch.tensor(target, dtype=torch.float32)
+        self.alphas_cumprod = torch.cumprod(1 - torch.tensor(squaredcos_cap_v2_betas(num_iters), dtype=torch.float32), 0)
+        self.enc = enc
+        self.calls: list[tuple[str, dict]] = []
+        self.dist_pred_net = torch.nn.Linear(enc, 1)
+
+    def forward(self, func_name: str, **kw):
+        self.calls.append((func_name, kw))
+        if func_name == "vision_encoder":
+            return torch.ones(kw["obs_img"].shape[0], self.enc)
+        if func_name == "noise_pred_net":
+            a = self.alphas_cumprod[int(kw["timestep"])]
+            return (kw["sample"] - a.sqrt() * self.target) / (1 - a).sqrt()
+        if func_name == "dist_pred_net":
+            return torch.full((kw["obsgoal_cond"].shape[0], 1), 4.0)
+        raise NotImplementedError
+
+
+def frame(value: int, size: int = 96) -> np.ndarray:
+    return np.full((size, size, 3), value, np.uint8)
+
+
+def test_transform_image_imagenet_normalisation():
+    img = np.zeros((120, 160, 3), np.uint8)
+    img[..., 0] = 255
+    out = transform_image(img, (96, 96))
+    assert out.shape == (3, 96, 96) and out.dtype == np.float32
+    assert out[0, 10, 10] == pytest.approx((1 - 0.485) / 0.229, abs=1e-5)
+    assert out[1, 10, 10] == pytest.approx((0 - 0.456) / 0.224, abs=1e-5)
+
+
+def test_unnormalise_and_cumulative_sum():
+    assert unnormalize_data(np.array([-1.0, 1.0]), {"min": [-2.5, -4], "max": [5, 4]}).tolist() == [-2.5, 4.0]
+    deltas = np.zeros((1, 8, 2))  # the middle of the range: (1.25, 0) per step
+    wp = deltas_to_waypoints(deltas.reshape(1, 16), ACTION_STATS)
+    assert wp.shape == (1, 8, 2)
+    np.testing.assert_allclose(wp[0, :, 0], 1.25 * np.arange(1, 9))
+    np.testing.assert_allclose(wp[0, :, 1], 0.0)
+
+
+def test_ddpm_sampler_schedule_and_deterministic_last_step():
+    s = DDPMSampler(10)
+    s.set_timesteps(10)
+    assert s.timesteps.tolist() == list(range(9, -1, -1))
+    betas = squaredcos_cap_v2_betas(10)
+    ab = lambda t: math.cos((t + 0.008) / 1.008 * math.pi / 2) ** 2  # noqa: E731
+    assert betas[0] == pytest.approx(1 - ab(0.1) / ab(0.0))
+    x = torch.full((1, 8, 2), 0.3)
+    a0 = s.alphas_cumprod[0]
+    eps = (x - a0.sqrt() * 0.5) / (1 - a0).sqrt()  # x0 = 0.5
+    np.testing.assert_allclose(s.step(eps, 0, x).prev_sample.numpy(), 0.5, atol=1e-5)
+
+
+def test_ddpm_sampler_matches_diffusers_when_installed():
+    diffusers = pytest.importorskip("diffusers")
+    ref = diffusers.DDPMScheduler(num_train_timesteps=10, beta_schedule="squaredcos_cap_v2", clip_sample=True,
+                                  prediction_type="epsilon")
+    ours = DDPMSampler(10)
+    np.testing.assert_allclose(ours.alphas_cumprod.numpy(), ref.alphas_cumprod.numpy(), rtol=1e-5)
+
+
+def make_policy(target=None, **kw) -> tuple[NoMaDPolicy, FakeNoMaD]:
+    target = np.zeros((8, 2)) if target is None else target
+    fake = FakeNoMaD(target)
+    pol = NoMaDPolicy(model=fake, num_samples=2, prefer_diffusers=False, **kw)
+    return pol, fake
+
+
+def test_act_exploration_decodes_metric_waypoints():
+    pol, fake = make_policy()
+    pol.reset()
+    cmds = pol.act(PolicyObservation(rgb=frame(100)))
+    assert len(cmds) == 1 and isinstance(cmds[0], Waypoints)
+    pts = cmds[0].points
+    assert pts.shape == (8, 2)
+    # (1.25 units per step) x (0.2 m/s / 4 Hz) = 0.0625 m per waypoint, straight ahead
+    np.testing.assert_allclose(pts[:, 0], 0.0625 * np.arange(1, 9), atol=1e-5)
+    np.testing.assert_allclose(pts[:, 1], 0.0, atol=1e-5)
+    enc = [kw for name, kw in fake.calls if name == "vision_encoder"][0]
+    assert tuple(enc["obs_img"].shape) == (1, 12, 96, 96)
+    assert enc["input_goal_mask"].tolist() == [1]  # exploration: goal masked
+    noise_calls = [kw for name, kw in fake.calls if name == "noise_pred_net"]
+    assert len(noise_calls) == 10 and tuple(noise_calls[0]["sample"].shape) == (2, 8, 2)
+    assert not pol.last_info["goal_conditioned"]
+
+
+def test_goal_conditioned_mask_zero_and_left_turn():
+    target = np.zeros((8, 2))
+    target[:, 1] = 0.5  # dy = 0.5 normalised -> +2 units each step (left)
+    pol, fake = make_policy(target, waypoint_scale=0.25)
+    pol.reset(goal_image=frame(50))
+    pts = pol.act(PolicyObservation(rgb=frame(100)))[0].points
+    enc = [kw for name, kw in fake.calls if name == "vision_encoder"][0]
+    assert enc["input_goal_mask"].tolist() == [0]
+    assert tuple(enc["goal_img"].shape) == (1, 3, 96, 96)
+    np.testing.assert_allclose(pts[:, 1], 0.25 * 2.0 * np.arange(1, 9), atol=1e-5)
+    assert pol.last_info["temporal_distance"] == 4.0
+
+
+def test_context_window_oldest_first_and_reset():
+    pol, fake = make_policy()
+    pol.reset()
+    for v in (10, 20, 30, 40, 50):
+        pol.act(PolicyObservation(rgb=frame(v)))
+    obs_imgs = [kw["obs_img"] for name, kw in fake.calls if name == "vision_encoder"]
+    first, last = obs_imgs[0], obs_imgs[-1]
+    # first step: the first frame repeated 4 times
+    assert torch.allclose(first[0, 0], first[0, 9])
+    # last step: frames 20, 30, 40, 50 oldest first (channel 0 of each frame)
+    expected = [(v / 255 - 0.485) / 0.229 for v in (20, 30, 40, 50)]
+    got = [float(last[0, 3 * i, 0, 0]) for i in range(4)]
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    pol.reset()
+    assert len(pol.context.frames) == 0
+
+
+def test_context_wait_mode_returns_nothing_until_full():
+    pol, _ = make_policy(context_pad="wait")
+    pol.reset()
+    outs = [pol.act(PolicyObservation(rgb=frame(v))) for v in range(4)]
+    assert [len(o) for o in outs] == [0, 0, 0, 1]
+
+
+def test_availability_names_missing_code_and_checkpoint(tmp_path):
+    pol = NoMaDPolicy(checkpoint=str(tmp_path / "nomad.pth"), config=str(tmp_path / "nomad.yaml"))
+    msg = pol.availability()
+    assert msg is not None and msg.startswith("NoMaD unavailable:")
+    assert "Python module 'vint_train' is not installed" in msg
+    assert "pip install -e visualnav-transformer/train/" in msg
+    assert "git clone https://github.com/real-stanford/diffusion_policy.git" in msg
+    assert f"checkpoint not found at {tmp_path / 'nomad.pth'}" in msg
+    assert "Pre-Trained Models" in msg
+    assert "no checkpoint path is configured" in NoMaDPolicy().availability()
+    with pytest.raises(RuntimeError, match="NoMaD unavailable"):
+        pol.act(PolicyObservation(rgb=frame(0)))
