@@ -196,22 +196,61 @@ def _hollow(r: Receptacle, floor: float, c_in: RGBA) -> list[str]:
     ]
 
 
+HANDLE_DEPTH = 0.025  # how far door handles and drawer knobs stand out of the front
+HANDLE_EDGE_INSET = (0.04, 0.06)  # door handle bar between these distances from the door's free edge
+
+
+def door_handle_span(r: Receptacle) -> tuple[float, float]:
+    """Bottom and top height of a hinged door's handle bar."""
+    _, _, h = r.half
+    if r.type.name == "fridge":
+        z = r.type.interior_z
+        return (z + 0.1, z + 0.6)
+    return (h - 0.3, h - 0.1)
+
+
+def door_hinge_local(r: Receptacle) -> tuple[float, float]:
+    """Plan position of a door's hinge axis in the receptacle frame (front face, +y edge)."""
+    hx, hy, _ = r.half
+    return (hx, hy - DOOR_THICKNESS / 2)
+
+
+def door_handle_local(r: Receptacle, angle: float) -> tuple[float, float, float]:
+    """Centre of the door handle in the receptacle frame when the door is open by ``angle`` radians."""
+    _, hy, _ = r.half
+    k = DOOR_THICKNESS / 2
+    free = -2 * hy + k
+    hx_d = DOOR_THICKNESS + HANDLE_DEPTH / 2  # handle centre in the door body frame
+    hy_d = free + sum(HANDLE_EDGE_INSET) / 2
+    z0, z1 = door_handle_span(r)
+    c, s = math.cos(angle), math.sin(angle)
+    ax, ay = door_hinge_local(r)
+    return (ax + c * hx_d - s * hy_d, ay + s * hx_d + c * hy_d, (z0 + z1) / 2)
+
+
+def drawer_handle_local(r: Receptacle, travel: float) -> tuple[float, float, float]:
+    """Centre of the top drawer's knob in the receptacle frame when pulled out by ``travel`` metres."""
+    hx, _, h = r.half
+    return (hx + HANDLE_DEPTH / 2 + travel, 0.0, (DRAWER_BOX_BOTTOM + h - PANEL) / 2)
+
+
 def _door(r: Receptacle, z0: float, z1: float, handle_z: tuple[float, float]) -> str:
     """A door body hinged on the front +y edge; closed it covers the front face from outside."""
     hx, hy, _ = r.half
     w, t = 2 * hy, DOOR_THICKNESS
     k = t / 2  # the hinge axis sits this far inside the +y edge, so the open door stays within open_extent()
     free = -w + k  # local y of the free edge
+    e0, e1 = HANDLE_EDGE_INSET
     return (f'<body name="{r.name}/door" pos="{_v(hx, hy - k, 0)}">'
             f'<joint name="{door_joint(r.name)}" type="hinge" axis="0 0 1" range="0 {math.pi / 2:.12g}"/>'
             + _slab(0.0, t, free, k, z0, z1, _shade(r.color, 0.97))
-            + _slab(t, t + 0.025, free + 0.04, free + 0.06, handle_z[0], handle_z[1], (0.55, 0.56, 0.58, 1.0))
+            + _slab(t, t + HANDLE_DEPTH, free + e0, free + e1, handle_z[0], handle_z[1], (0.55, 0.56, 0.58, 1.0))
             + "</body>")
 
 
 def _cabinet(r: Receptacle) -> list[str]:
     _, _, h = r.half
-    return [*_hollow(r, r.type.interior_z, _shade(r.color, 0.8)), _door(r, 0.01, h - 0.005, (h - 0.3, h - 0.1))]
+    return [*_hollow(r, r.type.interior_z, _shade(r.color, 0.8)), _door(r, 0.01, h - 0.005, door_handle_span(r))]
 
 
 def _fridge(r: Receptacle) -> list[str]:
@@ -221,7 +260,7 @@ def _fridge(r: Receptacle) -> list[str]:
     return [
         *_hollow(r, 0.1, inner),
         _slab(-hx + PANEL, hx - 0.01, -hy + PANEL, hy - PANEL, z - 0.02, z, (0.8, 0.85, 0.88, 1.0)),  # shelf
-        _door(r, 0.01, h - 0.005, (z + 0.1, z + 0.6)),
+        _door(r, 0.01, h - 0.005, door_handle_span(r)),
     ]
 
 
@@ -237,7 +276,7 @@ def _drawer(r: Receptacle) -> list[str]:
         _slab(x0, x1, -yi, -yi + 0.015, z1, box_top, r.color),
         _slab(x0, x0 + 0.015, -yi, yi, z1, box_top, r.color),
         _slab(x1, hx, -hy + PANEL, hy - PANEL, z0 - 0.01, top - 0.005, r.color),  # front panel
-        _slab(hx, hx + 0.025, -0.06, 0.06, (z0 + top) / 2 - 0.012, (z0 + top) / 2 + 0.012, knob),
+        _slab(hx, hx + HANDLE_DEPTH, -0.06, 0.06, (z0 + top) / 2 - 0.012, (z0 + top) / 2 + 0.012, knob),
     ])
     out = [
         _slab(-hx, -hx + PANEL, -hy, hy, 0.0, h, r.color),

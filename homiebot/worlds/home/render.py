@@ -48,7 +48,15 @@ from homiebot.worlds.home.mjcf import (  # noqa: E402
     object_joint,
     scene_extent,
 )
-from homiebot.worlds.home.robot import ROBOT_JOINTS, SELF_HIDDEN_GROUP  # noqa: E402
+from homiebot.worlds.home.robot import (  # noqa: E402
+    ARM_JOINTS,
+    FINGER_JOINTS,
+    HEAD_TILT_JOINT,
+    ROBOT_JOINTS,
+    SELF_HIDDEN_GROUP,
+    ArmPose,
+    finger_offset,
+)
 
 
 def _gl_context_class() -> Any:
@@ -85,7 +93,9 @@ class _Pose(Protocol):
 
 
 class RenderableState(Protocol):
-    """What ``sync`` reads; ``HomeState`` satisfies it."""
+    """What ``sync`` reads; ``HomeState`` satisfies it. Optional extras read when present:
+    ``joint_open`` (door/drawer opening fractions in [0, 1], preferred over ``is_open``),
+    ``arm`` (an ``ArmPose``; default the carry pose) and ``head_tilt`` (radians, + = up)."""
 
     robot: _Pose
     object_poses: dict[str, tuple[float, float, float, float]]
@@ -123,6 +133,10 @@ class HomeRenderer:
                 self._hinge_adr[rec.name] = int(m.joint(door_joint(rec.name)).qposadr[0])
             elif rec.type.articulation == "slide":
                 self._slide_adr[rec.name] = int(m.joint(drawer_joint(rec.name)).qposadr[0])
+        self._arm_adr = np.array([m.joint(j).qposadr[0] for j in ARM_JOINTS])
+        self._finger_adr = np.array([m.joint(j).qposadr[0] for j in FINGER_JOINTS])
+        self._head_adr = int(m.joint(HEAD_TILT_JOINT).qposadr[0])
+        self._carry = ArmPose.carry()
         self._cam_ids = {v: int(m.camera(v).id) for v in VIEWS}
         self.instance_ids = self._make_instance_ids()
         self._geom_instance = self._make_geom_lut()
@@ -172,17 +186,22 @@ class HomeRenderer:
 
     # ---- state ---------------------------------------------------------------------------
     def sync(self, state: RenderableState) -> None:
-        """Copy the dynamic state (robot, objects, doors, drawers) into the model and run kinematics."""
+        """Copy the dynamic state (robot, arm, head, objects, doors, drawers) into the model and run kinematics."""
         qpos = self.data.qpos
         qpos[self._robot_adr] = (state.robot.x, state.robot.y, state.robot.yaw)
+        arm = getattr(state, "arm", None) or self._carry
+        qpos[self._arm_adr] = (arm.lift, arm.shoulder, arm.elbow, arm.wrist)
+        qpos[self._finger_adr] = finger_offset(arm.gripper)
+        qpos[self._head_adr] = float(getattr(state, "head_tilt", 0.0) or 0.0)
+        fractions = getattr(state, "joint_open", None) or {}
         for name, adr in self._object_adr.items():
             pose = state.object_poses.get(name)
             x, y, z, yaw = pose if pose is not None else (0.0, 0.0, HIDDEN_Z, 0.0)
             qpos[adr:adr + 7] = (x, y, z, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
         for name, adr in self._hinge_adr.items():
-            qpos[adr] = math.pi / 2 if state.is_open.get(name, False) else 0.0
+            qpos[adr] = math.pi / 2 * fractions.get(name, 1.0 if state.is_open.get(name, False) else 0.0)
         for name, adr in self._slide_adr.items():
-            qpos[adr] = DRAWER_TRAVEL if state.is_open.get(name, False) else 0.0
+            qpos[adr] = DRAWER_TRAVEL * fractions.get(name, 1.0 if state.is_open.get(name, False) else 0.0)
         mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_camlight(self.model, self.data)
         self._synced = True

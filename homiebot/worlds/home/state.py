@@ -4,6 +4,11 @@
 (``homiebot.errors.WorldBelief``) and offers the kinematic primitives privileged skills use:
 navigate, grasp, place, drop and articulate. Each primitive checks geometry (reach, free space,
 container state) and returns an ``Outcome`` saying why it failed.
+
+Doors and drawers have a continuous opening fraction ``joint_open`` (0 closed .. 1 fully open) that
+arm-driven control moves; ``is_open`` is derived from it (``fraction >= OPEN_THRESHOLD``) and is what
+the detector, goals and navigation occupancy read. ``arm`` and ``head_tilt`` are the robot's arm
+joints and head pitch offset, written by ``homiebot.worlds.home.control`` and drawn by the renderer.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from homiebot.worlds.home.catalog import GRIPPER_OFFSET, ROBOT_RADIUS
+from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
 from homiebot.worlds.home.navigation import NavigationMap, Pose2D
+from homiebot.worlds.home.robot import ArmPose, arm_fk
 from homiebot.worlds.home.scene import SceneError, SceneSpec
 
 ARM_REACH = 0.95  # horizontal reach from the base edge when standing still
 MANIPULATION_STANDOFF = 0.25  # gap between base and furniture after Go to
+OPEN_THRESHOLD = 0.5  # a door or drawer counts as open from half its travel (45 degrees, 17.5 cm)
 
 
 def _spread(half: float, step: float = 0.3) -> list[float]:
@@ -75,6 +82,10 @@ class HomeState:
     held: str | None = None
     path_length: float = 0.0
     nav: NavigationMap | None = None
+    joint_open: dict[str, float] = field(default_factory=dict)
+    arm: ArmPose = field(default_factory=ArmPose.carry)
+    head_tilt: float = 0.0
+    held_dz: float = 0.0  # height of the held object's centre above the gripper centre
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -83,6 +94,7 @@ class HomeState:
         layout = build_layout(spec)
         state = cls(layout=layout, robot=RobotPose(spec.robot.position[0], spec.robot.position[1], math.radians(spec.robot.yaw)))
         state.is_open = {r.name: r.open for r in spec.receptacles if layout.receptacles[r.name].type.articulated}
+        state.joint_open = {name: 1.0 if opened else 0.0 for name, opened in state.is_open.items()}
         state.nav = NavigationMap(layout, resolution=nav_resolution)
         state.nav.set_open_state(state.is_open)
         rng = random.Random(f"{spec.name}:{spec.seed}")
@@ -171,11 +183,12 @@ class HomeState:
 
     # ---- the moving parts as JSON, to mirror this state in another process ----------------------
     def dynamic(self) -> dict:
-        """Robot pose, object poses and locations, door states, held object, path length."""
+        """Robot pose, arm, object poses and locations, door states, held object, path length."""
         return {"robot": [self.robot.x, self.robot.y, self.robot.yaw], "held": self.held, "path_length": self.path_length,
                 "object_poses": {k: list(v) for k, v in self.object_poses.items()},
                 "locations": {k: [v.receptacle, v.relation, v.room] for k, v in self.locations.items()},
-                "is_open": dict(self.is_open)}
+                "is_open": dict(self.is_open), "joint_open": dict(self.joint_open),
+                "arm": self.arm.as_list(), "head_tilt": self.head_tilt, "held_dz": self.held_dz}
 
     def apply_dynamic(self, data: dict) -> None:
         """Take over the moving parts published by ``dynamic()`` of another copy of the same scene."""
@@ -185,6 +198,10 @@ class HomeState:
         self.object_poses = {k: tuple(v) for k, v in data["object_poses"].items()}
         self.locations = {k: ObjectLocation(*v) for k, v in data["locations"].items()}
         self.is_open = dict(data["is_open"])
+        self.joint_open = {k: float(v) for k, v in data.get("joint_open", {k: 1.0 if v else 0.0 for k, v in self.is_open.items()}).items()}
+        self.arm = ArmPose(*data["arm"]) if data.get("arm") else ArmPose.carry()
+        self.head_tilt = float(data.get("head_tilt", 0.0))
+        self.held_dz = float(data.get("held_dz", 0.0))
         assert self.nav is not None
         self.nav.set_open_state(self.is_open)
 
@@ -228,6 +245,7 @@ class HomeState:
         if container and not self.is_open[container]:
             return Outcome(False, f"the {obj} is inside the closed {container}")
         self.held = obj
+        self.held_dz = 0.0
         self.locations[obj] = ObjectLocation(None, "held", None)
         self._carry_held()
         return Outcome(True)
@@ -277,14 +295,32 @@ class HomeState:
             return Outcome(False, f"the {receptacle} is out of the arm's reach")
         if open_ and rec.type.articulation == "hinge" and not self._door_swing_clear(rec):
             return Outcome(False, f"the robot stands in the way of the {receptacle}'s door")
-        if self.is_open[receptacle] == open_:
+        target = 1.0 if open_ else 0.0
+        if self.is_open[receptacle] == open_ and self.joint_open.get(receptacle, target) == target:
             return Outcome(True)
-        self.is_open[receptacle] = open_
-        for obj in self.objects_at(receptacle):
-            self._refresh_contents_pose(obj, rec)
+        self.set_joint_open(receptacle, target)
+        return Outcome(True)
+
+    def open_fraction(self, receptacle: str) -> float:
+        """How far a door or drawer is open, 0 (closed) .. 1 (fully open)."""
+        return self.joint_open.get(receptacle, 1.0 if self.is_open.get(receptacle, False) else 0.0)
+
+    def set_joint_open(self, receptacle: str, fraction: float) -> None:
+        """Move a door or drawer to an opening fraction; drawer contents slide with it, ``is_open`` and
+        the navigation occupancy follow."""
+        rec = self.layout.receptacles[receptacle]
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        before = self._slide_offset(rec)
+        self.joint_open[receptacle] = fraction
+        shift = self._slide_offset(rec) - before
+        if shift:
+            for obj in self.objects_at(receptacle):
+                x, y, z, yaw = self.object_poses[obj]
+                lx, ly = rec.to_local(x, y)
+                self.object_poses[obj] = (*rec.to_world(lx + shift, ly), z, yaw)
+        self.is_open[receptacle] = fraction >= OPEN_THRESHOLD
         assert self.nav is not None
         self.nav.set_open_state(self.is_open)
-        return Outcome(True)
 
     # ---- internals -------------------------------------------------------------------------
     def _anchor(self, target: str) -> tuple[float, float]:
@@ -320,7 +356,7 @@ class HomeState:
         for ly in _spread(hy):
             if rec.type.articulation == "hinge" and ly + ROBOT_RADIUS > hy - 0.1:
                 continue  # standing there would block the door from swinging open
-            candidates.append(rec.to_world(hx + d + rec.slide_offset(self.is_open.get(rec.name, False)), ly))
+            candidates.append(rec.to_world(hx + d + self._slide_offset(rec), ly))
         if rec.type.articulation is None:
             for lx in _spread(hx):
                 candidates.append(rec.to_world(lx, hy + d))
@@ -357,8 +393,13 @@ class HomeState:
         if self.held is None:
             return
         c, s = math.cos(self.robot.yaw), math.sin(self.robot.yaw)
-        gx, gy, gz = GRIPPER_OFFSET
-        self.object_poses[self.held] = (self.robot.x + c * gx - s * gy, self.robot.y + s * gx + c * gy, gz, self.robot.yaw)
+        if self.arm == ArmPose.carry():
+            (gx, gy, gz), yaw = GRIPPER_OFFSET, 0.0
+        else:
+            fk = arm_fk(self.arm)
+            (gx, gy, gz), yaw = fk.gripper, fk.yaw
+        self.object_poses[self.held] = (self.robot.x + c * gx - s * gy, self.robot.y + s * gx + c * gy, gz + self.held_dz,
+                                        self.robot.yaw + yaw)
 
     def _local_spot_if_free(self, rec: Receptacle, info: ObjectInfo, spot: tuple[float, float]) -> tuple[float, float] | None:
         if not rec.type.fits(info.cls):
@@ -405,32 +446,27 @@ class HomeState:
         grid = sorted(((x, y) for x in xs for y in ys), key=lambda p: (-max(abs(p[0] - cx), abs(p[1] - cy)), rng.random()))
         if reach_from is not None:  # spots the arm reaches from where the base stands come first
             limit = ROBOT_RADIUS + ARM_REACH - 0.1
-            offset = rec.slide_offset(self.is_open.get(rec.name, False))
+            offset = self._slide_offset(rec)
             grid.sort(key=lambda p: math.dist(rec.to_world(p[0] + offset, p[1]), reach_from) > limit)
         return next((p for p in grid if self._local_spot_if_free(rec, info, p) is not None), None)
 
     def _local_of(self, rec: Receptacle, obj: str) -> tuple[float, float]:
         x, y, _, _ = self.object_poses[obj]
         lx, ly = rec.to_local(x, y)
-        return (lx - rec.slide_offset(self.is_open.get(rec.name, False)), ly)
+        return (lx - self._slide_offset(rec), ly)
 
     def _put_at(self, obj: str, rec: Receptacle, spot: tuple[float, float]) -> None:
         info = self.layout.objects[obj]
-        lx = spot[0] + rec.slide_offset(self.is_open.get(rec.name, False))
+        lx = spot[0] + self._slide_offset(rec)
         wx, wy = rec.to_world(lx, spot[1])
         z = rec.rest_height() + info.cls.size[2] / 2
         self._set_object(obj, (wx, wy, z, rec.yaw), ObjectLocation(rec.name, rec.type.relation, rec.room))
 
-    def _refresh_contents_pose(self, obj: str, rec: Receptacle) -> None:
-        """Re-derive an object's pose after its drawer slid (contents keep their drawer-frame spot)."""
+    def _slide_offset(self, rec: Receptacle) -> float:
+        """How far a drawer's contents are currently moved out along its +x (0 for other receptacles)."""
         if rec.type.articulation != "slide":
-            return
-        x, y, z, yaw = self.object_poses[obj]
-        lx, ly = rec.to_local(x, y)
-        travel = rec.slide_offset(True)
-        lx = lx + travel if self.is_open[rec.name] else lx - travel
-        wx, wy = rec.to_world(lx, ly)
-        self.object_poses[obj] = (wx, wy, z, yaw)
+            return 0.0
+        return DRAWER_TRAVEL * self.open_fraction(rec.name)
 
     def _floor_clear(self, obj: str, x: float, y: float, r: float) -> bool:
         for other, loc in self.locations.items():
