@@ -158,17 +158,19 @@ def _build_network_classes():
         Histories shorter than ``max_token_length`` are accepted (the decoder is causal, so the outputs of
         the given slots equal those of the zero-padded full history)."""
 
-        def __init__(self, max_token_length: int = 64, device: str = "cpu", d_model: int = 768, nhead: int = 4,
-                     num_layers: int = 4, dropout: float = 0.25) -> None:
+        def __init__(self, max_token_length: int = 64, device: str = "cpu", nhead: int = 4, num_layers: int = 4,
+                     dim_feedforward: int = 2048, dropout: float = 0.25) -> None:
             super().__init__()
             self.device = device
             self.max_token_length = max_token_length
             self.history_backbone = resnet18_trunk(3)
             self.goal_backbone = resnet18_trunk(4)
             self.goal_concat_proj = nn.Linear(512, 256)
+            d_model = 768  # 512 frame features + 256 goal features
             self.goal_input_proj = nn.Linear(512, d_model)
             self.dt_policy = nn.TransformerDecoder(
-                nn.TransformerDecoderLayer(d_model, nhead, dropout=dropout, batch_first=True), num_layers)
+                nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward=dim_feedforward, dropout=dropout,
+                                           batch_first=True), num_layers)
             self.po_embedding = nn.Embedding(max_token_length, d_model)
             nn.init.normal_(self.po_embedding.weight, 0, 0.01)
             self.action_head = nn.Linear(d_model, 6)
@@ -195,13 +197,16 @@ def _build_network_classes():
     return PixelNavNetwork, resnet18_trunk
 
 
-def build_pixnav_network(max_token_length: int = 64, device: str = "cpu"):
-    """A randomly initialised PixNav network (load a checkpoint with ``load_state_dict``)."""
+def build_pixnav_network(max_token_length: int = 64, device: str = "cpu", **network: Any):
+    """A randomly initialised PixNav network (load a checkpoint with ``load_state_dict``). ``network``
+    overrides the decoder's ``nhead`` (4), ``num_layers`` (4) and ``dim_feedforward`` (2048); upstream's
+    checkpoints need the defaults."""
     cls, _ = _build_network_classes()
-    return cls(max_token_length=max_token_length, device=device)
+    return cls(max_token_length=max_token_length, device=device, **network)
 
 
-def load_pixnav(checkpoint: str | Path, max_token_length: int = 64, device: str = "cpu", upstream: bool = False):
+def load_pixnav(checkpoint: str | Path, max_token_length: int = 64, device: str = "cpu", upstream: bool = False,
+                network: dict | None = None):
     """The network with the checkpoint's weights. ``upstream=True`` uses Pixel-Navigator's own
     ``policy_network.PixelNav_Policy`` (needs that repository and torchvision on the path)."""
     import torch
@@ -211,7 +216,7 @@ def load_pixnav(checkpoint: str | Path, max_token_length: int = 64, device: str 
 
         net = PixelNav_Policy(max_token_length, device)
     else:
-        net = build_pixnav_network(max_token_length, device)
+        net = build_pixnav_network(max_token_length, device, **(network or {}))
     state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=False)
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
         state = state["state_dict"]
@@ -239,7 +244,7 @@ class PixNavPolicy(Policy):
     def __init__(self, checkpoint: str | None = None, device: str = "cpu", image_size: int = 224,
                  max_token_length: int = 64, early_stop_steps: int | None = 32, swap_rb: bool = True,
                  goal_box_half: int | None = 8, truncate_history: bool = True, use_upstream_code: bool = False,
-                 model: Any = None) -> None:
+                 network: dict | None = None, model: Any = None) -> None:
         """
         Args:
             checkpoint: path to a PixelNav policy checkpoint (a state dict of ``PixelNav_Policy``).
@@ -253,6 +258,8 @@ class PixNavPolicy(Policy):
             truncate_history: feed only the frames seen so far (identical outputs, much less compute);
                 False feeds the zero-padded 64-frame history as upstream.
             use_upstream_code: build the network from Pixel-Navigator's ``policy_network`` module.
+            network: decoder overrides for the built-in network (``nhead``, ``num_layers``,
+                ``dim_feedforward``); leave unset for upstream checkpoints.
             model: an already built network with upstream's ``forward(goal_mask, goal_image, episode_image)``.
         """
         self.checkpoint = expand(checkpoint)
@@ -265,6 +272,7 @@ class PixNavPolicy(Policy):
         self.goal_box_half = goal_box_half
         self.truncate_history = truncate_history and not use_upstream_code
         self.use_upstream_code = use_upstream_code
+        self.network = dict(network or {})
         self._model = model
         self.goal_image: np.ndarray | None = None
         self.goal_mask: np.ndarray | None = None
@@ -287,7 +295,8 @@ class PixNavPolicy(Policy):
             problem = self.availability()
             if problem:
                 raise RuntimeError(problem)
-            self._model = load_pixnav(self.checkpoint, self.max_token_length, self.device, self.use_upstream_code)
+            self._model = load_pixnav(self.checkpoint, self.max_token_length, self.device, self.use_upstream_code,
+                                      self.network)
         return self._model
 
     def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:

@@ -115,20 +115,21 @@ def test_missing_goal_is_an_error():
 
 def test_tiny_real_network_end_to_end_and_checkpoint_round_trip(tmp_path):
     torch.manual_seed(0)
-    net = build_pixnav_network(max_token_length=4)
+    tiny = {"num_layers": 1, "dim_feedforward": 32}
+    net = build_pixnav_network(max_token_length=4, **tiny)
     keys = net.state_dict().keys()
     assert "history_backbone.4.0.conv1.weight" in keys and "goal_backbone.0.weight" in keys
     assert net.state_dict()["goal_backbone.0.weight"].shape == (64, 4, 7, 7)
     ckpt = tmp_path / "navigator.ckpt"
     torch.save(net.state_dict(), ckpt)
-    pol = PixNavPolicy(checkpoint=str(ckpt), image_size=32, max_token_length=4)
+    pol = PixNavPolicy(checkpoint=str(ckpt), image_size=32, max_token_length=4, network=tiny)
     assert pol.availability() is None
     pol.reset()
     cmd = pol.act(goal_obs())
     assert isinstance(cmd[0], DiscreteMove)
     assert pol.last_info["logits"].shape == (6,)
     # causal decoder: the truncated history gives the same logits as the zero-padded one
-    full = PixNavPolicy(checkpoint=str(ckpt), image_size=32, max_token_length=4, truncate_history=False)
+    full = PixNavPolicy(checkpoint=str(ckpt), image_size=32, max_token_length=4, truncate_history=False, network=tiny)
     full.reset()
     full.act(goal_obs())
     np.testing.assert_allclose(full.last_info["logits"], pol.last_info["logits"], atol=1e-4)

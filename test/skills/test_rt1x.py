@@ -153,3 +153,11 @@ def test_availability_hints(tmp_path):
     assert "no RT-1 code (rt1.py) path is configured" in jmsg
     with pytest.raises(RuntimeError, match="RT-1-X unavailable"):
         RT1XPolicy(embedder=fake_embed).act(PolicyObservation(rgb=np.zeros((8, 8, 3), np.uint8)))
+
+
+def test_learned_policy_registry():
+    from homiebot.skills.learned import LEARNED_POLICIES
+
+    assert sorted(LEARNED_POLICIES) == ["nomad", "octo", "pixnav", "rt1x"]
+    assert {name: cls.family for name, cls in LEARNED_POLICIES.items()} == {n: n for n in LEARNED_POLICIES}
+    assert LEARNED_POLICIES["rt1x"].image_size == (256, 320) and LEARNED_POLICIES["nomad"].image_size == (96, 96)
