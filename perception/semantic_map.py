@@ -102,6 +102,7 @@ class MapInstance:
     label_votes: Counter = field(default_factory=Counter)
     colour_votes: Counter = field(default_factory=Counter)
     placed_on: str | None = None  # set by mark_placed until the object is seen again
+    closed_geometry: bool = False  # voxels come from sightings with the door/drawer closed
     open_lo: np.ndarray | None = None  # outline with the door/drawer open (articulated receptacles)
     open_hi: np.ndarray | None = None
 
@@ -149,7 +150,8 @@ class SemanticMap:
 
     def __init__(self, rooms: Iterable[Any] | Mapping[str, Any] | None = None, bounds: tuple[float, float, float, float] | None = None,
                  resolution: float = 0.05, min_sightings: int = 2, stale_after: int = 3, max_points: int = 400,
-                 occupancy_stride: int = 4, max_range: float = 4.0, min_depth: float = 0.2, robot_radius: float = 0.35) -> None:
+                 occupancy_stride: int = 4, max_range: float = 4.0, min_depth: float = 0.2, robot_radius: float = 0.35,
+                 min_expected_pixels: float = 60.0) -> None:
         self.rooms: list[RoomPrior] = rooms_from(rooms)
         if bounds is None:
             if not self.rooms:
@@ -162,6 +164,7 @@ class SemanticMap:
         self.min_sightings, self.stale_after = int(min_sightings), int(stale_after)
         self.max_points, self.occupancy_stride = int(max_points), int(occupancy_stride)
         self.max_range, self.min_depth, self.robot_radius = float(max_range), float(min_depth), float(robot_radius)
+        self.min_expected_pixels = float(min_expected_pixels)  # smaller in the image: a miss is no evidence
         self._instances: dict[str, MapInstance] = {}
         self._counters: Counter = Counter()
         self.round = -1
@@ -423,11 +426,15 @@ class SemanticMap:
         was_open = inst.is_open
         if s.is_open is not None:
             inst.is_open = s.is_open
-        if s.label == inst.label and inst.articulated and s.is_open:
+        fuse = s.label == inst.label
+        if fuse and inst.articulated and s.is_open:
             lo, hi = np.percentile(s.points, [2, 98], axis=0)
             inst.open_lo = lo if inst.open_lo is None else np.minimum(inst.open_lo, lo)
             inst.open_hi = hi if inst.open_hi is None else np.maximum(inst.open_hi, hi)
-        elif s.label == inst.label:
+            fuse = not inst.closed_geometry  # until it is seen closed, the open outline is all there is
+        elif fuse and inst.articulated and s.is_open is False and not inst.closed_geometry:
+            inst.voxels, inst.closed_geometry = np.empty(0, dtype=np.int64), True
+        if fuse:
             keys = _pack(np.floor(s.points / inst.voxel).astype(np.int64))
             voxels = np.unique(np.concatenate([inst.voxels, keys]))
             if voxels.size > 6000:  # bound memory and time; keep an even spread
@@ -496,18 +503,22 @@ class SemanticMap:
         image, within range, large enough to be detected, and not behind a nearer surface (seeing
         past where it was also counts: then it is gone)."""
         pts = self._surface_samples(inst)
-        size = max(float(np.max(inst.extent)), 0.6 * max(typical_size(inst.label)))
+        ext = np.sort(np.maximum(inst.extent, 0.01))[::-1]
+        if inst.kind == "object":  # a few voxels under-estimate small things; use the class size
+            ext = np.maximum(ext, 0.7 * np.sort(np.array(typical_size(inst.label)))[::-1])
         for view, img in obs.views.items():
             if img.depth is None or view not in rig.poses:
                 continue
             r, c, z = project(pts, rig.intrinsics, rig.pose(view))
             h, w = img.depth.shape
             inside = (z > 0.3) & (z < self.max_range) & (r >= 4) & (r < h - 4) & (c >= 4) & (c < w - 4)
-            if inside.mean() < 0.5 or size * rig.intrinsics[0] / float(np.median(z[inside])) < 7.0:
+            if inside.mean() < 0.5:
                 continue
             measured = img.depth[r[inside].astype(int), c[inside].astype(int)]
-            unoccluded = (measured > 0) & (measured >= z[inside] - 0.08)
-            if unoccluded.mean() >= 0.5:
+            unoccluded = float(((measured > 0) & (measured >= z[inside] - 0.08)).mean())
+            zm = float(np.median(z[inside]))
+            pixels = ext[0] * ext[1] * (rig.intrinsics[0] / zm) * (rig.intrinsics[1] / zm) * unoccluded
+            if unoccluded >= 0.5 and pixels >= self.min_expected_pixels:
                 return True
         return False
 
