@@ -308,7 +308,7 @@ class NoMaDPolicy(Policy):
         self._model = model
         self._explicit = {"context_size": context_size, "image_size": image_size, "len_traj_pred": len_traj_pred,
                           "num_diffusion_iters": num_diffusion_iters}
-        self.config = self._resolve_config(read_file=False)
+        self.config = self._resolve_config(read_file=True)
         self.num_samples = int(num_samples)
         self.sample_index = int(sample_index)
         self.waypoint_index = int(waypoint_index)
