@@ -161,3 +161,14 @@ def test_availability_names_missing_code_and_checkpoint(tmp_path):
     assert "no checkpoint path is configured" in NoMaDPolicy().availability()
     with pytest.raises(RuntimeError, match="NoMaD unavailable"):
         pol.act(PolicyObservation(rgb=frame(0)))
+
+
+def test_upstream_config_sets_image_size_and_context(tmp_path):
+    cfg = tmp_path / "nomad.yaml"
+    cfg.write_text("context_size: 2\nimage_size: [64, 48]\nlen_traj_pred: 8\nnum_diffusion_iters: 10\n")
+    pol = NoMaDPolicy(config=str(cfg), model=FakeNoMaD(np.zeros((8, 2))), num_samples=1, prefer_diffusers=False)
+    assert pol.image_size == (48, 64) and pol.context.length == 3
+    pol.reset()
+    pol.act(PolicyObservation(rgb=frame(10, 100)))
+    enc = [kw for name, kw in pol._model.calls if name == "vision_encoder"][0]
+    assert tuple(enc["obs_img"].shape) == (1, 9, 48, 64)
