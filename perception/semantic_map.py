@@ -426,7 +426,7 @@ class SemanticMap:
         was_open = inst.is_open
         if s.is_open is not None:
             inst.is_open = s.is_open
-        fuse = s.label == inst.label
+        fuse = same_group(s.label, inst.label)  # association already checked it is the same thing
         if fuse and inst.articulated and s.is_open:
             lo, hi = np.percentile(s.points, [2, 98], axis=0)
             inst.open_lo = lo if inst.open_lo is None else np.minimum(inst.open_lo, lo)
@@ -452,8 +452,8 @@ class SemanticMap:
         inst.last_seen = self.round
         inst.misses = 0
         inst.placed_on = None
-        top = inst.label_votes.most_common(1)[0][0]
-        if top != inst.label and not self.is_confirmed(inst) and is_receptacle(top) == is_receptacle(inst.label):
+        top, count = inst.label_votes.most_common(1)[0]
+        if top != inst.label and count > inst.label_votes[inst.label] and is_receptacle(top) == is_receptacle(inst.label):
             self._relabel(inst, top)
 
     def _slide(self, rec: MapInstance) -> np.ndarray | None:
@@ -481,7 +481,7 @@ class SemanticMap:
                 inst.voxels = np.empty(0, dtype=np.int64)
 
     def _relabel(self, inst: MapInstance, label: str) -> None:
-        """Before confirmation an instance takes its majority label and a matching id."""
+        """An instance takes its majority label (a detector confused it at first) and a matching id."""
         del self._instances[inst.id]
         self._counters[label] += 1
         inst.label, inst.id = label, f"{label}_{self._counters[label]}"
@@ -532,7 +532,7 @@ class SemanticMap:
             inst.misses += 1
             inst.confidence *= 0.6
             missed.append(inst.id)
-            if not self.is_confirmed(inst):
+            if not self.is_confirmed(inst) and inst.misses >= 2:
                 del self._instances[inst.id]  # an unconfirmed sighting not repeated: a false positive
                 dropped.append(inst.id)
             elif inst.misses >= self.stale_after:
