@@ -133,7 +133,7 @@ class OwlDetector(Detector):
 
     def decode(self, logits: np.ndarray, boxes: np.ndarray, height: int, width: int) -> list[Detection]:
         """Model outputs -> detections: best query per box, threshold, per-label NMS, top ``max_detections``."""
-        scores = 1.0 / (1.0 + np.exp(-logits.max(axis=1)))
+        scores = 1.0 / (1.0 + np.exp(-np.clip(logits.max(axis=1), -50.0, 50.0)))  # masked queries give huge logits
         query = logits.argmax(axis=1)
         keep = np.flatnonzero(scores >= self.threshold)
         pix = boxes_to_pixels(boxes[keep], height, width)
