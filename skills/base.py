@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from homiebot.contracts import Action, Subtask
 from homiebot.worlds.base import World
@@ -21,12 +21,14 @@ class SkillContext:
 
 @dataclass(frozen=True)
 class SkillResult:
-    """What one attempt achieved. ``dropped`` names an object that fell out of the gripper."""
+    """What one attempt achieved. ``dropped`` names an object that fell out of the gripper; ``stats``
+    holds optional execution figures (e.g. control steps, simulated seconds)."""
 
     success: bool
     message: str = ""
     dropped: str | None = None
     path_length: float = 0.0
+    stats: dict = field(default_factory=dict)
 
 
 class Skill(ABC):

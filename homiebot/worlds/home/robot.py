@@ -47,8 +47,8 @@ BASE_HEIGHT = 0.35
 
 # ---- arm geometry (robot frame, metres) -------------------------------------------------------
 SHOULDER_XY = (0.06, -0.32)  # where the lift column stands, on the right of the torso
-UPPER_ARM = 0.45
-FOREARM = 0.45
+UPPER_ARM = 0.50
+FOREARM = 0.50
 HAND = 0.17  # wrist axis to gripper centre (the middle of the fingers)
 LIFT_RANGE = (0.05, 1.35)  # height of the arm plane = height of the gripper centre
 SHOULDER_RANGE = (-3.1, 3.1)
