@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 
-
 class DetectorError(ValueError):
     """A detector was configured or called wrongly; the message says how to fix it."""
 
