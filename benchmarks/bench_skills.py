@@ -1,0 +1,122 @@
+"""Per-action success of expert-driven policy skills vs the privileged kinematic skills, and stepping speed.
+
+For each of N generated homes (and the demo home) the same task list runs twice, once with each skill
+set, from the same start state: Go to every receptacle; after going to it, Pick each object on/in it
+(opening its door or drawer first when closed), Put it back, and Open/Close each articulated
+receptacle. Prints a table like EMMOE's Table 4 (per action: attempts, successes, rate) and the
+control rate (policy steps per second of wall time) per skill, with and without rendering the
+policy's camera.
+
+    .venv/bin/python benchmarks/bench_skills.py [--scenes 4] [--size 96]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "osmesa")
+
+from homiebot.contracts import Action, Subtask  # noqa: E402
+from homiebot.skills.base import Skill, SkillContext  # noqa: E402
+from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
+from homiebot.skills.privileged import PrivilegedManipulation, PrivilegedNavigation  # noqa: E402
+from homiebot.worlds.home.generate import generate_scene  # noqa: E402
+from homiebot.worlds.home.scene import load_scene  # noqa: E402
+from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CTX = SkillContext(episode_seed=0, round=1, attempt=1, max_attempts=1)
+
+
+def skill_sets(size: int, render: bool = True) -> dict[str, dict[str, Skill]]:
+    """name -> {"nav": skill, "nav2": skill, "manip": skill}."""
+    img = (size, size)
+    return {
+        "privileged": {"nav": PrivilegedNavigation("privileged", profile="perfect"),
+                       "manip": PrivilegedManipulation("privileged", profile="perfect")},
+        "expert": {"nav": PolicySkill("NoMaD", policy="expert_waypoints", image_size=img, render=render),
+                   "nav2": PolicySkill("PixNav", policy="expert_discrete", image_size=img, render=render),
+                   "manip": PolicySkill("RT-1-X", policy="expert_ee", image_size=img, render=render)},
+    }
+
+
+def tasks(world: EmbeddedHome) -> list[list[Subtask]]:
+    """Short task sequences; each starts from the initial state of the home."""
+    st = world.state
+    out = []
+    for rec_name, rec in st.layout.receptacles.items():
+        seq = [Subtask(action=Action.GO_TO, target=rec_name)]
+        closed = rec.type.articulated and not st.is_open[rec_name]
+        if rec.type.articulated:
+            seq.append(Subtask(action=Action.OPEN if closed else Action.CLOSE, target=rec_name))
+            if not closed:
+                seq.append(Subtask(action=Action.OPEN, target=rec_name))
+        for obj in st.objects_at(rec_name)[:2]:
+            seq += [Subtask(action=Action.PICK, target=obj), Subtask(action=Action.PUT, target=obj, place=rec_name)]
+        if rec.type.articulated:
+            seq.append(Subtask(action=Action.CLOSE, target=rec_name))
+        out.append(seq)
+    return out
+
+
+def run_set(world: EmbeddedHome, skills: dict[str, Skill], table: dict, timing: dict, label: str) -> None:
+    for seq in tasks(world):
+        world.reset()
+        for k, sub in enumerate(seq):
+            use = [skills["nav"]] + ([skills["nav2"]] if "nav2" in skills else []) if sub.action is Action.GO_TO else [skills["manip"]]
+            skill = use[hash(sub.target) % len(use)] if len(use) > 1 else use[0]
+            t0 = time.perf_counter()
+            result = skill.run(sub, world, CTX)
+            wall = time.perf_counter() - t0
+            key = (label, sub.action.value)
+            table[key][0] += 1
+            table[key][1] += int(result.success)
+            steps = result.stats.get("steps", 0)
+            if steps:
+                tk = (label, skill.model)
+                timing[tk][0] += steps
+                timing[tk][1] += wall
+            if not result.success:
+                break  # the rest of the sequence depends on this step
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenes", type=int, default=4, help="generated homes besides the demo home")
+    ap.add_argument("--size", type=int, default=96, help="policy camera resolution (square)")
+    args = ap.parse_args()
+    specs = [load_scene(ROOT / "config" / "scenes" / "demo.yaml")] + [generate_scene(seed) for seed in range(args.scenes)]
+    table: dict = defaultdict(lambda: [0, 0])
+    timing: dict = defaultdict(lambda: [0, 0.0])
+    timing_blind: dict = defaultdict(lambda: [0, 0.0])
+    for spec in specs:
+        world = EmbeddedHome(spec, width=32, height=32, depth=False, segmentation=False)
+        for label, skills in skill_sets(args.size).items():
+            run_set(world, skills, table, timing, label)
+        run_set(world, skill_sets(args.size, render=False)["expert"], defaultdict(lambda: [0, 0]), timing_blind, "expert")
+        world.close()
+    print(f"Per-action execution success over {len(specs)} homes (each action counted when reached in its sequence)")
+    print(f"{'action':<8} | {'privileged':>22} | {'expert policies':>22}")
+    print(f"{'':<8} | {'att':>6} {'succ':>6} {'rate':>8} | {'att':>6} {'succ':>6} {'rate':>8}")
+    for action in ("Go to", "Pick", "Put", "Open", "Close"):
+        cells = []
+        for label in ("privileged", "expert"):
+            att, succ = table[(label, action)]
+            cells.append(f"{att:>6} {succ:>6} {100 * succ / att if att else 0:>7.1f}%")
+        print(f"{action:<8} | {cells[0]} | {cells[1]}")
+    print()
+    print(f"Control stepping speed (policy steps per wall second; camera {args.size}x{args.size} RGB+depth+seg)")
+    print(f"{'skill':<10} {'steps':>7} {'with camera':>12} {'blind':>10}")
+    for (label, model), (steps, wall) in sorted(timing.items()):
+        if label != "expert":
+            continue
+        bs, bw = timing_blind.get((label, model), (0, 0.0))
+        print(f"{model:<10} {steps:>7} {steps / wall if wall else 0:>12.0f} {bs / bw if bw else 0:>10.0f}")
+
+
+if __name__ == "__main__":
+    main()
