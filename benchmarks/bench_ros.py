@@ -4,7 +4,7 @@
 
 Starts the graph (its own ROS_DOMAIN_ID, localhost discovery, no bag recording), submits the demo task
 with several seeds, runs the same episodes with ``homiebot run``'s in-process runner, and prints the
-per-round time difference (median, p95) and the wall-time ratio. Targets: median overhead <= 10 ms per
+per-round time difference of the same rounds (median, p95) and the wall-time ratio. Targets: median overhead <= 10 ms per
 round, ratio <= 1.3 for oracle episodes.
 """
 
@@ -43,37 +43,40 @@ def main() -> int:
 
     task_file = ROOT / "config" / "tasks" / "demo.yaml"
     task = load_task(task_file)
+    cfg = RunConfig.model_validate({"planner": {"name": args.planner}})
+    ros_rounds, ros_wall, ros_phases = [], [], []
+    local_rounds, local_wall, local_phases = [], [], []
+    paired = []  # per round: graph time - in-process time of the same round of the same episode
     with tempfile.TemporaryDirectory() as tmp:
         procs = spawn_all(graph("", args.planner, tmp, {"task_manager": {"record_bag": False}}), env, args.compose)
         try:
-            ros_rounds, ros_wall, ros_phases = [], [], []
-            for seed in range(args.episodes + 1):
+            run_episode(cfg, task)  # warm-up of both runners: first scene load
+            submit({"task_file": str(task_file), "seed": 0}, timeout=300, echo=lambda *_: None)
+            # Episodes alternate between the two runners so that both see the same machine load.
+            for seed in range(1, args.episodes + 1):
                 final = submit({"task_file": str(task_file), "seed": seed}, timeout=300, echo=lambda *_: None)
                 if final.get("state") != "finished":
                     raise SystemExit(f"episode failed in the graph: {final}")
-                if seed == 0:
-                    continue  # warm-up: first scene load
-                rec = load_episode(Path(final["record"]))
-                ros_rounds += [s.timings.total for s in rec.steps]
-                ros_phases += [s.timings for s in rec.steps]
-                ros_wall.append(rec.wall_time)
+                ros = load_episode(Path(final["record"]))
+                local, _ = run_episode(cfg.model_copy(update={"seed": seed}), task, Path(tmp) / "local")
+                if [s.subtask for s in ros.steps] != [s.subtask for s in local.steps]:
+                    raise SystemExit(f"seed {seed}: the graph and the in-process runner diverged")
+                ros_rounds += [s.timings.total for s in ros.steps]
+                ros_phases += [s.timings for s in ros.steps]
+                ros_wall.append(ros.wall_time)
+                local_rounds += [s.timings.total for s in local.steps]
+                local_phases += [s.timings for s in local.steps]
+                local_wall.append(local.wall_time)
+                paired += [a.timings.total - b.timings.total for a, b in zip(ros.steps, local.steps)]
         finally:
             stop(procs)
-    local_rounds, local_wall, local_phases = [], [], []
-    cfg = RunConfig.model_validate({"planner": {"name": args.planner}})
-    run_episode(cfg, task)  # warm-up
-    for seed in range(1, args.episodes + 1):
-        rec, _ = run_episode(cfg.model_copy(update={"seed": seed}), task, Path(tempfile.mkdtemp()))
-        local_rounds += [s.timings.total for s in rec.steps]
-        local_phases += [s.timings for s in rec.steps]
-        local_wall.append(rec.wall_time)
 
     def pct(xs, q):
         xs = sorted(xs)
         return xs[min(len(xs) - 1, int(q * len(xs)))]
 
-    over_med = 1000 * (statistics.median(ros_rounds) - statistics.median(local_rounds))
-    over_p95 = 1000 * (pct(ros_rounds, 0.95) - pct(local_rounds, 0.95))
+    over_med = 1000 * statistics.median(paired)
+    over_p95 = 1000 * pct(paired, 0.95)
     ratio = sum(ros_wall) / sum(local_wall)
     print(f"planner {args.planner}, {args.episodes} episodes of the demo task, 256x256 views, "
           f"{'all nodes in one process' if args.compose else 'one process per node'}")

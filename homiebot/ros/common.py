@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -81,6 +82,9 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except _rclpy_impl.RCLError:
+        if rclpy.ok():  # not a stop signal racing the executor's wait: a real failure
+            raise
     finally:
         for component in components:
             close = getattr(component, "close", None)

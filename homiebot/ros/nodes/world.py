@@ -122,9 +122,13 @@ class WorldNode:
             return world.goal_satisfied(task.goal) if hasattr(world, "goal_satisfied") else None
 
     def info(self, params: dict, ctx: CallContext) -> dict:
+        """Path length and inventory; the scene description too when ``{"scene": true}`` (it is large)."""
         with self._lock:
             world = self._require()
-            return {"scene": world.scene_description(), "path_length": world.path_length(), "inventory": world.inventory()}
+            info = {"path_length": world.path_length(), "inventory": world.inventory()}
+            if params.get("scene"):
+                info["scene"] = world.scene_description()
+            return info
 
     def close(self) -> None:
         if self.world is not None:
