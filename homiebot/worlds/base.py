@@ -13,6 +13,9 @@ class World(ABC):
     """A place the robot acts in. Skills reach the world through their own, narrower interfaces."""
 
     name: str = "world"
+    # True when nothing but the robot's own actions changes what it would see (a simulator without
+    # other agents); then the next observation may be rendered ahead of time, right after an action.
+    static_between_actions: bool = False
 
     @abstractmethod
     def reset(self) -> None:

@@ -4,6 +4,10 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 (/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
 planners, the simulator's moving state (/homiebot/world/state). Serves ``reset``, ``observe``,
 ``skills``, ``skill_attempt``, ``goal`` and ``info`` on /homiebot/world/request.
+
+With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
+round's views are rendered as soon as an action or a reset finishes, while the task manager records
+the round; ``observe`` then returns them if nothing changed since.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ class WorldNode:
         self._scene_json: str | None = None
         self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
         self._lock = threading.Lock()  # one simulator, one caller at a time
+        self.prefetch = bool(params["prefetch"])
+        self._version = 0  # bumped by everything that changes the world
+        self._ahead: tuple[int, Any] | None = None  # (version, observation rendered ahead of time)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state")}
@@ -63,7 +70,20 @@ class WorldNode:
                 self._scene_json = scene_json
             self.world.reset()
             self.episode += 1
-        return {"episode": self.episode, "unavailable": self.skills.unavailable}
+            self._changed()
+        return ThenRun({"episode": self.episode, "unavailable": self.skills.unavailable}, self._render_ahead)
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._ahead = None
+
+    def _render_ahead(self) -> None:
+        """Render the views of the current state now, for the next ``observe``."""
+        if not (self.prefetch and getattr(self.world, "static_between_actions", False)):
+            return
+        with self._lock:
+            if self.world is not None and self._ahead is None:
+                self._ahead = (self._version, self.world.observe(0))
 
     def _require(self):
         if self.world is None:
@@ -74,7 +94,11 @@ class WorldNode:
         round_index = int(params["round"])
         with self._lock:
             world = self._require()
-            obs = world.observe(round_index)
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None and ahead[0] == self._version:
+                obs = ahead[1].model_copy(update={"round": round_index})
+            else:
+                obs = world.observe(round_index)
             stamp = time.time_ns()
             self.odom_pub.publish(to_odometry(obs.pose, stamp))
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
@@ -110,10 +134,13 @@ class WorldNode:
             world = self._require()
             skill = self.skills.skills[params["model"]]
             c = params["context"]
+            self._changed()
             result = skill.run(Subtask.model_validate(params["subtask"]), world,
                                SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
-        return {"success": result.success, "message": result.message, "dropped": result.dropped, "path_length": result.path_length,
-                "inventory": world.inventory()}
+            self._changed()
+            reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
+                     "path_length": result.path_length, "inventory": world.inventory()}
+        return ThenRun(reply, self._render_ahead)
 
     def goal(self, params: dict, ctx: CallContext) -> bool | None:
         with self._lock:
@@ -135,7 +162,9 @@ class WorldNode:
             self.world.close()
 
 
-PARAMS: tuple[Param, ...] = ()
+PARAMS: tuple[Param, ...] = (
+    Param("prefetch", True, "render the next views right after an action (simulated worlds only)"),
+)
 
 
 NODE = NodeDef("world", WorldNode, PARAMS)

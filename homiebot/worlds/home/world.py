@@ -23,6 +23,7 @@ class EmbeddedHome(World):
     """
 
     name = "embedded_home"
+    static_between_actions = True
 
     def __init__(self, scene: SceneSpec, width: int = 256, height: int = 256, fovy: float = 90.0,
                  depth: bool = True, segmentation: bool = True, nav_resolution: float = 0.1) -> None:
