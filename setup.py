@@ -55,6 +55,19 @@ setup(
         "homiebot.skills": [
             "privileged_navigation = homiebot.skills.privileged:PrivilegedNavigation",
             "privileged_manipulation = homiebot.skills.privileged:PrivilegedManipulation",
+            "policy_skill = homiebot.skills.policy_skill:PolicySkill",
+        ],
+        "homiebot.policies": [
+            "nomad = homiebot.skills.nomad:NoMaDPolicy",
+            "pixnav = homiebot.skills.pixnav:PixNavPolicy",
+            "octo = homiebot.skills.octo:OctoPolicy",
+            "rt1x = homiebot.skills.rt1x:RT1XPolicy",
+        ],
+        "homiebot.detectors": [
+            "sim_truth = homiebot.perception.detectors:SimTruthDetector",
+            "noisy = homiebot.perception.detectors:NoisyDetector",
+            "owlv2 = homiebot.perception.owl:OwlDetector",
+            "detectron2 = homiebot.perception.detectron:Detectron2Detector",
         ],
         "homiebot.worlds": ["embedded_home = homiebot.worlds.home.world:EmbeddedHome"],
     },

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,9 +67,9 @@ def tasks(world: EmbeddedHome) -> list[list[Subtask]]:
 def run_set(world: EmbeddedHome, skills: dict[str, Skill], table: dict, timing: dict, label: str) -> None:
     for seq in tasks(world):
         world.reset()
-        for k, sub in enumerate(seq):
+        for sub in seq:
             use = [skills["nav"]] + ([skills["nav2"]] if "nav2" in skills else []) if sub.action is Action.GO_TO else [skills["manip"]]
-            skill = use[hash(sub.target) % len(use)] if len(use) > 1 else use[0]
+            skill = use[zlib.crc32((sub.target or "").encode()) % len(use)] if len(use) > 1 else use[0]
             t0 = time.perf_counter()
             result = skill.run(sub, world, CTX)
             wall = time.perf_counter() - t0

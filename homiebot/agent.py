@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings
+from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings, offered_actions
 from homiebot.errors import CheckResult, ErrorDetector
 from homiebot.executor import Executor
 from homiebot.parsing import FormatError, parse_planner_output
@@ -52,7 +52,7 @@ class Agent:
         self.settings = settings
         self.planner_name = planner_name
         self.make_checker = make_checker  # e.g. a detector in another process; default: a local ErrorDetector
-        self.prompts = PromptBuilder([(m.name, m.description) for m in models])
+        self.prompts = PromptBuilder([(m.name, m.description) for m in models], actions=offered_actions(m.actions for m in models))
         self.system = self.prompts.system()
 
     def run(self, task: Task, seed: int, writer: EpisodeWriter | None = None, config: dict[str, Any] | None = None,
@@ -64,7 +64,8 @@ class Agent:
         self.planner.reset(EpisodeContext(task=task, models=self.models, seed=seed, world=self.world))
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
-            far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names)
+            far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,
+            unavailable=getattr(self.executor, "unavailable", None))
         model_names = [m.name for m in self.models]
         steps: list[StepRecord] = []
         history: list[str] = []
@@ -112,7 +113,8 @@ class Agent:
         shown = history[-window:] if window else history
         user = self.prompts.user(task.instruction, inventory_before, shown, feedback, r)
         t1 = time.perf_counter()
-        request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs)
+        request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs,
+                                 scene_map=self.world.map_summary())
         usage: dict[str, float] = {}
         output: PlannerOutput | None = None
         try:

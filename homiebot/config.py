@@ -7,7 +7,7 @@ oracle planner and privileged skills answering to the four EMMOE model names).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -38,6 +38,7 @@ class SkillSpec(_Strict):
     model: str = Field(description="the model name planners choose")
     actions: list[Action] | None = Field(None, description="actions it executes; default: the skill's own")
     description: str = Field("", description="what the model is good at, shown to planners")
+    fallback: str | None = Field(None, description="model whose skill runs in its place when this one cannot run here")
     params: dict[str, Any] = {}
 
 
@@ -60,6 +61,15 @@ class DetectorSettings(_Strict):
     suggest_names: bool = Field(True, description="add similar scene names to F2 feedback")
 
 
+class PerceptionSettings(_Strict):
+    """Where the agent's knowledge of the scene comes from."""
+
+    mode: Literal["oracle", "mapped"] = Field("oracle", description="oracle: simulator truth; mapped: a semantic map built from detections")
+    detector: PluginSpec = Field(PluginSpec(name="sim_truth"), description="entry point in homiebot.detectors")
+    map: dict[str, Any] = Field(default_factory=dict, description="SemanticMap parameters")
+    describe_in_prompt: bool = Field(False, description="add the map's text summary to planner prompts")
+
+
 class OutputSettings(_Strict):
     dir: str = "runs"
     images: bool = True
@@ -77,6 +87,7 @@ class RunConfig(_Strict):
     world: PluginSpec = PluginSpec(name="embedded_home", params={"width": 256, "height": 256})
     skills: list[SkillSpec] = Field(default_factory=_default_skills)
     detector: DetectorSettings = DetectorSettings()
+    perception: PerceptionSettings = PerceptionSettings()
     output: OutputSettings = OutputSettings()
 
     @field_validator("skill_profile")

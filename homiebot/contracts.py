@@ -8,6 +8,7 @@ as arrays (base64-encoded in JSON) inside an Observation, and as PNG file paths 
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from enum import Enum
 from typing import Annotated, Any, Literal
 
@@ -28,6 +29,16 @@ class Action(str, Enum):
     OPEN = "Open"
     CLOSE = "Close"
     END = "End"
+    EXPLORE = "Explore"  # look around a room for what has not been seen yet: [Explore, kitchen]
+
+
+EMMOE_ACTIONS = (Action.GO_TO, Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE, Action.END)
+
+
+def offered_actions(model_actions: Iterable[Iterable[str]]) -> list[str]:
+    """The actions to offer a planner: the EMMOE six always, extensions (Explore) only when a model can do them."""
+    extra = {a for acts in model_actions for a in acts}
+    return [a.value for a in Action if a in EMMOE_ACTIONS or a.value in extra]
 
 
 class ErrorCode(str, Enum):
@@ -75,7 +86,7 @@ NDArray = Annotated[np.ndarray, PlainValidator(_array_from_any), PlainSerializer
 
 
 class Subtask(_Contract):
-    """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[End]``."""
+    """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[Explore, kitchen]``, ``[End]``."""
 
     action: Action
     target: str | None = None

@@ -56,6 +56,14 @@ class WorldBelief(Protocol):
         ...
 
 
+class ResolvingBelief(WorldBelief, Protocol):
+    """A belief that grounds free-form names itself (the semantic map: 'green can' -> 'can_3')."""
+
+    def resolve(self, phrase: str) -> tuple[str | None, str]:
+        """(canonical name, "") if the phrase names one thing, else (None, an actionable message with candidates)."""
+        ...
+
+
 def normalise_name(text: str) -> str:
     """'Green Can' / 'green-can' / ' green_can ' -> 'green_can'."""
     return re.sub(r"[\s\-]+", "_", text.strip().lower()).strip("_")
@@ -84,9 +92,11 @@ class ErrorDetector:
         far: float = 2.0,
         near: float = 0.1,
         suggest: bool = True,
+        unavailable: Mapping[str, str] | None = None,
     ) -> None:
         self.belief = belief
         self.capabilities = dict(capabilities)
+        self.unavailable = dict(unavailable or {})  # configured models that cannot run here -> why
         self.aliases = {normalise_name(k): v for k, v in (aliases or {}).items()}
         self.far = far
         self.near = near
@@ -94,14 +104,23 @@ class ErrorDetector:
 
     # ---- grounding ------------------------------------------------------------------------
     def ground(self, name: str) -> str | None:
-        """Canonical scene name for what the planner wrote, via normalisation and aliases."""
+        """Canonical scene name for what the planner wrote, via normalisation, aliases and, for a
+        belief that resolves names itself (the semantic map), its own grounding."""
         key = normalise_name(name)
         for candidate in (key, self.aliases.get(key)):
             if candidate and self.belief.lookup(candidate) is not None:
                 return candidate
+        resolve = getattr(self.belief, "resolve", None)
+        if resolve is not None:
+            for phrase in (name, self.aliases.get(key)):
+                if phrase and (found := resolve(phrase)[0]) is not None:
+                    return found
         return None
 
     def _not_found(self, name: str) -> Feedback:
+        resolve = getattr(self.belief, "resolve", None)
+        if resolve is not None:  # the map explains what it has seen instead
+            return Feedback.fail(ErrorCode.F2, resolve(name)[1] or f"{name} has not been seen.", name=name)
         msg = f"{name} does not exist! Please choose another object"
         if self.suggest:
             close = difflib.get_close_matches(normalise_name(name), self.belief.names(), n=3, cutoff=0.6)
@@ -131,6 +150,9 @@ class ErrorDetector:
     def _check_model(self, output: PlannerOutput) -> Feedback | None:
         action = output.subtask.action
         available = sorted(self.capabilities)
+        if output.model in self.unavailable:
+            return Feedback.fail(ErrorCode.F1, f"{output.model} is not installed here ({self.unavailable[output.model]}). "
+                                               f"Choose a model from [{', '.join(available)}].", model=output.model)
         if output.model not in self.capabilities:
             return Feedback.fail(ErrorCode.F1, f"{output.model} is not in the model list! Choose a model from [{', '.join(available)}].")
         if action not in self.capabilities[output.model]:
@@ -156,6 +178,8 @@ class ErrorDetector:
                 return Feedback.fail(ErrorCode.L2, f"Unable to put the {sub.target}, the hand holds the {held}, not the {sub.target}.")
         if act is Action.PICK and target.kind != "object":
             return Feedback.fail(ErrorCode.L4, f"Can not pick {sub.target}! It is a {target.kind}; please choose an object.")
+        if act is Action.EXPLORE and target.kind != "room":
+            return Feedback.fail(ErrorCode.L4, f"Can not explore {sub.target}! It is a {target.kind}; explore a room, or go to it instead.")
         if act in (Action.OPEN, Action.CLOSE) and not (target.kind == "receptacle" and target.articulated):
             return Feedback.fail(ErrorCode.L4, f"Can not {verb} {sub.target}! It has no door or drawer; please choose another object.")
         if act is Action.PUT:

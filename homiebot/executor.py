@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from homiebot.contracts import Action, Feedback, Subtask
 from homiebot.errors import ErrorDetector
-from homiebot.skills.base import Skill, SkillContext
+from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
 
 DEFAULT_ATTEMPTS = {Action.PUT: 1}  # a failed Put is not retried: the object may already be gone
@@ -26,34 +26,55 @@ def skill_name(skill: Skill) -> str:
     return getattr(skill, "name", None) or type(skill).__name__
 
 
+def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+    """One attempt, with the world translating names for its skills and hearing about the outcome.
+    ``world`` is None where the skill forwards the attempt to the process that holds the world."""
+    if world is None:
+        return skill.run(subtask, world, context)
+    result = skill.run(world.skill_subtask(subtask), world, context)
+    world.note_execution(subtask, result.success)
+    return result
+
+
 class Executor:
     """Runs subtasks with the skills registered for each model name."""
 
-    def __init__(self, skills: Mapping[str, Skill], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None) -> None:
+    def __init__(self, skills: Mapping[str, Skill], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None,
+                 unavailable: Mapping[str, str] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
+        """``unavailable``: configured models that cannot run here -> why (the detector answers F1).
+        ``fallbacks``: such a model -> the model whose skill runs in its place (said in the feedback)."""
         self.skills = dict(skills)
         self.max_attempts = max_attempts
         self.attempts_by_action = dict(DEFAULT_ATTEMPTS if attempts_by_action is None else attempts_by_action)
+        self.fallbacks = {m: f for m, f in (fallbacks or {}).items() if f in self.skills}
+        self.unavailable = {m: why for m, why in (unavailable or {}).items() if m not in self.fallbacks}
 
     def capabilities(self) -> dict[str, frozenset[Action]]:
         """Model name -> actions its skill executes (what the detector checks model choices against)."""
-        return {model: skill.actions for model, skill in self.skills.items()}
+        caps = {model: skill.actions for model, skill in self.skills.items()}
+        return caps | {model: self.skills[fb].actions for model, fb in self.fallbacks.items()}
 
-    def execute(self, subtask: Subtask, model: str, world: World, seed: int, round_index: int) -> Execution:
+    def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution:
         """Run up to N attempts; E1 if all fail, E2 as soon as an attempt drops the object."""
+        note = ""
+        if model in self.fallbacks:
+            note = f" ({model} is not installed here; {self.fallbacks[model]} ran in its place)"
+            model = self.fallbacks[model]
         skill = self.skills[model]
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
         travelled = 0.0
         reason = ""
         for attempt in range(1, limit + 1):
-            result = skill.run(subtask, world, SkillContext(seed, round_index, attempt, limit))
+            result = run_attempt(skill, subtask, world, SkillContext(seed, round_index, attempt, limit))
             travelled += result.path_length
             if result.success:
-                return Execution(Feedback.ok(), skill_name(skill), attempt, travelled)
+                fb = Feedback.ok(note.strip(" ()"))
+                return Execution(fb, skill_name(skill), attempt, travelled)
             reason = result.message
             if result.dropped is not None:
-                fb = ErrorDetector.execution_failed(subtask, attempt, reason, result.dropped)
+                fb = ErrorDetector.execution_failed(subtask, attempt, reason + note, result.dropped)
                 return Execution(fb, skill_name(skill), attempt, travelled)
-        return Execution(ErrorDetector.execution_failed(subtask, limit, reason, None), skill_name(skill), limit, travelled)
+        return Execution(ErrorDetector.execution_failed(subtask, limit, reason + note, None), skill_name(skill), limit, travelled)
 
     def close(self) -> None:
         for skill in self.skills.values():

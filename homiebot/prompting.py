@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Literal
 
-from homiebot.contracts import Action, Feedback
+from homiebot.contracts import Feedback, offered_actions
 from homiebot.yamlio import read_yaml
 
 OutputFormat = Literal["json", "text"]
@@ -61,10 +61,12 @@ class PromptBuilder:
     """Builds the system text and the per-round user text for one set of models."""
 
     def __init__(self, models: Sequence[tuple[str, str]], output_format: OutputFormat = "json",
-                 template_file: str | Path | None = None) -> None:
+                 template_file: str | Path | None = None, actions: Sequence[str] | None = None) -> None:
+        """``actions``: what the planner may choose (default: the EMMOE actions)."""
         if output_format not in FORMATS:
             raise PromptError(f"unknown output format '{output_format}'; choose json or text")
         self.models = list(models)
+        self.actions = list(actions) if actions is not None else offered_actions([])
         self.output_format = output_format
         self.system_template, self.user_template = DEFAULT_SYSTEM, DEFAULT_USER
         if template_file is not None:
@@ -84,7 +86,7 @@ class PromptBuilder:
         """The instructions: role, views, one-hand rule, actions, models, output format."""
         listed = "; ".join(f"{name} ({desc})" if desc else name for name, desc in self.models)
         return Template(self.system_template).safe_substitute(
-            role=ROLE, actions=", ".join(a.value for a in Action), models=listed,
+            role=ROLE, actions=", ".join(self.actions), models=listed,
             model_names=", ".join(name for name, _ in self.models), format=FORMATS[self.output_format], rules=RULES)
 
     def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,

@@ -1,8 +1,8 @@
 """Plugin lookup through Python entry points.
 
-Planners, skills, worlds and detectors are registered by any installed distribution under the
+Planners, skills, worlds, detectors and low-level policies are registered by any installed distribution under the
 entry-point groups ``homiebot.planners``, ``homiebot.skills``, ``homiebot.worlds`` and
-``homiebot.detectors``; configuration selects them by name. Nothing is ever looked up with eval.
+``homiebot.detectors``, ``homiebot.policies``; configuration selects them by name. Nothing is ever looked up with eval.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from typing import Any
 
-GROUPS = ("planners", "skills", "worlds", "detectors")
+GROUPS = ("planners", "skills", "worlds", "detectors", "policies")
 
 
 class PluginError(LookupError):

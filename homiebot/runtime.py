@@ -76,7 +76,8 @@ def build_planner(cfg: RunConfig, override: dict | None = None) -> Planner:
 class SkillSet:
     skills: dict[str, Skill]
     models: list[ModelInfo]
-    unavailable: dict[str, str] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)  # model -> why it cannot run here
+    fallbacks: dict[str, str] = field(default_factory=dict)  # unavailable model -> model running in its place
 
 
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:
@@ -102,7 +103,17 @@ def build_skills(cfg: RunConfig, world: World) -> SkillSet:
         models.append(ModelInfo(spec.model, tuple(a.value for a in Action if a in skill.actions), spec.description))
     if not skills:
         raise ConfigError("no configured skill can run here: " + "; ".join(f"{m}: {r}" for m, r in unavailable.items()))
-    return SkillSet(skills, models, unavailable)
+    fallbacks = {}
+    for spec in cfg.skills:
+        if spec.model in unavailable and spec.fallback:
+            if spec.fallback not in skills:
+                raise ConfigError(f"skill '{spec.model}': fallback '{spec.fallback}' is not a model that can run here "
+                                  f"(available: {sorted(skills)})")
+            fallbacks[spec.model] = spec.fallback
+            fb = skills[spec.fallback]
+            models.append(ModelInfo(spec.model, tuple(a.value for a in Action if a in fb.actions),
+                                    f"{spec.description} (runs as {spec.fallback} here)".strip()))
+    return SkillSet(skills, models, unavailable, fallbacks)
 
 
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
@@ -115,7 +126,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
     executor = None
     try:
         skillset = build_skills(cfg, world)
-        executor = Executor(skillset.skills, max_attempts=cfg.attempts)
+        executor = Executor(skillset.skills, max_attempts=cfg.attempts, unavailable=skillset.unavailable, fallbacks=skillset.fallbacks)
         planner = build_planner(cfg, planner_override)
         settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
                                  near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)

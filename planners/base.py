@@ -50,6 +50,7 @@ class PlannerRequest:
     history: list[str]
     feedback: Feedback | None
     observation: Observation | None
+    scene_map: dict | None = None  # the semantic map's summary, when perception is "mapped"
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from homiebot.contracts import VIEW_NAMES, Action, Observation
+from homiebot.contracts import VIEW_NAMES, Action, Observation, offered_actions
 from homiebot.planners.base import (
     EpisodeContext,
     ModelInfo,
@@ -357,7 +357,7 @@ class HFPlanner(Planner):
     def reset(self, context: EpisodeContext) -> None:
         self.models = list(context.models)
         self.prompts = PromptBuilder([(m.name, m.description) for m in self.models], self.output_format,  # type: ignore[arg-type]
-                                     self.template)
+                                     self.template, actions=offered_actions(m.actions for m in self.models))
         self.seed = int(context.seed)
         if self.model is None:
             self._load()

@@ -43,7 +43,7 @@ from urllib.parse import urlparse
 import numpy as np
 from PIL import Image
 
-from homiebot.contracts import VIEW_NAMES, Action, Observation
+from homiebot.contracts import VIEW_NAMES, Observation, offered_actions
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerError, PlannerReply, PlannerRequest
 from homiebot.prompting import FORMATS, PromptBuilder, PromptError
 
@@ -58,7 +58,7 @@ MESSAGE_LIMIT = 300  # characters of a server's error message kept in feedback
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-def subtask_schema(model_names: list[str]) -> dict[str, Any]:
+def subtask_schema(model_names: list[str], actions: list[str] | None = None) -> dict[str, Any]:
     """The JSON schema of one decision: the analysis, ``[action, target(, place)]`` and the model (or null)."""
     return {
         "type": "object",
@@ -68,7 +68,7 @@ def subtask_schema(model_names: list[str]) -> dict[str, Any]:
                 "type": "array",
                 "minItems": 1,
                 "maxItems": 3,
-                "prefixItems": [{"type": "string", "enum": [a.value for a in Action]}],
+                "prefixItems": [{"type": "string", "enum": actions if actions is not None else offered_actions([])}],
                 "items": {"type": "string"},
             },
             "model": {"type": ["string", "null"], "enum": [*model_names, None]},
@@ -249,7 +249,7 @@ class OpenAIPlanner(Planner):
                                           self.template)
         except PromptError as err:
             raise PlannerConfigError(f"openai planner: {err}") from None
-        self._schema = subtask_schema([m.name for m in context.models])
+        self._schema = subtask_schema([m.name for m in context.models], offered_actions(m.actions for m in context.models))
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
         user_text = self._prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 

@@ -95,11 +95,13 @@ class RemoteChecker:
     """The detector node, seen as the loop's checker."""
 
     def __init__(self, rpc: RpcClient, capabilities: dict[str, frozenset[Action]], aliases: dict[str, str], timeout: float,
-                 world: RemoteWorld) -> None:
+                 world: RemoteWorld, unavailable: dict[str, str] | None = None) -> None:
         self.rpc, self.caps, self.aliases, self.timeout, self.world = rpc, capabilities, aliases, timeout, world
+        self.unavailable = dict(unavailable or {})
 
     def check(self, output: PlannerOutput) -> CheckResult:
         r = self.rpc.call("check", {"episode": self.world.episode, "round": self.world.round, "output": output.model_dump(mode="json"), "aliases": self.aliases,
+                                    "unavailable": self.unavailable,
                                     "capabilities": {m: [a.value for a in acts] for m, acts in self.caps.items()}}, timeout=self.timeout)
         return CheckResult(Feedback.model_validate(r["feedback"]) if r["feedback"] else None,
                            Subtask.model_validate(r["subtask"]) if r["subtask"] else None)
@@ -112,6 +114,7 @@ class RemoteExecutor:
         self.rpc, self.timeout = rpc, execute_timeout
         info = rpc.call("capabilities", timeout=timeout, resend=1.0)
         self.models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in info["models"]]
+        self.unavailable: dict[str, str] = dict(info.get("unavailable") or {})
 
     def capabilities(self) -> dict[str, frozenset[Action]]:
         return {m.name: frozenset(Action(a) for a in m.actions) for m in self.models}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from homiebot.contracts import Observation
+from homiebot.contracts import Observation, Subtask
 from homiebot.errors import WorldBelief
 
 
@@ -29,6 +29,18 @@ class World(ABC):
     @abstractmethod
     def belief(self) -> WorldBelief:
         """The state the error detector checks against (truth in simulation, a belief on robots)."""
+
+    def skill_subtask(self, subtask: Subtask) -> Subtask:
+        """The subtask with its names as the skills know them (a perceiving world maps its map
+        instances to what its skills act on). Default: unchanged."""
+        return subtask
+
+    def note_execution(self, subtask: Subtask, success: bool) -> None:
+        """Called after every skill attempt on a checked subtask (a map updates what it believes)."""
+
+    def map_summary(self) -> dict[str, Any] | None:
+        """What the world's semantic map holds (JSON-able), for planners that read maps; None without one."""
+        return None
 
     def inventory(self) -> list[str]:
         """Objects in the gripper (one-hand robot: zero or one)."""

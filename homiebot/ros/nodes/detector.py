@@ -29,7 +29,8 @@ class DetectorNode:
         belief = SnapshotBelief(self.cache.wait_json("belief", int(params["episode"]), int(params["round"]), self.wait)["snapshot"])
         d = self.cfg.detector
         caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
-        detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names)
+        detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names,
+                                 unavailable=params.get("unavailable") or {})
         result = detector.check(PlannerOutput.model_validate(params["output"]))
         return {"feedback": result.feedback.model_dump(mode="json") if result.feedback else None,
                 "subtask": result.subtask.model_dump(mode="json") if result.subtask else None}

@@ -51,8 +51,9 @@ class ExecutorNode:
 
     def _skills(self) -> dict[str, WorldSideSkill]:
         listed = self._listed or self._list()
+        fallbacks = listed.get("fallbacks") or {}
         return {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
-                for m in listed["models"]}
+                for m in listed["models"] if m["name"] not in fallbacks}
 
     def _list(self) -> dict:
         self._listed = self.world.call("skills", timeout=self.timeout, resend=1.0)
@@ -60,16 +61,18 @@ class ExecutorNode:
 
     def capabilities(self, params: dict, ctx: CallContext) -> dict:
         listed = self._list()  # asked once per episode: refresh what the world offers
-        return {"models": listed["models"], "unavailable": listed["unavailable"]}
+        fallbacks = listed.get("fallbacks") or {}
+        return {"models": listed["models"], "unavailable": {m: why for m, why in listed["unavailable"].items() if m not in fallbacks}}
 
     def execute(self, params: dict, ctx: CallContext) -> dict:
         skills = self._skills()
         for skill in skills.values():
             skill.call = ctx
-        executor = Executor(skills, max_attempts=self.cfg.attempts)
+        listed = self._listed or self._list()
+        executor = Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=listed.get("fallbacks"))
         run = executor.execute(Subtask.model_validate(params["subtask"]), params["model"], None, int(params["seed"]), int(params["round"]))
         return {"feedback": run.feedback.model_dump(mode="json"), "skill": run.skill, "attempts": run.attempts,
-                "path_length": run.path_length, "inventory": skills[params["model"]].inventory}
+                "path_length": run.path_length, "inventory": skills[executor.fallbacks.get(params["model"], params["model"])].inventory}
 
 
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)

@@ -103,7 +103,8 @@ class TaskManagerNode:
         settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
                                  suggest_names=c.detector.suggest_names)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
-                      make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world))
+                      make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
+                                                                   executor.unavailable))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         if self.recorder:
             self.recorder.start(writer.work_dir / "bag")

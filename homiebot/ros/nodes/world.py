@@ -26,7 +26,7 @@ from std_msgs.msg import String
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
-from homiebot.executor import skill_name
+from homiebot.executor import run_attempt, skill_name
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
@@ -124,9 +124,10 @@ class WorldNode:
     def list_skills(self, params: dict, ctx: CallContext) -> dict:
         if self.skills is None:
             raise RuntimeError("no scene loaded: call reset first")
+        s = self.skills
         return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
-                            "skill": skill_name(self.skills.skills[m.name])} for m in self.skills.models],
-                "unavailable": self.skills.unavailable}
+                            "skill": skill_name(s.skills[s.fallbacks.get(m.name, m.name)])} for m in s.models],
+                "unavailable": s.unavailable, "fallbacks": s.fallbacks}
 
     def skill_attempt(self, params: dict, ctx: CallContext) -> dict:
         """One attempt of a skill that acts in this simulator (privileged skills)."""
@@ -135,8 +136,8 @@ class WorldNode:
             skill = self.skills.skills[params["model"]]
             c = params["context"]
             self._changed()
-            result = skill.run(Subtask.model_validate(params["subtask"]), world,
-                               SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
+            result = run_attempt(skill, Subtask.model_validate(params["subtask"]), world,
+                                 SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
                      "path_length": result.path_length, "inventory": world.inventory()}
