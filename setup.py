@@ -44,7 +44,7 @@ setup(
     },
     entry_points={
         "console_scripts": ["homiebot = homiebot.cli:main"]
-        + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager")],
+        + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "policy_server")],
         "homiebot.planners": [
             "oracle = homiebot.planners.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",
@@ -56,6 +56,7 @@ setup(
             "privileged_navigation = homiebot.skills.privileged:PrivilegedNavigation",
             "privileged_manipulation = homiebot.skills.privileged:PrivilegedManipulation",
             "policy_skill = homiebot.skills.policy_skill:PolicySkill",
+            "explore = homiebot.skills.explore:ExploreSkill",
         ],
         "homiebot.policies": [
             "nomad = homiebot.skills.nomad:NoMaDPolicy",
