@@ -28,10 +28,18 @@ class RemoteWorld(World):
         self._last: dict[str, Any] = {}
         self._belief: SnapshotBelief | None = None
         self.episode = 0
+        self._untouched = False  # reset, and nothing has acted since: another reset would change nothing
 
     def reset(self) -> None:
+        if self._untouched:
+            return
         self.episode = int(self.rpc.call("reset", {"scene": self.scene}, timeout=self.timeout)["episode"])
         self._last = {}
+        self._untouched = True
+
+    def touched(self) -> None:
+        """Something may have changed the world (an execution): the next reset must happen."""
+        self._untouched = False
 
     def observe(self, round_index: int) -> Observation:
         meta = self.rpc.call("observe", {"round": round_index}, timeout=self.timeout)
@@ -120,6 +128,8 @@ class RemoteExecutor:
         return {m.name: frozenset(Action(a) for a in m.actions) for m in self.models}
 
     def execute(self, subtask: Subtask, model: str, world: World, seed: int, round_index: int) -> Execution:
+        if isinstance(world, RemoteWorld):
+            world.touched()
         r = self.rpc.call("execute", {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index},
                           timeout=self.timeout)
         if isinstance(world, RemoteWorld) and r.get("inventory") is not None:

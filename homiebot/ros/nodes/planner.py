@@ -6,6 +6,7 @@ The four views come from the camera topics (matched by the round's stamp). A pri
 
 from __future__ import annotations
 
+import copy
 import sys
 from typing import Any
 
@@ -24,8 +25,23 @@ from homiebot.worlds.home.state import HomeState
 class MirrorWorld:
     """Stands in for the world in a privileged planner: a HomeState that follows the world node's."""
 
-    def __init__(self, task: Task) -> None:
-        self.state = HomeState.from_spec(scene_for(task))
+    def __init__(self, initial: HomeState) -> None:
+        self.state = copy.deepcopy(initial)
+
+
+class _InitialStates:
+    """The initial state of the last scene, so that episodes in the same home skip rebuilding it."""
+
+    def __init__(self) -> None:
+        self._key: str | None = None
+        self._state: HomeState | None = None
+
+    def of(self, task: Task) -> HomeState:
+        spec = scene_for(task)
+        key = spec.model_dump_json()
+        if key != self._key or self._state is None:
+            self._key, self._state = key, HomeState.from_spec(spec)
+        return self._state
 
 
 class PlannerNode:
@@ -36,6 +52,7 @@ class PlannerNode:
         self.wait = params["image_timeout"]
         self.planner = build_planner(self.cfg)  # fails at start-up for unknown planners or bad parameters
         self.mirror: MirrorWorld | None = None
+        self._initial = _InitialStates()
         self.kinds = tuple(self.planner.needs_views)
         self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state"))
         self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info})
@@ -46,7 +63,8 @@ class PlannerNode:
     def reset(self, params: dict, ctx: CallContext) -> dict:
         task = Task.model_validate(params["task"])
         models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in params["models"]]
-        self.mirror = MirrorWorld(task) if (task.scene or task.scene_file or task.scene_seed is not None) else None
+        has_scene = task.scene or task.scene_file or task.scene_seed is not None
+        self.mirror = MirrorWorld(self._initial.of(task)) if has_scene else None
         self.planner.reset(EpisodeContext(task=task, models=models, seed=int(params["seed"]), world=self.mirror))
         return {"planner": self.cfg.planner.name}
 
