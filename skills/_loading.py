@@ -44,8 +44,10 @@ def availability_message(model: str, missing: Mapping[str, str], paths: Mapping[
     is unset or does not exist.
     """
     problems: list[str] = []
+    said: set[str] = set()
     for module, hint in missing.items():
-        problems.append(f"Python module '{module}' is not installed (install: {hint})")
+        problems.append(f"Python module '{module}' is not installed ({'same install' if hint in said else f'install: {hint}'})")
+        said.add(hint)
     for label, (path, hint) in paths.items():
         if not path:
             problems.append(f"no {label} path is configured ({hint})")

@@ -60,6 +60,11 @@ class EndEffectorDelta:
 Command = Waypoints | DiscreteMove | EndEffectorDelta
 
 
+class PolicyError(RuntimeError):
+    """A policy that cannot answer right now (e.g. its server process is gone); the message says why,
+    in words a planner can act on. ``PolicySkill`` turns it into a failed attempt."""
+
+
 @dataclass
 class PolicyObservation:
     """What a policy sees at one control step. Images are already at the policy's ``image_size``."""

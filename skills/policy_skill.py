@@ -27,13 +27,15 @@ from homiebot.skills.experts import (
     NavigationWaypointExpert,
     target_bearing,
 )
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyObservation, Waypoints
+from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyError, PolicyObservation, Waypoints
+from homiebot.skills.scripted import ScriptedPolicy
 from homiebot.worlds.base import World
 
 POLICIES: dict[str, Callable[..., Policy]] = {
     "expert_waypoints": NavigationWaypointExpert,
     "expert_discrete": DiscreteNavigationExpert,
     "expert_ee": EndEffectorExpert,
+    "scripted": ScriptedPolicy,
 }
 
 NAVIGATION = frozenset({Action.GO_TO})
@@ -48,11 +50,35 @@ def register_policy(name: str, factory: Callable[..., Policy]) -> None:
     POLICIES[name] = factory
 
 
+def known_policies() -> list[str]:
+    """Every policy name ``make_policy`` accepts: built-in, learned wrappers, entry points."""
+    from homiebot import registry
+    from homiebot.skills.learned import LEARNED_POLICIES
+
+    return sorted({*POLICIES, *LEARNED_POLICIES, *registry.available("policies")})
+
+
+def policy_factory(name: str) -> Callable[..., Policy]:
+    """The class (or factory) registered as ``name``: ``POLICIES`` first, then the learned wrappers, then
+    the ``homiebot.policies`` entry points of installed distributions."""
+    if name in POLICIES:
+        return POLICIES[name]
+    from homiebot import registry
+    from homiebot.skills.learned import LEARNED_POLICIES
+
+    if name in LEARNED_POLICIES:
+        return LEARNED_POLICIES[name]
+    try:
+        return registry.load("policies", name)
+    except registry.PluginError as err:
+        if "cannot be imported" in str(err):
+            raise ValueError(str(err)) from None
+        raise ValueError(f"unknown policy '{name}'; registered: {known_policies()}") from None
+
+
 def make_policy(name: str, **params: Any) -> Policy:
     """Build a registered policy; unknown names list what is available."""
-    if name not in POLICIES:
-        raise ValueError(f"unknown policy '{name}'; registered: {sorted(POLICIES)}")
-    return POLICIES[name](**params)
+    return policy_factory(name)(**params)
 
 
 class PolicySkill(Skill):
@@ -66,19 +92,38 @@ class PolicySkill(Skill):
     and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``stow``
     brings the arm back to its carry pose after manipulation; ``render=False`` feeds blank images
     (only sensible for expert policies, to time the control path alone).
+
+    ``process`` runs the policy in a policy server process instead of this one (``RemotePolicy``):
+    ``{python_executable: /path/to/venv/bin/python, timeout: 10, connect_timeout: 30, service: ...,
+    spawn: auto}``. ``timeout`` bounds every call to the server; a server that does not answer fails
+    the attempt with a message saying so. Expert policies read simulator truth and cannot be served.
+
+    The record names the skill ``policy:<policy name>`` (``...@server`` when served by another process).
     """
 
     def __init__(self, model: str, actions: list[str] | frozenset[Action] | None = None, policy: str | Policy = "expert_waypoints",
                  policy_params: dict | None = None, rate_hz: float | None = None, max_steps: int = 400,
                  max_collisions: int = 5, goal_gap: float = 0.45, facing_deg: float = 30.0,
-                 image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True) -> None:
-        self.policy = policy if isinstance(policy, Policy) else make_policy(policy, **(policy_params or {}))
+                 image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True,
+                 process: dict | None = None) -> None:
+        self.process = dict(process) if process is not None else None
+        if isinstance(policy, Policy):
+            self.policy = policy
+            policy_label = type(policy).__name__
+        elif self.process is not None:
+            self.policy = _remote_policy(model, policy, policy_params or {}, self.process)
+            policy_label = policy
+        else:
+            self.policy = make_policy(policy, **(policy_params or {}))
+            policy_label = policy
+        self.name = f"policy:{policy_label}" + ("@server" if self.process is not None else "")
         if actions is None:
             kind = _command_kind(self.policy)
             acts = MANIPULATION if kind == "ee" else NAVIGATION
         else:
             acts = frozenset(a if isinstance(a, Action) else Action(a) for a in actions)
         super().__init__(model, acts)
+        self._rate_override, self._size_override = rate_hz, image_size
         self.rate_hz = float(rate_hz or self.policy.rate_hz)
         self.max_steps, self.max_collisions = int(max_steps), int(max_collisions)
         self.goal_gap, self.facing = float(goal_gap), math.radians(facing_deg)
@@ -91,7 +136,14 @@ class PolicySkill(Skill):
 
     # ---- Skill interface -----------------------------------------------------------------------
     def availability(self) -> str | None:
-        return self.policy.availability()
+        """The policy's own answer: None, or what is missing and how to install it (for a policy served by
+        another process, also whether that server answers). Called once at start-up."""
+        reason = self.policy.availability()
+        if not self._rate_override:  # a served policy reports its rate and image size only now
+            self.rate_hz = float(self.policy.rate_hz)
+        if not self._size_override:
+            self.image_size = tuple(self.policy.image_size)
+        return reason
 
     def supports(self, world: World) -> str | None:
         if getattr(world, "state", None) is None or getattr(world, "renderer", None) is None:
@@ -116,10 +168,13 @@ class PolicySkill(Skill):
         ctl.reset()
         if isinstance(self.policy, ExpertPolicy):
             self.policy.attach(ctl, subtask)
-        goal_image, goal_mask = self._goal_views(ctl, subtask)
-        self.policy.reset(_instruction(subtask), goal_image)
         before = world.state.path_length
-        result = self._loop(ctl, subtask, goal_image, goal_mask)
+        try:
+            goal_image, goal_mask = self._goal_views(ctl, subtask)
+            self.policy.reset(_instruction(subtask), goal_image)
+            result = self._loop(ctl, subtask, goal_image, goal_mask)
+        except PolicyError as err:  # the model could not answer (e.g. its server is gone): a failed attempt
+            result = SkillResult(False, f"{self.model} could not {subtask.action.value.lower()}: {err}")
         stats = {"steps": ctl.stats.steps, "sim_seconds": round(ctl.stats.sim_time, 3), "collisions": ctl.stats.collisions,
                  "policy": type(self.policy).__name__, "rate_hz": self.rate_hz}
         self.last_stats = stats
@@ -284,6 +339,22 @@ def _instruction(sub: Subtask) -> str:
     if sub.action is Action.PUT:
         return f"put the {sub.target} on the {sub.place}".replace("_", " ")
     return f"{sub.action.value.lower()} the {sub.target}".replace("_", " ")
+
+
+PROCESS_KEYS = frozenset({"python_executable", "timeout", "connect_timeout", "service", "spawn"})
+
+
+def _remote_policy(model: str, policy: str, params: dict, process: dict) -> Policy:
+    """A ``RemotePolicy`` for a skill's ``process`` settings (see ``PolicySkill``)."""
+    from homiebot.skills.remote_policy import RemotePolicy, default_service
+
+    unknown = set(process) - PROCESS_KEYS
+    if unknown:
+        raise ValueError(f"process: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}")
+    return RemotePolicy(policy, params, service=process.get("service") or default_service(model),
+                        timeout=float(process.get("timeout", 10.0)), connect_timeout=float(process.get("connect_timeout", 30.0)),
+                        label=f"{model} ({policy})", python_executable=process.get("python_executable"),
+                        spawn=process.get("spawn", "auto"))
 
 
 def _command_kind(policy: Policy) -> str:
