@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.contracts import Action
 from homiebot.skills.failures import load_profile
@@ -55,6 +55,18 @@ def _default_skills() -> list[SkillSpec]:
     ]
 
 
+def mapped_default_skills() -> list[SkillSpec]:
+    """The default skills for ``perception.mode: mapped``: as ``_default_skills``, but NoMaD also
+    explores rooms. One model name answers to one skill, so NoMaD's skill is the ``explore`` skill
+    wrapping its privileged navigation (Go to is handed to it; Explore drives to frontiers)."""
+    skills = _default_skills()
+    nomad = skills[0]
+    skills[0] = SkillSpec(name="explore", model=nomad.model,
+                          description=nomad.description + "; also explores a room for things not seen yet",
+                          params={"navigation": nomad.name, "navigation_params": dict(nomad.params)})
+    return skills
+
+
 class DetectorSettings(_Strict):
     far: float = Field(2.0, gt=0, description="D1 beyond this many metres")
     near: float = Field(0.1, ge=0, description="D2 below this many metres")
@@ -89,6 +101,13 @@ class RunConfig(_Strict):
     detector: DetectorSettings = DetectorSettings()
     perception: PerceptionSettings = PerceptionSettings()
     output: OutputSettings = OutputSettings()
+
+    @model_validator(mode="after")
+    def _mapped_skills(self) -> RunConfig:
+        """Mapped perception without an explicit skill list gets the exploring defaults."""
+        if self.perception.mode == "mapped" and "skills" not in self.model_fields_set:
+            self.skills = mapped_default_skills()
+        return self
 
     @field_validator("skill_profile")
     @classmethod

@@ -63,8 +63,35 @@ def _construct(kind: str, cls: type, params: dict) -> object:
 
 
 def build_world(cfg: RunConfig, scene: SceneSpec) -> World:
+    """The configured world; with ``perception.mode: mapped`` wrapped in a PerceivingWorld that
+    sees it through the configured detector and a semantic map."""
     cls = registry.load("worlds", cfg.world.name)
-    return _construct("world", cls, {"scene": scene, **cfg.world.params})  # type: ignore[return-value]
+    world: World = _construct("world", cls, {"scene": scene, **cfg.world.params})  # type: ignore[assignment]
+    if cfg.perception.mode != "mapped":
+        return world
+    from homiebot.perception.detection import DetectorError
+    from homiebot.worlds.perceiving import PerceivingWorld
+
+    spec = cfg.perception.detector
+    try:
+        try:
+            det_cls = registry.load("detectors", spec.name)
+        except registry.PluginError as err:
+            raise ConfigError(f"perception.detector: {err}") from None
+        try:
+            detector = _construct("detector", det_cls, dict(spec.params))
+        except DetectorError as err:
+            raise ConfigError(f"perception.detector '{spec.name}': {err}") from None
+        reason = detector.availability()  # type: ignore[attr-defined]
+        if reason:
+            raise ConfigError(f"perception.detector '{spec.name}' cannot run here: {reason}")
+        try:
+            return PerceivingWorld(world, detector, cfg.perception.map)  # type: ignore[arg-type]
+        except ValueError as err:
+            raise ConfigError(f"perception: {err}") from None
+    except BaseException:
+        world.close()
+        raise
 
 
 def build_planner(cfg: RunConfig, override: dict | None = None) -> Planner:

@@ -14,6 +14,14 @@ four views, and what seems to rest on what) and from feedback, and chooses the n
   E2 -> find the dropped object and pick it up again.
 
 An instruction outside its subset is refused at the start with a message listing the subset.
+
+With mapped perception (``request.scene_map`` is set) it reads only the semantic map's summary, never
+the observation's labels: what it knows are map instance ids (``can_1``) with their categories,
+colours, supports and door states, plus the rooms of the floor plan. Instruction phrases ground by
+category and colour ("green can" -> the can the map calls green); it names instances by id, which
+the map's grounding accepts. A target not in the map makes it explore: ``[Explore, room]`` room by
+room (the robot's own room first, then by word similarity) when a model offers Explore, else Go to
+the rooms; then surfaces from close by and closed containers, as in oracle perception.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import json
 from dataclasses import dataclass, field
 
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
-from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder
+from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, words_of
 from homiebot.perception.visible import sightings, supports
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.instructions import (
@@ -68,6 +76,9 @@ class _Memory:
     done: set[tuple[str, str]] = field(default_factory=set)  # (object, receptacle) put successfully
     checked: dict[int, bool] = field(default_factory=dict)  # goal index -> result of a look inside
     fails: dict[str, list[str]] = field(default_factory=dict)  # subtask text -> models that failed it
+    mapped: bool = False  # knowledge comes from the semantic map's summary
+    colour: dict[str, str | None] = field(default_factory=dict)  # map instance id -> estimated colour
+    robot_room: str | None = None
 
 
 class HeuristicPlanner(Planner):
@@ -110,6 +121,9 @@ class HeuristicPlanner(Planner):
     def _perceive(self, request: PlannerRequest) -> None:
         m = self.mem
         m.held = request.inventory[0] if request.inventory else None
+        if request.scene_map is not None:
+            self._perceive_map(request.scene_map)
+            return
         if request.observation is None:
             return
         seen = sightings(request.observation)
@@ -125,6 +139,62 @@ class HeuristicPlanner(Planner):
             floors = sorted(((sum(s.pixels for s in v), n) for n, v in seen.items() if v[0].category == "room"), reverse=True)
             if floors:
                 m.rooms_visited.add(floors[0][1])
+
+    def _perceive_map(self, summary: dict) -> None:
+        """Rebuild what is known from the map summary (the map is the authority on what exists)."""
+        m = self.mem
+        m.mapped = True
+        m.forgotten.clear()
+        rooms = summary.get("rooms", [])
+        m.known = {r["name"]: "room" for r in rooms}
+        robot = summary.get("robot")
+        m.robot_room = None
+        if robot is not None:
+            for r in rooms:
+                x0, y0, x1, y1 = r["rect"]
+                if x0 <= robot[0] <= x1 and y0 <= robot[1] <= y1:
+                    m.robot_room = r["name"]
+        for inst in summary.get("instances", []):
+            if inst.get("stale"):
+                continue
+            iid = inst["id"]
+            m.known[iid] = inst["label"]
+            m.colour[iid] = inst.get("colour")
+            if inst["kind"] == "object" and not inst.get("held") and inst.get("support"):
+                m.support[iid] = inst["support"]
+            if inst["kind"] == "receptacle" and inst.get("is_open") is not None and self._closable(iid):
+                if inst["is_open"]:
+                    m.opened.add(iid)
+                else:
+                    m.opened.discard(iid)
+        if not self._can_explore() and m.robot_room:
+            m.rooms_visited.add(m.robot_room)  # without Explore, the first look around is the search of this room
+
+    def _can_explore(self) -> bool:
+        return any(Action.EXPLORE.value in info.actions for info in self.models)
+
+    def _map_ground(self, phrase: str, kinds) -> str | None:
+        """Map instance for an instruction phrase: category by name or group, then colour; a thing of
+        another colour is accepted only when no room is left to explore."""
+        m = self.mem
+        pool = {n: c for n, c in self._of(kinds).items() if n not in m.given_up}
+        key = "_".join(words_of(phrase))
+        if key in pool:
+            return key
+        if self.grounder.aliases.get(key) in pool:
+            return self.grounder.aliases[key]
+        words = words_of(phrase.replace("_", " "))
+        colours = {"gray" if w == "grey" else w for w in words if w in COLOUR_WORDS}
+        head = " ".join(w for w in words if w not in COLOUR_WORDS and w not in ("the", "a", "an", "my", "one", "some"))
+        if not head:
+            return None
+        cats = self.grounder.category_matches(head, sorted(set(pool.values())), GROUPS)
+        cands = sorted(n for n, c in pool.items() if c in cats)
+        if colours:
+            strict = [n for n in cands if m.colour.get(n) in colours]
+            unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items())
+            cands = strict if strict or unexplored or len(cands) != 1 else cands
+        return cands[0] if cands else None
 
     def _learn(self, fb: Feedback | None) -> None:
         if self._last is None or fb is None:
@@ -145,7 +215,12 @@ class HeuristicPlanner(Planner):
             elif sub.action is Action.PUT:
                 m.done.add((sub.target, sub.place))
                 m.support[sub.target] = sub.place
+            elif sub.action is Action.EXPLORE:
+                m.rooms_visited.add(sub.target)
+                m.near = None
             return
+        if sub.action is Action.EXPLORE and fb.code is not None and fb.code.value.startswith(("E", "F", "L")):
+            m.rooms_visited.add(sub.target)  # do not insist on a room that cannot be explored
         code = fb.code
         if code in (ErrorCode.D1, ErrorCode.D2, ErrorCode.E2):
             m.near = None
@@ -178,10 +253,14 @@ class HeuristicPlanner(Planner):
         return {n: c for n, c in self.mem.known.items() if c in kinds}
 
     def _object(self, phrase: str) -> str | None:
+        if self.mem.mapped:
+            return self._map_ground(phrase, OBJECT_CLASSES)
         found = self.grounder.ground(phrase, self._of(OBJECT_CLASSES))
         return found[0] if found else None
 
     def _receptacle(self, phrase: str) -> str | None:
+        if self.mem.mapped:
+            return self._map_ground(phrase, RECEPTACLE_TYPES)
         found = self.grounder.ground(phrase, self._of(RECEPTACLE_TYPES))
         return found[0] if found else None
 
@@ -233,7 +312,10 @@ class HeuristicPlanner(Planner):
         m = self.mem
         rooms = [n for n, c in m.known.items() if c == "room" and n not in m.rooms_visited]
         # likeliest room first ("fridge" -> kitchen), by word similarity
-        rooms.sort(key=lambda r: (-self._similarity(what, r), r))
+        rooms.sort(key=lambda r: (r != m.robot_room, -self._similarity(what, r), r))
+        if rooms and m.mapped and self._can_explore():
+            raise _Decision(Subtask(action=Action.EXPLORE, target=rooms[0]),
+                            f"I have not seen the {what} yet, so I explore the {rooms[0]}")
         if rooms:
             self._go(rooms[0], f"I have not seen the {what} yet, so I explore the {rooms[0]}")
         surfaces = [n for n in self._of(RECEPTACLE_TYPES) if not self._closable(n) and n not in m.inspected]

@@ -4,6 +4,11 @@ Each round it derives the next subtask from the current state alone, so it recov
 failure by construction: after L3 the container is still closed, so it opens it; after E2 the object
 lies on the floor, so it goes there and picks it up; after D2 it is too close, so it moves again.
 After an E1 it retries the subtask with another capable model when one exists.
+
+With mapped perception it still plans from truth and names things by their true names, which the
+map grounds ("green_can" -> the green can it has seen). When the map cannot ground a name yet (F2),
+it explores the room where that thing truly is (``[Explore, room]`` when a model offers Explore,
+else Go to the room), then plans on; a room it explored already is not explored again.
 """
 
 from __future__ import annotations
@@ -46,11 +51,12 @@ class OraclePlanner(Planner):
         self.models = context.models
         self._last = None
         self._choice: dict[int, tuple[str, str]] = {}  # goal index -> (object, receptacle), fixed once chosen
+        self._explored: set[str] = set()  # rooms explored because the map did not know a name (mapped perception)
 
     # ---- decision -------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
         assert self.state is not None, "reset() was not called"
-        subtask, why = self._next()
+        subtask, why = self._unmapped(request) or self._next()
         model = self._model_for(subtask, request)
         self._last = (subtask.text(), model)
         parts = [subtask.action.value] + [p for p in (subtask.target, subtask.place) if p]
@@ -72,6 +78,22 @@ class OraclePlanner(Planner):
             if isinstance(cond, RobotIn):
                 return Subtask(action=Action.GO_TO, target=cond.room), f"the task ends in the {cond.room}"
         return Subtask(action=Action.END), "every part of the task is done"
+
+    def _unmapped(self, request: PlannerRequest) -> tuple[Subtask, str] | None:
+        """After F2 from a map: explore the room where the unknown name truly is (once per room)."""
+        fb = request.feedback
+        if request.scene_map is None or fb is None or fb.code is not ErrorCode.F2 or not fb.details.get("name"):
+            return None
+        assert self.state is not None
+        name = fb.details["name"]
+        room = self.state.room_of(name) if self.state.lookup(name) is not None else None
+        if room is None or room in self._explored:
+            return None
+        self._explored.add(room)
+        why = f"the map does not know the {name} yet; it is in the {room}, so I look around there"
+        if any(Action.EXPLORE.value in m.actions for m in self.models):
+            return Subtask(action=Action.EXPLORE, target=room), why
+        return Subtask(action=Action.GO_TO, target=room), why
 
     def _near(self, name: str) -> bool:
         assert self.state is not None

@@ -37,6 +37,14 @@ class _PrivilegedSkill(Skill):
             return f"{type(world).__name__} exposes no privileged state"
         return None
 
+    @staticmethod
+    def _unknown(state, subtask: Subtask) -> SkillResult | None:
+        """A failed attempt when a name is not in the world (e.g. a map instance bound to no object)."""
+        for name in (subtask.target, subtask.place):
+            if name is not None and state.lookup(name) is None:
+                return SkillResult(False, f"there is no {name} to act on here")
+        return None
+
     def _failed_by_chance(self, sub: Subtask, ctx: SkillContext, target_kind: str) -> str | None:
         """Decide from the profile whether this attempt fails; returns the reason if so."""
         f = self.profile.of(sub.action)
@@ -56,6 +64,8 @@ class PrivilegedNavigation(_PrivilegedSkill):
 
     def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
         state = _home_state(world)
+        if (unknown := self._unknown(state, subtask)) is not None:
+            return unknown
         target = subtask.target or ""
         kind = state.lookup(target).kind
         size = "room" if kind == "room" else ("large" if kind == "receptacle" else "small")
@@ -80,6 +90,8 @@ class PrivilegedManipulation(_PrivilegedSkill):
 
     def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
         state = _home_state(world)
+        if (unknown := self._unknown(state, subtask)) is not None:
+            return unknown
         reason = self._failed_by_chance(subtask, context, "object")
         if subtask.action is Action.PUT:
             rng = random.Random(f"{context.episode_seed}:{context.round}:{context.attempt}:place")

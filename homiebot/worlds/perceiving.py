@@ -1,0 +1,197 @@
+"""``PerceivingWorld``: the "mapped" perception mode, a world seen through a detector and a semantic map.
+
+It wraps an inner world (the embedded home) and changes what the agent knows:
+
+* ``observe`` renders the inner world's four views, runs the detector on them and updates the
+  semantic map. The observation handed on keeps RGB and depth but carries **no** simulator
+  knowledge: ``labels`` is cleared and the segmentation images are dropped (their ids are the
+  simulator's). Planners that read scenes get the map instead (``map_summary``, ``describe``);
+* ``belief`` is a ``MapBelief`` over that map that also resolves free-form phrases with
+  ``MapGrounder`` (the error detector then answers F2 from the map, naming what has been seen);
+  names the agent may use are map instance ids (``can_1``), room names and phrases that ground to
+  exactly one instance ("green can", "brown table");
+* ``skill_subtask`` translates instance ids to the simulator's canonical names with
+  ``bind_to_truth`` (same category, nearest position): the privileged skills act on simulator
+  objects. On a real robot this binding is the skill's own business (it would detect its target
+  again in its own camera) and this method would pass ids through;
+* ``note_execution`` keeps the map in step with the robot's own actions (Pick -> held, Put ->
+  placed, Open/Close -> door state);
+* ``explore_step`` observes and updates the map without an agent round (the Explore skill calls
+  it at each stop).
+
+Goal checks, path length, scene description and privileged ``state`` are the inner world's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from homiebot.contracts import Action, Observation, Subtask, ViewImage
+from homiebot.perception.detection import Detector
+from homiebot.perception.detectors import detect_views
+from homiebot.perception.map_belief import MapBelief
+from homiebot.perception.map_grounding import MapGrounder
+from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
+from homiebot.perception.sim import bind_to_truth, rig_from_home, sim_open_state
+from homiebot.worlds.base import World
+
+
+class MappedBelief(MapBelief):
+    """A MapBelief that also grounds phrases (``resolve``), so the detector's F2 comes from the map."""
+
+    def __init__(self, smap: SemanticMap, grounder: MapGrounder, **kwargs: Any) -> None:
+        super().__init__(smap, **kwargs)
+        self.grounder = grounder
+
+    def resolve(self, phrase: str) -> tuple[str | None, str]:
+        """(instance id or room, "") when the phrase names one confirmed thing; else (None, what to do)."""
+        key = phrase.strip()
+        if key and self.lookup(key) is not None:
+            return key, ""
+        result = self.grounder.ground(phrase)
+        if result.ok and result.target is not None and self.lookup(result.target) is not None:
+            return result.target, ""
+        if result.ok:  # grounded to something not confirmed yet
+            return None, f"'{phrase}' has been glimpsed but not confirmed yet; look again or explore the room."
+        return None, result.message
+
+
+class PerceivingWorld(World):
+    """An inner world observed through ``detector`` into a ``SemanticMap`` (see the module doc).
+
+    ``map_params`` are SemanticMap parameters; the floor plan (room rectangles) is the map's prior.
+    ``bind_radius``: metres within which a map instance is bound to a simulator object of its category.
+    """
+
+    name = "perceiving"
+
+    def __init__(self, inner: World, detector: Detector, map_params: Mapping[str, Any] | None = None,
+                 bind_radius: float = 0.75) -> None:
+        if getattr(inner, "state", None) is None or getattr(inner, "renderer", None) is None:
+            raise ValueError(f"mapped perception needs a simulated world with cameras and state (the embedded home), "
+                             f"not {type(inner).__name__}")
+        self.inner = inner
+        self.detector = detector
+        self.map_params = dict(map_params or {})
+        self.bind_radius = float(bind_radius)
+        self.static_between_actions = inner.static_between_actions
+        self.update_times: list[float] = []  # seconds per map update (detection + fusion)
+        self._new_map()
+
+    def _new_map(self) -> None:
+        try:
+            self.map = SemanticMap(rooms=self.inner.state.layout.rooms, **self.map_params)
+        except TypeError as err:
+            raise ValueError(f"perception.map: {err}") from None
+        self.grounder = MapGrounder(self.map)
+        self._belief = MappedBelief(self.map, self.grounder, gripper=self._held_id)
+        self._tick = 0
+
+    # ---- the world interface ---------------------------------------------------------------------
+    @property
+    def state(self) -> Any:
+        """The inner world's privileged state (for privileged skills, goal checks and the oracle planner)."""
+        return self.inner.state
+
+    @property
+    def renderer(self) -> Any:
+        return self.inner.renderer
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self._new_map()
+        self.update_times = []
+
+    def observe(self, round_index: int) -> Observation:
+        obs, _ = self._observe(round_index)
+        views = {v: ViewImage(rgb=img.rgb, depth=img.depth) for v, img in obs.views.items()}
+        return obs.model_copy(update={"views": views, "labels": {}, "inventory": self.inventory()})
+
+    def explore_step(self) -> UpdateReport:
+        """Observe from where the robot stands and update the map (no agent round)."""
+        return self._observe(self.map.round)[1]
+
+    def _observe(self, round_index: int) -> tuple[Observation, UpdateReport]:
+        obs = self.inner.observe(round_index)
+        t0 = time.perf_counter()
+        frame = self._tick
+        self._tick += 1
+        detections = detect_views(self.detector, obs, frame, open_state=sim_open_state(self.inner))
+        self._sync_gripper()
+        report = self.map.update(obs.model_copy(update={"round": frame}), detections, rig_from_home(self.inner))
+        self.update_times.append(time.perf_counter() - t0)
+        return obs, report
+
+    def _sync_gripper(self) -> None:
+        """An object the map believes held but the gripper lost (dropped) is somewhere near: it becomes
+        stale, so the next sighting of its category relocates it (keeping its id)."""
+        held = self.map.held()
+        if held is not None and self.inner.state.held is None:
+            held.held, held.stale, held.relation, held.support = False, True, None, None
+
+    def _held_id(self) -> str | None:
+        if self.inner.state.held is None:
+            return None
+        held = self.map.held()
+        return held.id if held else None
+
+    @property
+    def belief(self) -> MappedBelief:
+        return self._belief
+
+    def inventory(self) -> list[str]:
+        held = self._held_id()
+        return [held] if held else []
+
+    def skill_subtask(self, subtask: Subtask) -> Subtask:
+        """Map instance ids -> the simulator's names (unbound ids pass unchanged; the skill then fails)."""
+        binding = bind_to_truth(self.map, self.inner.state, radius=self.bind_radius)
+        if any(n is not None and n in self.map and n not in binding for n in (subtask.target, subtask.place)):
+            # e.g. an object that fell: the map puts it where the robot stood until it is seen again
+            wide = bind_to_truth(self.map, self.inner.state, radius=4 * self.bind_radius)
+            binding = {**wide, **binding}
+        held = self.map.held()
+        if held is not None and self.inner.state.held is not None:
+            binding[held.id] = self.inner.state.held
+
+        def name(n: str | None) -> str | None:
+            return binding.get(n, n) if n is not None else None
+
+        return Subtask(action=subtask.action, target=name(subtask.target), place=name(subtask.place))
+
+    def note_execution(self, subtask: Subtask, success: bool) -> None:
+        if not success:
+            return
+        try:
+            if subtask.action is Action.PICK and subtask.target in self.map:
+                self.map.mark_held(subtask.target)
+            elif subtask.action is Action.PUT and subtask.target in self.map:
+                self.map.mark_placed(subtask.target, subtask.place if subtask.place in self.map else None)
+            elif subtask.action in (Action.OPEN, Action.CLOSE) and subtask.target in self.map:
+                self.map.set_open(subtask.target, subtask.action is Action.OPEN)
+        except MapError:
+            pass  # the map disagrees with what the skill did; the next observation corrects it
+
+    def map_summary(self) -> dict[str, Any]:
+        return self.map.summary()
+
+    def map_text(self) -> str:
+        """The map's short text for planner prompts."""
+        return self.map.describe()
+
+    def path_length(self) -> float:
+        return self.inner.path_length()
+
+    def scene_description(self) -> dict[str, Any]:
+        return self.inner.scene_description()
+
+    def goal_satisfied(self, goal: list) -> bool:
+        return self.inner.goal_satisfied(goal)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        try:
+            self.detector.close()
+        finally:
+            self.inner.close()
