@@ -1,0 +1,138 @@
+"""A policy in its own process: a PolicySkill drives the robot through a policy server, and a server
+killed mid-skill makes the executor report E1 with a clear message within its timeout.
+
+The servers run with localhost-only discovery and a ROS_DOMAIN_ID of their own; so does this process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.contracts import Action, ErrorCode, Subtask  # noqa: E402
+from homiebot.executor import Executor  # noqa: E402
+from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
+from homiebot.skills.remote_policy import RemotePolicy, server_command  # noqa: E402
+from homiebot.worlds.home.scene import load_scene  # noqa: E402
+from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
+from test.conftest import ROOT  # noqa: E402
+
+DOMAIN = 200 + os.getpid() % 30
+FORWARD = {"commands": [{"kind": "waypoints", "points": [[0.5, 0.0]]}], "repeat": True, "family": "nomad"}
+TIMEOUT = 2.0
+ATTEMPTS = 3
+
+
+@pytest.fixture(scope="module")
+def env():
+    env = ros_environment(DOMAIN)
+    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+    os.environ["ROS_DOMAIN_ID"] = str(DOMAIN)  # the clients of this process join the servers' domain
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    yield env
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def world():
+    w = EmbeddedHome(load_scene(ROOT / "config" / "scenes" / "demo.yaml"), width=32, height=32, depth=False, segmentation=False)
+    yield w
+    w.close()
+
+
+def start_server(env, service: str, params: dict) -> subprocess.Popen:
+    name = "policy_" + service.rsplit("/", 1)[-1]
+    return subprocess.Popen(server_command(sys.executable, name, "scripted", params, service), env=env)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def served_skill(service: str, params: dict, policy: RemotePolicy | None = None) -> PolicySkill:
+    if policy is not None:
+        return PolicySkill("NoMaD", policy=policy, actions=["Go to"], max_steps=60)
+    return PolicySkill("NoMaD", policy="scripted", policy_params=params, max_steps=60,
+                       process={"service": service, "timeout": TIMEOUT, "connect_timeout": 30.0, "spawn": False})
+
+
+def test_a_served_policy_drives_a_skill_to_success(env, world) -> None:
+    service = f"policy/forward_{os.getpid()}"
+    server = start_server(env, service, FORWARD)
+    skill = served_skill(service, FORWARD)
+    try:
+        assert skill.name == "policy:scripted@server"
+        assert skill.availability() is None  # waits for the server to be discovered and answer describe
+        assert skill.image_size == (32, 32) and skill.rate_hz == 4.0
+        world.reset()
+        run = Executor({"NoMaD": skill}, max_attempts=ATTEMPTS).execute(Subtask(action=Action.GO_TO, target="kitchen"),
+                                                                         "NoMaD", world, 0, 1)
+        assert run.feedback.status == "success", run.feedback.message
+        assert run.skill == "policy:scripted@server" and run.attempts == 1
+        assert world.state.robot_room() == "kitchen"
+    finally:
+        skill.close()
+        stop_server(server)
+
+
+class Watched(RemotePolicy):
+    """Signals after its first answered ``act``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.first_act = threading.Event()
+
+    def act(self, obs):
+        commands = super().act(obs)
+        self.first_act.set()
+        return commands
+
+
+def test_a_server_killed_mid_skill_gives_e1_with_a_clear_message_within_the_timeout(env, world) -> None:
+    service = f"policy/slow_{os.getpid()}"
+    slow = {**FORWARD, "delay": 0.3}
+    server = start_server(env, service, slow)
+    policy = Watched("scripted", slow, service=service, timeout=TIMEOUT, label="NoMaD (scripted)", spawn=False)
+    skill = served_skill(service, slow, policy)
+    try:
+        assert skill.availability() is None
+        world.reset()
+        box: list = []
+        executor = Executor({"NoMaD": skill}, max_attempts=ATTEMPTS)
+        worker = threading.Thread(target=lambda: box.append(executor.execute(
+            Subtask(action=Action.GO_TO, target="fridge"), "NoMaD", world, 0, 1)), daemon=True)
+        worker.start()
+        assert policy.first_act.wait(30), "the server never answered act"
+        server.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        limit = TIMEOUT * ATTEMPTS + 10.0
+        worker.join(limit)
+        elapsed = time.monotonic() - killed
+        assert not worker.is_alive(), f"the executor was still waiting {limit:g} s after the server died"
+        run = box[0]
+        assert run.feedback.status == "fail" and run.feedback.code is ErrorCode.E1 and run.attempts == ATTEMPTS
+        msg = run.feedback.message
+        assert f"the NoMaD (scripted) policy server did not answer within {TIMEOUT:g} s; is it running?" in msg, msg
+        assert elapsed < limit
+    finally:
+        skill.close()
+        stop_server(server)
