@@ -23,7 +23,8 @@ def _nodes(context, *args, **kwargs):
         raise RuntimeError("real.launch.py needs config:=/path/to/robot.yaml naming the robot's world bridge")
     return [
         Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
-             remappings=list(spec.remappings.items()), output="screen")
+             remappings=list(spec.remappings.items()), output="screen",
+             prefix=spec.python)  # a policy server runs its console script with its own environment's interpreter
         for spec in graph(config, LaunchConfiguration("planner").perform(context),
                           os.path.abspath(LaunchConfiguration("out_dir").perform(context)))
     ]

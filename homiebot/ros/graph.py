@@ -16,6 +16,7 @@ class NodeSpec:
     executable: str  # console script (what `ros2 run homiebot ...` / launch_ros run)
     parameters: dict[str, Any] = field(default_factory=dict)
     remappings: dict[str, str] = field(default_factory=dict)
+    python: str | None = None  # interpreter to run the node with (a policy server's own environment); None: this one
 
 
 def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None) -> list[NodeSpec]:
@@ -32,6 +33,29 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
     for name in GRAPH_NODES:
         params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
         specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
+    return specs + policy_servers(config)
+
+
+def policy_servers(config: str = "") -> list[NodeSpec]:
+    """One ``policy_server`` node per skill whose params configure ``process`` (its model runs in its own
+    process, with that skill's ``python_executable``); the skill's ``RemotePolicy`` calls it."""
+    import json
+
+    from homiebot.config import load_config
+    from homiebot.skills.remote_policy import default_service, service_slug
+
+    specs = []
+    for skill in load_config(config or None).skills:
+        process = skill.params.get("process")
+        if process is None:
+            continue
+        if not isinstance(process, dict):
+            raise ValueError(f"skill '{skill.model}': process must be a mapping (python_executable, timeout, ...)")
+        service = process.get("service") or default_service(skill.model)
+        params = {"policy": str(skill.params.get("policy", "")), "policy_params": json.dumps(skill.params.get("policy_params") or {}),
+                  "service": service}
+        specs.append(NodeSpec(f"policy_{service_slug(skill.model)}", "homiebot.ros.nodes.policy_server", "homiebot_policy_server",
+                              params, python=process.get("python_executable")))
     return specs
 
 
@@ -40,6 +64,8 @@ def ros_args(spec: NodeSpec) -> list[str]:
     args = ["--ros-args", "-r", f"__node:={spec.name}"]
     for key, value in spec.parameters.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
+        if isinstance(value, str) and value[:1] in "{[":  # JSON text: quoted, so ROS keeps it a string
+            text = "'" + value.replace("'", "''") + "'"
         args += ["-p", f"{key}:={text}"]
     for src, dst in spec.remappings.items():
         args += ["-r", f"{src}:={dst}"]

@@ -40,14 +40,18 @@ def check_ros() -> None:
 
 
 def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", spec.module, *ros_args(spec)], env=env)
+    """One node as a process, run by its own interpreter when the spec names one (``spec.python``)."""
+    return subprocess.Popen([spec.python or sys.executable, "-m", spec.module, *ros_args(spec)], env=env)
 
 
 def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
     """One process per node, or (``compose``) all nodes in one process."""
-    if compose:
-        payload = json.dumps([spec.__dict__ for spec in specs])
-        return {"graph": subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
+    if compose:  # policy servers keep their own processes: they exist to isolate their model's software stack
+        servers = [s for s in specs if s.executable == "homiebot_policy_server"]
+        members = [s for s in specs if s not in servers]
+        payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
+        procs = {"graph": subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
+        return procs | {spec.name: spawn(spec, env) for spec in servers}
     return {spec.name: spawn(spec, env) for spec in specs}
 
 

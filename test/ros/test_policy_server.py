@@ -136,3 +136,19 @@ def test_a_server_killed_mid_skill_gives_e1_with_a_clear_message_within_the_time
     finally:
         skill.close()
         stop_server(server)
+
+
+def test_the_graph_starts_one_policy_server_per_served_skill(tmp_path) -> None:
+    from homiebot.ros.graph import graph, ros_args
+
+    cfg = tmp_path / "served.yaml"
+    cfg.write_text("skills:\n"
+                   "  - {name: policy_skill, model: RT-1-X, params: {policy: rt1x, policy_params: {checkpoint: models/rt1x},\n"
+                   "     process: {python_executable: /opt/tf/bin/python, timeout: 5}}}\n"
+                   "  - {name: privileged_navigation, model: NoMaD}\n")
+    specs = {s.name: s for s in graph(str(cfg))}
+    server = specs["policy_rt_1_x"]
+    assert server.python == "/opt/tf/bin/python" and server.executable == "homiebot_policy_server"
+    assert server.parameters == {"policy": "rt1x", "policy_params": '{"checkpoint": "models/rt1x"}', "service": "policy/rt_1_x"}
+    assert "policy_params:='{\"checkpoint\": \"models/rt1x\"}'" in ros_args(server)
+    assert all(s.python is None for n, s in specs.items() if n != "policy_rt_1_x")
