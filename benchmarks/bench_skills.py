@@ -1,13 +1,14 @@
 """Per-action success of expert-driven policy skills vs the privileged kinematic skills, and stepping speed.
 
-For each of N generated homes (and the demo home) the same task list runs twice, once with each skill
+For each of the first N distinct homes of a benchmark suite (default: the built-in home100; or the demo
+home and N generated homes with ``--suite ''``) the same task list runs twice, once with each skill
 set, from the same start state: Go to every receptacle; after going to it, Pick each object on/in it
 (opening its door or drawer first when closed), Put it back, and Open/Close each articulated
 receptacle. Prints a table like EMMOE's Table 4 (per action: attempts, successes, rate) and the
 control rate (policy steps per second of wall time) per skill, with and without rendering the
 policy's camera.
 
-    .venv/bin/python benchmarks/bench_skills.py [--scenes 4] [--size 96]
+    .venv/bin/python benchmarks/bench_skills.py [--suite home100] [--scenes 5] [--size 96]
 """
 
 from __future__ import annotations
@@ -85,12 +86,30 @@ def run_set(world: EmbeddedHome, skills: dict[str, Skill], table: dict, timing: 
                 break  # the rest of the sequence depends on this step
 
 
+def suite_scenes(suite: str, count: int) -> list:
+    """The first ``count`` distinct homes the suite's tasks take place in."""
+    from homiebot.bench.suite import load_suite
+    from homiebot.runtime import scene_for
+
+    seen: dict[str, object] = {}
+    for task in load_suite(suite):
+        spec = scene_for(task)
+        key = spec.model_dump_json()
+        if key not in seen:
+            seen[key] = spec
+        if len(seen) >= count:
+            break
+    return list(seen.values())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenes", type=int, default=4, help="generated homes besides the demo home")
+    ap.add_argument("--suite", default="home100", help="benchmark suite whose homes are used ('' : the demo home + generated homes)")
+    ap.add_argument("--scenes", type=int, default=5, help="distinct homes to use (from the suite, in task order; or generated)")
     ap.add_argument("--size", type=int, default=96, help="policy camera resolution (square)")
     args = ap.parse_args()
-    specs = [load_scene(ROOT / "config" / "scenes" / "demo.yaml")] + [generate_scene(seed) for seed in range(args.scenes)]
+    specs = suite_scenes(args.suite, args.scenes) if args.suite else (
+        [load_scene(ROOT / "config" / "scenes" / "demo.yaml")] + [generate_scene(seed) for seed in range(args.scenes)])
     table: dict = defaultdict(lambda: [0, 0])
     timing: dict = defaultdict(lambda: [0, 0.0])
     timing_blind: dict = defaultdict(lambda: [0, 0.0])
@@ -100,7 +119,7 @@ def main() -> None:
             run_set(world, skills, table, timing, label)
         run_set(world, skill_sets(args.size, render=False)["expert"], defaultdict(lambda: [0, 0]), timing_blind, "expert")
         world.close()
-    print(f"Per-action execution success over {len(specs)} homes (each action counted when reached in its sequence)")
+    print(f"Per-action execution success over {len(specs)} homes{f' of suite {args.suite}' if args.suite else ''} (each action counted when reached in its sequence)")
     print(f"{'action':<8} | {'privileged':>22} | {'expert policies':>22}")
     print(f"{'':<8} | {'att':>6} {'succ':>6} {'rate':>8} | {'att':>6} {'succ':>6} {'rate':>8}")
     for action in ("Go to", "Pick", "Put", "Open", "Close"):
