@@ -188,11 +188,15 @@ class HeuristicPlanner(Planner):
         head = " ".join(w for w in words if w not in COLOUR_WORDS and w not in ("the", "a", "an", "my", "one", "some"))
         if not head:
             return None
-        cats = self.grounder.category_matches(head, sorted(set(pool.values())), GROUPS)
+        unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items())
+        labels = sorted(set(pool.values()))
+        # by name or group first; similar categories ("drawer" ~ "cabinet") only once every room was explored
+        cats = Grounder(None, None).category_matches(head, labels, GROUPS)
+        if not cats and not unexplored:
+            cats = self.grounder.category_matches(head, labels, GROUPS)
         cands = sorted(n for n, c in pool.items() if c in cats)
         if colours:
             strict = [n for n in cands if m.colour.get(n) in colours]
-            unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items())
             cands = strict if strict or unexplored or len(cands) != 1 else cands
         return cands[0] if cands else None
 
