@@ -112,6 +112,8 @@ class Agent:
         window = self.settings.history_window
         shown = history[-window:] if window else history
         user = self.prompts.user(task.instruction, inventory_before, shown, feedback, r)
+        if getattr(self.world, "describe_in_prompt", False):  # mapped perception: the map's text, when configured
+            user += "\n\nWhat you have seen so far (semantic map):\n" + self.world.map_text()  # type: ignore[attr-defined]
         t1 = time.perf_counter()
         request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs,
                                  scene_map=self.world.map_summary())

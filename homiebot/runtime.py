@@ -69,7 +69,6 @@ def build_world(cfg: RunConfig, scene: SceneSpec) -> World:
     world: World = _construct("world", cls, {"scene": scene, **cfg.world.params})  # type: ignore[assignment]
     if cfg.perception.mode != "mapped":
         return world
-    from homiebot.perception.detection import DetectorError
     from homiebot.worlds.perceiving import PerceivingWorld
 
     spec = cfg.perception.detector
@@ -78,15 +77,13 @@ def build_world(cfg: RunConfig, scene: SceneSpec) -> World:
             det_cls = registry.load("detectors", spec.name)
         except registry.PluginError as err:
             raise ConfigError(f"perception.detector: {err}") from None
-        try:
-            detector = _construct("detector", det_cls, dict(spec.params))
-        except DetectorError as err:
-            raise ConfigError(f"perception.detector '{spec.name}': {err}") from None
+        detector = _construct("detector", det_cls, dict(spec.params))  # bad parameters: ConfigError
         reason = detector.availability()  # type: ignore[attr-defined]
         if reason:
             raise ConfigError(f"perception.detector '{spec.name}' cannot run here: {reason}")
         try:
-            return PerceivingWorld(world, detector, cfg.perception.map)  # type: ignore[arg-type]
+            return PerceivingWorld(world, detector, cfg.perception.map,  # type: ignore[arg-type]
+                                   describe_in_prompt=cfg.perception.describe_in_prompt)
         except ValueError as err:
             raise ConfigError(f"perception: {err}") from None
     except BaseException:

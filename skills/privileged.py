@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import random
 
+from homiebot.contracts import Action, Subtask
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.skills.failures import FailureProfile, draw, load_profile
-
-from homiebot.contracts import Action, Subtask
 from homiebot.worlds.base import World
 
 NAVIGATION = frozenset({Action.GO_TO})

@@ -62,13 +62,14 @@ class PerceivingWorld(World):
     """An inner world observed through ``detector`` into a ``SemanticMap`` (see the module doc).
 
     ``map_params`` are SemanticMap parameters; the floor plan (room rectangles) is the map's prior.
-    ``bind_radius``: metres within which a map instance is bound to a simulator object of its category.
+    ``bind_radius``: metres within which a map instance is bound to a simulator object of its category;
+    ``describe_in_prompt``: the agent adds the map's text (``map_text``) to each planner prompt.
     """
 
     name = "perceiving"
 
     def __init__(self, inner: World, detector: Detector, map_params: Mapping[str, Any] | None = None,
-                 bind_radius: float = 0.75) -> None:
+                 bind_radius: float = 0.75, describe_in_prompt: bool = False) -> None:
         if getattr(inner, "state", None) is None or getattr(inner, "renderer", None) is None:
             raise ValueError(f"mapped perception needs a simulated world with cameras and state (the embedded home), "
                              f"not {type(inner).__name__}")
@@ -76,6 +77,7 @@ class PerceivingWorld(World):
         self.detector = detector
         self.map_params = dict(map_params or {})
         self.bind_radius = float(bind_radius)
+        self.describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
         self.static_between_actions = inner.static_between_actions
         self.update_times: list[float] = []  # seconds per map update (detection + fusion)
         self._new_map()

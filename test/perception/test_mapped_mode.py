@@ -119,3 +119,11 @@ def test_mapped_defaults_and_config_errors() -> None:
         build_world(mapped(perception={"mode": "mapped", "detector": {"name": "nope"}}), scene)
     with pytest.raises(ConfigError, match="perception"):
         build_world(mapped(perception={"mode": "mapped", "map": {"bogus": 1}}), scene)
+
+
+def test_describe_in_prompt_adds_the_map_text() -> None:
+    cfg = mapped(perception={"mode": "mapped", "describe_in_prompt": True}, max_rounds=2)
+    record, _ = run_episode(cfg, load_task(DEMO))
+    assert "semantic map" in record.steps[-1].prompt
+    plain, _ = run_episode(mapped(max_rounds=1), load_task(DEMO))
+    assert "semantic map" not in plain.steps[0].prompt
