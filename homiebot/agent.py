@@ -132,7 +132,7 @@ class Agent:
             raw = ""
             fb = Feedback.fail(ErrorCode.F1, f"The planner produced no answer ({err}). Answer again with the next subtask.")
         t2 = time.perf_counter()
-        skill, attempts, travelled = None, 0, 0.0
+        skill, attempts, travelled, acted = None, 0, 0.0, None
         t3 = t2
         if output is not None and output.subtask.action is not Action.END:
             check = detector.check(output)
@@ -141,6 +141,7 @@ class Agent:
                 assert check.subtask is not None and output.model is not None
                 run = self.executor.execute(check.subtask, output.model, self.world, seed, r)
                 fb, skill, attempts, travelled = run.feedback, run.skill, run.attempts, run.path_length
+                acted = run.acted or check.subtask
             else:
                 fb = check.feedback
         t4 = time.perf_counter()
@@ -151,6 +152,6 @@ class Agent:
         return StepRecord(
             round=r, prompt=user, raw_output=raw, output=output, feedback=fb,
             inventory_before=inventory_before, inventory_after=self.world.inventory(),
-            skill=skill, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
+            skill=skill, acted=acted, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
             timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
         )

@@ -226,6 +226,8 @@ class StepRecord(_Contract):
     inventory_before: list[str]
     inventory_after: list[str]
     skill: str | None = Field(None, description="the skill that executed the subtask, if any ran")
+    acted: Subtask | None = Field(None, description="the executed subtask in the world's own names (a semantic map "
+                                                    "grounds the planner's words to them); what metrics match")
     attempts: int = 0
     path_length: float = 0.0
     images: dict[ViewName, str] = Field(default_factory=dict, description="view -> PNG path relative to the episode folder")

@@ -19,6 +19,7 @@ class Execution:
     skill: str
     attempts: int
     path_length: float
+    acted: Subtask | None = None  # the subtask in the names the skills acted on
 
 
 def skill_name(skill: Skill) -> str:
@@ -61,6 +62,7 @@ class Executor:
             note = f" ({model} is not installed here; {self.fallbacks[model]} ran in its place)"
             model = self.fallbacks[model]
         skill = self.skills[model]
+        acted = world.skill_subtask(subtask) if world is not None else None
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
         travelled = 0.0
         reason = ""
@@ -69,12 +71,12 @@ class Executor:
             travelled += result.path_length
             if result.success:
                 fb = Feedback.ok(note.strip(" ()"))
-                return Execution(fb, skill_name(skill), attempt, travelled)
+                return Execution(fb, skill_name(skill), attempt, travelled, acted)
             reason = result.message
             if result.dropped is not None:
                 fb = ErrorDetector.execution_failed(subtask, attempt, reason + note, result.dropped)
-                return Execution(fb, skill_name(skill), attempt, travelled)
-        return Execution(ErrorDetector.execution_failed(subtask, limit, reason + note, None), skill_name(skill), limit, travelled)
+                return Execution(fb, skill_name(skill), attempt, travelled, acted)
+        return Execution(ErrorDetector.execution_failed(subtask, limit, reason + note, None), skill_name(skill), limit, travelled, acted)
 
     def close(self) -> None:
         for skill in self.skills.values():

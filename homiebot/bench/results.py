@@ -66,8 +66,9 @@ def summarise_steps(record: EpisodeRecord) -> list[StepSummary]:
     out = []
     for s in record.steps:
         sub = s.output.subtask if s.output else None
+        names = s.acted or sub  # executed steps: the names the skills acted on (the planner's words grounded)
         out.append(StepSummary(
-            action=sub.action.value if sub else "", target=sub.target if sub else None, place=sub.place if sub else None,
+            action=sub.action.value if sub else "", target=names.target if names else None, place=names.place if names else None,
             model=s.output.model if s.output else None, success=s.feedback.success,
             code=s.feedback.code.value if s.feedback.code else None,
         ))

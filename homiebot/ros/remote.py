@@ -134,7 +134,8 @@ class RemoteExecutor:
                           timeout=self.timeout)
         if isinstance(world, RemoteWorld) and r.get("inventory") is not None:
             world.note_inventory(r["inventory"])  # saves asking the world again
-        return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"])
+        return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"],
+                         Subtask.model_validate(r["acted"]) if r.get("acted") else None)
 
     def close(self) -> None:
         """Nothing to release: the skills live in their nodes."""

@@ -29,6 +29,7 @@ class WorldSideSkill(Skill):
         self.world, self.timeout, self.name = world, timeout, name
         self.call: CallContext | None = None
         self.inventory: list[str] | None = None  # as reported by the world after the last attempt
+        self.acted: dict | None = None  # the subtask in the world's names, as the world reported it
 
     def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
         if self.call is not None:
@@ -36,6 +37,7 @@ class WorldSideSkill(Skill):
         r = self.world.call("skill_attempt", {"model": self.model, "subtask": subtask.model_dump(mode="json"),
                                               "context": context.__dict__}, timeout=self.timeout)
         self.inventory = r["inventory"]
+        self.acted = r.get("acted")
         if self.call is not None:
             self.call.progress({"attempt": context.attempt, "of": context.max_attempts, "success": r["success"], "message": r["message"]})
         return SkillResult(r["success"], r["message"], r["dropped"], r["path_length"])
@@ -72,7 +74,8 @@ class ExecutorNode:
         executor = Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=listed.get("fallbacks"))
         run = executor.execute(Subtask.model_validate(params["subtask"]), params["model"], None, int(params["seed"]), int(params["round"]))
         return {"feedback": run.feedback.model_dump(mode="json"), "skill": run.skill, "attempts": run.attempts,
-                "path_length": run.path_length, "inventory": skills[executor.fallbacks.get(params["model"], params["model"])].inventory}
+                "path_length": run.path_length, "inventory": skills[executor.fallbacks.get(params["model"], params["model"])].inventory,
+                "acted": skills[executor.fallbacks.get(params["model"], params["model"])].acted}
 
 
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)

@@ -140,7 +140,8 @@ class WorldNode:
                                  SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
-                     "path_length": result.path_length, "inventory": world.inventory()}
+                     "path_length": result.path_length, "inventory": world.inventory(),
+                     "acted": world.skill_subtask(Subtask.model_validate(params["subtask"])).model_dump(mode="json")}
         return ThenRun(reply, self._render_ahead)
 
     def goal(self, params: dict, ctx: CallContext) -> bool | None:
