@@ -66,7 +66,9 @@ class Agent:
             self.world.belief, self.executor.capabilities(), task.aliases,
             far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,
             unavailable=getattr(self.executor, "unavailable", None))
-        model_names = [m.name for m in self.models]
+        # parse against the configured-but-unavailable names too, so that choosing one meets the
+        # detector's F1 that says why it cannot run, not a generic "not in the model list"
+        model_names = [m.name for m in self.models] + sorted(getattr(self.executor, "unavailable", None) or {})
         steps: list[StepRecord] = []
         history: list[str] = []
         feedback: Feedback | None = None
