@@ -96,14 +96,14 @@ def test_an_uninstalled_model_is_answered_with_f1_naming_the_models_that_can_run
     assert with_fallback.passed  # a model with a fallback is not refused
 
 
-@pytest.mark.xfail(reason="homiebot/agent.py parses planner output against the offered models only, so an unavailable "
-                          "model gets the generic 'not in the model list' F1 before the detector can name why", strict=False)
 def test_an_uninstalled_model_in_an_episode_gets_the_install_hint(tmp_path) -> None:
     skills = [uninstalled_nomad(tmp_path, None), *expert_skills()[1:]]
     record = run(skills, [step("[Go to, green_can]", "NoMaD"), step("[Go to, green_can]", "PixNav")])
     first, second = record.steps[:2]
-    assert first.feedback.code is ErrorCode.F1 and first.skill is None
+    assert first.feedback.code is ErrorCode.F1 and first.skill is None and first.output.model == "NoMaD"
     assert first.feedback.message.startswith("NoMaD is not installed here (NoMaD unavailable: ")
+    assert "git clone https://github.com/robodhruv/visualnav-transformer.git" in first.feedback.message
+    assert first.feedback.message.endswith("Choose a model from [PixNav, RT-1-X, octo].")
     assert second.feedback.status == "success" and second.skill == "policy:expert_discrete"
 
 
