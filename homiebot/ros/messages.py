@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import math
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import OccupancyGrid, Odometry
 from sensor_msgs.msg import Image
 
 from homiebot.contracts import VIEW_NAMES, Pose2D
@@ -14,7 +15,7 @@ from homiebot.contracts import VIEW_NAMES, Pose2D
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
 JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "subtask", "feedback", "task/submit", "task/status",
-               "map/summary")
+               "map/summary", "world/map")
 RPC_SERVICES = ("world", "planner", "detector", "executor")
 
 
@@ -26,6 +27,7 @@ def all_topics() -> dict[str, str]:
     """Every /homiebot topic of the graph -> its message type (for recording)."""
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
     topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
+    topics["/homiebot/map/occupancy"] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
     for s in RPC_SERVICES:
         topics |= {f"/homiebot/{s}/request": "std_msgs/msg/String", f"/homiebot/{s}/reply": "std_msgs/msg/String"}
@@ -65,4 +67,28 @@ def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:
     msg.child_frame_id = "base_link"
     msg.pose.pose.position.x, msg.pose.pose.position.y = pose.x, pose.y
     msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = math.sin(pose.yaw / 2), math.cos(pose.yaw / 2)
+    return msg
+
+
+def to_occupancy_grid(fields: dict, stamp_ns: int) -> OccupancyGrid:
+    """An OccupancyGrid from the fields the world publishes on /homiebot/world/map (``info``, the
+    header's ``frame_id``, and the cells as ``data`` (-1/0/100) or ``data_b64`` (their int8 bytes))."""
+    info = fields["info"]
+    msg = OccupancyGrid()
+    msg.header.stamp = stamp_of(stamp_ns)
+    msg.header.frame_id = fields.get("header", {}).get("frame_id", "map")
+    msg.info.map_load_time = stamp_of(stamp_ns)
+    msg.info.resolution = float(info["resolution"])
+    msg.info.width, msg.info.height = int(info["width"]), int(info["height"])
+    position, orientation = info["origin"]["position"], info["origin"]["orientation"]
+    msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = (float(position[k]) for k in "xyz")
+    (msg.info.origin.orientation.x, msg.info.origin.orientation.y, msg.info.origin.orientation.z,
+     msg.info.origin.orientation.w) = (float(orientation[k]) for k in "xyzw")
+    if "data_b64" in fields:
+        data = np.frombuffer(base64.b64decode(fields["data_b64"]), dtype=np.int8)
+    else:
+        data = np.asarray(fields["data"], dtype=np.int8)
+    if data.size != msg.info.width * msg.info.height:
+        raise ValueError(f"occupancy grid of {msg.info.width}x{msg.info.height} cells with {data.size} values")
+    msg.data = data.tolist()
     return msg

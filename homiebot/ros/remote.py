@@ -19,7 +19,12 @@ from homiebot.worlds.base import World
 
 
 class RemoteWorld(World):
-    """The world node, seen as a World."""
+    """The world node, seen as a World.
+
+    With mapped perception the planner node reads the map summary from /homiebot/map/summary itself,
+    so ``map_summary`` stays None here (nothing else in the loop reads it); the map's text for prompts
+    (``describe_in_prompt``) comes with each observation.
+    """
 
     name = "remote"
 
@@ -46,6 +51,15 @@ class RemoteWorld(World):
         self._last = {**meta, "fresh": True}
         self._belief = None  # fetched only if someone asks (the detector node has its own copy)
         return self.cache.lazy_observation(meta, self.timeout)  # images are waited for when the round is recorded
+
+    @property
+    def describe_in_prompt(self) -> bool:
+        """The world asks for its map's text in planner prompts (mapped perception, when configured)."""
+        return "map_text" in self._last
+
+    def map_text(self) -> str:
+        """The map's text of the last observation."""
+        return str(self._last.get("map_text", ""))
 
     @property
     def round(self) -> int:

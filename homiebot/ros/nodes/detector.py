@@ -2,6 +2,11 @@
 
 Serves ``check`` on /homiebot/detector/request: the planner output, the round, the model
 capabilities and the task aliases in; a failure feedback or the grounded subtask out.
+
+When the round's belief says ``resolves`` (mapped perception: the world's belief is a semantic map
+that grounds phrases such as "green can"), the belief used is a ``WorldResolvedBelief``: the
+snapshot, plus ``resolve`` answered by the world node. Oracle snapshots carry no such flag and cost
+no extra calls.
 """
 
 from __future__ import annotations
@@ -15,7 +20,23 @@ from homiebot.contracts import Action, PlannerOutput
 from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import CallContext, RpcServer
+from homiebot.ros.rpc import CallContext, RpcClient, RpcServer
+
+
+class WorldResolvedBelief(SnapshotBelief):
+    """A belief snapshot whose ``resolve`` asks the world node (one call per distinct phrase)."""
+
+    def __init__(self, data: dict, world: RpcClient, episode: int, timeout: float) -> None:
+        super().__init__(data)
+        self.world, self.episode, self.timeout = world, episode, timeout
+        self._resolved: dict[str, tuple[str | None, str]] = {}
+
+    def resolve(self, phrase: str) -> tuple[str | None, str]:
+        """(name, "") when the world's belief grounds the phrase to one thing, else (None, what to do)."""
+        if phrase not in self._resolved:
+            r = self.world.call("resolve", {"phrase": phrase, "episode": self.episode}, timeout=self.timeout, resend=1.0)
+            self._resolved[phrase] = (r["id"], r["message"])
+        return self._resolved[phrase]
 
 
 class DetectorNode:
@@ -23,10 +44,14 @@ class DetectorNode:
         self.cfg = run_config(params["config"])
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
+        self.world = RpcClient(node, "world")
         self.server = RpcServer(node, "detector", {"check": self.check})
 
     def check(self, params: dict, ctx: CallContext) -> dict:
-        belief = SnapshotBelief(self.cache.wait_json("belief", int(params["episode"]), int(params["round"]), self.wait)["snapshot"])
+        episode = int(params["episode"])
+        message = self.cache.wait_json("belief", episode, int(params["round"]), self.wait)
+        belief = (WorldResolvedBelief(message["snapshot"], self.world, episode, self.wait) if message.get("resolves")
+                  else SnapshotBelief(message["snapshot"]))
         d = self.cfg.detector
         caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
         detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names,

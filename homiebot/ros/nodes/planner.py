@@ -2,6 +2,8 @@
 
 The four views come from the camera topics (matched by the round's stamp). A privileged planner
 (the oracle) gets a mirror of the simulator's state, kept up to date from /homiebot/world/state.
+When the world keeps a semantic map (its observations say ``mapped``), the request's ``scene_map``
+is the round's map summary from /homiebot/map/summary, as ``homiebot run`` passes the world's.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class PlannerNode:
         self.mirror: MirrorWorld | None = None
         self._initial = _InitialStates()
         self.kinds = tuple(self.planner.needs_views)
-        self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state"))
+        self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state", "map/summary"))
         self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info})
 
     def info(self, params: dict, ctx: CallContext) -> dict:
@@ -74,9 +76,10 @@ class PlannerNode:
         obs = self.cache.observation(meta, self.wait) if self.kinds else None
         if self.mirror is not None:
             self.mirror.state.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
+        scene_map = self.cache.wait_json("map/summary", episode, r, self.wait)["summary"] if meta.get("mapped") else None
         fb = params.get("feedback")
         request = PlannerRequest(r, params["system"], params["user"], params["instruction"], params["inventory"], params["history"],
-                                 Feedback.model_validate(fb) if fb else None, obs)
+                                 Feedback.model_validate(fb) if fb else None, obs, scene_map=scene_map)
         reply = self.planner.plan(request)
         return {"text": reply.text, "usage": reply.usage, "prompt": reply.prompt}
 

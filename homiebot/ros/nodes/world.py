@@ -3,21 +3,30 @@
 Publishes per round the four views (image, depth, segmentation), odometry, the round's metadata
 (/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
 planners, the simulator's moving state (/homiebot/world/state). Serves ``reset``, ``observe``,
-``skills``, ``skill_attempt``, ``goal`` and ``info`` on /homiebot/world/request.
+``skills``, ``skill_attempt``, ``goal``, ``info`` and ``resolve`` on /homiebot/world/request.
+
+With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
+the map on /homiebot/world/map (its summary and occupancy grid; the mapper passes them on as
+/homiebot/map/summary and /homiebot/map/occupancy). The observation metadata then says ``mapped``
+(and carries the map's text in ``map_text`` when the config puts it in prompts), the belief snapshot
+says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
 round's views are rendered as soon as an action or a reset finishes, while the task manager records
-the round; ``observe`` then returns them if nothing changed since.
+the round; ``observe`` then returns them if nothing changed since. A mapped world is never rendered
+ahead: each of its observations updates the map, so it observes exactly when asked.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import threading
 import time
 from typing import Any
 
+import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Image
@@ -49,11 +58,13 @@ class WorldNode:
         self.prefetch = bool(params["prefetch"])
         self._version = 0  # bumped by everything that changes the world
         self._ahead: tuple[int, Any] | None = None  # (version, observation rendered ahead of time)
+        self.mapped = False  # the world keeps a semantic map (mapped perception)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
-        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state")}
+        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state", "world/map")}
         self.server = RpcServer(node, "world", {"reset": self.reset, "observe": self.observe, "skills": self.list_skills,
-                                                "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info})
+                                                "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info,
+                                                "resolve": self.resolve})
 
     def _publish(self, topic: str, data: dict) -> None:
         self.json_pubs[topic].publish(String(data=json.dumps(data)))
@@ -69,6 +80,7 @@ class WorldNode:
                 self.skills = build_skills(self.cfg, self.world)
                 self._scene_json = scene_json
             self.world.reset()
+            self.mapped = self.world.map_summary() is not None
             self.episode += 1
             self._changed()
         return ThenRun({"episode": self.episode, "unavailable": self.skills.unavailable}, self._render_ahead)
@@ -79,7 +91,7 @@ class WorldNode:
 
     def _render_ahead(self) -> None:
         """Render the views of the current state now, for the next ``observe``."""
-        if not (self.prefetch and getattr(self.world, "static_between_actions", False)):
+        if self.mapped or not (self.prefetch and getattr(self.world, "static_between_actions", False)):
             return
         with self._lock:
             if self.world is not None and self._ahead is None:
@@ -104,14 +116,45 @@ class WorldNode:
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
                      if a is not None]
             meta = {"episode": self.episode, "round": round_index, "stamp": stamp, "kinds": kinds, "pose": obs.pose.model_dump(), "inventory": obs.inventory,
-                    "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length()}
-            self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief)})
+                    "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length(),
+                    "mapped": self.mapped}
+            if self.mapped and getattr(world, "describe_in_prompt", False):
+                meta["map_text"] = world.map_text()
+            self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief),
+                                           "resolves": callable(getattr(world.belief, "resolve", None))})
+            if self.mapped:
+                self._publish("world/map", self._map_message(world, round_index))
             state = getattr(world, "state", None)
             if state is not None:
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
         # the frames go out after the reply: the caller plans while they travel (consumers match them by stamp)
         return ThenRun(meta, lambda: self._publish_frames(obs, stamp))
+
+    def _map_message(self, world, round_index: int) -> dict:
+        """The round's map: its summary and its occupancy grid (OccupancyGrid fields, data as base64 int8)."""
+        message = {"episode": self.episode, "round": round_index, "summary": world.map_summary(), "occupancy": None}
+        smap = getattr(world, "map", None)
+        if smap is not None and hasattr(smap, "to_occupancy_msg_fields"):
+            fields = smap.to_occupancy_msg_fields()
+            data = np.asarray(fields.pop("data"), dtype=np.int8)
+            message["occupancy"] = {**fields, "data_b64": base64.b64encode(data.tobytes()).decode("ascii")}
+        return message
+
+    def resolve(self, params: dict, ctx: CallContext) -> dict:
+        """Ground a phrase with the world's belief: ``{"id": name or None, "message": why not}``.
+
+        ``episode`` (when given) must be the current one: a belief of another episode would mislead.
+        """
+        with self._lock:
+            world = self._require()
+            if "episode" in params and int(params["episode"]) != self.episode:
+                raise RuntimeError(f"episode {params['episode']} is over (the world is in episode {self.episode})")
+            resolver = getattr(world.belief, "resolve", None)
+            if not callable(resolver):
+                raise RuntimeError(f"the world's belief ({type(world.belief).__name__}) does not resolve phrases")
+            found, message = resolver(str(params["phrase"]))
+        return {"id": found, "message": message}
 
     def _publish_frames(self, obs, stamp: int) -> None:
         for view in VIEW_NAMES:

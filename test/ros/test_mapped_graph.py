@@ -1,0 +1,143 @@
+"""Mapped perception through the ROS 2 graph: an episode of the demo task submitted by a plain rclpy
+client matches ``homiebot run`` of the same config and seed; the client sees the map topics (an
+OccupancyGrid and the map summary); and the detector node grounds phrases with the world's map.
+
+The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.config import load_config  # noqa: E402
+from homiebot.records import load_episode  # noqa: E402
+from homiebot.ros.graph import graph  # noqa: E402
+from homiebot.ros.messages import all_topics  # noqa: E402
+from homiebot.ros.up import ros_environment, spawn_all, stop  # noqa: E402
+from homiebot.runtime import run_episode  # noqa: E402
+from homiebot.tasks import load_task  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "config" / "tasks" / "demo.yaml"
+DOMAIN = 201 + os.getpid() % 14  # apart from test_graph's domains
+SEED = 3
+
+CLIENT = '''
+import json, sys, time, rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from nav_msgs.msg import OccupancyGrid
+from std_msgs.msg import String
+from homiebot.ros.common import spin_in_background
+from homiebot.ros.rpc import RpcClient
+
+task_file, seed = sys.argv[1], int(sys.argv[2])
+rclpy.init()
+node = Node("mapped_client")
+qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+seen = {"grids": [], "summaries": [], "status": []}
+node.create_subscription(OccupancyGrid, "/homiebot/map/occupancy",
+                         lambda m: seen["grids"].append((m.info.width, m.info.height, m.info.resolution, sorted(set(m.data)))), qos)
+node.create_subscription(String, "/homiebot/map/summary", lambda m: seen["summaries"].append(json.loads(m.data)), qos)
+node.create_subscription(String, "/homiebot/task/status", lambda m: seen["status"].append(json.loads(m.data)), qos)
+pub = node.create_publisher(String, "/homiebot/task/submit", qos)
+spin_in_background(node)
+deadline = time.time() + 60
+while time.time() < deadline and not (pub.get_subscription_count() and node.count_publishers("/homiebot/map/occupancy")
+                                      and node.count_publishers("/homiebot/map/summary")
+                                      and node.count_subscribers("/homiebot/map/summary") >= 3  # planner, recorder, us
+                                      and node.count_subscribers("/homiebot/world/map") >= 2):  # mapper, recorder
+    time.sleep(0.05)
+time.sleep(0.5)  # discovery of both directions
+pub.publish(String(data=json.dumps({"id": "mapped-1", "task_file": task_file, "seed": seed})))
+
+def final():
+    done = [s for s in seen["status"] if s.get("id") == "mapped-1" and s["state"] in ("finished", "failed")]
+    return done[-1] if done else None
+
+while time.time() < deadline and final() is None:
+    time.sleep(0.05)
+time.sleep(0.3)
+last = max(seen["summaries"], key=lambda s: (s["episode"], s["round"]))
+detector = RpcClient(node, "detector")
+checks = {}
+for phrase in ("green can",):
+    out = {"subtask": {"action": "Go to", "target": phrase}, "model": "NoMaD"}
+    checks[phrase] = detector.call("check", {"episode": last["episode"], "round": last["round"], "output": out,
+                                             "capabilities": {"NoMaD": ["Go to"]}, "aliases": {}}, timeout=20.0, resend=1.0)
+print(json.dumps({"final": final(), "grids": seen["grids"], "summaries": seen["summaries"], "checks": checks}))
+'''
+
+
+@pytest.fixture(scope="module")
+def env():
+    return ros_environment(DOMAIN)
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cfg") / "mapped.yaml"
+    path.write_text("planner: {name: heuristic}\nperception: {mode: mapped, detector: {name: sim_truth}}\n"
+                    "world: {name: embedded_home, params: {width: 128, height: 128}}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def client_run(tmp_path_factory, env, config_file):
+    """Start the graph, run the demo task through a plain rclpy client, stop the graph: what it saw."""
+    out = tmp_path_factory.mktemp("mapped_runs")
+    script = tmp_path_factory.mktemp("client") / "client.py"
+    script.write_text(CLIENT)
+    procs = spawn_all(graph(str(config_file), "", str(out), {"task_manager": {"connect_timeout": 30.0}}), env)
+    try:
+        run = subprocess.run([sys.executable, str(script), str(DEMO), str(SEED)], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        stop(procs)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def trace(record) -> list[tuple]:
+    return [(s.subtask.text() if s.subtask else None, s.output.model if s.output else None, s.feedback.code) for s in record.steps]
+
+
+def test_the_graph_runs_the_mapped_episode_as_the_in_process_runner(client_run, config_file):
+    final = client_run["final"]
+    assert final["state"] == "finished", final
+    ros = load_episode(Path(final["record"]))
+    assert ros.ended and ros.goal_satisfied and ros.planner == "heuristic"
+    local, _ = run_episode(load_config(config_file).model_copy(update={"seed": SEED}), load_task(DEMO))
+    assert trace(ros) == trace(local)
+    assert any(s.subtask and s.subtask.action.value == "Explore" for s in ros.steps)  # the map was built by exploring
+    assert [s.inventory_after for s in ros.steps] == [s.inventory_after for s in local.steps]
+
+
+def test_a_plain_client_sees_the_occupancy_grid_and_the_map_summary(client_run):
+    grids, summaries = client_run["grids"], client_run["summaries"]
+    assert grids, "no OccupancyGrid on /homiebot/map/occupancy"
+    width, height, resolution, values = grids[-1]
+    assert width > 0 and height > 0 and resolution > 0
+    assert set(values) <= {-1, 0, 100} and {0, 100} <= set(values)  # free and occupied cells once explored
+    last = summaries[-1]
+    assert {"episode", "round", "summary"} <= set(last)
+    instances = {i["id"] for i in last["summary"]["instances"]}
+    assert "fridge_1" in instances and "can_1" in instances
+    assert len({(s["episode"], s["round"]) for s in summaries}) == len(summaries)  # one summary per round
+
+
+def test_the_detector_node_grounds_phrases_with_the_worlds_map(client_run):
+    grounded = client_run["checks"]["green can"]
+    assert grounded["feedback"] is None and grounded["subtask"]["target"] == "can_1"
+
+
+def test_bags_record_the_occupancy_grid():
+    assert all_topics()["/homiebot/map/occupancy"] == "nav_msgs/msg/OccupancyGrid"
