@@ -5,10 +5,11 @@ failure by construction: after L3 the container is still closed, so it opens it;
 lies on the floor, so it goes there and picks it up; after D2 it is too close, so it moves again.
 After an E1 it retries the subtask with another capable model when one exists.
 
-With mapped perception it still plans from truth and names things by their true names, which the
-map grounds ("green_can" -> the green can it has seen). When the map cannot ground a name yet (F2),
-it explores the room where that thing truly is (``[Explore, room]`` when a model offers Explore,
-else Go to the room), then plans on; a room it explored already is not explored again.
+With mapped perception it still plans from truth, and names each thing by the map instance that
+stands for it (same category, nearest to the true position), so it never depends on the map's
+grounding of words. A thing the map has not seen yet keeps its true name; the map answers F2 and the
+oracle explores the room where that thing truly is (``[Explore, room]`` when a model offers Explore,
+else Go to the room), at most ``MAX_EXPLORES`` times per room.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from homiebot.worlds.home.goals import candidates, condition_holds
 from homiebot.worlds.home.state import ARM_REACH, HomeState
 
 MIN_GAP = 0.1
+MAX_EXPLORES = 2  # per room, after F2 from the map
+BIND_RADIUS = 0.75  # metres between a map instance and the true position of what it stands for
 
 
 class OraclePlanner(Planner):
@@ -51,14 +54,17 @@ class OraclePlanner(Planner):
         self.models = context.models
         self._last = None
         self._choice: dict[int, tuple[str, str]] = {}  # goal index -> (object, receptacle), fixed once chosen
-        self._explored: set[str] = set()  # rooms explored because the map did not know a name (mapped perception)
+        self._explored: dict[str, int] = {}  # room -> explorations because the map did not know a name (mapped perception)
 
     # ---- decision -------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
         assert self.state is not None, "reset() was not called"
         subtask, why = self._unmapped(request) or self._next()
-        model = self._model_for(subtask, request)
-        self._last = (subtask.text(), model)
+        model = self._model_for(subtask, request)  # from the true kinds
+        truth_text = subtask.text()
+        if request.scene_map is not None:
+            subtask = self._in_map_terms(subtask, request.scene_map)
+        self._last = (truth_text, model)
         parts = [subtask.action.value] + [p for p in (subtask.target, subtask.place) if p]
         return PlannerReply(json.dumps({"analysis": why, "subtask": parts, "model": model}))
 
@@ -87,13 +93,45 @@ class OraclePlanner(Planner):
         assert self.state is not None
         name = fb.details["name"]
         room = self.state.room_of(name) if self.state.lookup(name) is not None else None
-        if room is None or room in self._explored:
+        if room is None or self._explored.get(room, 0) >= MAX_EXPLORES:
             return None
-        self._explored.add(room)
+        self._explored[room] = self._explored.get(room, 0) + 1
         why = f"the map does not know the {name} yet; it is in the {room}, so I look around there"
         if any(Action.EXPLORE.value in m.actions for m in self.models):
             return Subtask(action=Action.EXPLORE, target=room), why
         return Subtask(action=Action.GO_TO, target=room), why
+
+    def _in_map_terms(self, sub: Subtask, scene_map: dict) -> Subtask:
+        """The subtask with true names replaced by the map instances that stand for them."""
+        if sub.action is Action.END:
+            return sub
+        return Subtask(action=sub.action, target=self._map_id(sub.target, scene_map), place=self._map_id(sub.place, scene_map))
+
+    def _map_id(self, name: str | None, scene_map: dict) -> str | None:
+        """The id of the map instance of the same category nearest to ``name``'s true position, else ``name``."""
+        s = self.state
+        assert s is not None
+        if name is None or name in s.layout.rooms:
+            return name
+        if name in s.layout.objects:
+            category = s.layout.objects[name].cls.name
+            pose = s.object_poses.get(name)
+            if pose is None:
+                return name
+            x, y = pose[0], pose[1]
+        elif name in s.layout.receptacles:
+            rec = s.layout.receptacles[name]
+            category, x, y = rec.type.name, rec.x, rec.y
+        else:
+            return name
+        best, best_d = name, BIND_RADIUS
+        for inst in scene_map.get("instances", []):
+            if inst.get("label") != category or inst.get("stale"):
+                continue
+            d = math.hypot(inst["position"][0] - x, inst["position"][1] - y)
+            if d <= best_d:
+                best, best_d = inst["id"], d
+        return best
 
     def _near(self, name: str) -> bool:
         assert self.state is not None
@@ -158,4 +196,5 @@ class OraclePlanner(Planner):
         kind = self.state.lookup(sub.target or "").kind if sub.action is Action.GO_TO and self.state else None
         fb = request.feedback
         retry = self._last is not None and self._last[0] == sub.text() and fb is not None and fb.code is ErrorCode.E1
+        # (``_last`` holds the subtask in true names, as ``sub`` here)
         return choose_model(sub, kind, self.models, [self._last[1]] if retry and self._last[1] else [])
