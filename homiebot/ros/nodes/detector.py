@@ -44,13 +44,20 @@ class DetectorNode:
         self.cfg = run_config(params["config"])
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
-        self.world = RpcClient(node, "world")
+        self.node = node
+        self._world: RpcClient | None = None  # made on the first resolving belief: oracle mode adds no endpoints
         self.server = RpcServer(node, "detector", {"check": self.check})
+
+    def world(self) -> RpcClient:
+        """The client of the world node's ``resolve`` (its calls resend until discovery has settled)."""
+        if self._world is None:
+            self._world = RpcClient(self.node, "world")
+        return self._world
 
     def check(self, params: dict, ctx: CallContext) -> dict:
         episode = int(params["episode"])
         message = self.cache.wait_json("belief", episode, int(params["round"]), self.wait)
-        belief = (WorldResolvedBelief(message["snapshot"], self.world, episode, self.wait) if message.get("resolves")
+        belief = (WorldResolvedBelief(message["snapshot"], self.world(), episode, self.wait) if message.get("resolves")
                   else SnapshotBelief(message["snapshot"]))
         d = self.cfg.detector
         caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
