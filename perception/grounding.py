@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -47,8 +48,17 @@ class TextEmbedder:
         self._model = None
         self.available = True
         self.reason = ""
+        self._loading = threading.Lock()  # callers in several threads (node handlers) load it once
+
+    def warm(self) -> None:
+        """Load the model now (about 3 s once per process) rather than inside the first grounding."""
+        self.embed("warm up")
 
     def _load(self) -> None:
+        with self._loading:
+            self._load_once()
+
+    def _load_once(self) -> None:
         if self._model is not None or not self.available:
             return
         try:

@@ -81,6 +81,8 @@ class PerceivingWorld(World):
         self.static_between_actions = inner.static_between_actions
         self.update_times: list[float] = []  # seconds per map update (detection + fusion)
         self._new_map()
+        if self.grounder.embedder is not None:
+            self.grounder.embedder.warm()  # so that no episode's first grounding waits for the model
 
     def _new_map(self) -> None:
         try:
