@@ -74,8 +74,7 @@ class WorldNode:
         scene_json = json.dumps(params["scene"], sort_keys=True)
         with self._lock:
             if scene_json != self._scene_json:
-                if self.world is not None:
-                    self.world.close()
+                self._release()
                 self.world = build_world(self.cfg, SceneSpec.model_validate(params["scene"]))
                 self.skills = build_skills(self.cfg, self.world)
                 self._scene_json = scene_json
@@ -202,9 +201,18 @@ class WorldNode:
                 info["scene"] = world.scene_description()
             return info
 
-    def close(self) -> None:
+    def _release(self) -> None:
+        """Close the skills (model weights, policy-server clients) and the world of the last scene."""
+        if self.skills is not None:
+            for skill in self.skills.skills.values():
+                skill.close()
+            self.skills = None
         if self.world is not None:
             self.world.close()
+            self.world = None
+
+    def close(self) -> None:
+        self._release()
 
 
 PARAMS: tuple[Param, ...] = (
