@@ -32,6 +32,17 @@ class EntityLike(Protocol):
     is_open: bool | None
 
 
+@dataclass(frozen=True)
+class Entity:
+    """What the detector needs to know about a named thing (an ``EntityLike`` any belief may return)."""
+
+    name: str
+    kind: str  # "object" | "receptacle" | "room"
+    articulated: bool = False
+    is_open: bool | None = None
+    relation: str | None = None  # receptacles: "on" or "in"
+
+
 class WorldBelief(Protocol):
     """What the detector may ask about the world."""
 
@@ -106,21 +117,29 @@ class ErrorDetector:
     def ground(self, name: str) -> str | None:
         """Canonical scene name for what the planner wrote, via normalisation, aliases and, for a
         belief that resolves names itself (the semantic map), its own grounding."""
+        return self._ground(name)[0]
+
+    def _ground(self, name: str) -> tuple[str | None, str]:
+        """(canonical name, "") or (None, the resolving belief's explanation, "" for other beliefs)."""
         key = normalise_name(name)
         for candidate in (key, self.aliases.get(key)):
             if candidate and self.belief.lookup(candidate) is not None:
-                return candidate
+                return candidate, ""
         resolve = getattr(self.belief, "resolve", None)
-        if resolve is not None:
-            for phrase in (name, self.aliases.get(key)):
-                if phrase and (found := resolve(phrase)[0]) is not None:
-                    return found
-        return None
+        if resolve is None:
+            return None, ""
+        why = ""
+        for phrase in (name, self.aliases.get(key)):
+            if phrase:
+                found, message = resolve(phrase)
+                if found is not None:
+                    return found, ""
+                why = why or message  # the planner's own words first
+        return None, why or f"{name} has not been seen."
 
-    def _not_found(self, name: str) -> Feedback:
-        resolve = getattr(self.belief, "resolve", None)
-        if resolve is not None:  # the map explains what it has seen instead
-            return Feedback.fail(ErrorCode.F2, resolve(name)[1] or f"{name} has not been seen.", name=name)
+    def _not_found(self, name: str, why: str = "") -> Feedback:
+        if why:  # a map explains what it has seen instead
+            return Feedback.fail(ErrorCode.F2, why, name=name)
         msg = f"{name} does not exist! Please choose another object"
         if self.suggest:
             close = difflib.get_close_matches(normalise_name(name), self.belief.names(), n=3, cutoff=0.6)
@@ -135,14 +154,14 @@ class ErrorDetector:
         fb = self._check_model(output)
         if fb:
             return CheckResult(fb)
-        target = self.ground(sub.target or "")
+        target, why = self._ground(sub.target or "")
         if target is None:
-            return CheckResult(self._not_found(sub.target or ""))
+            return CheckResult(self._not_found(sub.target or "", why))
         place = None
         if sub.place is not None:
-            place = self.ground(sub.place)
+            place, why = self._ground(sub.place)
             if place is None:
-                return CheckResult(self._not_found(sub.place))
+                return CheckResult(self._not_found(sub.place, why))
         grounded = Subtask(action=sub.action, target=target, place=place)
         fb = self._check_logic(grounded) or self._check_distance(grounded)
         return CheckResult(fb, grounded if fb is None else None)
@@ -222,21 +241,12 @@ class ErrorDetector:
 
 
 # ---- a belief that travels as JSON (between the world or mapper and a detector in another process) --
-@dataclass(frozen=True)
-class _Entity:
-    name: str
-    kind: str
-    articulated: bool = False
-    is_open: bool | None = None
-    relation: str | None = None
-
-
 class SnapshotBelief:
     """A WorldBelief read from a JSON snapshot taken by ``take_snapshot``."""
 
     def __init__(self, data: dict) -> None:
         self.data = data
-        self._entities = {n: _Entity(n, e["kind"], e.get("articulated", False), e.get("is_open"), e.get("relation"))
+        self._entities = {n: Entity(n, e["kind"], e.get("articulated", False), e.get("is_open"), e.get("relation"))
                           for n, e in data["entities"].items()}
 
     def names(self) -> list[str]:

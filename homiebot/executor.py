@@ -27,12 +27,14 @@ def skill_name(skill: Skill) -> str:
     return getattr(skill, "name", None) or type(skill).__name__
 
 
-def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
-    """One attempt, with the world translating names for its skills and hearing about the outcome.
-    ``world`` is None where the skill forwards the attempt to the process that holds the world."""
+def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: SkillContext,
+                acted: Subtask | None = None) -> SkillResult:
+    """One attempt, with the world translating names for its skills (``acted``, when the caller has
+    translated already) and hearing about the outcome. ``world`` is None where the skill forwards
+    the attempt to the process that holds the world."""
     if world is None:
         return skill.run(subtask, world, context)
-    result = skill.run(world.skill_subtask(subtask), world, context)
+    result = skill.run(acted or world.skill_subtask(subtask), world, context)
     world.note_execution(subtask, result.success)
     return result
 
@@ -62,12 +64,12 @@ class Executor:
             note = f" ({model} is not installed here; {self.fallbacks[model]} ran in its place)"
             model = self.fallbacks[model]
         skill = self.skills[model]
-        acted = world.skill_subtask(subtask) if world is not None else None
+        acted = world.skill_subtask(subtask) if world is not None else None  # once, not per attempt
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
         travelled = 0.0
         reason = ""
         for attempt in range(1, limit + 1):
-            result = run_attempt(skill, subtask, world, SkillContext(seed, round_index, attempt, limit))
+            result = run_attempt(skill, subtask, world, SkillContext(seed, round_index, attempt, limit), acted)
             travelled += result.path_length
             if result.success:
                 fb = Feedback.ok(note.strip(" ()"))

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
+from homiebot.errors import Entity
 from homiebot.perception.semantic_map import SemanticMap
 from homiebot.perception.vocabulary import relation_of
-
-
-@dataclass(frozen=True)
-class MapEntity:
-    """What the detector needs to know about a mapped thing (satisfies errors.EntityLike)."""
-
-    name: str
-    kind: str  # "object" | "receptacle" | "room"
-    articulated: bool = False
-    is_open: bool | None = None
-    relation: str | None = None  # receptacles: "on" or "in"
 
 
 class MapBelief:
@@ -40,18 +29,18 @@ class MapBelief:
     def names(self) -> list[str]:
         return [i.id for i in self.map.instances()] + [r.name for r in self.map.rooms]
 
-    def lookup(self, name: str) -> MapEntity | None:
+    def lookup(self, name: str) -> Entity | None:
         room = next((r for r in self.map.rooms if r.name == name), None)
         if room is not None:
-            return MapEntity(name, "room")
+            return Entity(name, "room")
         if name not in self.map:
             return None
         inst = self.map.get(name)
         if inst.stale or not (self.map.is_confirmed(inst) or inst.id == self.held_object()):
             return None
         if inst.kind == "receptacle":
-            return MapEntity(name, "receptacle", inst.articulated, inst.is_open, relation_of(inst.label))
-        return MapEntity(name, "object")
+            return Entity(name, "receptacle", inst.articulated, inst.is_open, relation_of(inst.label))
+        return Entity(name, "object")
 
     def held_object(self) -> str | None:
         if self.gripper is not None:

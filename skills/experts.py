@@ -121,7 +121,18 @@ def _resample(points: list[tuple[float, float]], spacing: float) -> list[tuple[f
     return out[1:] if len(out) > 1 else out
 
 
-class NavigationWaypointExpert(ExpertPolicy):
+class _NavigationExpert(ExpertPolicy):
+    """An expert that follows the shortest path to the subtask's target."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._path = _PathFollower()
+
+    def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
+        self._path = _PathFollower()
+
+
+class NavigationWaypointExpert(_NavigationExpert):
     """NoMaD-style: the next ``horizon`` waypoints of the shortest path, in the robot frame."""
 
     family = "nomad"
@@ -131,10 +142,6 @@ class NavigationWaypointExpert(ExpertPolicy):
     def __init__(self, horizon: int = 8) -> None:
         super().__init__()
         self.horizon = int(horizon)
-        self._path = _PathFollower()
-
-    def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
-        self._path = _PathFollower()
 
     def act(self, obs: PolicyObservation) -> list[Command]:
         control = self._need()
@@ -155,7 +162,7 @@ class NavigationWaypointExpert(ExpertPolicy):
         return [Waypoints(local, yaw)]
 
 
-class DiscreteNavigationExpert(ExpertPolicy):
+class DiscreteNavigationExpert(_NavigationExpert):
     """PixNav-style: turn / forward / stop along the shortest path until the target is in reach and ahead."""
 
     family = "pixnav"
@@ -165,10 +172,6 @@ class DiscreteNavigationExpert(ExpertPolicy):
     def __init__(self, goal_gap: float = 0.4, facing_deg: float = 15.0) -> None:
         super().__init__()
         self.goal_gap, self.facing = float(goal_gap), math.radians(facing_deg)
-        self._path = _PathFollower()
-
-    def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
-        self._path = _PathFollower()
 
     def act(self, obs: PolicyObservation) -> list[Command]:
         control = self._need()

@@ -14,7 +14,8 @@ class World(ABC):
 
     name: str = "world"
     # True when nothing but the robot's own actions changes what it would see (a simulator without
-    # other agents); then the next observation may be rendered ahead of time, right after an action.
+    # other agents) and observing changes nothing; then the next observation may be rendered ahead
+    # of time, right after an action, and thrown away if unused.
     static_between_actions: bool = False
 
     @abstractmethod

@@ -78,7 +78,7 @@ class PerceivingWorld(World):
         self.map_params = dict(map_params or {})
         self.bind_radius = float(bind_radius)
         self.describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
-        self.static_between_actions = inner.static_between_actions
+        self.static_between_actions = False  # every observation updates the map: observe only when asked
         self.update_times: list[float] = []  # seconds per map update (detection + fusion)
         self._new_map()
         if self.grounder.embedder is not None:

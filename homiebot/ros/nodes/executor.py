@@ -51,11 +51,12 @@ class ExecutorNode:
         self._listed: dict | None = None
         self.server = RpcServer(node, "executor", {"capabilities": self.capabilities, "execute": self.execute})
 
-    def _skills(self) -> dict[str, WorldSideSkill]:
-        listed = self._listed or self._list()
+    def _executor(self, listed: dict) -> Executor:
+        """The core Executor over world-side skills for what the world listed (fallbacks included)."""
         fallbacks = listed.get("fallbacks") or {}
-        return {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
-                for m in listed["models"] if m["name"] not in fallbacks}
+        skills = {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
+                  for m in listed["models"] if m["name"] not in fallbacks}
+        return Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=fallbacks)
 
     def _list(self) -> dict:
         self._listed = self.world.call("skills", timeout=self.timeout, resend=1.0)
@@ -63,19 +64,17 @@ class ExecutorNode:
 
     def capabilities(self, params: dict, ctx: CallContext) -> dict:
         listed = self._list()  # asked once per episode: refresh what the world offers
-        fallbacks = listed.get("fallbacks") or {}
-        return {"models": listed["models"], "unavailable": {m: why for m, why in listed["unavailable"].items() if m not in fallbacks}}
+        return {"models": listed["models"], "unavailable": self._executor(listed).unavailable}
 
     def execute(self, params: dict, ctx: CallContext) -> dict:
-        skills = self._skills()
-        for skill in skills.values():
+        executor = self._executor(self._listed or self._list())
+        for skill in executor.skills.values():
             skill.call = ctx
-        listed = self._listed or self._list()
-        executor = Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=listed.get("fallbacks"))
-        run = executor.execute(Subtask.model_validate(params["subtask"]), params["model"], None, int(params["seed"]), int(params["round"]))
+        model = params["model"]
+        run = executor.execute(Subtask.model_validate(params["subtask"]), model, None, int(params["seed"]), int(params["round"]))
+        ran = executor.skills[executor.fallbacks.get(model, model)]
         return {"feedback": run.feedback.model_dump(mode="json"), "skill": run.skill, "attempts": run.attempts,
-                "path_length": run.path_length, "inventory": skills[executor.fallbacks.get(params["model"], params["model"])].inventory,
-                "acted": skills[executor.fallbacks.get(params["model"], params["model"])].acted}
+                "path_length": run.path_length, "inventory": ran.inventory, "acted": ran.acted}
 
 
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)

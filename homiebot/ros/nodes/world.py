@@ -14,7 +14,7 @@ says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for th
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
 round's views are rendered as soon as an action or a reset finishes, while the task manager records
 the round; ``observe`` then returns them if nothing changed since. A mapped world is never rendered
-ahead: each of its observations updates the map, so it observes exactly when asked.
+ahead (its ``static_between_actions`` is false): each of its observations updates the map.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class WorldNode:
 
     def _render_ahead(self) -> None:
         """Render the views of the current state now, for the next ``observe``."""
-        if self.mapped or not (self.prefetch and getattr(self.world, "static_between_actions", False)):
+        if not (self.prefetch and self.world is not None and self.world.static_between_actions):
             return
         with self._lock:
             if self.world is not None and self._ahead is None:
@@ -178,12 +178,14 @@ class WorldNode:
             skill = self.skills.skills[params["model"]]
             c = params["context"]
             self._changed()
-            result = run_attempt(skill, Subtask.model_validate(params["subtask"]), world,
-                                 SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]))
+            subtask = Subtask.model_validate(params["subtask"])
+            acted = world.skill_subtask(subtask)
+            result = run_attempt(skill, subtask, world, SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]),
+                                 acted)
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
                      "path_length": result.path_length, "inventory": world.inventory(),
-                     "acted": world.skill_subtask(Subtask.model_validate(params["subtask"])).model_dump(mode="json")}
+                     "acted": acted.model_dump(mode="json")}
         return ThenRun(reply, self._render_ahead)
 
     def goal(self, params: dict, ctx: CallContext) -> bool | None:

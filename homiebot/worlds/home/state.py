@@ -17,6 +17,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from homiebot.errors import Entity
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
 from homiebot.worlds.home.navigation import NavigationMap, Pose2D
@@ -47,15 +48,7 @@ class Outcome:
     path_length: float = 0.0
 
 
-@dataclass(frozen=True)
-class EntityView:
-    """What the detector needs to know about a named thing."""
-
-    name: str
-    kind: str  # "object" | "receptacle" | "room"
-    articulated: bool = False
-    is_open: bool | None = None
-    relation: str | None = None  # receptacles: "on" or "in"
+EntityView = Entity  # what ``lookup`` returns: the detector's view of a named thing
 
 
 @dataclass(frozen=True)
