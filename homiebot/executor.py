@@ -39,6 +39,12 @@ def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: Sk
     return result
 
 
+def is_last_attempt(result: SkillResult, context: SkillContext) -> bool:
+    """Whether the executor stops after this attempt: it succeeded, dropped the object (E2), or was
+    the last one allowed (E1). A world can tell from this that no retry follows."""
+    return result.success or result.dropped is not None or context.attempt >= context.max_attempts
+
+
 class Executor:
     """Runs subtasks with the skills registered for each model name."""
 
@@ -67,18 +73,18 @@ class Executor:
         acted = world.skill_subtask(subtask) if world is not None else None  # once, not per attempt
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
         travelled = 0.0
-        reason = ""
-        for attempt in range(1, limit + 1):
-            result = run_attempt(skill, subtask, world, SkillContext(seed, round_index, attempt, limit), acted)
+        attempt = 0
+        while True:
+            attempt += 1
+            context = SkillContext(seed, round_index, attempt, limit)
+            result = run_attempt(skill, subtask, world, context, acted)
             travelled += result.path_length
+            if not is_last_attempt(result, context):
+                continue
             if result.success:
-                fb = Feedback.ok(note.strip(" ()"))
-                return Execution(fb, skill_name(skill), attempt, travelled, acted)
-            reason = result.message
-            if result.dropped is not None:
-                fb = ErrorDetector.execution_failed(subtask, attempt, reason + note, result.dropped)
-                return Execution(fb, skill_name(skill), attempt, travelled, acted)
-        return Execution(ErrorDetector.execution_failed(subtask, limit, reason + note, None), skill_name(skill), limit, travelled, acted)
+                return Execution(Feedback.ok(note.strip(" ()")), skill_name(skill), attempt, travelled, acted)
+            fb = ErrorDetector.execution_failed(subtask, attempt, result.message + note, result.dropped)
+            return Execution(fb, skill_name(skill), attempt, travelled, acted)
 
     def close(self) -> None:
         for skill in self.skills.values():

@@ -31,6 +31,37 @@ def scene_for(task: Task) -> SceneSpec:
     return generate_scene(task.scene_seed)
 
 
+def scene_key(task: Task) -> str:
+    """What identifies a task's scene, cheaply: equal keys, equal scenes (a scene file's key follows
+    its size and modification time)."""
+    if task.scene is not None:
+        return "inline:" + task.scene.model_dump_json()
+    if task.scene_file is not None:
+        path = Path(task.scene_file)
+        try:
+            stat = path.stat()
+        except OSError:
+            return f"file:{path}"  # scene_for will say what is wrong with it
+        return f"file:{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    return f"seed:{task.scene_seed}"
+
+
+class SceneCache:
+    """The last scene loaded, kept while tasks name the same scene (episodes in one home skip
+    reading and validating its file again). The returned spec is shared: do not modify it."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self._spec: SceneSpec | None = None
+
+    def get(self, task: Task) -> SceneSpec:
+        """The task's scene (see ``scene_for``); ``key`` is then its ``scene_key``."""
+        key = scene_key(task)
+        if key != self.key or self._spec is None:
+            self._spec, self.key = scene_for(task), key
+        return self._spec
+
+
 def make_task(instruction: str | None, scene: str | None) -> Task:
     """A task from the command line: an instruction in a scene given as a seed or a YAML file.
 

@@ -31,6 +31,7 @@ class RemoteWorld(World):
     def __init__(self, rpc: RpcClient, cache: ObservationCache, scene: dict, timeout: float) -> None:
         self.rpc, self.cache, self.scene, self.timeout = rpc, cache, scene, timeout
         self._last: dict[str, Any] = {}
+        self._known: dict[str, Any] = {}  # inventory and path length, while nothing has acted since they were reported
         self._belief: SnapshotBelief | None = None
         self.episode = 0
         self._untouched = False  # reset, and nothing has acted since: another reset would change nothing
@@ -39,16 +40,19 @@ class RemoteWorld(World):
         if self._untouched:
             return
         self.episode = int(self.rpc.call("reset", {"scene": self.scene}, timeout=self.timeout)["episode"])
-        self._last = {}
+        self._last, self._known = {}, {}
         self._untouched = True
 
     def touched(self) -> None:
-        """Something may have changed the world (an execution): the next reset must happen."""
+        """Something may have changed the world (an execution): the next reset must happen, and
+        inventory and path length must be asked for again unless the execution reports them."""
         self._untouched = False
+        self._known = {}
 
     def observe(self, round_index: int) -> Observation:
         meta = self.rpc.call("observe", {"round": round_index}, timeout=self.timeout)
-        self._last = {**meta, "fresh": True}
+        self._last = meta
+        self._known = {"inventory": meta["inventory"], "path_length": meta["path_length"]}
         self._belief = None  # fetched only if someone asks (the detector node has its own copy)
         return self.cache.lazy_observation(meta, self.timeout)  # images are waited for when the round is recorded
 
@@ -72,17 +76,21 @@ class RemoteWorld(World):
             self._belief = SnapshotBelief(self.cache.wait_json("world/belief", self.episode, self.round, self.timeout)["snapshot"])
         return self._belief
 
-    def note_inventory(self, inventory: list[str]) -> None:
-        """The inventory after an execution, as the executor reported it."""
-        self._last = {**self._last, "inventory": inventory, "fresh": True}
+    def note_state(self, state: dict) -> None:
+        """Inventory and path length after an execution, as the executor reported them."""
+        self._known = {"inventory": state["inventory"], "path_length": state["path_length"]}
+
+    def _fact(self, key: str) -> Any:
+        if key not in self._known:
+            info = self.rpc.call("info", timeout=self.timeout, resend=1.0)
+            self._known = {"inventory": info["inventory"], "path_length": info["path_length"]}
+        return self._known[key]
 
     def inventory(self) -> list[str]:
-        if self._last.pop("fresh", False):  # nothing has happened since observe()
-            return list(self._last["inventory"])
-        return list(self.rpc.call("info", timeout=self.timeout, resend=1.0)["inventory"])
+        return list(self._fact("inventory"))
 
     def path_length(self) -> float:
-        return float(self.rpc.call("info", timeout=self.timeout, resend=1.0)["path_length"])
+        return float(self._fact("path_length"))
 
     def scene_description(self) -> dict[str, Any]:
         return self.scene
@@ -146,8 +154,8 @@ class RemoteExecutor:
             world.touched()
         r = self.rpc.call("execute", {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index},
                           timeout=self.timeout)
-        if isinstance(world, RemoteWorld) and r.get("inventory") is not None:
-            world.note_inventory(r["inventory"])  # saves asking the world again
+        if isinstance(world, RemoteWorld) and r.get("world"):
+            world.note_state(r["world"])  # saves asking the world again
         return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"],
                          Subtask.model_validate(r["acted"]) if r.get("acted") else None)
 

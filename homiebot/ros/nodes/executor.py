@@ -28,7 +28,7 @@ class WorldSideSkill(Skill):
         super().__init__(model, actions)
         self.world, self.timeout, self.name = world, timeout, name
         self.call: CallContext | None = None
-        self.inventory: list[str] | None = None  # as reported by the world after the last attempt
+        self.world_state: dict | None = None  # inventory and path length, as the world reported them after the last attempt
         self.acted: dict | None = None  # the subtask in the world's names, as the world reported it
 
     def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
@@ -36,7 +36,7 @@ class WorldSideSkill(Skill):
             self.call.check_cancelled()
         r = self.world.call("skill_attempt", {"model": self.model, "subtask": subtask.model_dump(mode="json"),
                                               "context": context.__dict__}, timeout=self.timeout)
-        self.inventory = r["inventory"]
+        self.world_state = {"inventory": r["inventory"], "path_length": r["world_path_length"]}
         self.acted = r.get("acted")
         if self.call is not None:
             self.call.progress({"attempt": context.attempt, "of": context.max_attempts, "success": r["success"], "message": r["message"]})
@@ -74,7 +74,7 @@ class ExecutorNode:
         run = executor.execute(Subtask.model_validate(params["subtask"]), model, None, int(params["seed"]), int(params["round"]))
         ran = executor.skills[executor.fallbacks.get(model, model)]
         return {"feedback": run.feedback.model_dump(mode="json"), "skill": run.skill, "attempts": run.attempts,
-                "path_length": run.path_length, "inventory": ran.inventory, "acted": ran.acted}
+                "path_length": run.path_length, "world": ran.world_state, "acted": ran.acted}
 
 
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)

@@ -8,7 +8,6 @@ is the round's map summary from /homiebot/map/summary, as ``homiebot run`` passe
 
 from __future__ import annotations
 
-import copy
 import sys
 from typing import Any
 
@@ -19,7 +18,7 @@ from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerRequest
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
-from homiebot.runtime import build_planner, scene_for
+from homiebot.runtime import SceneCache, build_planner
 from homiebot.tasks import Task
 from homiebot.worlds.home.state import HomeState
 
@@ -27,22 +26,27 @@ from homiebot.worlds.home.state import HomeState
 class MirrorWorld:
     """Stands in for the world in a privileged planner: a HomeState that follows the world node's."""
 
-    def __init__(self, initial: HomeState) -> None:
-        self.state = copy.deepcopy(initial)
+    def __init__(self, state: HomeState) -> None:
+        self.state = state
 
 
 class _InitialStates:
-    """The initial state of the last scene, so that episodes in the same home skip rebuilding it."""
+    """The state of the last scene, put back to its initial values for each episode in that home
+    (building it from the scene takes longer than a round)."""
 
     def __init__(self) -> None:
+        self._scenes = SceneCache()
         self._key: str | None = None
         self._state: HomeState | None = None
+        self._initial: dict = {}
 
     def of(self, task: Task) -> HomeState:
-        spec = scene_for(task)
-        key = spec.model_dump_json()
-        if key != self._key or self._state is None:
-            self._key, self._state = key, HomeState.from_spec(spec)
+        spec = self._scenes.get(task)
+        if self._scenes.key != self._key or self._state is None:
+            self._key, self._state = self._scenes.key, HomeState.from_spec(spec)
+            self._initial = self._state.dynamic()
+        else:
+            self._state.apply_dynamic(self._initial)  # the mirror only ever changes through apply_dynamic
         return self._state
 
 

@@ -28,7 +28,7 @@ from homiebot.ros.observations import ObservationCache
 from homiebot.ros.recorder import BagRecorder
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient
-from homiebot.runtime import make_task, scene_for
+from homiebot.runtime import SceneCache, make_task
 from homiebot.tasks import Task, check_goal_names, load_task
 
 SERVICES = ("world", "planner", "detector", "executor")
@@ -40,7 +40,8 @@ class TaskManagerNode:
         self.cfg = run_config(params["config"])
         self.params = params
         self.clients = {s: RpcClient(node, s) for s in SERVICES}
-        self.cache = ObservationCache(node, kinds=("image",), json_topics=("observation", "world/belief"))  # PNGs are colour
+        self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
+        self.scenes = SceneCache()
         self.recorder = BagRecorder(node) if params["record_bag"] else None
         self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
         self.queue: queue.Queue[dict] = queue.Queue()
@@ -89,7 +90,7 @@ class TaskManagerNode:
     def _run(self, request: dict) -> None:
         rid = request["id"]
         task = self._task(request)
-        scene = scene_for(task)
+        scene = self.scenes.get(task)
         check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
         self._wait_for_nodes()
         seed = int(request.get("seed", self.cfg.seed))

@@ -12,8 +12,8 @@ the map on /homiebot/world/map (its summary and occupancy grid; the mapper passe
 says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
-round's views are rendered as soon as an action or a reset finishes, while the task manager records
-the round; ``observe`` then returns them if nothing changed since. A mapped world is never rendered
+round's views are rendered as soon as an execution (its last attempt) or a reset finishes, while the
+task manager records the round; ``observe`` then returns them if nothing changed since. A mapped world is never rendered
 ahead (its ``static_between_actions`` is false): each of its observations updates the map.
 """
 
@@ -35,7 +35,7 @@ from std_msgs.msg import String
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
-from homiebot.executor import run_attempt, skill_name
+from homiebot.executor import is_last_attempt, run_attempt, skill_name
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
@@ -180,13 +180,14 @@ class WorldNode:
             self._changed()
             subtask = Subtask.model_validate(params["subtask"])
             acted = world.skill_subtask(subtask)
-            result = run_attempt(skill, subtask, world, SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"]),
-                                 acted)
+            context = SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"])
+            result = run_attempt(skill, subtask, world, context, acted)
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
-                     "path_length": result.path_length, "inventory": world.inventory(),
+                     "path_length": result.path_length, "inventory": world.inventory(), "world_path_length": world.path_length(),
                      "acted": acted.model_dump(mode="json")}
-        return ThenRun(reply, self._render_ahead)
+        # a retry follows a failed attempt that is not the last: rendering now would delay it for nothing
+        return ThenRun(reply, self._render_ahead) if is_last_attempt(result, context) else reply
 
     def goal(self, params: dict, ctx: CallContext) -> bool | None:
         with self._lock:

@@ -1,0 +1,90 @@
+"""The world node's handlers, called directly in this process: rendering ahead after an execution.
+
+The node joins a ROS_DOMAIN_ID of its own with localhost-only discovery; nothing is spun, since the
+handlers are called as the RPC server would call them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+import rclpy  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+from homiebot.contracts import Action, Subtask  # noqa: E402
+from homiebot.ros.nodes.world import WorldNode  # noqa: E402
+from homiebot.ros.rpc import CallContext, ThenRun  # noqa: E402
+from homiebot.runtime import scene_for  # noqa: E402
+from homiebot.skills.base import Skill, SkillResult  # noqa: E402
+from homiebot.tasks import load_task  # noqa: E402
+from test.conftest import DEMO_TASK  # noqa: E402
+
+DOMAIN = 230 + os.getpid() % 10
+
+
+class Scripted(Skill):
+    """Fails or succeeds as told, without moving anything."""
+
+    def __init__(self, results: list[bool]) -> None:
+        super().__init__("RT-1-X", frozenset({Action.PICK}))
+        self.results = results
+
+    def run(self, subtask, world, context):
+        return SkillResult(self.results[context.attempt - 1], "scripted")
+
+
+@pytest.fixture(scope="module")
+def world_node(tmp_path_factory):
+    cfg = tmp_path_factory.mktemp("cfg") / "small.yaml"
+    cfg.write_text("world: {name: embedded_home, params: {width: 32, height: 32, depth: false, segmentation: false}}\n")
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN)
+    node = Node("world_under_test", context=context)
+    try:
+        yield WorldNode(node, {"config": str(cfg), "prefetch": True})
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def call(handler, params: dict):
+    """Call a handler as the RPC server does: reply first, then its follow-up work."""
+    result = handler(params, CallContext("r", lambda data: None))
+    if isinstance(result, ThenRun):
+        result.then()
+        return result.result
+    return result
+
+
+def attempt(node: WorldNode, number: int, of: int) -> dict:
+    return call(node.skill_attempt, {"model": "RT-1-X", "subtask": Subtask(action=Action.PICK, target="green_can").model_dump(mode="json"),
+                                     "context": {"episode_seed": 0, "round": 1, "attempt": number, "max_attempts": of}})
+
+
+def test_views_are_rendered_ahead_only_after_the_last_attempt(world_node):
+    scene = scene_for(load_task(DEMO_TASK)).model_dump(mode="json", by_alias=True, exclude_none=True)
+    call(world_node.reset, {"scene": scene})
+    assert world_node._ahead is not None  # the first round's views, rendered after the reset
+    world_node.skills.skills["RT-1-X"] = Scripted([False, False, True])
+
+    reply = attempt(world_node, 1, 3)
+    assert not reply["success"] and world_node._ahead is None  # a retry follows: nothing rendered
+    assert reply["world_path_length"] == pytest.approx(0.0) and reply["inventory"] == []
+    attempt(world_node, 2, 3)
+    assert world_node._ahead is None
+    assert attempt(world_node, 3, 3)["success"]
+    assert world_node._ahead is not None and world_node._ahead[0] == world_node._version
+
+    meta = call(world_node.observe, {"round": 2})
+    assert meta["round"] == 2 and world_node._ahead is None  # used up by the observation
+
+
+def test_a_failed_last_attempt_renders_ahead_too(world_node):
+    world_node.skills.skills["RT-1-X"] = Scripted([False])
+    assert not attempt(world_node, 1, 1)["success"]
+    assert world_node._ahead is not None
