@@ -89,6 +89,7 @@ class TaskManagerNode:
 
     def _run(self, request: dict) -> None:
         rid = request["id"]
+        started = time.perf_counter()
         task = self._task(request)
         scene = self.scenes.get(task)
         check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
@@ -111,7 +112,8 @@ class TaskManagerNode:
             self.recorder.start(writer.work_dir / "bag")
             writer.before_finish.append(lambda: self.recorder.stop())
         goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
-        self._status(id=rid, state="running", instruction=task.instruction, seed=seed)
+        setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
+        self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup)
         config = c.model_dump(mode="json")
         config["planner"] = {**config["planner"], "name": planner_name}
 
@@ -129,7 +131,8 @@ class TaskManagerNode:
             self._status(id=rid, state="failed", reason=f"{err}", record=str(folder / "episode.json"))
             return
         self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
-                     goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination)
+                     goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination,
+                     setup_s=setup, wall_time_s=round(record.wall_time, 4))
 
 
 PARAMS = (
