@@ -44,7 +44,8 @@ setup(
     },
     entry_points={
         "console_scripts": ["homiebot = homiebot.cli:main"]
-        + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "policy_server")],
+        + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
+                                                                        "policy_server")],
         "homiebot.planners": [
             "oracle = homiebot.planners.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",

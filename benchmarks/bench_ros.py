@@ -50,7 +50,7 @@ def main() -> int:
     paired = []  # per round: graph time - in-process time of the same round of the same episode
     setups = []  # the task manager's preparation of each episode (scene, world reset, capabilities)
     with tempfile.TemporaryDirectory() as tmp:
-        procs = spawn_all(graph("", args.planner, tmp, {"task_manager": {"record_bag": args.bag}}), env, args.compose)
+        procs = spawn_all(graph("", args.planner, tmp, record_bag=args.bag), env, args.compose)
         try:
             run_episode(cfg, task)  # warm-up of both runners: first scene load
             submit({"task_file": str(task_file), "seed": 0}, timeout=300, echo=lambda *_: None)

@@ -84,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the graph (default: the environment's)")
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
+    up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
 
     sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
     sb.add_argument("instruction", nargs="?", help="what the robot should do")
@@ -92,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--task", help="a task YAML file")
     sb.add_argument("--seed", type=int, help="episode seed (default: the graph's config)")
     sb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the episode (default: 600)")
-    sb.add_argument("--no-wait", action="store_true", help="return once the task is submitted")
+    sb.add_argument("--no-wait", action="store_true", help="return once the task manager has the task")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
     return p
@@ -210,7 +211,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         load_config(args.config)  # fail here, once, rather than in six nodes
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    return run_graph(graph(config, args.planner, str(Path(args.out).resolve())), env, compose=args.compose)
+    return run_graph(graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag), env, compose=args.compose)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -233,7 +234,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     except TimeoutError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return 2
-    return 0 if final.get("state") in ("finished", "submitted") else 1
+    return 0 if final.get("state") in ("finished", "accepted", "running", "round", "warning") else 1
 
 
 def _cmd_plugins(_: argparse.Namespace) -> int:

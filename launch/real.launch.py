@@ -1,6 +1,6 @@
 """Launch the homiebot graph against a real robot (or another simulator).
 
-    ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs]
+    ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs] [record_bag:=false]
 
 The config's ``world`` names the bridge plugin (registered under the ``homiebot.worlds`` entry
 points) that the world node hosts; the other nodes are the same as in simulation. Discovery is not
@@ -21,12 +21,13 @@ def _nodes(context, *args, **kwargs):
     config = LaunchConfiguration("config").perform(context)
     if not config:
         raise RuntimeError("real.launch.py needs config:=/path/to/robot.yaml naming the robot's world bridge")
+    record_bag = LaunchConfiguration("record_bag").perform(context).lower() in ("true", "1", "yes")
     return [
         Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
              remappings=list(spec.remappings.items()), output="screen",
              prefix=spec.python)  # a policy server runs its console script with its own environment's interpreter
         for spec in graph(config, LaunchConfiguration("planner").perform(context),
-                          os.path.abspath(LaunchConfiguration("out_dir").perform(context)))
+                          os.path.abspath(LaunchConfiguration("out_dir").perform(context)), record_bag=record_bag)
     ]
 
 
@@ -35,5 +36,6 @@ def generate_launch_description():
         DeclareLaunchArgument("config", default_value="", description="run configuration YAML with the robot's world"),
         DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
         DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
+        DeclareLaunchArgument("record_bag", default_value="true", description="run the recorder node: an MCAP bag per episode"),
         OpaqueFunction(function=_nodes),
     ])

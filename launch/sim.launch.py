@@ -1,6 +1,6 @@
 """Launch the homiebot graph with the embedded simulated home.
 
-    ros2 launch homiebot sim.launch.py [config:=/path/sim.yaml] [planner:=heuristic] [out_dir:=runs]
+    ros2 launch homiebot sim.launch.py [config:=/path/sim.yaml] [planner:=heuristic] [out_dir:=runs] [record_bag:=false]
 
 The nodes and their parameters come from ``homiebot.ros.graph`` (the same definition ``homiebot up``
 uses). Discovery stays on this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set otherwise.
@@ -21,11 +21,12 @@ def _nodes(context, *args, **kwargs):
     config = LaunchConfiguration("config").perform(context)
     planner = LaunchConfiguration("planner").perform(context)
     out_dir = LaunchConfiguration("out_dir").perform(context)
+    record_bag = LaunchConfiguration("record_bag").perform(context).lower() in ("true", "1", "yes")
     return [
         Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
              remappings=list(spec.remappings.items()), output="screen",
              prefix=spec.python)  # a policy server runs its console script with its own environment's interpreter
-        for spec in graph(config, planner, os.path.abspath(out_dir))
+        for spec in graph(config, planner, os.path.abspath(out_dir), record_bag=record_bag)
     ]
 
 
@@ -35,6 +36,7 @@ def generate_launch_description():
         DeclareLaunchArgument("config", default_value=[share, "/config/sim.yaml"], description="run configuration YAML"),
         DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
         DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
+        DeclareLaunchArgument("record_bag", default_value="true", description="run the recorder node: an MCAP bag per episode"),
         SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE", os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
         OpaqueFunction(function=_nodes),
     ])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager")
+GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")
 
 
 @dataclass(frozen=True)
@@ -19,18 +19,22 @@ class NodeSpec:
     python: str | None = None  # interpreter to run the node with (a policy server's own environment); None: this one
 
 
-def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None) -> list[NodeSpec]:
+def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None,
+          record_bag: bool = True) -> list[NodeSpec]:
     """The nodes of the homiebot graph for a run configuration file.
 
-    ``planner`` overrides the config's planner; ``overrides`` adds parameters per node name.
+    ``planner`` overrides the config's planner; ``overrides`` adds parameters per node name;
+    ``record_bag`` adds the recorder node, which writes each episode's MCAP bag.
     """
     common = {"config": config} if config else {}
     extra = {
         "planner": {"planner": planner} if planner else {},
-        "task_manager": {"out_dir": out_dir},
+        "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }
     specs = []
     for name in GRAPH_NODES:
+        if name == "recorder" and not record_bag:
+            continue
         params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
         specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
     return specs + policy_servers(config)

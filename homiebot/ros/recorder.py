@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -32,6 +33,7 @@ class BagRecorder:
         self._writer: Writer | None = None
         self._connections: dict = {}
         self.counts: dict[str, int] = {}
+        self._last_message = time.monotonic()
         group = ReentrantCallbackGroup()
         self.topics = all_topics()
         for topic, msgtype in self.topics.items():
@@ -40,6 +42,7 @@ class BagRecorder:
     def _callback(self, topic: str):
         def cb(data: bytes) -> None:
             with self._lock:
+                self._last_message = time.monotonic()
                 if self._writer is None:
                     return
                 self._writer.write(self._connections[topic], self.node.get_clock().now().nanoseconds, data)
@@ -53,6 +56,17 @@ class BagRecorder:
             writer.open()
             self._connections = {t: writer.add_connection(t, mt, typestore=self.typestore) for t, mt in self.topics.items()}
             self._writer, self.counts = writer, {}
+
+    def settle(self, quiet: float, limit: float) -> None:
+        """Wait until no message has come for ``quiet`` seconds (at most ``limit`` seconds): messages
+        published just before a stop are still on their way when the stop request arrives."""
+        deadline = time.monotonic() + limit
+        while (now := time.monotonic()) < deadline:
+            with self._lock:
+                idle = now - self._last_message
+            if idle >= quiet:
+                return
+            time.sleep(min(quiet - idle, deadline - now))
 
     def stop(self) -> dict[str, int]:
         """Close the bag (writing its metadata.yaml); returns the message count per topic."""

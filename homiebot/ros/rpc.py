@@ -9,6 +9,11 @@ A server named ``executor`` listens on ``/homiebot/executor/request`` and answer
 
 Plain topics keep every exchange visible to ``ros2 topic echo`` and recordable in a bag, and work
 with the ROS 2 wheels from PyPI, which cannot build custom action types.
+
+Discovery is not symmetric: a client can see a server's subscription before the server's side has
+matched the client, and a request sent then is lost. So a client's first call (and its first call
+after a timeout, when the server may have restarted) is preceded by ``_ping`` requests, repeated
+until one is answered; a server answers them at once, without a handler.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
+
+PING = "_ping"  # answered by every server itself; proves that requests and replies get through
 
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                       durability=DurabilityPolicy.VOLATILE)
@@ -115,6 +122,9 @@ class RpcServer:
                 ctx._cancelled.set()
             return
         method = req.get("method")
+        if method == PING:
+            self._send({"id": rid, "kind": "result", "data": {"service": self.service}})
+            return
         if method not in self.handlers:
             self._send({"id": rid, "kind": "error", "message": f"unknown method '{method}'; known: {sorted(self.handlers)}"})
             return
@@ -181,16 +191,19 @@ class RpcClient:
 
     def __init__(self, node: Node, service: str) -> None:
         self.service = service
+        self._node = node
         self._pending: dict[str, tuple[threading.Event, list, Callable[[Any], None] | None]] = {}
         self._lock = threading.Lock()
         self._pub = node.create_publisher(String, f"/homiebot/{service}/request", RELIABLE)
-        node.create_subscription(String, f"/homiebot/{service}/reply", self._on_reply, RELIABLE,
-                                 callback_group=ReentrantCallbackGroup())
+        self._reply_topic = f"/homiebot/{service}/reply"
+        node.create_subscription(String, self._reply_topic, self._on_reply, RELIABLE, callback_group=ReentrantCallbackGroup())
+        self._verified = False  # a ping has been answered since the last timeout
 
     @property
     def connected(self) -> bool:
-        """True once a server subscribes to our requests."""
-        return self._pub.get_subscription_count() > 0
+        """True once a server subscribes to our requests and its replies are seen: discovery goes
+        both ways, and a reply published before its way back is known would be lost."""
+        return self._pub.get_subscription_count() > 0 and self._node.count_publishers(self._reply_topic) > 0
 
     def _on_reply(self, msg: String) -> None:
         try:
@@ -222,24 +235,41 @@ class RpcClient:
             payload = {"id": rid, "method": method, "params": params or {}, "local": True}
             self._pub.publish(String(data=json.dumps(payload)))  # for the record; servers ignore local requests
             return local.call_local(payload, on_progress, timeout)
+        deadline = time.monotonic() + timeout
+        self._verify(deadline, method, timeout)
+        rep = self._exchange(method, params or {}, deadline, resend, method, timeout, on_progress)
+        if rep.get("kind") == "error":
+            raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
+        return rep.get("data")
+
+    def verify(self, timeout: float) -> None:
+        """Make sure that requests reach the server and replies come back (RpcTimeout if not)."""
+        self._verify(time.monotonic() + timeout, PING, timeout)
+
+    def _verify(self, deadline: float, what: str, timeout: float) -> None:
+        while not self.connected and time.monotonic() < deadline:  # nobody listens yet: wait, then ping
+            time.sleep(0.02)
+        if not self._verified:
+            self._exchange(PING, {}, deadline, resend=0.25, what=what, timeout=timeout)
+            self._verified = True
+
+    def _exchange(self, method: str, params: dict, deadline: float, resend: float | None, what: str, timeout: float,
+                  on_progress: Callable[[Any], None] | None = None) -> dict:
+        """Publish one request (again every ``resend`` seconds) and wait for its result until ``deadline``."""
+        rid = uuid.uuid4().hex
         done, box = threading.Event(), []
         with self._lock:
             self._pending[rid] = (done, box, on_progress)
-        request = String(data=json.dumps({"id": rid, "method": method, "params": params or {}}))
-        deadline = time.monotonic() + timeout
+        request = String(data=json.dumps({"id": rid, "method": method, "params": params}))
         try:
-            while not self.connected and time.monotonic() < deadline:  # nobody listens yet: wait, then send
-                time.sleep(0.02)
             self._pub.publish(request)
             while not done.wait(min(resend or timeout, max(0.0, deadline - time.monotonic()))):
                 if time.monotonic() >= deadline:
                     self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
-                    raise RpcTimeout(f"the {self.service} node did not answer '{method}' within {timeout:g} s")
+                    self._verified = False  # the server may be gone; check the way to its successor
+                    raise RpcTimeout(f"the {self.service} node did not answer '{what}' within {timeout:g} s")
                 self._pub.publish(request)
         finally:
             with self._lock:
                 self._pending.pop(rid, None)
-        rep = box[0]
-        if rep.get("kind") == "error":
-            raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
-        return rep.get("data")
+        return box[0]

@@ -15,7 +15,8 @@ from homiebot.ros.rpc import RELIABLE
 
 
 def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True, echo=print) -> dict:
-    """Publish a submission and return the final status event (state finished or failed)."""
+    """Publish a submission and return the final status event (state finished or failed); without
+    ``wait``, the first event once the task manager has the task (accepted, or later)."""
     request = {"id": uuid.uuid4().hex[:12], **request}
     rclpy.init(args=None)
     node = Node(f"homiebot_submit_{request['id']}")
@@ -25,19 +26,24 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
     executor, thread = spin_in_background(node)
     try:
         deadline = time.monotonic() + connect_timeout
-        while pub.get_subscription_count() == 0:
+        while pub.get_subscription_count() == 0 or node.count_publishers("/homiebot/task/status") == 0:
             if time.monotonic() > deadline:
                 raise TimeoutError("no task manager is listening on /homiebot/task/submit; start the graph with `homiebot up` "
                                    "(same ROS_DOMAIN_ID) first")
             time.sleep(0.05)
-        time.sleep(0.2)  # let the status subscription match too
-        pub.publish(String(data=json.dumps(request)))
-        if not wait:
-            return {"id": request["id"], "state": "submitted"}
+        message = String(data=json.dumps(request))
+        pub.publish(message)
         deadline = time.monotonic() + timeout
-        seen = 0
+        seen, resent = 0, time.monotonic()
         while time.monotonic() < deadline:
             mine = [e for e in list(events) if e.get("id") == request["id"]]
+            if not mine and time.monotonic() - resent > 0.5:
+                # not heard of yet: the task manager may not have matched us when we sent (it ignores repeats)
+                pub.publish(message)
+                resent = time.monotonic()
+            if mine and not wait:
+                echo(_describe(mine[0]))
+                return mine[0]
             for e in mine[seen:]:
                 echo(_describe(e))
                 if e.get("state") in ("finished", "failed"):
@@ -59,6 +65,8 @@ def _describe(e: dict) -> str:
     if state == "finished":
         return (f"finished: {'goal reached' if e.get('goal_satisfied') else 'goal not reached'}, {e.get('termination')} after "
                 f"{e.get('rounds')} rounds\nepisode record: {e.get('record')}")
+    if state == "warning":
+        return f"warning: {e.get('reason')}"
     if state == "failed":
         return f"failed: {e.get('reason')}" + (f"\nwhat was recorded: {e['record']}" if e.get("record") else "")
     return f"{state}" + (f": {e.get('instruction')}" if e.get("instruction") else "")

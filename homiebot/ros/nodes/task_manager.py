@@ -5,7 +5,9 @@ or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time wit
 as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
 (accepted, round, finished, failed), every subtask and feedback on /homiebot/subtask and
 /homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
-an MCAP recording of every /homiebot topic during the episode.
+an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
+that cannot be recorded (no recorder running) is reported in the status events and the log; the
+episode runs and its record is written all the same.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from homiebot.contracts import StepRecord
 from homiebot.records import EpisodeWriter
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.recorder import BagRecorder
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
-from homiebot.ros.rpc import RELIABLE, RpcClient
+from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
 from homiebot.runtime import SceneCache, make_task
 from homiebot.tasks import Task, check_goal_names, load_task
 
@@ -42,9 +43,10 @@ class TaskManagerNode:
         self.clients = {s: RpcClient(node, s) for s in SERVICES}
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache()
-        self.recorder = BagRecorder(node) if params["record_bag"] else None
+        self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
         self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
         self.queue: queue.Queue[dict] = queue.Queue()
+        self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
         node.create_subscription(String, "/homiebot/task/submit", self._on_submit, RELIABLE)
         threading.Thread(target=self._worker, daemon=True).start()
 
@@ -60,6 +62,11 @@ class TaskManagerNode:
             self._status(id=None, state="failed", reason=f"unreadable submission: {err}")
             return
         request.setdefault("id", f"task-{int(time.time() * 1000)}")
+        if request["id"] in self._seen:
+            return  # a client repeats its submission until it hears of it
+        self._seen[request["id"]] = None
+        while len(self._seen) > 1000:
+            self._seen.pop(next(iter(self._seen)))
         self._status(id=request["id"], state="accepted", queued=self.queue.qsize())
         self.queue.put(request)
 
@@ -79,13 +86,42 @@ class TaskManagerNode:
         return make_task(request.get("instruction"), request.get("scene"))
 
     def _wait_for_nodes(self) -> None:
+        """Until every node answers (before the bag starts: no discovery traffic in the recording)."""
         deadline = time.monotonic() + self.params["connect_timeout"]
-        while time.monotonic() < deadline:
+        missing = list(self.clients)
+        while missing and time.monotonic() < deadline:
             missing = [s for s, c in self.clients.items() if not c.connected]
-            if not missing:
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+            time.sleep(0.05 if missing else 0.0)
+        for service, client in self.clients.items():
+            try:
+                client.verify(max(0.5, deadline - time.monotonic()))
+            except RpcTimeout:
+                missing.append(service)
+        if missing:
+            raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+
+    def _start_bag(self, rid: str, writer: EpisodeWriter) -> RpcClient | None:
+        """Ask the recorder node to record this episode; None (and a warning) if it cannot."""
+        if self.recorder is None:
+            return None
+        try:
+            if not self.recorder.connected:
+                raise RpcTimeout("no recorder node is running (start the graph with its recorder, or set record_bag: false)")
+            self.recorder.call("start", {"path": str((writer.work_dir / "bag").resolve())}, timeout=self.params["timeout"])
+            return self.recorder
+        except (RpcError, RpcTimeout) as err:
+            self._bag_problem(rid, f"this episode is not recorded into a bag: {err}")
+            return None
+
+    def _stop_bag(self, rid: str, recorder: RpcClient) -> None:
+        try:
+            recorder.call("stop", timeout=self.params["timeout"])
+        except (RpcError, RpcTimeout) as err:  # the record itself must still be written
+            self._bag_problem(rid, f"the bag may be incomplete: {err}")
+
+    def _bag_problem(self, rid: str, message: str) -> None:
+        self.node.get_logger().warning(message)
+        self._status(id=rid, state="warning", reason=message)
 
     def _run(self, request: dict) -> None:
         rid = request["id"]
@@ -108,9 +144,9 @@ class TaskManagerNode:
                       make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
                                                                    executor.unavailable))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
-        if self.recorder:
-            self.recorder.start(writer.work_dir / "bag")
-            writer.before_finish.append(lambda: self.recorder.stop())
+        bag = self._start_bag(rid, writer)
+        if bag is not None:
+            writer.before_finish.append(lambda: self._stop_bag(rid, bag))
         goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
         self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup)
@@ -141,7 +177,7 @@ PARAMS = (
     Param("plan_timeout", 120.0, "seconds the planner may take per round", positive),
     Param("execute_timeout", 120.0, "seconds the executor may take per subtask", positive),
     Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),
-    Param("record_bag", True, "record every /homiebot topic of each episode into <episode>/bag (MCAP)"),
+    Param("record_bag", True, "have the recorder node write every /homiebot topic of each episode into <episode>/bag (MCAP)"),
 )
 
 
