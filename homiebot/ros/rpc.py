@@ -103,6 +103,11 @@ class RpcServer:
         node.create_subscription(String, f"/homiebot/{service}/request", self._on_request, RELIABLE,
                                  callback_group=ReentrantCallbackGroup())
 
+    def close(self) -> None:
+        """Stop serving calls made from this process directly (its topics go with its node)."""
+        if _LOCAL.get(self.service) is self:
+            del _LOCAL[self.service]
+
     def _send(self, payload: dict) -> None:
         self._pub.publish(String(data=json.dumps(payload)))
 

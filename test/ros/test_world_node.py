@@ -23,7 +23,7 @@ from homiebot.skills.base import Skill, SkillResult  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
 
-DOMAIN = 230 + os.getpid() % 10
+DOMAIN = 60 + os.getpid() % 30  # apart from the graph tests' domains
 
 
 class Scripted(Skill):
@@ -45,9 +45,12 @@ def world_node(tmp_path_factory):
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=DOMAIN)
     node = Node("world_under_test", context=context)
+    world = WorldNode(node, {"config": str(cfg), "prefetch": True})
     try:
-        yield WorldNode(node, {"config": str(cfg), "prefetch": True})
+        yield world
     finally:
+        world.server.close()
+        world.close()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
 
