@@ -11,9 +11,9 @@ Plain topics keep every exchange visible to ``ros2 topic echo`` and recordable i
 with the ROS 2 wheels from PyPI, which cannot build custom action types.
 
 Discovery is not symmetric: a client can see a server's subscription before the server's side has
-matched the client, and a request sent then is lost. So a client's first call (and its first call
-after a timeout, when the server may have restarted) is preceded by ``_ping`` requests, repeated
-until one is answered; a server answers them at once, without a handler.
+matched the client, and a request sent then is lost. So a client's first call to a server (and its
+first call after a timeout, or once another server process has appeared) is preceded by ``_ping``
+requests, repeated until one is answered; a server answers them at once, without a handler.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ class RpcClient:
         self._pub = node.create_publisher(String, f"/homiebot/{service}/request", RELIABLE)
         self._reply_topic = f"/homiebot/{service}/reply"
         node.create_subscription(String, self._reply_topic, self._on_reply, RELIABLE, callback_group=ReentrantCallbackGroup())
-        self._verified = False  # a ping has been answered since the last timeout
+        self._verified_for: frozenset | None = None  # the servers (reply writers) present when a ping was last answered
 
     @property
     def connected(self) -> bool:
@@ -247,16 +247,25 @@ class RpcClient:
             raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
         return rep.get("data")
 
-    def verify(self, timeout: float) -> None:
-        """Make sure that requests reach the server and replies come back (RpcTimeout if not)."""
-        self._verify(time.monotonic() + timeout, PING, timeout)
+    def verify(self, timeout: float, force: bool = False) -> None:
+        """Make sure that requests reach the server and replies come back (RpcTimeout if not).
 
-    def _verify(self, deadline: float, what: str, timeout: float) -> None:
+        ``force``: ping even if nothing suggests a new server. A server process that has just
+        replaced another may not be discovered yet while the old one still looks present; only an
+        answered ping shows that calls get through."""
+        self._verify(time.monotonic() + timeout, PING, timeout, force)
+
+    def _servers(self) -> frozenset:
+        """The processes answering on the reply topic (a restarted server is a new one)."""
+        return frozenset(bytes(i.endpoint_gid) for i in self._node.get_publishers_info_by_topic(self._reply_topic))
+
+    def _verify(self, deadline: float, what: str, timeout: float, force: bool = False) -> None:
         while not self.connected and time.monotonic() < deadline:  # nobody listens yet: wait, then ping
             time.sleep(0.02)
-        if not self._verified:
+        servers = self._servers()
+        if force or servers != self._verified_for:
             self._exchange(PING, {}, deadline, resend=0.25, what=what, timeout=timeout)
-            self._verified = True
+            self._verified_for = servers
 
     def _exchange(self, method: str, params: dict, deadline: float, resend: float | None, what: str, timeout: float,
                   on_progress: Callable[[Any], None] | None = None) -> dict:
@@ -271,7 +280,7 @@ class RpcClient:
             while not done.wait(min(resend or timeout, max(0.0, deadline - time.monotonic()))):
                 if time.monotonic() >= deadline:
                     self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
-                    self._verified = False  # the server may be gone; check the way to its successor
+                    self._verified_for = None  # the server may be gone; check the way to its successor
                     raise RpcTimeout(f"the {self.service} node did not answer '{what}' within {timeout:g} s")
                 self._pub.publish(request)
         finally:

@@ -86,7 +86,8 @@ class TaskManagerNode:
         return make_task(request.get("instruction"), request.get("scene"))
 
     def _wait_for_nodes(self) -> None:
-        """Until every node answers (before the bag starts: no discovery traffic in the recording)."""
+        """Until every node answers a ping, before each episode: a node restarted since the last one
+        is reached for sure (and the pings stay out of the episode's bag)."""
         deadline = time.monotonic() + self.params["connect_timeout"]
         missing = list(self.clients)
         while missing and time.monotonic() < deadline:
@@ -94,7 +95,7 @@ class TaskManagerNode:
             time.sleep(0.05 if missing else 0.0)
         for service, client in self.clients.items():
             try:
-                client.verify(max(0.5, deadline - time.monotonic()))
+                client.verify(max(0.5, deadline - time.monotonic()), force=True)
             except RpcTimeout:
                 missing.append(service)
         if missing:
