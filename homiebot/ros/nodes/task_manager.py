@@ -89,10 +89,7 @@ class TaskManagerNode:
         """Until every node answers a ping, before each episode: a node restarted since the last one
         is reached for sure (and the pings stay out of the episode's bag)."""
         deadline = time.monotonic() + self.params["connect_timeout"]
-        missing = list(self.clients)
-        while missing and time.monotonic() < deadline:
-            missing = [s for s, c in self.clients.items() if not c.connected]
-            time.sleep(0.05 if missing else 0.0)
+        missing = []
         for service, client in self.clients.items():
             try:
                 client.verify(max(0.5, deadline - time.monotonic()), force=True)
@@ -101,22 +98,24 @@ class TaskManagerNode:
         if missing:
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
 
-    def _start_bag(self, rid: str, writer: EpisodeWriter) -> RpcClient | None:
-        """Ask the recorder node to record this episode; None (and a warning) if it cannot."""
+    def _start_bag(self, rid: str, writer: EpisodeWriter) -> bool:
+        """Ask the recorder node to record this episode; False (and a warning) if it cannot."""
         if self.recorder is None:
-            return None
+            return False
+        if not self.recorder.connected:
+            self._bag_problem(rid, "this episode is not recorded into a bag: no recorder node is running "
+                                   "(start the graph with its recorder, or set record_bag: false)")
+            return False
         try:
-            if not self.recorder.connected:
-                raise RpcTimeout("no recorder node is running (start the graph with its recorder, or set record_bag: false)")
             self.recorder.call("start", {"path": str((writer.work_dir / "bag").resolve())}, timeout=self.params["timeout"])
-            return self.recorder
+            return True
         except (RpcError, RpcTimeout) as err:
             self._bag_problem(rid, f"this episode is not recorded into a bag: {err}")
-            return None
+            return False
 
-    def _stop_bag(self, rid: str, recorder: RpcClient) -> None:
+    def _stop_bag(self, rid: str) -> None:
         try:
-            recorder.call("stop", timeout=self.params["timeout"])
+            self.recorder.call("stop", timeout=self.params["timeout"])
         except (RpcError, RpcTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
@@ -145,9 +144,8 @@ class TaskManagerNode:
                       make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
                                                                    executor.unavailable))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
-        bag = self._start_bag(rid, writer)
-        if bag is not None:
-            writer.before_finish.append(lambda: self._stop_bag(rid, bag))
+        if self._start_bag(rid, writer):
+            writer.before_finish.append(lambda: self._stop_bag(rid))
         goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
         self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup)

@@ -12,9 +12,10 @@ the map on /homiebot/world/map (its summary and occupancy grid; the mapper passe
 says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
-round's views are rendered as soon as an execution (its last attempt) or a reset finishes, while the
-task manager records the round; ``observe`` then returns them if nothing changed since. A mapped world is never rendered
-ahead (its ``static_between_actions`` is false): each of its observations updates the map.
+round's views are rendered as soon as an execution (its last attempt) or a reset finishes, while
+the task manager records the round; ``observe`` then returns them if nothing changed since. A mapped
+world is never rendered ahead (its ``static_between_actions`` is false): each of its observations
+updates the map.
 """
 
 from __future__ import annotations
