@@ -234,7 +234,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     except TimeoutError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return 2
-    return 0 if final.get("state") in ("finished", "accepted", "running", "round", "warning") else 1
+    return 1 if final.get("state") == "failed" else 0
 
 
 def _cmd_plugins(_: argparse.Namespace) -> int:

@@ -48,17 +48,18 @@ def scene_key(task: Task) -> str:
 
 class SceneCache:
     """The last scene loaded, kept while tasks name the same scene (episodes in one home skip
-    reading and validating its file again). The returned spec is shared: do not modify it."""
+    reading and validating its file again). The returned spec is shared (the same object while the
+    scene is unchanged): do not modify it."""
 
     def __init__(self) -> None:
-        self.key: str | None = None
+        self._key: str | None = None
         self._spec: SceneSpec | None = None
 
     def get(self, task: Task) -> SceneSpec:
-        """The task's scene (see ``scene_for``); ``key`` is then its ``scene_key``."""
+        """The task's scene (see ``scene_for``)."""
         key = scene_key(task)
-        if key != self.key or self._spec is None:
-            self._spec, self.key = scene_for(task), key
+        if key != self._key or self._spec is None:
+            self._spec, self._key = scene_for(task), key
         return self._spec
 
 

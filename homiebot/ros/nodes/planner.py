@@ -20,6 +20,7 @@ from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
 from homiebot.runtime import SceneCache, build_planner
 from homiebot.tasks import Task
+from homiebot.worlds.home.scene import SceneSpec
 from homiebot.worlds.home.state import HomeState
 
 
@@ -36,14 +37,14 @@ class _InitialStates:
 
     def __init__(self) -> None:
         self._scenes = SceneCache()
-        self._key: str | None = None
+        self._spec: SceneSpec | None = None  # the scene the state was built from (the cache's object)
         self._state: HomeState | None = None
         self._initial: dict = {}
 
     def of(self, task: Task) -> HomeState:
         spec = self._scenes.get(task)
-        if self._scenes.key != self._key or self._state is None:
-            self._key, self._state = self._scenes.key, HomeState.from_spec(spec)
+        if spec is not self._spec or self._state is None:
+            self._spec, self._state = spec, HomeState.from_spec(spec)
             self._initial = self._state.dynamic()
         else:
             self._state.apply_dynamic(self._initial)  # the mirror only ever changes through apply_dynamic

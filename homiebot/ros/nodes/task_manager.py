@@ -3,7 +3,7 @@
 Listens on /homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
 or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time with the same agent loop
 as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
-(accepted, round, finished, failed), every subtask and feedback on /homiebot/subtask and
+(accepted, running, round, warning, finished, failed), every subtask and feedback on /homiebot/subtask and
 /homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
 an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
 that cannot be recorded (no recorder running) is reported in the status events and the log; the
