@@ -64,6 +64,9 @@ setup(
             "pixnav = homiebot.skills.pixnav:PixNavPolicy",
             "octo = homiebot.skills.octo:OctoPolicy",
             "rt1x = homiebot.skills.rt1x:RT1XPolicy",
+            "expert_waypoints = homiebot.worlds.home.experts:NavigationWaypointExpert",
+            "expert_discrete = homiebot.worlds.home.experts:DiscreteNavigationExpert",
+            "expert_ee = homiebot.worlds.home.experts:EndEffectorExpert",
         ],
         "homiebot.detectors": [
             "sim_truth = homiebot.perception.detectors:SimTruthDetector",

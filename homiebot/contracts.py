@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
-CONTRACT_VERSION = 1
+# 2: skill failures carry a typed reason (``SkillFailure``) in E1/E2 feedback details.
+CONTRACT_VERSION = 2
 VIEW_NAMES = ("front", "left", "back", "right")
 ViewName = Literal["front", "left", "back", "right"]
 
@@ -58,6 +59,19 @@ class ErrorCode(str, Enum):
     @property
     def category(self) -> str:
         return {"F": "format", "L": "logical", "D": "distance", "E": "execution"}[self.value[0]]
+
+
+class SkillFailure(str, Enum):
+    """Why a skill attempt failed, as a robot can tell; E1 and E2 feedback carry the last attempt's
+    in ``details['reason']`` (the message says it in words)."""
+
+    UNREACHABLE = "unreachable"  # no path, or the target is out of the arm's reach
+    GRASP_MISSED = "grasp_missed"  # the gripper closed on nothing, or let the object go
+    COLLISION = "collision"  # the base or the arm bumped into something and gave up
+    TIMEOUT = "timeout"  # the model ran out of steps (or time) without finishing
+    UNAVAILABLE = "unavailable"  # the model or the robot did not answer (a server or driver gone)
+    STOPPED = "stopped"  # stopped from outside (cancel, e-stop)
+    FAILED = "failed"  # the model stopped by itself short of the goal, or any other reason
 
 
 class Status(str, Enum):

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from homiebot.contracts import Action, ErrorCode, Feedback, PlannerOutput, Subtask
+from homiebot.contracts import Action, ErrorCode, Feedback, PlannerOutput, SkillFailure, Subtask
 
 MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE)
 
@@ -231,13 +231,17 @@ class ErrorDetector:
 
     # ---- phase 4 --------------------------------------------------------------------------
     @staticmethod
-    def execution_failed(sub: Subtask, attempts: int, reason: str, dropped: str | None) -> Feedback:
-        """Classify a skill that did not succeed: E2 if the object was dropped, else E1."""
+    def execution_failed(sub: Subtask, attempts: int, reason: str, dropped: str | None,
+                         kind: SkillFailure = SkillFailure.FAILED) -> Feedback:
+        """Classify a skill that did not succeed: E2 if the object was dropped, else E1. ``kind`` is
+        the last attempt's typed reason; it travels in ``details['reason']``."""
         verb = sub.action.value.lower()
         if dropped is not None:
-            return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.", dropped=dropped)
+            return Feedback.fail(ErrorCode.E2, f"Unable to {verb}, and the object is missing: the {dropped} fell ({reason}); find it and pick it up again.",
+                                 dropped=dropped, reason=kind.value)
         detail = f" ({reason})" if reason else ""
-        return Feedback.fail(ErrorCode.E1, f"Unable to {verb}, the subtask is too difficult to perform after {attempts} attempts{detail}.")
+        return Feedback.fail(ErrorCode.E1, f"Unable to {verb}, the subtask is too difficult to perform after {attempts} attempts{detail}.",
+                             reason=kind.value)
 
 
 # ---- a belief that travels as JSON (between the world or mapper and a detector in another process) --

@@ -83,7 +83,7 @@ class Executor:
                 continue
             if result.success:
                 return Execution(Feedback.ok(note.strip(" ()")), skill_name(skill), attempt, travelled, acted)
-            fb = ErrorDetector.execution_failed(subtask, attempt, result.message + note, result.dropped)
+            fb = ErrorDetector.execution_failed(subtask, attempt, result.message + note, result.dropped, result.failure)
             return Execution(fb, skill_name(skill), attempt, travelled, acted)
 
     def close(self) -> None:

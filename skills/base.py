@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from homiebot.contracts import Action, Subtask
+from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.worlds.base import World
 
 
@@ -21,14 +21,21 @@ class SkillContext:
 
 @dataclass(frozen=True)
 class SkillResult:
-    """What one attempt achieved. ``dropped`` names an object that fell out of the gripper; ``stats``
-    holds optional execution figures (e.g. control steps, simulated seconds)."""
+    """What one attempt achieved. ``reason`` says why a failed attempt failed (typed; the message
+    says it in words); ``dropped`` names an object that fell out of the gripper; ``stats`` holds
+    optional execution figures (e.g. control steps, simulated seconds)."""
 
     success: bool
     message: str = ""
     dropped: str | None = None
     path_length: float = 0.0
     stats: dict = field(default_factory=dict)
+    reason: SkillFailure | None = None
+
+    @property
+    def failure(self) -> SkillFailure:
+        """The typed reason of a failed attempt (``FAILED`` when the skill gave none)."""
+        return self.reason or SkillFailure.FAILED
 
 
 class Skill(ABC):
@@ -47,7 +54,8 @@ class Skill(ABC):
         return None
 
     def supports(self, world: World) -> str | None:
-        """None if the skill can act in this world, else why not."""
+        """None if the skill can act in this world (its robot has the parts it needs, its world has
+        the ground truth a privileged skill reads), else why not."""
         return None
 
     @abstractmethod

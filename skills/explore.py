@@ -16,42 +16,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from homiebot.contracts import Action, Subtask
+from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.perception.exploration import next_frontier_goal
+from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
 
-
-def navigate_to_point(state: Any, x: float, y: float) -> tuple[bool, float]:
-    """Drive the embedded home's robot along a collision-free path to (x, y), facing along the way.
-    Returns (reached, metres driven); the pose is unchanged when no path exists."""
-    from homiebot.worlds.home.navigation import Pose2D
-    from homiebot.worlds.home.state import RobotPose
-
-    r = state.robot
-    heading = math.atan2(y - r.y, x - r.x)
-    path = state.nav.plan(Pose2D(r.x, r.y, r.yaw), [Pose2D(x, y, heading)])
-    if path is None:
-        return False, 0.0
-    end = path.poses[-1]
-    state.robot = RobotPose(end.x, end.y, end.yaw)
-    state.path_length += path.length
-    carry = getattr(state, "_carry_held", None)
-    if carry is not None:
-        carry()
-    return True, path.length
+TURN = math.pi / 4  # look again turned by this much: a second sighting confirms what was seen
 
 
-def _turn(state: Any, delta: float) -> None:
-    from homiebot.worlds.home.state import RobotPose
-
-    r = state.robot
-    state.robot = RobotPose(r.x, r.y, (r.yaw + delta + math.pi) % (2 * math.pi) - math.pi)
+def _room_of(smap: Any, x: float, y: float) -> str | None:
+    return next((r.name for r in smap.rooms if r.x0 <= x <= r.x1 and r.y0 <= y <= r.y1), None)
 
 
 class ExploreSkill(Skill):
     """Explore a room by frontiers (see the module doc). Needs a world with ``explore_step`` and a map
-    (the PerceivingWorld of mapped perception) over the embedded home's state."""
+    (the PerceivingWorld of mapped perception), and a robot with navigation of its own
+    (``Robot.navigate_to``): the room's prior and the map give the goals, the robot drives."""
 
     def __init__(self, model: str, actions: frozenset[Action] | None = None, max_goals: int = 6,
                  navigation: str | None = None, navigation_params: dict[str, Any] | None = None,
@@ -82,8 +63,8 @@ class ExploreSkill(Skill):
         if not callable(getattr(world, "explore_step", None)) or getattr(world, "map", None) is None:
             return (f"exploration needs a world that builds a semantic map (perception mode 'mapped'); "
                     f"{type(world).__name__} has none")
-        if getattr(world, "state", None) is None:
-            return f"{type(world).__name__} exposes no state to drive the robot in"
+        if world.robot is None:
+            return f"{type(world).__name__} has no robot to explore with"
         return self.navigation.supports(world) if self.navigation else None
 
     def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
@@ -93,19 +74,33 @@ class ExploreSkill(Skill):
             return self.navigation.run(subtask, world, context)
         room = subtask.target or ""
         smap = world.map  # type: ignore[attr-defined]
-        state = world.state  # type: ignore[attr-defined]
-        if room not in {r.name for r in smap.rooms}:
-            return SkillResult(False, f"'{room}' is not a room of the floor plan")
+        robot = world.robot
+        prior = next((r for r in smap.rooms if r.name == room), None)
+        if prior is None:
+            return SkillResult(False, f"'{room}' is not a room of the floor plan", reason=SkillFailure.FAILED)
+        if robot is None:
+            return SkillResult(False, f"{type(world).__name__} has no robot to explore with", reason=SkillFailure.UNAVAILABLE)
         before = {i.id for i in smap.instances()}
-        start = state.path_length
-        if state.robot_room() != room:
-            outcome = state.navigate(room)
-            if not outcome.ok:
-                return SkillResult(False, outcome.reason)
+        try:
+            return self._explore(world, robot, smap, prior, before)
+        except (RobotUnavailable, Unsupported) as err:
+            return SkillResult(False, f"{self.model} could not explore the {room}: {err}", reason=SkillFailure.UNAVAILABLE)
+
+    def _explore(self, world: World, robot: Robot, smap: Any, prior: Any, before: set) -> SkillResult:
+        room = prior.name
+        travelled = 0.0
+        here = robot.odometry()
+        if _room_of(smap, here.x, here.y) != room:
+            cx, cy = prior.center
+            entry = robot.navigate_to(cx, cy, None, tolerance=0.5 * min(prior.x1 - prior.x0, prior.y1 - prior.y0))
+            if entry.message:
+                return SkillResult(False, f"could not get into the {room}: {entry.message}", reason=SkillFailure.UNREACHABLE)
+            travelled += entry.distance
         world.explore_step()  # type: ignore[attr-defined]  # look around where we stand: the four cameras,
-        _turn(state, math.pi / 4)  # then turned by 45 degrees (a second sighting confirms what was seen)
+        spin = robot.limits.max_angular
+        robot.drive(0.0, spin, TURN / spin)  # then turned in place (a second sighting confirms)
         world.explore_step()  # type: ignore[attr-defined]
-        _turn(state, -math.pi / 4)
+        robot.drive(0.0, -spin, TURN / spin)
         stops = 0
         tried: set[tuple[int, int]] = set()
         while stops < self.max_goals:
@@ -116,17 +111,17 @@ class ExploreSkill(Skill):
             if key in tried:
                 break
             tried.add(key)
-            reached, _ = navigate_to_point(state, *goal)
-            if not reached:
+            step = robot.navigate_to(goal[0], goal[1])
+            if step.message:
                 continue
+            travelled += step.distance
             stops += 1
             world.explore_step()  # type: ignore[attr-defined]
         new = [smap.description(i) for i in smap.instances() if i.id not in before]
         seen = "; ".join(new) if new else "nothing new"
         left = next_frontier_goal(smap, room=room) is not None
         tail = " (parts of the room are still unexplored)" if left else ""
-        return SkillResult(True, f"explored the {room} with {stops} stops; newly seen: {seen}{tail}",
-                           path_length=state.path_length - start)
+        return SkillResult(True, f"explored the {room} with {stops} stops; newly seen: {seen}{tail}", path_length=travelled)
 
     def close(self) -> None:
         if self.navigation is not None:

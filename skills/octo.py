@@ -181,6 +181,7 @@ class OctoPolicy(Policy):
     A wrist image, when the model uses one, comes from ``obs.extras["wrist_rgb"]``."""
 
     family = "octo"
+    kind = "manipulation"
     image_size = (256, 256)
     rate_hz = 5.0  # Bridge: 0.2 s steps
 

@@ -8,16 +8,29 @@ one of three kinds, the kinds the upstream models emit:
 * ``EndEffectorDelta`` Octo / RT-1-X-style: a delta of the end effector pose plus a gripper command.
 
 Frames: the robot base frame has x forward, y left, z up (metres, radians). Learned wrappers and
-privileged "expert" sources both speak this contract, so the same control path runs either one.
+privileged "expert" sources both speak this contract, so the same control path runs either one:
+``apply_command`` maps every command onto the ``homiebot.robot.Robot`` interface.
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from homiebot.robot import MotionReport, Robot, Unsupported
+
+if TYPE_CHECKING:
+    from homiebot.contracts import Subtask
+    from homiebot.worlds.base import World
+
+FORWARD_STEP = 0.25  # m, Habitat/PixNav "move_forward"
+TURN_STEP = math.radians(30.0)  # Habitat/PixNav "turn_left" / "turn_right"
+TILT_STEP = math.radians(30.0)  # Habitat/PixNav "look_up" / "look_down"
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,7 @@ class Policy(ABC):
     """A low-level model (learned or expert) that maps observations to commands."""
 
     family: str = "policy"  # "nomad" | "pixnav" | "octo" | "rt1x" | "expert" ...
+    kind: str = "navigation"  # what its commands move: "navigation" (base) or "manipulation" (arm, gripper)
     image_size: tuple[int, int] = (256, 256)  # (height, width) the policy expects
     rate_hz: float = 5.0  # control rate it was trained at
 
@@ -98,3 +112,55 @@ class Policy(ABC):
 
     def close(self) -> None:
         """Release weights and devices."""
+
+
+class PrivilegedPolicy(Policy):
+    """A policy that reads simulator truth instead of (or besides) its camera: the expert sources.
+    ``attach`` binds it to the world's ground truth and the robot before each attempt; on a world
+    without ground truth (a real robot) it cannot run."""
+
+    def attach(self, world: World, robot: Robot, subtask: Subtask) -> None:
+        """Bind to ``world.ground_truth()``, the robot and the subtask before ``reset``."""
+        raise NotImplementedError
+
+    def diagnosis(self) -> str:
+        """Why the policy could not plan this attempt (e.g. the target is out of reach), or ""."""
+        return ""
+
+
+def apply_command(robot: Robot, command: Command, duration: float) -> MotionReport:
+    """Execute one policy command on a robot for (at most) ``duration`` seconds, one control period.
+
+    Waypoints are tracked by ``Robot.follow_waypoints``; discrete moves use PixNav's step sizes (a
+    move or turn takes as long as it takes at the speed limit); an end-effector delta moves the arm
+    and then commands the gripper."""
+    if isinstance(command, Waypoints):
+        yaw = None if command.yaw is None or len(command.yaw) == 0 else float(command.yaw[-1])
+        return robot.follow_waypoints(np.asarray(command.points, dtype=float).reshape(-1, 2), yaw, duration)
+    if isinstance(command, DiscreteMove):
+        return _discrete(robot, command.move, duration)
+    if isinstance(command, EndEffectorDelta):
+        report = robot.move_end_effector(np.asarray(command.translation, dtype=float),
+                                         np.asarray(command.rotation, dtype=float), duration)
+        report = report.merge(robot.set_gripper(float(command.gripper)))
+        report.duration = duration
+        return report
+    raise TypeError(f"cannot execute {type(command).__name__}; expected Waypoints, DiscreteMove or EndEffectorDelta")
+
+
+def _discrete(robot: Robot, move: Move, duration: float) -> MotionReport:
+    lim = robot.limits
+    if move is Move.FORWARD:
+        return robot.drive(lim.max_linear, 0.0, FORWARD_STEP / lim.max_linear)
+    if move in (Move.TURN_LEFT, Move.TURN_RIGHT):
+        sign = 1.0 if move is Move.TURN_LEFT else -1.0
+        return robot.drive(0.0, sign * lim.max_angular, TURN_STEP / lim.max_angular)
+    if move in (Move.LOOK_UP, Move.LOOK_DOWN):
+        try:
+            report = robot.tilt_head(TILT_STEP if move is Move.LOOK_UP else -TILT_STEP)
+        except Unsupported as err:
+            report = MotionReport(clipped=True, message=str(err))
+        report.duration = duration
+        return report
+    return robot.hold(duration)  # STOP
+

@@ -1,11 +1,14 @@
-"""``PolicySkill``: any ``Policy`` (learned or expert) executing subtasks in the embedded home.
+"""``PolicySkill``: any ``Policy`` (learned or expert) executing subtasks on a ``Robot``.
 
-Per control step the skill renders the policy's camera at its ``image_size``, calls ``act`` and runs
-the returned commands through ``HomeControl``; it stops on success (checked from the world state),
-on the policy's own stop/terminate, after too many collisions, or after ``max_steps``.
+Per control step the skill reads the policy's camera at its ``image_size`` from the world's robot,
+calls ``act`` and applies the returned commands through ``homiebot.skills.policy.apply_command``;
+it stops on success (judged by an ``AttemptCheck``: the world's own by default, privileged truth in
+the simulator, the robot's signals and the map on a robot), on the policy's own stop/terminate,
+after too many collisions, or after ``max_steps``. Nothing here knows which robot it drives.
 
-Policies are chosen by name from ``POLICIES`` (``make_policy(name, **params)``); learned wrappers
-register themselves there with ``register_policy``. Example skill config::
+Policies are chosen by name (``make_policy(name, **params)``): built-in ones from ``POLICIES``,
+learned wrappers, and the ``homiebot.policies`` entry points (where the embedded home's expert
+sources are registered). Example skill config::
 
     {name: policy_skill, model: NoMaD, params: {policy: expert_waypoints, rate_hz: 4, max_steps: 300}}
 """
@@ -18,31 +21,31 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import Action, Subtask
+from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
+from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.robot import MotionReport, Robot, RobotUnavailable
 from homiebot.skills.base import Skill, SkillContext, SkillResult
-from homiebot.skills.experts import (
-    DiscreteNavigationExpert,
-    EndEffectorExpert,
-    ExpertPolicy,
-    NavigationWaypointExpert,
-    target_bearing,
+from homiebot.skills.policy import (
+    DiscreteMove,
+    EndEffectorDelta,
+    Move,
+    Policy,
+    PolicyError,
+    PolicyObservation,
+    PrivilegedPolicy,
+    apply_command,
 )
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyError, PolicyObservation, Waypoints
 from homiebot.skills.scripted import ScriptedPolicy
 from homiebot.worlds.base import World
 
 POLICIES: dict[str, Callable[..., Policy]] = {
-    "expert_waypoints": NavigationWaypointExpert,
-    "expert_discrete": DiscreteNavigationExpert,
-    "expert_ee": EndEffectorExpert,
     "scripted": ScriptedPolicy,
 }
 
 NAVIGATION = frozenset({Action.GO_TO})
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
-OPEN_DONE, CLOSED_DONE = 0.9, 0.05  # opening fractions that count as opened / closed
-LIFTED = 0.02  # m above the support that counts as lifted
-EARLY_GAP = 0.27  # a Go to ends by itself this close (the manipulation standoff is 0.25 m)
+EARLY_GAP = 0.27  # m: a Go to ends by itself this close (the manipulation standoff is 0.25 m)
+CHECKS = ("auto", "robot_signals")
 
 
 def register_policy(name: str, factory: Callable[..., Policy]) -> None:
@@ -82,16 +85,18 @@ def make_policy(name: str, **params: Any) -> Policy:
 
 
 class PolicySkill(Skill):
-    """Runs a ``Policy`` through ``HomeControl`` in an embedded home.
+    """Runs a ``Policy`` on the world's ``Robot``.
 
     Parameters (all usable from YAML): ``model`` the name planners choose; ``actions`` the actions it
-    executes (default: by the policy's command kind: navigation for waypoint/discrete policies,
-    manipulation for end-effector ones); ``policy`` a name in ``POLICIES`` and ``policy_params`` its
+    executes (default: by the policy's ``kind``: navigation for waypoint/discrete policies,
+    manipulation for end-effector ones); ``policy`` a registered policy name and ``policy_params`` its
     keyword arguments (or a ready ``Policy``); ``rate_hz`` the control rate (default the policy's);
     ``max_steps`` policy calls per attempt; ``max_collisions`` before giving up; ``goal_gap`` (m)
-    and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``stow``
-    brings the arm back to its carry pose after manipulation; ``render=False`` feeds blank images
-    (only sensible for expert policies, to time the control path alone).
+    and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``camera``
+    the robot camera the policy sees (default ``front``); ``stow`` brings the arm back to its carry
+    pose after manipulation; ``render=False`` feeds blank images (only sensible for expert policies,
+    to time the control path alone); ``check`` how success is judged: ``auto`` (the world's own
+    check: truth in simulation) or ``robot_signals`` (what a real robot can tell, plus the belief).
 
     ``process`` runs the policy in a policy server process instead of this one (``RemotePolicy``):
     ``{python_executable: /path/to/venv/bin/python, timeout: 10, connect_timeout: 30, service: ...,
@@ -105,7 +110,7 @@ class PolicySkill(Skill):
                  policy_params: dict | None = None, rate_hz: float | None = None, max_steps: int = 400,
                  max_collisions: int = 5, goal_gap: float = 0.45, facing_deg: float = 30.0,
                  image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True,
-                 process: dict | None = None) -> None:
+                 process: dict | None = None, camera: str = "front", check: str = "auto") -> None:
         self.process = dict(process) if process is not None else None
         if isinstance(policy, Policy):
             self.policy = policy
@@ -118,21 +123,25 @@ class PolicySkill(Skill):
             policy_label = policy
         self.name = f"policy:{policy_label}" + ("@server" if self.process is not None else "")
         if actions is None:
-            kind = _command_kind(self.policy)
-            acts = MANIPULATION if kind == "ee" else NAVIGATION
+            acts = MANIPULATION if _command_kind(self.policy) == "manipulation" else NAVIGATION
         else:
             acts = frozenset(a if isinstance(a, Action) else Action(a) for a in actions)
         super().__init__(model, acts)
+        if check not in CHECKS:
+            raise ValueError(f"check must be one of {list(CHECKS)}, got '{check}'")
         self._rate_override, self._size_override = rate_hz, image_size
         self.rate_hz = float(rate_hz or self.policy.rate_hz)
         self.max_steps, self.max_collisions = int(max_steps), int(max_collisions)
-        self.goal_gap, self.facing = float(goal_gap), math.radians(facing_deg)
+        self.tolerances = Tolerances(goal_gap=float(goal_gap), facing=math.radians(facing_deg), early_gap=EARLY_GAP)
         self.image_size = tuple(image_size) if image_size else tuple(self.policy.image_size)
+        self.camera, self.check_name = camera, check
         self.stow = stow
         self.render = render
-        self._controls: dict[int, Any] = {}
         self.last_stats: dict = {}
-        self._held_before: str | None = None
+
+    @property
+    def manipulates(self) -> bool:
+        return bool(self.actions & MANIPULATION)
 
     # ---- Skill interface -----------------------------------------------------------------------
     def availability(self) -> str | None:
@@ -146,192 +155,116 @@ class PolicySkill(Skill):
         return reason
 
     def supports(self, world: World) -> str | None:
-        if getattr(world, "state", None) is None or getattr(world, "renderer", None) is None:
-            return f"{type(world).__name__} is not an embedded home: PolicySkill drives HomeControl"
-        return None
+        robot = world.robot
+        if robot is None:
+            return f"{type(world).__name__} has no robot for {self.model} to drive"
+        if isinstance(self.policy, PrivilegedPolicy) and world.ground_truth() is None:
+            return (f"{self.model}'s {type(self.policy).__name__} reads simulator truth, which {type(world).__name__} does not have; "
+                    f"configure a learned policy for {self.model}")
+        caps = robot.capabilities
+        if self.manipulates:
+            return caps.missing(arm=True, gripper=True, camera=self.camera)
+        return caps.missing(camera=self.camera) or (None if caps.base else "the robot has no mobile base")
 
-    def control_for(self, world: World):  # -> HomeControl
-        from homiebot.worlds.home.control import HomeControl
-
-        key = id(world)
-        ctl = self._controls.get(key)
-        if ctl is None or ctl.world is not world:
-            ctl = HomeControl(world, rate_hz=self.rate_hz)
-            self._controls = {key: ctl}
-        return ctl
+    def check_for(self, world: World) -> AttemptCheck:
+        """The check that judges this skill's attempts in ``world``."""
+        return RobotSignalsCheck(world.belief) if self.check_name == "robot_signals" else world.attempt_check()
 
     def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
         why = self.supports(world)
-        if why:
-            return SkillResult(False, why)
-        ctl = self.control_for(world)
-        ctl.reset()
-        if isinstance(self.policy, ExpertPolicy):
-            self.policy.attach(ctl, subtask)
-        before = world.state.path_length
+        robot = world.robot
+        if why or robot is None:
+            return SkillResult(False, why or "no robot", reason=SkillFailure.UNAVAILABLE)
+        check = self.check_for(world)
+        attempt = _Attempt()
         try:
-            goal_image, goal_mask = self._goal_views(ctl, subtask)
+            check.begin(subtask, robot)
+            if isinstance(self.policy, PrivilegedPolicy):
+                self.policy.attach(world, robot, subtask)
+                goal_image, goal_mask = None, None
+            else:
+                goal_image, goal_mask = check.goal_view(subtask, robot, self.image_size)
             self.policy.reset(_instruction(subtask), goal_image)
-            result = self._loop(ctl, subtask, goal_image, goal_mask)
-        except PolicyError as err:  # the model could not answer (e.g. its server is gone): a failed attempt
-            result = SkillResult(False, f"{self.model} could not {subtask.action.value.lower()}: {err}")
-        stats = {"steps": ctl.stats.steps, "sim_seconds": round(ctl.stats.sim_time, 3), "collisions": ctl.stats.collisions,
+            result = self._loop(robot, check, subtask, goal_image, goal_mask, attempt)
+        except (PolicyError, RobotUnavailable) as err:  # a model server or the robot's driver is gone
+            result = SkillResult(False, f"{self.model} could not {subtask.action.value.lower()}: {err}", reason=SkillFailure.UNAVAILABLE)
+        stats = {"steps": attempt.steps, "sim_seconds": round(attempt.seconds, 3), "collisions": attempt.collisions,
                  "policy": type(self.policy).__name__, "rate_hz": self.rate_hz}
         self.last_stats = stats
-        return SkillResult(result.success, result.message, result.dropped, world.state.path_length - before, stats=stats)
+        return SkillResult(result.success, result.message, result.dropped, attempt.distance, stats=stats, reason=result.reason)
 
     def close(self) -> None:
-        for ctl in self._controls.values():
-            ctl.close()
-        self._controls.clear()
         self.policy.close()
 
     # ---- the loop ------------------------------------------------------------------------------
-    def _loop(self, ctl, sub: Subtask, goal_image: np.ndarray | None, goal_mask: np.ndarray | None) -> SkillResult:
-        st = ctl.state
-        held_before = st.held
-        self._held_before = held_before
+    def _loop(self, robot: Robot, check: AttemptCheck, sub: Subtask, goal_image: np.ndarray | None,
+              goal_mask: np.ndarray | None, attempt: _Attempt) -> SkillResult:
+        dt = 1.0 / self.rate_hz
         last_msg = ""
+        stop = False
         for step in range(self.max_steps):
-            obs = self._observe(ctl, sub, step, goal_image, goal_mask)
-            commands = self.policy.act(obs)
-            stop = False
-            for cmd in commands:
+            obs = self._observe(robot, sub, step, goal_image, goal_mask)
+            for cmd in self.policy.act(obs):
                 if isinstance(cmd, DiscreteMove) and cmd.move is Move.STOP:
                     stop = True
                     break
-                report = ctl.execute(cmd)
+                report = attempt.add(apply_command(robot, cmd, dt))
                 if report.message and (report.collision or report.clipped or "closed on nothing" in report.message
                                        or "wider" in report.message):
                     last_msg = report.message
                 if isinstance(cmd, EndEffectorDelta) and cmd.terminate:
                     stop = True
                     break
-                if ctl.stats.collisions >= self.max_collisions:
-                    return self._finish(ctl, sub, held_before, f"gave up after {ctl.stats.collisions} collisions: {last_msg}")
-                if self._done_early(ctl, sub):
-                    return self._finish(ctl, sub, held_before, "")
+                if attempt.collisions >= self.max_collisions:
+                    return self._finish(robot, check, sub, f"gave up after {attempt.collisions} collisions: {last_msg}", attempt,
+                                        reason=SkillFailure.COLLISION)
+                if check.done_early(sub, robot, self.tolerances):
+                    return self._finish(robot, check, sub, "", attempt)
             if stop:
                 break
-        return self._finish(ctl, sub, held_before, last_msg, timed_out=not stop if self.max_steps else False)
+        return self._finish(robot, check, sub, last_msg, attempt, timed_out=not stop if self.max_steps else False)
 
-    def _finish(self, ctl, sub: Subtask, held_before: str | None, last_msg: str, timed_out: bool = False) -> SkillResult:
-        st = ctl.state
-        dropped = None
+    def _finish(self, robot: Robot, check: AttemptCheck, sub: Subtask, last_msg: str, attempt: _Attempt,
+                timed_out: bool = False, reason: SkillFailure | None = None) -> SkillResult:
         if sub.action in MANIPULATION and self.stow:
-            if sub.action in (Action.OPEN, Action.CLOSE) or (sub.action is Action.PUT and st.held is None):
-                ctl.release_all()
-            ctl.stow()
-        if self._succeeded(ctl, sub):
+            if sub.action in (Action.OPEN, Action.CLOSE) or (sub.action is Action.PUT and not robot.gripper_state().holding):
+                robot.set_gripper(0.0)
+            attempt.seconds += robot.stow_arm().duration
+        if check.succeeded(sub, robot, self.tolerances):
             return SkillResult(True)
-        if sub.action is Action.PUT and held_before and st.held is None:
-            dropped = held_before  # released, but not on/in the place: E2
-        return SkillResult(False, self._failure_message(ctl, sub, last_msg, timed_out), dropped)
-
-    def _done_early(self, ctl, sub: Subtask) -> bool:
-        """Success that ends the attempt before the policy stops: a lifted object, or standing at the
-        manipulation standoff squarely facing the target (policies that do not stop by themselves)."""
-        if sub.action is Action.PICK:
-            return self._succeeded(ctl, sub)
-        if sub.action is Action.GO_TO:
-            target = sub.target or ""
-            if target in ctl.state.layout.rooms:
-                return self._succeeded(ctl, sub)
-            gap, err = target_bearing(ctl, target)
-            return gap <= EARLY_GAP and abs(err) <= math.radians(5)
-        return False
-
-    def _succeeded(self, ctl, sub: Subtask) -> bool:
-        st = ctl.state
-        target = sub.target or ""
-        if sub.action is Action.GO_TO:
-            if target in st.layout.rooms:
-                return st.robot_room() == target
-            gap, err = target_bearing(ctl, target)
-            return gap <= self.goal_gap and abs(err) <= self.facing
-        if sub.action is Action.PICK:
-            if st.held != target:
-                return False
-            info = st.layout.objects[target]
-            bottom = st.object_poses[target][2] - info.cls.size[2] / 2
-            return bottom >= self._support_height(ctl) + LIFTED
-        if sub.action is Action.PUT:
-            loc = st.locations.get(target)
-            return st.held is None and loc is not None and loc.receptacle == sub.place
-        if sub.action is Action.OPEN:
-            return st.open_fraction(target) >= OPEN_DONE
-        if sub.action is Action.CLOSE:
-            return st.open_fraction(target) <= CLOSED_DONE
-        return False
-
-    @staticmethod
-    def _support_height(ctl) -> float:
-        """Height of the highest surface under the gripper (the floor if none)."""
-        st = ctl.state
-        g = ctl.robot_to_world(ctl.gripper_pose()[0])
-        best = 0.0
-        for rec in st.layout.receptacles.values():
-            lx, ly = rec.to_local(g[0], g[1])
-            hx, hy, _ = rec.half
-            slide = st._slide_offset(rec)
-            if -hx <= lx <= hx + slide and abs(ly) <= hy:
-                best = max(best, rec.rest_height())
-        return best
-
-    def _failure_message(self, ctl, sub: Subtask, last_msg: str, timed_out: bool) -> str:
-        st = ctl.state
-        target = sub.target or ""
-        detail = f": {last_msg}" if last_msg else ""
-        plan_error = getattr(self.policy, "plan_error", "")
-        if plan_error:
-            return f"{self.model} could not {sub.action.value.lower()} the {target}: {plan_error}"
-        if sub.action is Action.GO_TO:
-            if target in st.layout.rooms:
-                return f"{self.model} did not reach the {target}{detail}"
-            gap, err = target_bearing(ctl, target)
-            return (f"{self.model} stopped {gap:.2f} m from the {target}, {abs(math.degrees(err)):.0f} degrees off to the "
-                    f"{'left' if err > 0 else 'right'}{detail}")
-        if sub.action is Action.PICK:
-            if st.held == target:
-                return f"{self.model} grasped the {target} but could not lift it{detail}"
-            return f"{self.model} failed to grasp the {target}{detail or ': the gripper never closed around it'}"
-        if sub.action is Action.PUT:
-            if self._held_before != target:
-                return f"the {target} is not in the gripper: pick it up first"
-            if st.held is not None:
-                return f"{self.model} did not release the {target} on the {sub.place}{detail}"
-            loc = st.locations[target]
-            where = loc.receptacle or "floor"
-            return f"the {target} fell onto the {where} instead of the {sub.place}"
-        verb = "open" if sub.action is Action.OPEN else "close"
-        return f"{self.model} could not {verb} the {target} (it is {st.open_fraction(target) * 100:.0f}% open){detail}"
+        dropped = check.dropped(sub, robot)
+        diagnosis = self.policy.diagnosis() if isinstance(self.policy, PrivilegedPolicy) else ""
+        if diagnosis:
+            message = f"{self.model} could not {sub.action.value.lower()} the {sub.target}: {diagnosis}"
+            return SkillResult(False, message, dropped, reason=reason or SkillFailure.UNREACHABLE)
+        kind, message = check.failure(sub, robot, self.model, last_msg, timed_out)
+        return SkillResult(False, message, dropped, reason=reason or kind)
 
     # ---- observations --------------------------------------------------------------------------
-    def _observe(self, ctl, sub: Subtask, step: int, goal_image: np.ndarray | None, goal_mask: np.ndarray | None) -> PolicyObservation:
+    def _observe(self, robot: Robot, sub: Subtask, step: int, goal_image: np.ndarray | None,
+                 goal_mask: np.ndarray | None) -> PolicyObservation:
         if not self.render:
             h, w = self.image_size
             rgb = np.zeros((h, w, 3), dtype=np.uint8)  # for timing the control path alone
             return PolicyObservation(rgb=rgb, instruction=_instruction(sub), goal_image=goal_image, goal_mask=goal_mask, step=step)
-        view = ctl.render(self.image_size)["front"]
-        return PolicyObservation(rgb=view.rgb, instruction=_instruction(sub), depth=view.depth, goal_image=goal_image,
+        frame = robot.read_camera(self.camera, self.image_size, depth=self.camera in robot.capabilities.depth)
+        return PolicyObservation(rgb=frame.rgb, instruction=_instruction(sub), depth=frame.depth, goal_image=goal_image,
                                  goal_mask=goal_mask, step=step)
 
-    def _goal_views(self, ctl, sub: Subtask) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """For navigation policies: the front view from the pose a Go to would end at, and the target's mask
-        in it (taken from the world truth until a mapper provides them)."""
-        if sub.action is not Action.GO_TO or isinstance(self.policy, ExpertPolicy):
-            return None, None
-        st = ctl.state
-        target = sub.target or ""
-        poses = st._goal_poses(target)
-        free = [p for p in poses if st.nav.is_free(p.x, p.y)] or poses
-        if not free:
-            return None, None
-        view = ctl.render(self.image_size, robot_pose=(free[0].x, free[0].y, free[0].yaw))["front"]
-        renderer = ctl.renderer(self.image_size)
-        ident = renderer.instance_ids.get(target)
-        mask = None if view.segmentation is None or ident is None else view.segmentation == ident
-        return view.rgb, mask
+
+class _Attempt:
+    """Figures of one attempt, summed from the robot's reports."""
+
+    def __init__(self) -> None:
+        self.steps, self.collisions = 0, 0
+        self.seconds, self.distance = 0.0, 0.0
+
+    def add(self, report: MotionReport) -> MotionReport:
+        self.steps += 1
+        self.collisions += int(report.collision)
+        self.seconds += report.duration
+        self.distance += report.distance
+        return report
 
 
 def _instruction(sub: Subtask) -> str:
@@ -358,9 +291,9 @@ def _remote_policy(model: str, policy: str, params: dict, process: dict) -> Poli
 
 
 def _command_kind(policy: Policy) -> str:
-    if isinstance(policy, EndEffectorExpert) or policy.family in ("octo", "rt1x", "rt-1-x"):
-        return "ee"
-    return "nav"
+    if policy.kind == "manipulation" or policy.family in ("octo", "rt1x", "rt-1-x"):
+        return "manipulation"
+    return "navigation"
 
 
-__all__ = ["POLICIES", "PolicySkill", "make_policy", "register_policy", "Waypoints"]
+__all__ = ["POLICIES", "PolicySkill", "make_policy", "register_policy"]

@@ -1,12 +1,15 @@
 """Privileged skills for the embedded home ("with background information"): kinematic execution
 that uses simulator truth, with real reach, occupancy and container checks and seeded failures.
+
+They act on ``World.ground_truth()`` (the home's state) instead of a ``Robot``: a simulation-only
+shortcut, refused by ``supports`` on a world without ground truth (a real robot).
 """
 
 from __future__ import annotations
 
 import random
 
-from homiebot.contracts import Action, Subtask
+from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.skills.failures import FailureProfile, draw, load_profile
 from homiebot.worlds.base import World
@@ -15,8 +18,8 @@ NAVIGATION = frozenset({Action.GO_TO})
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
 
 
-def _home_state(world: World):
-    state = getattr(world, "state", None)
+def _home_state(world: World):  # noqa: ANN202 - the home's state, reached only through the World interface
+    state = world.ground_truth()
     if state is None:
         raise TypeError(f"privileged skills need a simulated world with privileged state, not {type(world).__name__}")
     return state
@@ -32,8 +35,9 @@ class _PrivilegedSkill(Skill):
         self.weak_at = tuple(weak_at)
 
     def supports(self, world: World) -> str | None:
-        if getattr(world, "state", None) is None:
-            return f"{type(world).__name__} exposes no privileged state"
+        if world.ground_truth() is None:
+            return (f"{self.model}'s privileged skill is simulation-only and {type(world).__name__} has no simulator truth; "
+                    f"configure a policy skill for {self.model}")
         return None
 
     @staticmethod
@@ -41,7 +45,7 @@ class _PrivilegedSkill(Skill):
         """A failed attempt when a name is not in the world (e.g. a map instance bound to no object)."""
         for name in (subtask.target, subtask.place):
             if name is not None and state.lookup(name) is None:
-                return SkillResult(False, f"there is no {name} to act on here")
+                return SkillResult(False, f"there is no {name} to act on here", reason=SkillFailure.FAILED)
         return None
 
     def _failed_by_chance(self, sub: Subtask, ctx: SkillContext, target_kind: str) -> str | None:
@@ -70,10 +74,10 @@ class PrivilegedNavigation(_PrivilegedSkill):
         size = "room" if kind == "room" else ("large" if kind == "receptacle" else "small")
         reason = self._failed_by_chance(subtask, context, size)
         if reason:
-            return SkillResult(False, reason)
+            return SkillResult(False, reason, reason=SkillFailure.FAILED)
         outcome = state.navigate(target)
         if not outcome.ok:
-            return SkillResult(False, outcome.reason)
+            return SkillResult(False, outcome.reason, reason=SkillFailure.UNREACHABLE)
         travelled = outcome.path_length
         if kind != "room" and draw(context.episode_seed, context.round, f"{self.model}:overshoot") < self.profile.of(Action.GO_TO).overshoot:
             before = state.path_length
@@ -100,14 +104,14 @@ class PrivilegedManipulation(_PrivilegedSkill):
                     return SkillResult(True)
                 reason = outcome.reason
             if draw(context.episode_seed, context.round, f"{self.model}:drop", context.attempt) < self.profile.of(Action.PUT).drop:
-                return SkillResult(False, reason, dropped=state.drop_held(rng))
-            return SkillResult(False, reason)
+                return SkillResult(False, reason, dropped=state.drop_held(rng), reason=SkillFailure.GRASP_MISSED)
+            return SkillResult(False, reason, reason=SkillFailure.FAILED)
         if reason:
-            return SkillResult(False, reason)
+            return SkillResult(False, reason, reason=SkillFailure.FAILED)
         if subtask.action is Action.PICK:
             outcome = state.grasp(subtask.target)
         elif subtask.action in (Action.OPEN, Action.CLOSE):
             outcome = state.articulate(subtask.target, subtask.action is Action.OPEN)
         else:
-            return SkillResult(False, f"{self.model} does not perform {subtask.action.value}")
-        return SkillResult(outcome.ok, outcome.reason)
+            return SkillResult(False, f"{self.model} does not perform {subtask.action.value}", reason=SkillFailure.FAILED)
+        return SkillResult(outcome.ok, outcome.reason, reason=None if outcome.ok else SkillFailure.FAILED)

@@ -87,14 +87,14 @@ class RemotePolicy(Policy):
         self._described: dict | None = None
 
     def _copy_class_attributes(self) -> None:
-        """family / image_size / rate_hz of the hosted class when it is importable here (the server's answer wins)."""
+        """family / kind / image_size / rate_hz of the hosted class when it is importable here (the server's answer wins)."""
         from homiebot.skills.policy_skill import policy_factory
 
         try:
             factory = policy_factory(self.policy_name)
         except ValueError:
             return
-        for attr in ("family", "image_size", "rate_hz"):
+        for attr in ("family", "kind", "image_size", "rate_hz"):
             value = getattr(factory, attr, None)
             if value is not None and not callable(value):
                 setattr(self, attr, value)
@@ -167,6 +167,7 @@ class RemotePolicy(Policy):
         info = self._call("describe", {}, self.connect_timeout, resend=1.0)
         self._described = info
         self.family = str(info.get("family", self.family))
+        self.kind = str(info.get("kind", self.kind))
         self.image_size = tuple(int(n) for n in info.get("image_size", self.image_size))
         self.rate_hz = float(info.get("rate_hz", self.rate_hz))
         return info

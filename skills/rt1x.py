@@ -270,6 +270,7 @@ class RT1XPolicy(Policy):
     """RT-1-X language-conditioned manipulation -> one ``EndEffectorDelta`` per step (with terminate)."""
 
     family = "rt1x"
+    kind = "manipulation"
     image_size = (256, 320)
     rate_hz = 3.0
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.contracts import Observation, Subtask
 from homiebot.errors import WorldBelief
+from homiebot.robot import Robot
 
 
 class World(ABC):
@@ -30,6 +32,20 @@ class World(ABC):
     @abstractmethod
     def belief(self) -> WorldBelief:
         """The state the error detector checks against (truth in simulation, a belief on robots)."""
+
+    @property
+    def robot(self) -> Robot | None:
+        """The robot that skills driving low-level models command; None for a world without one."""
+        return None
+
+    def ground_truth(self) -> Any | None:
+        """Privileged simulator state for simulation-only components (expert sources, privileged skills,
+        the oracle planner); None on a real robot. Its type is the simulator's own."""
+        return None
+
+    def attempt_check(self) -> AttemptCheck:
+        """How skill attempts are judged here. Default: the robot's own signals and ``belief``."""
+        return RobotSignalsCheck(self.belief)
 
     def skill_subtask(self, subtask: Subtask) -> Subtask:
         """The subtask with its names as the skills know them (a perceiving world maps its map

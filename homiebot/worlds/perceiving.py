@@ -28,6 +28,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import Action, Observation, Subtask, ViewImage
 from homiebot.perception.detection import Detector
 from homiebot.perception.detectors import detect_views
@@ -35,6 +36,7 @@ from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
 from homiebot.perception.sim import bind_to_truth, rig_from_home, sim_open_state
+from homiebot.robot import Robot
 from homiebot.worlds.base import World
 
 
@@ -102,6 +104,17 @@ class PerceivingWorld(World):
     @property
     def renderer(self) -> Any:
         return self.inner.renderer
+
+    @property
+    def robot(self) -> Robot | None:
+        return self.inner.robot
+
+    def ground_truth(self) -> Any | None:
+        return self.inner.ground_truth()
+
+    def attempt_check(self) -> AttemptCheck:
+        """The inner world's: in simulation attempts are judged from truth (the map follows what happened)."""
+        return self.inner.attempt_check()
 
     def reset(self) -> None:
         self.inner.reset()

@@ -9,10 +9,9 @@ import pytest
 
 from homiebot.contracts import Action, Subtask
 from homiebot.skills.base import SkillContext
-from homiebot.skills.experts import EndEffectorExpert, NavigationWaypointExpert
 from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
 from homiebot.skills.policy_skill import PolicySkill
-from homiebot.worlds.home.control import HomeControl
+from homiebot.worlds.home.experts import EndEffectorExpert, NavigationWaypointExpert
 from homiebot.worlds.home.scene import load_scene
 from homiebot.worlds.home.state import RobotPose
 from homiebot.worlds.home.world import EmbeddedHome
@@ -91,9 +90,9 @@ def test_pick_out_of_reach_says_so(world) -> None:
 
 def test_experts_speak_the_policy_contract_with_bounded_steps(world) -> None:
     world.reset()
-    ctl = HomeControl(world)
+    ctl = world.robot
     nav = NavigationWaypointExpert()
-    nav.attach(ctl, Subtask(action=Action.GO_TO, target="fridge"))
+    nav.attach(world, ctl, Subtask(action=Action.GO_TO, target="fridge"))
     nav.reset()
     obs = PolicyObservation(rgb=np.zeros((*nav.image_size, 3), np.uint8))
     (cmd,) = nav.act(obs)
@@ -101,7 +100,7 @@ def test_experts_speak_the_policy_contract_with_bounded_steps(world) -> None:
     assert np.all(np.linalg.norm(np.diff(cmd.points, axis=0), axis=1) <= 0.25 + 1e-6)
     world.state.robot = RobotPose(6.35, 2.7, 0.0)
     ee = EndEffectorExpert(max_translation=0.04, chunk=4)
-    ee.attach(ctl, Subtask(action=Action.PICK, target="green_can"))
+    ee.attach(world, ctl, Subtask(action=Action.PICK, target="green_can"))
     ee.reset()
     chunk = ee.act(obs)
     assert len(chunk) == 4 and all(isinstance(c, EndEffectorDelta) for c in chunk)
@@ -109,4 +108,3 @@ def test_experts_speak_the_policy_contract_with_bounded_steps(world) -> None:
     with pytest.raises(RuntimeError, match="attach"):
         EndEffectorExpert().act(obs)
     assert DiscreteMove(Move.STOP).move is Move.STOP
-    ctl.close()

@@ -7,10 +7,18 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.contracts import Action, Subtask
+from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.skills.base import SkillContext
 from homiebot.skills.policy import EndEffectorDelta, Policy, PolicyObservation, Waypoints
-from homiebot.skills.policy_skill import MANIPULATION, NAVIGATION, POLICIES, PolicySkill, make_policy, register_policy
+from homiebot.skills.policy_skill import (
+    MANIPULATION,
+    NAVIGATION,
+    POLICIES,
+    PolicySkill,
+    known_policies,
+    make_policy,
+    register_policy,
+)
 from homiebot.worlds.home.scene import load_scene
 from homiebot.worlds.home.state import RobotPose
 from homiebot.worlds.home.world import EmbeddedHome
@@ -56,7 +64,7 @@ class Fumbler(Policy):
 
 
 def test_registry_and_yaml_style_construction() -> None:
-    assert {"expert_waypoints", "expert_discrete", "expert_ee"} <= set(POLICIES)
+    assert {"expert_waypoints", "expert_discrete", "expert_ee"} <= set(known_policies())  # the home's entry points
     s = PolicySkill(model="octo", policy="expert_ee", policy_params={"chunk": 4}, rate_hz=10, max_steps=50)
     assert s.actions == MANIPULATION and s.rate_hz == 10 and s.policy.chunk == 4
     assert PolicySkill(model="NoMaD", policy="expert_waypoints").actions == NAVIGATION
@@ -118,10 +126,19 @@ def test_failed_put_reports_the_dropped_object(world) -> None:
     assert "instead of the fridge" in result.message and st.held is None
 
 
-def test_skill_refuses_worlds_without_a_simulated_home() -> None:
-    class Elsewhere:
-        pass
+def test_skill_refuses_worlds_without_what_it_needs() -> None:
+    from test.fakes import PlanarWorld
 
-    s = PolicySkill("NoMaD", policy="expert_waypoints")
-    assert "not an embedded home" in s.supports(Elsewhere())
-    assert not s.run(Subtask(action=Action.GO_TO, target="fridge"), Elsewhere(), CTX).success
+    class NoRobot(PlanarWorld):
+        robot = None
+
+    nav = PolicySkill("NoMaD", policy="expert_waypoints")
+    assert "has no robot" in nav.supports(NoRobot())
+    failed = nav.run(Subtask(action=Action.GO_TO, target="fridge"), NoRobot(), CTX)
+    assert not failed.success and failed.reason is SkillFailure.UNAVAILABLE
+    # an expert reads simulator truth: a world without it (a real robot) is refused with the reason
+    assert "reads simulator truth" in nav.supports(PlanarWorld())
+    # a manipulation model on a base-only robot
+    arm = PolicySkill("RT-1-X", policy=Recorder(), actions=["Pick"])
+    assert arm.supports(PlanarWorld()) == "the robot lacks an arm and a gripper"
+    assert PolicySkill("NoMaD", policy=Recorder(), camera="hand").supports(PlanarWorld()).startswith("the robot lacks a camera named 'hand'")

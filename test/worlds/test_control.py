@@ -1,4 +1,4 @@
-"""HomeControl: base motion and collisions, discrete moves, arm IK, grasping, release, doors."""
+"""HomeControl (the home's Robot): base motion and collisions, discrete moves, arm IK, grasping, release, doors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.worlds.home.control import FORWARD_STEP, TURN_STEP, HomeControl
+from homiebot.robot import Robot
+from homiebot.skills.policy import FORWARD_STEP, TURN_STEP, DiscreteMove, Move, apply_command
+from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.robot import ArmPose, arm_fk, arm_ik
 from homiebot.worlds.home.scene import load_scene
 from homiebot.worlds.home.state import RobotPose
@@ -55,25 +57,50 @@ def test_waypoints_reach_a_point(control: HomeControl) -> None:
         c, s = math.cos(r.yaw), math.sin(r.yaw)
         d = goal - (r.x, r.y)
         local = np.array([[c * d[0] + s * d[1], -s * d[0] + c * d[1]]])
-        control.follow_waypoints(local)
+        control.follow_waypoints(local, None, control.dt)
     assert math.dist((control.state.robot.x, control.state.robot.y), goal) < 0.06
 
 
 def test_discrete_moves_use_pixnav_step_sizes(control: HomeControl) -> None:
+    def move(m: Move):
+        return apply_command(control, DiscreteMove(m), control.dt)
+
     place_robot(control, (2.5, 6.2, 0.0))
-    control.discrete("forward")
+    move(Move.FORWARD)
     assert control.state.robot.x == pytest.approx(2.5 + FORWARD_STEP, abs=1e-6)
-    control.discrete("turn_left")
+    move(Move.TURN_LEFT)
     assert control.state.robot.yaw == pytest.approx(TURN_STEP, abs=1e-6)
-    control.discrete("turn_right")
+    move(Move.TURN_RIGHT)
     assert control.state.robot.yaw == pytest.approx(0.0, abs=1e-6)
-    assert not control.discrete("look_down").clipped
+    assert not move(Move.LOOK_DOWN).clipped
     assert control.state.head_tilt == pytest.approx(-math.radians(30))
-    assert control.discrete("look_down").clipped  # limit reached
+    assert move(Move.LOOK_DOWN).clipped  # limit reached
     cam_down = control.render((16, 16))  # renders with the tilted head
     assert cam_down["front"].rgb.shape == (16, 16, 3)
-    with pytest.raises(ValueError, match="unknown discrete move"):
-        control.discrete("jump")
+    assert control.counters.counts["drive"] >= 3 and control.counters.counts["tilt_head"] == 2
+
+
+def test_the_home_robot_describes_itself_through_the_robot_interface(control: HomeControl) -> None:
+    assert isinstance(control, Robot)
+    caps = control.capabilities
+    assert caps.cameras == ("front", "left", "back", "right") and caps.arm and caps.gripper and caps.head
+    assert caps.missing(arm=True, camera="hand") == "the robot lacks a camera named 'hand' (it has front, left, back, right)"
+    place_robot(control, (2.5, 6.2, 0.3))
+    odom = control.odometry()
+    assert (odom.x, odom.y, odom.yaw) == (2.5, 6.2, 0.3)
+    frame = control.read_camera("front", (24, 32), depth=True)
+    assert frame.image.shape == (24, 32, 3) and frame.depth is not None and frame.depth.shape == (24, 32)
+    info = frame.info
+    assert (info.height, info.width) == (24, 32) and info.vertical_fov_deg == pytest.approx(90.0)
+    # the front camera looks along the base's x axis (OpenCV z forward), from the head, whatever the base pose
+    assert info.base_from_camera[:3, 2] @ np.array([1.0, 0.0, 0.0]) > 0.9
+    assert info.base_from_camera[2, 3] > 1.0
+    grip = control.gripper_state()
+    assert grip.holding is False and not grip.closed
+    arm = control.arm_state()
+    assert arm.position.shape == (3,) and len(arm.joint_names) == len(arm.joint_positions)
+    with pytest.raises(ValueError, match="unknown camera"):
+        control.camera_info("hand")
 
 
 def test_ik_round_trip_and_unreachable_target_reported(control: HomeControl) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from rclpy.node import Node
 
-from homiebot.contracts import Action, Subtask
+from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.executor import Executor
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.rpc import CallContext, RpcClient, RpcServer
@@ -40,7 +40,8 @@ class WorldSideSkill(Skill):
         self.acted = r.get("acted")
         if self.call is not None:
             self.call.progress({"attempt": context.attempt, "of": context.max_attempts, "success": r["success"], "message": r["message"]})
-        return SkillResult(r["success"], r["message"], r["dropped"], r["path_length"])
+        reason = SkillFailure(r["reason"]) if r.get("reason") else None
+        return SkillResult(r["success"], r["message"], r["dropped"], r["path_length"], reason=reason)
 
 
 class ExecutorNode:

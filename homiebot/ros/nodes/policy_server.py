@@ -57,7 +57,7 @@ class PolicyServer:
 
     def describe(self, params: dict, ctx: CallContext) -> dict:
         p = self.policy
-        return {"policy": self.name, "family": p.family, "image_size": list(p.image_size), "rate_hz": p.rate_hz,
+        return {"policy": self.name, "family": p.family, "kind": p.kind, "image_size": list(p.image_size), "rate_hz": p.rate_hz,
                 "availability": self.reason}
 
     def reset(self, params: dict, ctx: CallContext) -> dict:

@@ -185,6 +185,7 @@ class WorldNode:
             result = run_attempt(skill, subtask, world, context, acted)
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
+                     "reason": None if result.success else result.failure.value,
                      "path_length": result.path_length, "inventory": world.inventory(), "world_path_length": world.path_length(),
                      "acted": acted.model_dump(mode="json")}
         # a retry follows a failed attempt that is not the last: rendering now would delay it for nothing

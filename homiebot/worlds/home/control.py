@@ -1,6 +1,6 @@
-"""Low-level control of the robot in the embedded home, stepped at a policy rate on a simulated clock.
+"""The embedded home's robot: ``HomeControl`` implements ``homiebot.robot.Robot`` in-process.
 
-``HomeControl`` turns the commands of ``homiebot.skills.policy`` into motion of ``HomeState``:
+Commands move ``HomeState`` on a simulated clock (every command says how long it takes):
 
 * base: a velocity ``(v, omega)`` held for one control period, integrated in small sub-steps; the
   round footprint (``ROBOT_RADIUS``) is checked against the occupancy grid and motion stops at the
@@ -16,7 +16,12 @@
   opening; opening releases it and it falls onto the surface below (a receptacle or the floor);
   closing on a door handle or drawer knob couples the joint to the gripper, so moving the gripper
   along the door arc or the drawer axis changes the continuous opening fraction;
-* cameras: the head cameras rendered at any resolution a policy asks for (one cached renderer per size).
+* cameras: the head cameras rendered at any resolution a policy asks for (one cached renderer per size);
+* navigation: ``navigate_to`` plans over the true occupancy grid and moves kinematically (the robot's
+  own navigation stack, as a real driver would have one).
+
+The discrete PixNav moves and the policy commands are mapped onto these calls by
+``homiebot.skills.policy.apply_command``, the same code that drives a real robot.
 
 Not modelled: contact forces, collisions of the arm or of a swinging door with the robot's own body
 (the kinematic privileged skills ignore them too), objects stacking on other objects.
@@ -26,57 +31,57 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from homiebot.robot import (
+    ArmState,
+    BasePose,
+    CameraFrame,
+    CameraInfo,
+    Capabilities,
+    CommandCounters,
+    GripperState,
+    MotionReport,
+    Robot,
+    RobotLimits,
+    wrap_angle,
+)
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, ROBOT_RADIUS, VIEWS
 from homiebot.worlds.home.layout import Receptacle
 from homiebot.worlds.home.mjcf import PANEL, door_handle_local, door_hinge_local, drawer_handle_local
+from homiebot.worlds.home.navigation import Pose2D
 from homiebot.worlds.home.robot import (
+    ARM_JOINTS,
     FINGER_HEIGHT,
     FINGER_LENGTH,
+    FOREARM,
+    HAND,
     HEAD_TILT_RANGE,
+    LIFT_RANGE,
     MAX_OPENING,
+    SHOULDER_XY,
+    UPPER_ARM,
     ArmPose,
     arm_fk,
     arm_ik,
     finger_offset,
 )
-from homiebot.worlds.home.state import HomeState, ObjectLocation
+from homiebot.worlds.home.state import HomeState, ObjectLocation, RobotPose
 
 if TYPE_CHECKING:
-    from homiebot.skills.policy import Command
     from homiebot.worlds.home.render import HomeRenderer, RenderedView
     from homiebot.worlds.home.world import EmbeddedHome
 
-FORWARD_STEP = 0.25  # m, Habitat/PixNav "move_forward"
-TURN_STEP = math.radians(30.0)  # Habitat/PixNav "turn_left" / "turn_right"
-TILT_STEP = math.radians(30.0)  # Habitat/PixNav "look_up" / "look_down"
 GRASP_CLOSEDNESS = 0.5  # a gripper command at or above this closes the fingers on what is between them
 _HANDLE_TURNS = (0.0, 0.3, -0.3, 0.6, -0.6, 0.9, -0.9, 1.2, -1.2)
 _SUB_LINEAR = 0.02  # m per integration sub-step of the base
 _SUB_ANGULAR = math.radians(3.0)
 
 
-@dataclass
-class StepReport:
-    """What one executed command did. ``message`` says why something did not happen as asked."""
-
-    collision: bool = False
-    clipped: bool = False
-    attached: str | None = None  # object or "<receptacle>/handle" the gripper closed on
-    released: str | None = None
-    distance: float = 0.0  # base travel in metres
-    duration: float = 0.0  # simulated seconds
-    message: str = ""
-
-    def merge(self, other: StepReport) -> StepReport:
-        msgs = [m for m in (self.message, other.message) if m]
-        return StepReport(self.collision or other.collision, self.clipped or other.clipped,
-                          other.attached or self.attached, other.released or self.released,
-                          self.distance + other.distance, self.duration + other.duration, "; ".join(msgs))
+StepReport = MotionReport  # the name this module used before the robot interface existed
 
 
 @dataclass
@@ -87,22 +92,15 @@ class _Coupling:
     kind: str  # "hinge" | "slide"
 
 
-@dataclass
-class ControlStats:
-    steps: int = 0
-    sim_time: float = 0.0
-    collisions: int = 0
-    distance: float = 0.0
-    extra: dict = field(default_factory=dict)
+class HomeControl(Robot):
+    """The robot of an ``EmbeddedHome`` behind the ``Robot`` interface.
 
-
-class HomeControl:
-    """Velocity, waypoint, discrete and end-effector control of the robot in an ``EmbeddedHome``.
-
-    ``rate_hz`` is the policy rate: one velocity or waypoint command is held for ``1 / rate_hz``
-    simulated seconds. ``max_linear`` (m/s), ``max_angular`` (rad/s), ``max_ee_speed`` (m/s) and
-    ``max_ee_yaw_rate`` (rad/s) bound what one period can achieve.
+    ``rate_hz`` sets the default command duration (``1 / rate_hz`` simulated seconds) for calls that
+    give none. ``max_linear`` (m/s), ``max_angular`` (rad/s), ``max_ee_speed`` (m/s) and
+    ``max_ee_yaw_rate`` (rad/s) bound what a command can achieve.
     """
+
+    name = "embedded_home"
 
     def __init__(self, world: EmbeddedHome, rate_hz: float = 5.0, max_linear: float = 0.5, max_angular: float = 1.2,
                  max_ee_speed: float = 0.3, max_ee_yaw_rate: float = 1.5) -> None:
@@ -112,7 +110,8 @@ class HomeControl:
         self.rate_hz = float(rate_hz)
         self.max_linear, self.max_angular = float(max_linear), float(max_angular)
         self.max_ee_speed, self.max_ee_yaw_rate = float(max_ee_speed), float(max_ee_yaw_rate)
-        self.stats = ControlStats()
+        self.sim_time = 0.0  # simulated seconds of commands since the world was built
+        self.counters = CommandCounters()
         self._renderers: dict[tuple[int, int, float], HomeRenderer] = {}
         self._coupling: _Coupling | None = None
 
@@ -124,25 +123,59 @@ class HomeControl:
     def dt(self) -> float:
         return 1.0 / self.rate_hz
 
-    # ---- commands ----------------------------------------------------------------------------
-    def execute(self, command: Command) -> StepReport:
-        """Run one policy command for (at most) one control period; updates the statistics."""
-        from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Waypoints
+    # ---- Robot: description and sensing ---------------------------------------------------------
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(cameras=tuple(VIEWS), base=True, arm=True, gripper=True, head=True, depth=tuple(VIEWS))
 
-        if isinstance(command, Waypoints):
-            yaw = None if command.yaw is None or len(command.yaw) == 0 else float(command.yaw[-1])
-            report = self.follow_waypoints(np.asarray(command.points, dtype=float).reshape(-1, 2), yaw)
-        elif isinstance(command, DiscreteMove):
-            report = self.discrete(command.move.value)
-        elif isinstance(command, EndEffectorDelta):
-            report = self.move_ee(command.translation, command.rotation, command.gripper)
-        else:
-            raise TypeError(f"HomeControl cannot execute {type(command).__name__}; expected Waypoints, DiscreteMove or EndEffectorDelta")
-        self.stats.steps += 1
-        self.stats.sim_time += report.duration
-        self.stats.collisions += int(report.collision)
-        self.stats.distance += report.distance
-        return report
+    @property
+    def limits(self) -> RobotLimits:
+        reach = UPPER_ARM + FOREARM + HAND
+        return RobotLimits(self.max_linear, self.max_angular, self.max_ee_speed, self.max_ee_yaw_rate,
+                           workspace_min=(SHOULDER_XY[0] - reach, SHOULDER_XY[1] - reach, LIFT_RANGE[0]),
+                           workspace_max=(SHOULDER_XY[0] + reach, SHOULDER_XY[1] + reach, LIFT_RANGE[1]))
+
+    def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
+        size = size or self._native_size()
+        r = self.renderer(size)
+        r.sync(self.state)
+        base = self.state.robot
+        c, s = math.cos(base.yaw), math.sin(base.yaw)
+        world_from_base = np.array([[c, -s, 0, base.x], [s, c, 0, base.y], [0, 0, 1, 0], [0, 0, 0, 1.0]])
+        if camera not in VIEWS:
+            raise ValueError(f"unknown camera '{camera}'; the embedded home's robot has {list(VIEWS)}")
+        return CameraInfo(camera, int(size[0]), int(size[1]), r.camera_intrinsics(),
+                          np.linalg.inv(world_from_base) @ r.camera_pose(camera), "rgb8", True)
+
+    def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
+        size = size or self._native_size()
+        view = self.render(size, (camera,))[camera]
+        return CameraFrame(view.rgb, self.camera_info(camera, size), self.sim_time, view.depth if depth else None)
+
+    def _native_size(self) -> tuple[int, int]:
+        r = getattr(self.world, "renderer", None)
+        return (r.height, r.width) if r is not None else (256, 256)
+
+    def odometry(self) -> BasePose:
+        r = self.state.robot
+        return BasePose(r.x, r.y, r.yaw, self.sim_time)
+
+    def arm_state(self) -> ArmState:
+        pos, yaw = self.gripper_pose()
+        arm = self.state.arm
+        return ArmState(pos, yaw, (*ARM_JOINTS, "fingers"), tuple(arm.as_list()))
+
+    def gripper_state(self) -> GripperState:
+        holding = self.state.held is not None or self._coupling is not None
+        return GripperState(1.0 - self.state.arm.gripper, holding)
+
+    def stop(self) -> None:
+        self.counters.add("stop")  # kinematic: nothing moves between commands
+
+    def hold(self, duration: float) -> StepReport:
+        self.counters.add("hold")
+        self.sim_time += duration
+        return StepReport(duration=duration)
 
     # ---- base ---------------------------------------------------------------------------------
     def _contacts(self, x: float, y: float) -> frozenset[tuple[int, int]]:
@@ -187,66 +220,39 @@ class HomeControl:
             report.distance += abs(v) * h
         st.path_length += report.distance
         st._carry_held()
+        self.counters.add("drive")
+        self.sim_time += duration
         return report
 
-    def follow_waypoints(self, points: np.ndarray, yaw: float | None = None, duration: float | None = None) -> StepReport:
-        """Track robot-frame waypoints (nearest first) for one period: turn in place while the heading
-        error exceeds 30 degrees, else drive with pure pursuit; at the last point turn to ``yaw``."""
-        duration = self.dt if duration is None else float(duration)
+    def tilt_head(self, delta: float) -> StepReport:
         st = self.state
-        c, s = math.cos(st.robot.yaw), math.sin(st.robot.yaw)
-        world_pts = [(st.robot.x + c * px - s * py, st.robot.y + s * px + c * py) for px, py in points]
-        final_yaw = None if yaw is None else st.robot.yaw + yaw
-        tick = min(duration, 0.1)
-        report = StepReport()
-        elapsed = 0.0
-        while elapsed < duration - 1e-9:
-            h = min(tick, duration - elapsed)
-            elapsed += h
-            rx, ry, ryaw = st.robot.x, st.robot.y, st.robot.yaw
-            remaining = [p for p in world_pts if math.dist(p, (rx, ry)) > 0.05]
-            if world_pts and remaining:
-                # drop points already passed: keep from the first one still ahead of the last reached
-                target = next((p for p in remaining if math.dist(p, (rx, ry)) >= 0.3), remaining[-1])
-                dist = math.dist(target, (rx, ry))
-                err = _wrap(math.atan2(target[1] - ry, target[0] - rx) - ryaw)
-                if abs(err) > math.radians(30):
-                    v, w = 0.0, math.copysign(min(self.max_angular, abs(err) / h), err)
-                else:
-                    v = min(self.max_linear, dist / h)
-                    w = float(np.clip(2.0 * err, -self.max_angular, self.max_angular))
-            elif final_yaw is not None and abs(_wrap(final_yaw - ryaw)) > 1e-3:
-                err = _wrap(final_yaw - ryaw)
-                v, w = 0.0, math.copysign(min(self.max_angular, abs(err) / h), err)
-            else:
-                report = report.merge(StepReport(duration=h))
-                continue
-            step = self.drive(v, w, h)
-            report = report.merge(step)
-            if step.collision:
-                report.duration += duration - elapsed
-                break
-        return report
+        want = st.head_tilt + delta
+        got = min(max(want, HEAD_TILT_RANGE[0]), HEAD_TILT_RANGE[1])
+        st.head_tilt = got
+        clipped = abs(got - want) > 1e-9
+        self.counters.add("tilt_head")
+        return StepReport(clipped=clipped, message="the head is already at its tilt limit" if clipped else "")
 
-    def discrete(self, move: str) -> StepReport:
-        """One PixNav/Habitat discrete action: "forward", "turn_left", "turn_right", "look_up",
-        "look_down" or "stop"."""
-        if move == "forward":
-            return self.drive(self.max_linear, 0.0, FORWARD_STEP / self.max_linear)
-        if move in ("turn_left", "turn_right"):
-            sign = 1.0 if move == "turn_left" else -1.0
-            return self.drive(0.0, sign * self.max_angular, TURN_STEP / self.max_angular)
-        if move in ("look_up", "look_down"):
-            st = self.state
-            want = st.head_tilt + (TILT_STEP if move == "look_up" else -TILT_STEP)
-            got = min(max(want, HEAD_TILT_RANGE[0]), HEAD_TILT_RANGE[1])
-            st.head_tilt = got
-            clipped = abs(got - want) > 1e-9
-            return StepReport(clipped=clipped, duration=self.dt,
-                              message="the head is already at its tilt limit" if clipped else "")
-        if move == "stop":
-            return StepReport(duration=self.dt)
-        raise ValueError(f"unknown discrete move '{move}'; expected forward, turn_left, turn_right, look_up, look_down or stop")
+    def navigate_to(self, x: float, y: float, yaw: float | None = None, tolerance: float = 0.0) -> StepReport:
+        """Plan over the true occupancy grid and move along the path kinematically (no simulated time
+        passes, as with the privileged navigation). Collision-free by construction."""
+        st = self.state
+        assert st.nav is not None
+        r = st.robot
+        if yaw is None and tolerance <= 0.0:
+            yaw = math.atan2(y - r.y, x - r.x)  # the heading of travel
+        goals = [Pose2D(x, y, math.atan2(y - r.y, x - r.x) if yaw is None else yaw)]
+        if tolerance > 0.0:
+            goals = st.nav.free_poses_near(x, y, tolerance, yaw)
+        path = st.nav.plan(Pose2D(r.x, r.y, r.yaw), goals)
+        self.counters.add("navigate_to")
+        if path is None:
+            return StepReport(message=f"no collision-free path to ({x:.2f}, {y:.2f})")
+        end = path.poses[-1]
+        st.robot = RobotPose(end.x, end.y, end.yaw)
+        st.path_length += path.length
+        st._carry_held()
+        return StepReport(distance=path.length)
 
     # ---- arm ------------------------------------------------------------------------------------
     def gripper_pose(self) -> tuple[np.ndarray, float]:
@@ -265,23 +271,34 @@ class HomeControl:
         dx, dy = p[0] - r.x, p[1] - r.y
         return np.array([c * dx + s * dy, -s * dx + c * dy, p[2]])
 
-    def move_ee(self, translation: np.ndarray | list[float], rotation: np.ndarray | list[float] | None = None,
-                gripper: float | None = None) -> StepReport:
+    def move_end_effector(self, translation: np.ndarray | list[float], rotation: np.ndarray | list[float] | None = None,
+                          duration: float | None = None) -> StepReport:
         """Move the gripper by a robot-frame delta (translation metres; rotation roll/pitch/yaw radians,
-        only yaw is actuated) within one period, then command the gripper closedness (0 open .. 1 closed)."""
+        only yaw is actuated) within ``duration`` (default one period); a target out of reach or
+        inside furniture is cut back to the last feasible point along the motion."""
+        duration = self.dt if duration is None else float(duration)
         t = np.asarray(translation, dtype=float).reshape(3)
         rot = np.zeros(3) if rotation is None else np.asarray(rotation, dtype=float).reshape(3)
-        report = StepReport(duration=self.dt)
-        limit = self.max_ee_speed * self.dt
+        report = StepReport(duration=duration)
+        limit = self.max_ee_speed * duration
         norm = float(np.linalg.norm(t))
         if norm > limit:
             t = t * (limit / norm)
             report.clipped, report.message = True, f"the step was limited to {limit * 100:.0f} cm per period"
-        dyaw = float(np.clip(rot[2], -self.max_ee_yaw_rate * self.dt, self.max_ee_yaw_rate * self.dt))
+        dyaw = float(np.clip(rot[2], -self.max_ee_yaw_rate * duration, self.max_ee_yaw_rate * duration))
         if norm > 1e-9 or abs(dyaw) > 1e-9:
             moved = self._move_coupled(t, dyaw) if self._coupling else self._move_free(t, dyaw)
             report = report.merge(moved)
-            report.duration = self.dt
+            report.duration = duration
+        self.counters.add("move_end_effector")
+        self.sim_time += duration
+        return report
+
+    def move_ee(self, translation: np.ndarray | list[float], rotation: np.ndarray | list[float] | None = None,
+                gripper: float | None = None) -> StepReport:
+        """One end-effector step of one period followed by a gripper command (a convenience for tests
+        and scripts; skills go through ``homiebot.skills.policy.apply_command``)."""
+        report = self.move_end_effector(translation, rotation)
         if gripper is not None:
             report = report.merge(self.set_gripper(float(gripper)))
             report.duration = self.dt
@@ -332,7 +349,7 @@ class HomeControl:
             ax, ay = door_hinge_local(rec)
             hx0, hy0, _ = door_handle_local(rec, 0.0)
             base = math.atan2(hy0 - ay, hx0 - ax)
-            target = min(max(_wrap(math.atan2(ly - ay, lx - ax) - base) / (math.pi / 2), 0.0), 1.0)
+            target = min(max(wrap_angle(math.atan2(ly - ay, lx - ax) - base) / (math.pi / 2), 0.0), 1.0)
         else:
             hx_now = drawer_handle_local(rec, current * DRAWER_TRAVEL)[0]
             target = min(max(current + (lx - hx_now) / DRAWER_TRAVEL, 0.0), 1.0)
@@ -399,6 +416,7 @@ class HomeControl:
     # ---- gripper ---------------------------------------------------------------------------------
     def set_gripper(self, closedness: float) -> StepReport:
         """Command the fingers; closing grasps what lies between them, opening releases it."""
+        self.counters.add("set_gripper")
         st = self.state
         closedness = min(max(closedness, 0.0), 1.0)
         report = StepReport()
@@ -527,13 +545,16 @@ class HomeControl:
         if st.held is None:
             st.arm = carry
         report.duration = steps * self.dt
-        self.stats.sim_time += report.duration
+        self.sim_time += report.duration
+        self.counters.add("stow_arm")
         return report
 
+    def stow_arm(self) -> StepReport:
+        return self.stow()
+
     def reset(self) -> None:
-        """Forget couplings and statistics (call after the world was reset)."""
+        """Forget couplings (called when the world is reset: a new episode starts with open hands)."""
         self._coupling = None
-        self.stats = ControlStats()
 
     # ---- cameras ---------------------------------------------------------------------------------
     def renderer(self, size: tuple[int, int], fovy: float = 90.0) -> HomeRenderer:
@@ -565,9 +586,6 @@ class HomeControl:
             r.close()
         self._renderers.clear()
 
-
-def _wrap(a: float) -> float:
-    return (a + math.pi) % (2 * math.pi) - math.pi
 
 
 def _describe_offset(gx: float, gy: float, gz: float) -> str:

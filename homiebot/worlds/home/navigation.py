@@ -130,6 +130,20 @@ class NavigationMap:
         return [Pose2D(float(self._cx[tuple(idx[k])]), float(self._cy[tuple(idx[k])]),
                        math.atan2(cy - self._cy[tuple(idx[k])], cx - self._cx[tuple(idx[k])])) for k in order]
 
+    def free_poses_near(self, x: float, y: float, radius: float, yaw: float | None = None, limit: int = 12) -> list[Pose2D]:
+        """Free base positions within ``radius`` of (x, y), nearest first, facing (x, y) (or ``yaw``)."""
+        inside = (np.hypot(self._cx - x, self._cy - y) <= radius) & ~self.planning
+        idx = np.argwhere(inside)
+        if len(idx) == 0:
+            return []
+        d = np.hypot(self._cx[inside] - x, self._cy[inside] - y)
+        order = np.argsort(d, kind="stable")[:limit]
+        poses = []
+        for k in order:
+            px, py = float(self._cx[tuple(idx[k])]), float(self._cy[tuple(idx[k])])
+            poses.append(Pose2D(px, py, math.atan2(y - py, x - px) if yaw is None else yaw))
+        return poses
+
     @staticmethod
     def poses_around_point(x: float, y: float, radius: float, look: tuple[float, float], n: int = 16) -> list[Pose2D]:
         poses = []

@@ -7,9 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
+from homiebot.worlds.home.checks import SimTruthCheck
+from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
 from homiebot.worlds.home.scene import SceneSpec
 from homiebot.worlds.home.state import HomeState
@@ -39,9 +42,25 @@ class EmbeddedHome(World):
                     **{n: o.cls.name for n, o in layout.objects.items()}}
         self._categories = {i: InstanceLabel(name=n, category=category[n]) for n, i in self.renderer.instance_ids.items()
                             if n in category}
+        self._robot: HomeControl | None = None
+
+    @property
+    def robot(self) -> HomeControl:
+        """The home's robot behind the ``Robot`` interface (one per world, made on first use)."""
+        if self._robot is None:
+            self._robot = HomeControl(self)
+        return self._robot
+
+    def ground_truth(self) -> HomeState:
+        return self.state
+
+    def attempt_check(self) -> AttemptCheck:
+        return SimTruthCheck()
 
     def reset(self) -> None:
         self.state = copy.deepcopy(self._initial)
+        if self._robot is not None:
+            self._robot.reset()
 
     def observe(self, round_index: int) -> Observation:
         self.renderer.sync(self.state)
@@ -74,4 +93,6 @@ class EmbeddedHome(World):
         return goal_holds(self.state, goal)
 
     def close(self) -> None:
+        if self._robot is not None:
+            self._robot.close()
         self.renderer.close()

@@ -1,9 +1,10 @@
 """Privileged "expert" policies: computed from simulator truth, speaking exactly the policy contract.
 
 They stand in for learned models (NoMaD, PixNav, Octo, RT-1-X) so that the whole control path, from
-``Policy.act`` through ``HomeControl`` to the world state, runs without any weights; they also give a
-reference success rate for the learned ones. Like the real models they emit bounded steps and only
-see their target through ``attach`` (the subtask) and the state of the world at each step.
+``Policy.act`` through ``apply_command`` and the ``Robot`` interface to the world state, runs without
+any weights; they also give a reference success rate for the learned ones. Like the real models they
+emit bounded steps; they read the home's truth (``World.ground_truth``), which exists only in the
+simulator, and the robot's own arm and gripper state through the ``Robot`` interface.
 
 * ``NavigationWaypointExpert`` (NoMaD-style): the next 8 waypoints along the shortest collision-free
   path, 0.25 m apart, in the robot frame; the last chunk carries the goal heading.
@@ -19,29 +20,29 @@ see their target through ``attach`` (the subtask) and the state of the world at 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from homiebot.contracts import Action, Subtask
+from homiebot.robot import Robot
 from homiebot.skills.policy import (
     Command,
     DiscreteMove,
     EndEffectorDelta,
     Move,
-    Policy,
     PolicyObservation,
+    PrivilegedPolicy,
     Waypoints,
 )
+from homiebot.worlds.home.checks import target_bearing
+from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.navigation import Pose2D
 from homiebot.worlds.home.robot import FINGER_HEIGHT, SHOULDER_XY, arm_ik
 
-if TYPE_CHECKING:
-    from homiebot.worlds.home.control import HomeControl
 
-
-class ExpertPolicy(Policy):
-    """A policy that reads simulator truth; ``attach`` gives it the control and the subtask."""
+class ExpertPolicy(PrivilegedPolicy):
+    """A policy that reads simulator truth; ``attach`` gives it the world's truth, the robot and the subtask."""
 
     family = "expert"
     image_size = (64, 64)
@@ -50,33 +51,22 @@ class ExpertPolicy(Policy):
     def __init__(self) -> None:
         self.control: HomeControl | None = None
         self.subtask: Subtask | None = None
+        self.plan_error = ""
 
-    def attach(self, control: HomeControl, subtask: Subtask) -> None:
-        """Bind to a control and a subtask before ``reset``; called by ``PolicySkill``."""
-        self.control = control
+    def attach(self, world: Any, robot: Robot, subtask: Subtask) -> None:
+        """Bind to the embedded home's robot and a subtask before ``reset``; called by ``PolicySkill``."""
+        if world.ground_truth() is None or not isinstance(robot, HomeControl):
+            raise TypeError(f"{type(self).__name__} reads the embedded home's truth; {type(world).__name__} has none")
+        self.control = robot
         self.subtask = subtask
+
+    def diagnosis(self) -> str:
+        return self.plan_error
 
     def _need(self) -> HomeControl:
         if self.control is None or self.subtask is None:
-            raise RuntimeError(f"{type(self).__name__} reads simulator truth: call attach(control, subtask) before act()")
+            raise RuntimeError(f"{type(self).__name__} reads simulator truth: call attach(world, robot, subtask) before act()")
         return self.control
-
-
-def target_bearing(control: HomeControl, target: str) -> tuple[float, float]:
-    """(gap from the base edge, heading error in radians) to a target's nearest point."""
-    st = control.state
-    r = st.robot
-    if target in st.layout.receptacles:
-        rec = st.layout.receptacles[target]
-        lx, ly = rec.to_local(r.x, r.y)
-        hx, hy, _ = rec.half
-        px, py = rec.to_world(min(max(lx, -hx), hx), min(max(ly, -hy), hy))
-    elif target in st.layout.rooms:
-        return st.distance_to(target), 0.0
-    else:
-        px, py = st.object_poses[target][:2]
-    err = math.atan2(py - r.y, px - r.x) - r.yaw
-    return st.distance_to(target), math.atan2(math.sin(err), math.cos(err))
 
 
 class _PathFollower:
@@ -130,6 +120,13 @@ class _NavigationExpert(ExpertPolicy):
 
     def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
         self._path = _PathFollower()
+        self.plan_error = ""
+
+    def _waypoints(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
+        pts = self._path.update(control, target)
+        if not pts:
+            self.plan_error = f"there is no collision-free path to the {target} from here"
+        return pts
 
 
 class NavigationWaypointExpert(_NavigationExpert):
@@ -146,7 +143,7 @@ class NavigationWaypointExpert(_NavigationExpert):
     def act(self, obs: PolicyObservation) -> list[Command]:
         control = self._need()
         st = control.state
-        pts = self._path.update(control, self.subtask.target or "")
+        pts = self._waypoints(control, self.subtask.target or "")
         if not pts:
             return [DiscreteMove(Move.STOP)]
         goal_yaw = self._path.goal_yaw
@@ -182,7 +179,7 @@ class DiscreteNavigationExpert(_NavigationExpert):
             if abs(err) <= self.facing or target in st.layout.rooms:
                 return [DiscreteMove(Move.STOP)]
             return [DiscreteMove(Move.TURN_LEFT if err > 0 else Move.TURN_RIGHT)]
-        pts = self._path.update(control, target)
+        pts = self._waypoints(control, target)
         if not pts:
             return [DiscreteMove(Move.STOP)]
         aim = next((p for p in pts if math.dist(p, (st.robot.x, st.robot.y)) >= 0.2), pts[-1])
@@ -206,6 +203,7 @@ class EndEffectorExpert(ExpertPolicy):
     """Octo / RT-1-X-style end-effector deltas for Pick, Put, Open and Close."""
 
     family = "octo"
+    kind = "manipulation"
     image_size = (256, 256)
     rate_hz = 5.0
 
@@ -219,7 +217,6 @@ class EndEffectorExpert(ExpertPolicy):
         self._k = 0
         self._stalled = 0
         self._last: np.ndarray | None = None
-        self.plan_error = ""
 
     def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
         self._keys, self._k, self._stalled, self._last, self.plan_error = None, 0, 0, None, ""
@@ -363,7 +360,7 @@ class EndEffectorExpert(ExpertPolicy):
         if self._keys is None:
             self._keys = self._plan()
         pos, yaw = control.gripper_pose()
-        closed = 1.0 if (control.state.held or control._coupling) else 0.0
+        closed = 1.0 if control.gripper_state().holding else 0.0
         if self._last is not None and np.linalg.norm(pos - self._last) < 1e-4:
             self._stalled += 1
         else:
@@ -392,4 +389,4 @@ class EndEffectorExpert(ExpertPolicy):
         return out or [EndEffectorDelta(np.zeros(3), np.zeros(3), closed)]
 
 
-__all__ = ["DiscreteNavigationExpert", "EndEffectorExpert", "ExpertPolicy", "NavigationWaypointExpert", "target_bearing"]
+__all__ = ["DiscreteNavigationExpert", "EndEffectorExpert", "ExpertPolicy", "NavigationWaypointExpert"]

@@ -1,0 +1,113 @@
+"""Whether a skill attempt succeeded: a pluggable check, because a simulator and a robot know different things.
+
+In simulation the check reads privileged truth (``homiebot.worlds.home.checks.SimTruthCheck``). On a
+robot, ``RobotSignalsCheck`` uses what the robot can tell by itself (the gripper closed on something,
+the base stands where the map says the target is) plus the mapper's belief. A world names its
+default through ``World.attempt_check``; a skill may be configured to use another.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.errors import WorldBelief
+from homiebot.robot import Robot, Unsupported
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """When a Go to counts as arrived: ``goal_gap`` metres from the target's edge, within
+    ``facing`` radians of facing it; ``early_gap`` ends the attempt before the policy stops."""
+
+    goal_gap: float = 0.45
+    facing: float = 0.52
+    early_gap: float = 0.27
+
+
+class AttemptCheck(ABC):
+    """Judges one attempt of a subtask executed through a ``Robot``."""
+
+    def begin(self, subtask: Subtask, robot: Robot) -> None:
+        """Called before the attempt's first command (remember what the hand held, say)."""
+
+    def done_early(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        """True when the attempt has already succeeded and the skill may stop before the policy does."""
+        return False
+
+    @abstractmethod
+    def succeeded(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        """Whether the attempt reached the subtask's goal (called once the policy stopped)."""
+
+    @abstractmethod
+    def failure(self, subtask: Subtask, robot: Robot, model: str, last_message: str, timed_out: bool) -> tuple[SkillFailure, str]:
+        """The typed reason and an actionable sentence for an attempt that did not succeed."""
+
+    def dropped(self, subtask: Subtask, robot: Robot) -> str | None:
+        """The object a failed Put let go of somewhere else (E2), or None."""
+        return None
+
+    def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """A goal image and the target's mask in it, for image-goal navigation models; None if unknown."""
+        return None, None
+
+
+class RobotSignalsCheck(AttemptCheck):
+    """What a real robot can tell: Pick succeeded when the gripper reports it holds something, Put when
+    it no longer does, Go to when the belief puts the target within reach, Open/Close when the policy
+    finished without a collision (the map sees the door state at the next observation)."""
+
+    def __init__(self, belief: WorldBelief) -> None:
+        self.belief = belief
+        self._held_before: bool | None = None
+
+    def _holding(self, robot: Robot) -> bool | None:
+        try:
+            return robot.gripper_state().holding
+        except Unsupported:
+            return None
+
+    def begin(self, subtask: Subtask, robot: Robot) -> None:
+        self._held_before = self._holding(robot)
+
+    def _gap(self, subtask: Subtask) -> float:
+        try:
+            return self.belief.distance_to(subtask.target or "")
+        except (KeyError, ValueError):
+            return float("inf")
+
+    def done_early(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        if subtask.action is Action.GO_TO:
+            return self._gap(subtask) <= tol.early_gap
+        if subtask.action is Action.PICK:
+            return self._holding(robot) is True
+        return False
+
+    def succeeded(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        if subtask.action is Action.GO_TO:
+            return self._gap(subtask) <= tol.goal_gap
+        if subtask.action is Action.PICK:
+            return self._holding(robot) is True
+        if subtask.action is Action.PUT:
+            return self._held_before is not False and self._holding(robot) is False
+        return subtask.action in (Action.OPEN, Action.CLOSE)
+
+    def failure(self, subtask: Subtask, robot: Robot, model: str, last_message: str, timed_out: bool) -> tuple[SkillFailure, str]:
+        target = subtask.target or ""
+        detail = f": {last_message}" if last_message else ""
+        kind = SkillFailure.TIMEOUT if timed_out else SkillFailure.FAILED
+        if subtask.action is Action.GO_TO:
+            gap = self._gap(subtask)
+            where = f" ({gap:.2f} m away)" if gap != float("inf") else ""
+            return kind, f"{model} did not reach the {target}{where}{detail}"
+        if subtask.action is Action.PICK:
+            return (kind if timed_out else SkillFailure.GRASP_MISSED), f"{model} failed to grasp the {target}{detail}"
+        if subtask.action is Action.PUT:
+            return kind, f"{model} did not release the {target} on the {subtask.place}{detail}"
+        return kind, f"{model} could not {subtask.action.value.lower()} the {target}{detail}"
+
+
+__all__ = ["AttemptCheck", "RobotSignalsCheck", "Tolerances"]
