@@ -47,7 +47,7 @@ setup(
         + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
                                                                         "policy_server")],
         "homiebot.planners": [
-            "oracle = homiebot.planners.oracle:OraclePlanner",
+            "oracle = homiebot.worlds.home.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",
             "openai = homiebot.planners.openai_compat:OpenAIPlanner",
             "hf = homiebot.planners.hf:HFPlanner",

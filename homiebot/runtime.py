@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
@@ -14,74 +15,71 @@ from homiebot.contracts import Action, EpisodeRecord, StepRecord
 from homiebot.executor import Executor
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
 from homiebot.records import EpisodeWriter
+from homiebot.scenes import DEFAULT_WORLD, scene_source
 from homiebot.skills.base import Skill
-from homiebot.tasks import Task, TaskError, check_goal_names, goal_from_instruction
+from homiebot.tasks import Task, check_goal_names
 from homiebot.worlds.base import World
-from homiebot.worlds.home.generate import generate_scene, generate_task
-from homiebot.worlds.home.scene import SceneSpec, load_scene
 
 
-def scene_for(task: Task) -> SceneSpec:
-    """The scene a task takes place in (inline, from a file, or generated from a seed)."""
-    if task.scene is not None:
-        return task.scene
-    if task.scene_file is not None:
-        return load_scene(task.scene_file)
-    assert task.scene_seed is not None
-    return generate_scene(task.scene_seed)
+def scene_for(task: Task, world: str = DEFAULT_WORLD) -> Any:
+    """The scene ``task`` takes place in, as the world plugin ``world`` reads it; None for a world
+    without scenes (a robot)."""
+    source = scene_source(world)
+    return None if source is None else source.load(task)
 
 
-def scene_key(task: Task) -> str:
-    """What identifies a task's scene, cheaply: equal keys, equal scenes (a scene file's key follows
-    its size and modification time)."""
-    if task.scene is not None:
-        return "inline:" + task.scene.model_dump_json()
-    if task.scene_file is not None:
-        path = Path(task.scene_file)
-        try:
-            stat = path.stat()
-        except OSError:
-            return f"file:{path}"  # scene_for will say what is wrong with it
-        return f"file:{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    return f"seed:{task.scene_seed}"
+def scene_key(task: Task, world: str = DEFAULT_WORLD) -> str:
+    """What identifies a task's scene, cheaply: equal keys, equal scenes (see ``SceneSource.key``)."""
+    source = scene_source(world)
+    return "" if source is None else source.key(task)
 
 
 class SceneCache:
     """The last scene loaded, kept while tasks name the same scene (episodes in one home skip
-    reading and validating its file again). The returned spec is shared (the same object while the
+    reading and validating its file again). The returned scene is shared (the same object while the
     scene is unchanged): do not modify it."""
 
-    def __init__(self) -> None:
+    def __init__(self, world: str = DEFAULT_WORLD) -> None:
+        self.world = world
         self._key: str | None = None
-        self._spec: SceneSpec | None = None
+        self._scene: Any = None
 
-    def get(self, task: Task) -> SceneSpec:
+    def get(self, task: Task) -> Any:
         """The task's scene (see ``scene_for``)."""
-        key = scene_key(task)
-        if key != self._key or self._spec is None:
-            self._spec, self._key = scene_for(task), key
-        return self._spec
+        key = scene_key(task, self.world)
+        if key != self._key or self._scene is None:
+            self._scene, self._key = scene_for(task, self.world), key
+        return self._scene
 
 
-def make_task(instruction: str | None, scene: str | None) -> Task:
-    """A task from the command line: an instruction in a scene given as a seed or a YAML file.
+def scene_json(scene: Any, world: str = DEFAULT_WORLD) -> dict[str, Any] | None:
+    """The scene as JSON (to send to the world node); None without scenes."""
+    source = scene_source(world)
+    return None if source is None or scene is None else source.to_json(scene)
 
-    Without an instruction the task generated for that seed is used. The goal is read from the
-    instruction when it has a simple form, so that the oracle can plan it and success is checked.
-    """
-    scene = scene if scene is not None else "0"
-    if scene.lstrip("-").isdigit():
-        seed = int(scene)
+
+def scene_from_json(data: Any, world: str = DEFAULT_WORLD) -> Any:
+    """A scene back from ``scene_json``."""
+    source = scene_source(world)
+    return None if source is None or data is None else source.from_json(data)
+
+
+def check_scene_names(task: Task, scene: Any, world: str = DEFAULT_WORLD) -> None:
+    """TaskError if the task's goal names something its scene lacks (nothing to check without scenes)."""
+    source = scene_source(world)
+    if source is not None and scene is not None:
+        check_goal_names(task, source.names(scene))
+
+
+def make_task(instruction: str | None, scene: str | None, world: str = DEFAULT_WORLD) -> Task:
+    """A task from the command line: an instruction in a scene given as a seed or a YAML file (the
+    world plugin reads it); without an instruction, the task generated for that seed."""
+    source = scene_source(world)
+    if source is None:
         if instruction is None:
-            return generate_task(seed)
-        spec = generate_scene(seed)
-    else:
-        spec = load_scene(scene)
-        if instruction is None:
-            raise TaskError("give an instruction when the scene is a file, e.g. homiebot run \"put the red apple in the fridge\" --scene FILE")
-    objects = {o.name: o.object_class for o in spec.objects}
-    goal = goal_from_instruction(instruction, objects, {r.name for r in spec.receptacles}, {r.name for r in spec.rooms})
-    return Task(id=spec.name, instruction=instruction, scene=spec, goal=goal)
+            raise ConfigError(f"world '{world}' has no scenes to generate a task in: give an instruction")
+        return Task(id="task", instruction=instruction)
+    return source.task_for(instruction, scene if scene is not None else "0")
 
 
 def _construct(kind: str, cls: type, params: dict) -> object:
@@ -94,11 +92,13 @@ def _construct(kind: str, cls: type, params: dict) -> object:
         raise ConfigError(f"{kind} '{cls.__name__}': {err}") from None
 
 
-def build_world(cfg: RunConfig, scene: SceneSpec) -> World:
-    """The configured world; with ``perception.mode: mapped`` wrapped in a PerceivingWorld that
-    sees it through the configured detector and a semantic map."""
+def build_world(cfg: RunConfig, scene: Any) -> World:
+    """The configured world (built from ``scene`` when the world has scenes); with
+    ``perception.mode: mapped`` wrapped in a PerceivingWorld that sees it through the configured
+    detector and a semantic map."""
     cls = registry.load("worlds", cfg.world.name)
-    world: World = _construct("world", cls, {"scene": scene, **cfg.world.params})  # type: ignore[assignment]
+    params = {**cfg.world.params, **({"scene": scene} if scene_source(cfg.world.name) is not None else {})}
+    world: World = _construct("world", cls, params)  # type: ignore[assignment]
     if cfg.perception.mode != "mapped":
         return world
     from homiebot.worlds.perceiving import PerceivingWorld
@@ -175,8 +175,8 @@ def build_skills(cfg: RunConfig, world: World) -> SkillSet:
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None) -> tuple[EpisodeRecord, Path | None]:
     """Build everything, run one episode, write its folder (if ``out_dir``), release everything."""
-    scene = scene_for(task)
-    check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
+    scene = scene_for(task, cfg.world.name)
+    check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
     planner = None
     executor = None
@@ -189,7 +189,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
-        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None and hasattr(world, "goal_satisfied") else None
+        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
         try:
             record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
         except PlannerConfigError:

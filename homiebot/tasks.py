@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.errors import normalise_name
-from homiebot.worlds.home.scene import SceneSpec, _format_validation_error
-from homiebot.yamlio import read_yaml
+from homiebot.yamlio import format_validation_error, read_yaml
 
 
 class TaskError(ValueError):
@@ -67,7 +66,11 @@ Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "h
 
 
 class Task(BaseModel):
-    """One thing to do in one scene.
+    """One thing to do, in a scene of a simulated world or in the real world.
+
+    The scene is given inline (``scene``: the world's own description, validated when the world
+    loads it), as a file (``scene_file``) or as a generator seed (``scene_seed``); a task for a real
+    robot gives none.
 
     ``goal`` is checked in simulation and planned towards by the oracle (None: unknown; [] means
     nothing needs to change). ``keypaths`` are the EMMOE-style ordered lists of necessary subtasks
@@ -79,13 +82,21 @@ class Task(BaseModel):
     instruction: str
     attributes: list[Attribute] = []
     split: Literal["train", "test"] | None = None
-    scene: SceneSpec | None = None
+    scene: dict[str, Any] | None = None
     scene_file: str | None = None
     scene_seed: int | None = None
     goal: list[Condition] | None = None
     keypaths: list[list[str]] = []
     expert_length: int | None = Field(None, ge=1)
     aliases: dict[str, str] = {}
+
+    @field_validator("scene", mode="before")
+    @classmethod
+    def _scene_as_data(cls, value: Any) -> Any:
+        """A world's scene model (e.g. the embedded home's ``SceneSpec``) is kept as its JSON data."""
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return value
 
     @field_validator("keypaths")
     @classmethod
@@ -105,13 +116,19 @@ class Task(BaseModel):
     @model_validator(mode="after")
     def _one_scene(self) -> Task:
         given = [k for k in ("scene", "scene_file", "scene_seed") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(f"a task needs exactly one of scene, scene_file or scene_seed, got {given or 'none'}")
+        if len(given) > 1:
+            raise ValueError(f"a task names at most one of scene, scene_file or scene_seed, got {given}")
         return self
 
+    @property
+    def has_scene(self) -> bool:
+        """Whether the task names a scene (tasks for a real robot do not)."""
+        return self.scene is not None or self.scene_file is not None or self.scene_seed is not None
 
-def load_task(path: str | Path) -> Task:
-    """Read a task YAML file; a relative scene_file is resolved against the task file's folder."""
+
+def load_task(path: str | Path, world: str | None = None) -> Task:
+    """Read a task YAML file; a relative scene_file is resolved against the task file's folder. An
+    inline scene is validated by the world plugin ``world`` (default: the embedded home)."""
     path = Path(path)
     data = read_yaml(path, "task file", TaskError)
     if not isinstance(data, dict):
@@ -119,7 +136,16 @@ def load_task(path: str | Path) -> Task:
     try:
         task = Task.model_validate(data)
     except ValidationError as err:
-        raise TaskError(f"{path}: invalid task\n{_format_validation_error(err)}") from None
+        raise TaskError(f"{path}: invalid task\n{format_validation_error(err)}") from None
+    if task.scene is not None:
+        from homiebot.scenes import DEFAULT_WORLD, SceneError, scene_source
+
+        source = scene_source(world or DEFAULT_WORLD)
+        try:
+            if source is not None:
+                source.from_json(task.scene, "scene")
+        except SceneError as err:
+            raise TaskError(f"{path}: invalid task\n{str(err).removeprefix('invalid scene').strip(chr(10))}") from None
     if task.scene_file is not None and not Path(task.scene_file).is_absolute():
         task.scene_file = str((path.parent / task.scene_file).resolve())
     return task

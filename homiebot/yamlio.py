@@ -1,4 +1,4 @@
-"""Reading YAML files with errors that say which file and what went wrong."""
+"""Reading YAML files, and validation errors, with messages that say which file and field went wrong."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 
 def read_yaml(path: str | Path, noun: str, error: type[Exception]) -> Any:
@@ -19,3 +20,14 @@ def read_yaml(path: str | Path, noun: str, error: type[Exception]) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise error(f"{path}: not valid YAML: {err}") from None
+
+
+def format_validation_error(err: ValidationError, prefix: str = "") -> str:
+    """One indented line per problem: ``  field.path: message`` (field paths start with ``prefix``)."""
+    lines = []
+    for item in err.errors():
+        loc = ((prefix,) if prefix else ()) + tuple(item["loc"])
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        msg = item["msg"].removeprefix("Value error, ")
+        lines.append(f"  {where}: {msg}")
+    return "\n".join(lines)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from homiebot.worlds.home.catalog import COLORS
+from homiebot.vocabulary import COLORS
 
 NAMES: tuple[str, ...] = tuple(COLORS)
 _PALETTE = np.array([COLORS[n][:3] for n in NAMES], dtype=np.float64) * 255.0

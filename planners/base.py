@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from homiebot.contracts import Feedback, Observation
 from homiebot.tasks import Task
-from homiebot.worlds.base import World
 
 
 class PlannerError(RuntimeError):
@@ -28,6 +27,14 @@ class ModelInfo:
     description: str = ""
 
 
+class GroundTruthSource(Protocol):
+    """What a privileged planner may read: a world (``homiebot.worlds.base.World``) or a mirror of one."""
+
+    def ground_truth(self) -> Any | None:
+        """The simulator's own state; None on a real robot."""
+        ...
+
+
 @dataclass
 class EpisodeContext:
     """Given to a planner when an episode starts."""
@@ -35,7 +42,7 @@ class EpisodeContext:
     task: Task
     models: list[ModelInfo]
     seed: int
-    world: World | None = None  # only privileged planners may use it
+    world: GroundTruthSource | None = None  # only privileged planners may use it
 
 
 @dataclass(frozen=True)

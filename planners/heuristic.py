@@ -47,7 +47,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.models import choose_model
-from homiebot.worlds.home.catalog import OBJECT_CLASSES, RECEPTACLE_TYPES
+from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
 GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}

@@ -22,7 +22,7 @@ from homiebot.bench.keypaths import Move, keypaths
 from homiebot.tasks import ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.worlds.home.generate import generate_scene
-from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, SceneSpec
+from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, SceneSpec, scene_json
 
 SUITE_DIR = Path(__file__).parent / "suites" / "home100"
 ANY_SURFACE = "another_surface"
@@ -381,7 +381,7 @@ def build_tasks(count: int, verbose: bool = False) -> list[Task]:
             if draft is None or draft.instruction in seen or not draft.paths:
                 continue
             task = Task(id=f"{len(tasks):03d}_{fam.__name__}", instruction=draft.instruction, attributes=draft.attributes,
-                        scene=spec, goal=draft.goal, keypaths=draft.paths, aliases={**_aliases(h), **draft.aliases})
+                        scene=scene_json(spec), goal=draft.goal, keypaths=draft.paths, aliases={**_aliases(h), **draft.aliases})
             length = expert_length(task)
             if length is None:
                 if verbose:

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.contracts import Observation, Subtask
 from homiebot.errors import WorldBelief
 from homiebot.robot import Robot
+from homiebot.scenes import SceneSource
+
+
+class PerceptionHints(Protocol):
+    """What a simulator can tell mapped perception that a robot cannot."""
+
+    def open_state(self) -> dict[int, bool]:
+        """Instance id (of the segmentation images) -> whether that container is open, for simulated
+        detectors that report container states."""
+        ...
+
+    def bind(self, smap: Any, radius: float) -> dict[str, str]:
+        """Map instance id -> the simulator's name of the same thing, so privileged skills can act on
+        what the map names (same category, nearest within ``radius`` metres)."""
+        ...
+
+    def held_name(self) -> str | None:
+        """The simulator's name of the object in the gripper."""
+        ...
 
 
 class World(ABC):
@@ -19,6 +38,8 @@ class World(ABC):
     # other agents) and observing changes nothing; then the next observation may be rendered ahead
     # of time, right after an action, and thrown away if unused.
     static_between_actions: bool = False
+    # How this world's scenes are read and mirrored; None for a world without scenes (a real robot).
+    scenes: SceneSource | None = None
 
     @abstractmethod
     def reset(self) -> None:
@@ -43,6 +64,15 @@ class World(ABC):
         the oracle planner); None on a real robot. Its type is the simulator's own."""
         return None
 
+    def floor_plan(self) -> Any | None:
+        """Named room rectangles (``name, x0, y0, x1, y1``) of the robot's map frame, the semantic
+        map's room prior; None when unknown."""
+        return None
+
+    def perception_hints(self) -> PerceptionHints | None:
+        """Simulator-only help for mapped perception; None on a real robot (see ``PerceptionHints``)."""
+        return None
+
     def attempt_check(self) -> AttemptCheck:
         """How skill attempts are judged here. Default: the robot's own signals and ``belief``."""
         return RobotSignalsCheck(self.belief)
@@ -54,6 +84,10 @@ class World(ABC):
 
     def note_execution(self, subtask: Subtask, success: bool) -> None:
         """Called after every skill attempt on a checked subtask (a map updates what it believes)."""
+
+    def goal_satisfied(self, goal: list[Any]) -> bool | None:
+        """Whether the task's goal conditions hold (a simulator can tell); None where the world cannot."""
+        return None
 
     def map_summary(self) -> dict[str, Any] | None:
         """What the world's semantic map holds (JSON-able), for planners that read maps; None without one."""

@@ -10,16 +10,18 @@ It wraps an inner world (the embedded home) and changes what the agent knows:
   ``MapGrounder`` (the error detector then answers F2 from the map, naming what has been seen);
   names the agent may use are map instance ids (``can_1``), room names and phrases that ground to
   exactly one instance ("green can", "brown table");
-* ``skill_subtask`` translates instance ids to the simulator's canonical names with
-  ``bind_to_truth`` (same category, nearest position): the privileged skills act on simulator
-  objects. On a real robot this binding is the skill's own business (it would detect its target
-  again in its own camera) and this method would pass ids through;
+* ``skill_subtask`` translates instance ids to the simulator's canonical names through the inner
+  world's ``perception_hints`` (same category, nearest position): the privileged skills act on
+  simulator objects. On a real robot (no hints) ids pass through: finding the target again in its
+  own camera is the skill's business;
 * ``note_execution`` keeps the map in step with the robot's own actions (Pick -> held, Put ->
   placed, Open/Close -> door state);
 * ``explore_step`` observes and updates the map without an agent round (the Explore skill calls
   it at each stop).
 
-Goal checks, path length, scene description and privileged ``state`` are the inner world's.
+The camera rig comes from the inner world's robot (``camera_info`` of the four views and its odometry),
+the room prior from its ``floor_plan``. Goal checks, path length, scene description, ground truth and
+the robot are the inner world's.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import Action, Observation, Subtask, ViewImage
+from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
 from homiebot.perception.detection import Detector
 from homiebot.perception.detectors import detect_views
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
+from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
-from homiebot.perception.sim import bind_to_truth, rig_from_home, sim_open_state
 from homiebot.robot import Robot
 from homiebot.worlds.base import World
 
@@ -72,10 +76,16 @@ class PerceivingWorld(World):
 
     def __init__(self, inner: World, detector: Detector, map_params: Mapping[str, Any] | None = None,
                  bind_radius: float = 0.75, describe_in_prompt: bool = False) -> None:
-        if getattr(inner, "state", None) is None or getattr(inner, "renderer", None) is None:
-            raise ValueError(f"mapped perception needs a simulated world with cameras and state (the embedded home), "
-                             f"not {type(inner).__name__}")
+        robot = inner.robot
+        lacks = None if robot is None else robot.capabilities.missing(camera="front", depth=True)
+        if robot is None or lacks or not set(VIEW_NAMES) <= set(robot.capabilities.cameras):
+            raise ValueError(f"mapped perception needs a robot with depth cameras named {list(VIEW_NAMES)}; "
+                             f"{type(inner).__name__} {'has no robot' if robot is None else 'has ' + str(list(robot.capabilities.cameras))}")
+        if inner.floor_plan() is None:
+            raise ValueError(f"mapped perception needs a floor plan (named room rectangles); {type(inner).__name__} has none")
         self.inner = inner
+        self.robot_ = robot
+        self.hints = inner.perception_hints()
         self.detector = detector
         self.map_params = dict(map_params or {})
         self.bind_radius = float(bind_radius)
@@ -88,7 +98,7 @@ class PerceivingWorld(World):
 
     def _new_map(self) -> None:
         try:
-            self.map = SemanticMap(rooms=self.inner.state.layout.rooms, **self.map_params)
+            self.map = SemanticMap(rooms=self.inner.floor_plan(), **self.map_params)
         except TypeError as err:
             raise ValueError(f"perception.map: {err}") from None
         self.grounder = MapGrounder(self.map)
@@ -96,15 +106,6 @@ class PerceivingWorld(World):
         self._tick = 0
 
     # ---- the world interface ---------------------------------------------------------------------
-    @property
-    def state(self) -> Any:
-        """The inner world's privileged state (for privileged skills, goal checks and the oracle planner)."""
-        return self.inner.state
-
-    @property
-    def renderer(self) -> Any:
-        return self.inner.renderer
-
     @property
     def robot(self) -> Robot | None:
         return self.inner.robot
@@ -135,21 +136,33 @@ class PerceivingWorld(World):
         t0 = time.perf_counter()
         frame = self._tick
         self._tick += 1
-        detections = detect_views(self.detector, obs, frame, open_state=sim_open_state(self.inner))
+        open_state = self.hints.open_state() if self.hints is not None else None
+        detections = detect_views(self.detector, obs, frame, open_state=open_state)
         self._sync_gripper()
-        report = self.map.update(obs.model_copy(update={"round": frame}), detections, rig_from_home(self.inner))
+        report = self.map.update(obs.model_copy(update={"round": frame}), detections, self._rig())
         self.update_times.append(time.perf_counter() - t0)
         return obs, report
+
+    def _rig(self) -> CameraRig:
+        """The four views' intrinsics and world poses, from the robot's camera info and odometry."""
+        base = self.robot_.odometry()
+        c, s = np.cos(base.yaw), np.sin(base.yaw)
+        world_from_base = np.array([[c, -s, 0.0, base.x], [s, c, 0.0, base.y], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+        infos = {v: self.robot_.camera_info(v) for v in VIEW_NAMES}
+        return CameraRig(infos["front"].intrinsics, {v: world_from_base @ i.base_from_camera for v, i in infos.items()})
+
+    def _holding(self) -> bool:
+        return bool(self.robot_.gripper_state().holding)
 
     def _sync_gripper(self) -> None:
         """An object the map believes held but the gripper lost (dropped) is somewhere near: it becomes
         stale, so the next sighting of its category relocates it (keeping its id)."""
         held = self.map.held()
-        if held is not None and self.inner.state.held is None:
+        if held is not None and not self._holding():
             held.held, held.stale, held.relation, held.support = False, True, None, None
 
     def _held_id(self) -> str | None:
-        if self.inner.state.held is None:
+        if not self._holding():
             return None
         held = self.map.held()
         return held.id if held else None
@@ -164,14 +177,17 @@ class PerceivingWorld(World):
 
     def skill_subtask(self, subtask: Subtask) -> Subtask:
         """Map instance ids -> the simulator's names (unbound ids pass unchanged; the skill then fails)."""
-        binding = bind_to_truth(self.map, self.inner.state, radius=self.bind_radius)
+        if self.hints is None:
+            return subtask
+        binding = self.hints.bind(self.map, self.bind_radius)
         if any(n is not None and n in self.map and n not in binding for n in (subtask.target, subtask.place)):
             # e.g. an object that fell: the map puts it where the robot stood until it is seen again
-            wide = bind_to_truth(self.map, self.inner.state, radius=4 * self.bind_radius)
+            wide = self.hints.bind(self.map, 4 * self.bind_radius)
             binding = {**wide, **binding}
         held = self.map.held()
-        if held is not None and self.inner.state.held is not None:
-            binding[held.id] = self.inner.state.held
+        held_name = self.hints.held_name()
+        if held is not None and held_name is not None:
+            binding[held.id] = held_name
 
         def name(n: str | None) -> str | None:
             return binding.get(n, n) if n is not None else None
@@ -204,8 +220,8 @@ class PerceivingWorld(World):
     def scene_description(self) -> dict[str, Any]:
         return self.inner.scene_description()
 
-    def goal_satisfied(self, goal: list) -> bool:
-        return self.inner.goal_satisfied(goal)  # type: ignore[attr-defined]
+    def goal_satisfied(self, goal: list) -> bool | None:
+        return self.inner.goal_satisfied(goal)
 
     def close(self) -> None:
         try:

@@ -92,7 +92,7 @@ def test_f2_from_the_map_names_candidates_and_pick_marks_held(demo_world) -> Non
     pick = detector.check(PlannerOutput(subtask=Subtask(action=Action.PICK, target="green_can"), model="RT-1-X"))
     assert pick.feedback is None, pick.feedback
     assert run_attempt(skills.skills["RT-1-X"], pick.subtask, world, ctx).success
-    assert world.map.get(can_id).held and world.inventory() == [can_id] and world.state.held == "green_can"
+    assert world.map.get(can_id).held and world.inventory() == [can_id] and world.ground_truth().held == "green_can"
     put = detector.check(PlannerOutput(subtask=Subtask(action=Action.PUT, target="green can", place="fridge"), model="RT-1-X"))
     assert put.feedback is None or put.feedback.code in (ErrorCode.D1, ErrorCode.L3)  # grounded: only distance or door left
     if put.feedback is None:

@@ -85,13 +85,13 @@ def test_replans_after_someone_closes_the_container():
 
     def person_closes_fridge(step):
         if not closed and step.subtask and step.subtask.action is Action.PICK and step.feedback.success:
-            world.state.is_open["fridge"] = False  # once
-            world.state.nav.set_open_state(world.state.is_open)
+            world.ground_truth().is_open["fridge"] = False  # once
+            world.ground_truth().nav.set_open_state(world.ground_truth().is_open)
             closed.append(step.round)
 
     try:
         record = agent.run(t, 0, on_step=person_closes_fridge)
-        assert goal_holds(world.state, t.goal)
+        assert goal_holds(world.ground_truth(), t.goal)
     finally:
         world.close()
     codes = [s.feedback.code for s in record.steps]

@@ -88,7 +88,7 @@ def test_a_served_policy_drives_a_skill_to_success(env, world) -> None:
                                                                          "NoMaD", world, 0, 1)
         assert run.feedback.status == "success", run.feedback.message
         assert run.skill == "policy:scripted@server" and run.attempts == 1
-        assert world.state.robot_room() == "kitchen"
+        assert world.ground_truth().robot_room() == "kitchen"
     finally:
         skill.close()
         stop_server(server)

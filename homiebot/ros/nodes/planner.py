@@ -19,36 +19,40 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
 from homiebot.runtime import SceneCache, build_planner
+from homiebot.scenes import scene_source
 from homiebot.tasks import Task
-from homiebot.worlds.home.scene import SceneSpec
-from homiebot.worlds.home.state import HomeState
 
 
 class MirrorWorld:
-    """Stands in for the world in a privileged planner: a HomeState that follows the world node's."""
+    """Stands in for the world in a privileged planner: the world plugin's mirror of its ground
+    truth, following the world node's state."""
 
-    def __init__(self, state: HomeState) -> None:
-        self.state = state
+    def __init__(self, mirror: Any) -> None:
+        self.mirror = mirror
+
+    def ground_truth(self) -> Any:
+        return self.mirror.state
 
 
 class _InitialStates:
-    """The state of the last scene, put back to its initial values for each episode in that home
+    """The mirror of the last scene, put back to its initial values for each episode in that home
     (building it from the scene takes longer than a round)."""
 
-    def __init__(self) -> None:
-        self._scenes = SceneCache()
-        self._spec: SceneSpec | None = None  # the scene the state was built from (the cache's object)
-        self._state: HomeState | None = None
-        self._initial: dict = {}
+    def __init__(self, world: str) -> None:
+        self._scenes = SceneCache(world)
+        self._source = scene_source(world)
+        self._scene: Any = None  # the scene the mirror was built from (the cache's object)
+        self._mirror: Any = None
 
-    def of(self, task: Task) -> HomeState:
-        spec = self._scenes.get(task)
-        if spec is not self._spec or self._state is None:
-            self._spec, self._state = spec, HomeState.from_spec(spec)
-            self._initial = self._state.dynamic()
-        else:
-            self._state.apply_dynamic(self._initial)  # the mirror only ever changes through apply_dynamic
-        return self._state
+    def of(self, task: Task) -> MirrorWorld | None:
+        if self._source is None or not task.has_scene:
+            return None
+        scene = self._scenes.get(task)
+        if scene is not self._scene or self._mirror is None:
+            self._scene, self._mirror = scene, self._source.truth_mirror(scene)
+        elif self._mirror is not None:
+            self._mirror.reset()
+        return None if self._mirror is None else MirrorWorld(self._mirror)
 
 
 class PlannerNode:
@@ -59,7 +63,7 @@ class PlannerNode:
         self.wait = params["image_timeout"]
         self.planner = build_planner(self.cfg)  # fails at start-up for unknown planners or bad parameters
         self.mirror: MirrorWorld | None = None
-        self._initial = _InitialStates()
+        self._initial = _InitialStates(self.cfg.world.name)
         self.kinds = tuple(self.planner.needs_views)
         self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state", "map/summary"))
         self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info})
@@ -70,8 +74,7 @@ class PlannerNode:
     def reset(self, params: dict, ctx: CallContext) -> dict:
         task = Task.model_validate(params["task"])
         models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in params["models"]]
-        has_scene = task.scene or task.scene_file or task.scene_seed is not None
-        self.mirror = MirrorWorld(self._initial.of(task)) if has_scene else None
+        self.mirror = self._initial.of(task)
         self.planner.reset(EpisodeContext(task=task, models=models, seed=int(params["seed"]), world=self.mirror))
         return {"planner": self.cfg.planner.name}
 
@@ -80,7 +83,7 @@ class PlannerNode:
         meta = self.cache.wait_json("observation", episode, r, self.wait)
         obs = self.cache.observation(meta, self.wait) if self.kinds else None
         if self.mirror is not None:
-            self.mirror.state.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
+            self.mirror.mirror.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
         scene_map = self.cache.wait_json("map/summary", episode, r, self.wait)["summary"] if meta.get("mapped") else None
         fb = params.get("feedback")
         request = PlannerRequest(r, params["system"], params["user"], params["instruction"], params["inventory"], params["history"],

@@ -29,8 +29,8 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
-from homiebot.runtime import SceneCache, make_task
-from homiebot.tasks import Task, check_goal_names, load_task
+from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
+from homiebot.tasks import Task, load_task
 
 SERVICES = ("world", "planner", "detector", "executor")
 
@@ -42,7 +42,7 @@ class TaskManagerNode:
         self.params = params
         self.clients = {s: RpcClient(node, s) for s in SERVICES}
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
-        self.scenes = SceneCache()
+        self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
         self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
         self.queue: queue.Queue[dict] = queue.Queue()
@@ -83,7 +83,7 @@ class TaskManagerNode:
             return Task.model_validate(request["task"])
         if "task_file" in request:
             return load_task(request["task_file"])
-        return make_task(request.get("instruction"), request.get("scene"))
+        return make_task(request.get("instruction"), request.get("scene"), self.scenes.world)
 
     def _wait_for_nodes(self) -> None:
         """Until every node answers a ping, before each episode: a node restarted since the last one
@@ -128,11 +128,11 @@ class TaskManagerNode:
         started = time.perf_counter()
         task = self._task(request)
         scene = self.scenes.get(task)
-        check_goal_names(task, {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)})
+        check_scene_names(task, scene, self.scenes.world)
         self._wait_for_nodes()
         seed = int(request.get("seed", self.cfg.seed))
         timeout = self.params["timeout"]
-        world = RemoteWorld(self.clients["world"], self.cache, scene.model_dump(mode="json", by_alias=True, exclude_none=True), timeout)
+        world = RemoteWorld(self.clients["world"], self.cache, scene_json(scene, self.scenes.world), timeout)
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.clients["executor"], timeout, self.params["execute_timeout"])
         planner = RemotePlanner(self.clients["planner"], self.params["plan_timeout"], world)

@@ -41,10 +41,9 @@ from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
-from homiebot.runtime import build_skills, build_world
+from homiebot.runtime import build_skills, build_world, scene_from_json
 from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
-from homiebot.worlds.home.scene import SceneSpec
 
 
 class WorldNode:
@@ -76,7 +75,7 @@ class WorldNode:
         with self._lock:
             if scene_json != self._scene_json:
                 self._release()
-                self.world = build_world(self.cfg, SceneSpec.model_validate(params["scene"]))
+                self.world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
                 self.skills = build_skills(self.cfg, self.world)
                 self._scene_json = scene_json
             self.world.reset()
@@ -124,8 +123,8 @@ class WorldNode:
                                            "resolves": callable(getattr(world.belief, "resolve", None))})
             if self.mapped:
                 self._publish("world/map", self._map_message(world, round_index))
-            state = getattr(world, "state", None)
-            if state is not None:
+            state = world.ground_truth()
+            if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
         # the frames go out after the reply: the caller plans while they travel (consumers match them by stamp)
@@ -195,7 +194,7 @@ class WorldNode:
         with self._lock:
             world = self._require()
             task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": params["goal"]})
-            return world.goal_satisfied(task.goal) if hasattr(world, "goal_satisfied") else None
+            return world.goal_satisfied(task.goal or [])
 
     def info(self, params: dict, ctx: CallContext) -> dict:
         """Path length and inventory; the scene description too when ``{"scene": true}`` (it is large)."""

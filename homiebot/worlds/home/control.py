@@ -137,7 +137,9 @@ class HomeControl(Robot):
 
     def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
         size = size or self._native_size()
-        r = self.renderer(size)
+        native = self.world.renderer
+        # the world's own renderer at its size (its field of view may be configured), else one of ours
+        r = native if (native.height, native.width) == tuple(size) else self.renderer(size, native.fovy)
         r.sync(self.state)
         base = self.state.robot
         c, s = math.cos(base.yaw), math.sin(base.yaw)
@@ -149,12 +151,11 @@ class HomeControl(Robot):
 
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         size = size or self._native_size()
-        view = self.render(size, (camera,))[camera]
+        view = self.render(size, (camera,), fovy=self.world.renderer.fovy)[camera]
         return CameraFrame(view.rgb, self.camera_info(camera, size), self.sim_time, view.depth if depth else None)
 
     def _native_size(self) -> tuple[int, int]:
-        r = getattr(self.world, "renderer", None)
-        return (r.height, r.width) if r is not None else (256, 256)
+        return (self.world.renderer.height, self.world.renderer.width)
 
     def odometry(self) -> BasePose:
         r = self.state.robot

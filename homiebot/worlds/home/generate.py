@@ -14,7 +14,7 @@ import random
 from homiebot.tasks import ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import DOOR_WIDTH, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES, WALL_THICKNESS
 from homiebot.worlds.home.layout import Receptacle, _rects_overlap, build_layout
-from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, RobotSpec, RoomSpec, SceneError, SceneSpec
+from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, RobotSpec, RoomSpec, SceneError, SceneSpec, scene_json
 from homiebot.worlds.home.state import HomeState
 
 OPTIONAL_ROOMS = ("bedroom", "bathroom", "dining_room", "office")
@@ -184,4 +184,4 @@ def generate_task(seed: int, scene: SceneSpec | None = None) -> Task:
     if RECEPTACLE_TYPES[dest.type].articulated and rng.random() < 0.3:
         instruction += " and close it afterwards"
         goal.append(ContainerState(receptacle=dest.name, open=False))
-    return Task(id=f"gen{seed}", instruction=instruction, scene=scene, goal=goal)
+    return Task(id=f"gen{seed}", instruction=instruction, scene=scene_json(scene), goal=goal)

@@ -16,15 +16,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from homiebot.scenes import SceneError
 from homiebot.worlds.home.catalog import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES
-from homiebot.yamlio import read_yaml
+from homiebot.yamlio import format_validation_error, read_yaml
 
 SCENE_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
-
-class SceneError(ValueError):
-    """A scene file or scene spec that cannot be built; the message says where and why."""
 
 
 RESERVED_NAMES = ("robot", "wall", "floor")
@@ -191,15 +189,6 @@ class SceneSpec(_Strict):
         return self
 
 
-def _format_validation_error(err: ValidationError) -> str:
-    lines = []
-    for item in err.errors():
-        where = ".".join(str(p) for p in item["loc"]) or "(top level)"
-        msg = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where}: {msg}")
-    return "\n".join(lines)
-
-
 def _unbool_on_keys(data: dict) -> dict:
     """YAML 1.1 reads an unquoted ``on:`` key as the boolean True; treat it as the word 'on'."""
     objects = data.get("objects")
@@ -217,12 +206,17 @@ def parse_scene(data: Any, source: str = "<scene>") -> SceneSpec:
     try:
         return SceneSpec.model_validate(data)
     except ValidationError as err:
-        raise SceneError(f"{source}: invalid scene\n{_format_validation_error(err)}") from None
+        raise SceneError(f"{source}: invalid scene\n{format_validation_error(err)}") from None
 
 
 def load_scene(path: str | Path) -> SceneSpec:
     """Read and validate a scene YAML file."""
     return parse_scene(read_yaml(path, "scene file", SceneError), str(path))
+
+
+def scene_json(spec: SceneSpec) -> dict[str, Any]:
+    """The scene as plain JSON-able data (what a task's inline ``scene`` holds)."""
+    return spec.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def dump_scene(spec: SceneSpec) -> str:

@@ -9,12 +9,14 @@ import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.scenes import NoScene
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
 from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
 from homiebot.worlds.home.scene import SceneSpec
+from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
 
 
@@ -27,11 +29,14 @@ class EmbeddedHome(World):
 
     name = "embedded_home"
     static_between_actions = True
+    scenes = HOME_SCENES
 
-    def __init__(self, scene: SceneSpec, width: int = 256, height: int = 256, fovy: float = 90.0,
+    def __init__(self, scene: SceneSpec | None, width: int = 256, height: int = 256, fovy: float = 90.0,
                  depth: bool = True, segmentation: bool = True, nav_resolution: float = 0.1) -> None:
         from homiebot.worlds.home.render import HomeRenderer  # imports MuJoCo
 
+        if scene is None:
+            raise NoScene("the embedded home needs a scene: give the task a scene, scene_file or scene_seed")
         self.spec = scene
         self._initial = HomeState.from_spec(scene, nav_resolution=nav_resolution)
         self.state = copy.deepcopy(self._initial)
@@ -56,6 +61,14 @@ class EmbeddedHome(World):
 
     def attempt_check(self) -> AttemptCheck:
         return SimTruthCheck()
+
+    def floor_plan(self) -> dict:
+        return self.state.layout.rooms
+
+    def perception_hints(self) -> Any:
+        from homiebot.worlds.home.mapping import HomePerceptionHints  # perception modules only when mapping
+
+        return HomePerceptionHints(self)
 
     def reset(self) -> None:
         self.state = copy.deepcopy(self._initial)

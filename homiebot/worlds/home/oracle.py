@@ -41,7 +41,7 @@ class OraclePlanner(Planner):
         self._last: tuple[str, str | None] | None = None  # (subtask text, model)
 
     def reset(self, context: EpisodeContext) -> None:
-        state = getattr(context.world, "state", None)
+        state = context.world.ground_truth() if context.world is not None else None
         if not isinstance(state, HomeState):
             raise PlannerConfigError("the oracle planner needs the embedded home world (it reads privileged state)")
         if context.task.goal is None:

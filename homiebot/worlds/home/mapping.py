@@ -1,4 +1,4 @@
-"""Simulator-only glue for the semantic map: cameras, door states, exploration and truth binding.
+"""The embedded home's help for the semantic map: cameras, door states, exploration and truth binding.
 
 Nothing here is available on a real robot: ``rig_from_home`` reads the renderer's camera poses,
 ``sim_open_state`` the true door states, ``bind_to_truth``/``evaluate_map`` the true object poses.
@@ -21,6 +21,23 @@ from homiebot.perception.detectors import detect_views
 from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import SemanticMap, UpdateReport
+
+
+class HomePerceptionHints:
+    """``PerceptionHints`` of an ``EmbeddedHome``: true door states and the binding of map instances to
+    the home's objects."""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+
+    def open_state(self) -> dict[int, bool]:
+        return sim_open_state(self.world)
+
+    def bind(self, smap: SemanticMap, radius: float) -> dict[str, str]:
+        return bind_to_truth(smap, self.world.state, radius=radius)
+
+    def held_name(self) -> str | None:
+        return self.world.state.held
 
 
 def rig_from_home(world: Any) -> CameraRig:

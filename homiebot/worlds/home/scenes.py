@@ -1,0 +1,84 @@
+"""The embedded home's ``SceneSource``: scene YAML files, inline scenes, generated homes, truth mirrors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from homiebot.scenes import NoScene, SceneSource
+from homiebot.tasks import Task, TaskError, goal_from_instruction
+from homiebot.worlds.home.generate import generate_scene, generate_task
+from homiebot.worlds.home.scene import SceneError, SceneSpec, _unbool_on_keys, load_scene, parse_scene, scene_json
+from homiebot.worlds.home.state import HomeState
+from homiebot.yamlio import format_validation_error
+
+
+class HomeScenes(SceneSource):
+    """Scenes of the embedded home (``SceneSpec``)."""
+
+    def load(self, task: Task) -> SceneSpec:
+        if task.scene is not None:
+            return parse_scene(task.scene, f"task '{task.id}'")
+        if task.scene_file is not None:
+            return load_scene(task.scene_file)
+        if task.scene_seed is None:
+            raise NoScene(f"task '{task.id}' names no scene; the embedded home needs one (scene, scene_file or scene_seed)")
+        return generate_scene(task.scene_seed)
+
+    def names(self, scene: SceneSpec) -> set[str]:
+        return {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)}
+
+    def to_json(self, scene: SceneSpec) -> dict[str, Any]:
+        return scene_json(scene)
+
+    def from_json(self, data: Any, where: str = "") -> SceneSpec:
+        if isinstance(data, SceneSpec):
+            return data
+        if not isinstance(data, dict):
+            raise SceneError(f"{where or 'scene'}: a scene must be a mapping with rooms, receptacles, objects and robot")
+        try:
+            return SceneSpec.model_validate(_unbool_on_keys(data))
+        except ValidationError as err:
+            raise SceneError(f"invalid scene\n{format_validation_error(err, where)}") from None
+
+    def task_for(self, instruction: str | None, scene: str) -> Task:
+        """A seed gives a generated home (and, without an instruction, its generated task); otherwise
+        ``scene`` is a YAML file. The goal is read from the instruction when it has a simple form, so
+        that the oracle can plan it and success is checked."""
+        if scene.lstrip("-").isdigit():
+            seed = int(scene)
+            if instruction is None:
+                return generate_task(seed)
+            spec = generate_scene(seed)
+        else:
+            spec = load_scene(scene)
+            if instruction is None:
+                raise TaskError("give an instruction when the scene is a file, e.g. homiebot run \"put the red apple in the fridge\" --scene FILE")
+        objects = {o.name: o.object_class for o in spec.objects}
+        goal = goal_from_instruction(instruction, objects, {r.name for r in spec.receptacles}, {r.name for r in spec.rooms})
+        return Task(id=spec.name, instruction=instruction, scene=scene_json(spec), goal=goal)
+
+    def truth_mirror(self, scene: SceneSpec) -> HomeMirror:
+        return HomeMirror(scene)
+
+
+class HomeMirror:
+    """The home's state in another process (a privileged planner's), following the world node's
+    through ``apply_dynamic``; ``reset`` puts it back to the scene's initial state."""
+
+    def __init__(self, scene: SceneSpec) -> None:
+        self.scene = scene
+        self.state = HomeState.from_spec(scene)
+        self._initial = self.state.dynamic()
+
+    def reset(self) -> None:
+        self.state.apply_dynamic(self._initial)  # the mirror only ever changes through apply_dynamic
+
+    def apply_dynamic(self, dynamic: dict) -> None:
+        self.state.apply_dynamic(dynamic)
+
+
+HOME_SCENES = HomeScenes()
+
+__all__ = ["HOME_SCENES", "HomeMirror", "HomeScenes"]
