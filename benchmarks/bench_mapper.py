@@ -23,8 +23,8 @@ import numpy as np  # noqa: E402
 
 from homiebot.perception.detectors import NoisyDetector, SimTruthDetector, detect_views  # noqa: E402
 from homiebot.perception.semantic_map import SemanticMap  # noqa: E402
-from homiebot.worlds.home.mapping import evaluate_map, explore_sweep, map_for_home, sim_open_state  # noqa: E402
 from homiebot.worlds.home.generate import generate_scene  # noqa: E402
+from homiebot.worlds.home.mapping import evaluate_map, explore_sweep, map_for_home, sim_open_state  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
 
 

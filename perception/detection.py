@@ -14,9 +14,12 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from homiebot.contracts import Observation
 
 
 class DetectorError(ValueError):
@@ -106,3 +109,19 @@ def check_rgb(rgb: np.ndarray) -> None:
     if not isinstance(rgb, np.ndarray) or rgb.ndim != 3 or rgb.shape[2] != 3 or rgb.dtype != np.uint8:
         got = f"{type(rgb).__name__} {getattr(rgb, 'shape', '')} {getattr(rgb, 'dtype', '')}"
         raise DetectorError(f"expected an RGB image as a HxWx3 uint8 array, got {got}")
+
+
+def detector_inputs(obs: Observation, round_index: int | None = None,
+                    open_state: Mapping[int, bool] | None = None) -> dict[str, DetectorInput]:
+    """One DetectorInput per view of an observation; ``categories`` come from ``obs.labels``."""
+    categories = {i: lab.category for i, lab in obs.labels.items()}
+    frame = obs.round if round_index is None else round_index
+    return {view: DetectorInput(img.rgb, img.depth, img.segmentation, categories if img.segmentation is not None else None,
+                                open_state, view, frame)
+            for view, img in obs.views.items()}
+
+
+def detect_views(detector: Detector, obs: Observation, round_index: int | None = None,
+                 open_state: Mapping[int, bool] | None = None) -> dict[str, list[Detection]]:
+    """Run a detector on every view of an observation."""
+    return {view: detector.detect_frame(inp) for view, inp in detector_inputs(obs, round_index, open_state).items()}

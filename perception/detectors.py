@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import Observation
-from homiebot.perception.detection import Detection, Detector, DetectorError, DetectorInput, box_of
+from homiebot.perception.detection import Detection, Detector, DetectorError, DetectorInput, box_of, detect_views, detector_inputs  # noqa: F401
 from homiebot.perception.detectron import Detectron2Detector
 from homiebot.perception.owl import OwlDetector
 from homiebot.perception.vocabulary import ALL_LABELS, group_members
@@ -136,22 +135,6 @@ class NoisyDetector(Detector):
 
     def close(self) -> None:
         self.base.close()
-
-
-def detector_inputs(obs: Observation, round_index: int | None = None,
-                    open_state: Mapping[int, bool] | None = None) -> dict[str, DetectorInput]:
-    """One DetectorInput per view of an observation; ``categories`` come from ``obs.labels``."""
-    categories = {i: lab.category for i, lab in obs.labels.items()}
-    frame = obs.round if round_index is None else round_index
-    return {view: DetectorInput(img.rgb, img.depth, img.segmentation, categories if img.segmentation is not None else None,
-                                open_state, view, frame)
-            for view, img in obs.views.items()}
-
-
-def detect_views(detector: Detector, obs: Observation, round_index: int | None = None,
-                 open_state: Mapping[int, bool] | None = None) -> dict[str, list[Detection]]:
-    """Run a detector on every view of an observation."""
-    return {view: detector.detect_frame(inp) for view, inp in detector_inputs(obs, round_index, open_state).items()}
 
 
 # ---- registry --------------------------------------------------------------------------------

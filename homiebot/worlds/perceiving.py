@@ -34,8 +34,7 @@ import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
-from homiebot.perception.detection import Detector
-from homiebot.perception.detectors import detect_views
+from homiebot.perception.detection import Detector, detect_views
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
 from homiebot.perception.projection import CameraRig

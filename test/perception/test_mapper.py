@@ -20,8 +20,8 @@ from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
 from homiebot.perception.semantic_map import MapError, SemanticMap
-from homiebot.worlds.home.mapping import bind_to_truth, evaluate_map, explore_sweep, map_for_home, observe_into, rig_from_home
 from homiebot.worlds.home.generate import generate_scene
+from homiebot.worlds.home.mapping import bind_to_truth, evaluate_map, explore_sweep, map_for_home, observe_into, rig_from_home
 from homiebot.worlds.home.world import EmbeddedHome
 
 SEED = 0

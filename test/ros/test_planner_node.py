@@ -12,14 +12,17 @@ from test.conftest import DEMO_TASK  # noqa: E402
 
 
 def test_the_mirror_starts_each_episode_in_the_initial_state():
-    states, task = _InitialStates(), load_task(DEMO_TASK)
-    state = states.of(task)
+    states, task = _InitialStates("embedded_home"), load_task(DEMO_TASK)
+    mirror = states.of(task)
+    state = mirror.ground_truth()
     initial = state.dynamic()
     moved = {**initial, "robot": [1.0, 1.0, 0.5], "held": "green_can", "path_length": 7.5,
              "is_open": {k: not v for k, v in initial["is_open"].items()}}
-    state.apply_dynamic(moved)  # what the world node's state messages do during an episode
+    mirror.mirror.apply_dynamic(moved)  # what the world node's state messages do during an episode
+    assert state.dynamic() == moved
 
-    again = states.of(task)
+    again = states.of(task).ground_truth()
     assert again is state and again.dynamic() == initial  # reset in place, not rebuilt
 
-    assert states.of(Task(instruction="x", scene_seed=5)) is not state  # another home: built from its scene
+    assert states.of(Task(instruction="x", scene_seed=5)).ground_truth() is not state  # another home: built from its scene
+    assert states.of(Task(instruction="somewhere real")) is None  # a task without a scene has no mirror

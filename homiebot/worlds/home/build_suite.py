@@ -19,12 +19,13 @@ from pathlib import Path
 import yaml
 
 from homiebot.bench.keypaths import Move, keypaths
+from homiebot.bench.suite import BUILTIN
 from homiebot.tasks import ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.worlds.home.generate import generate_scene
 from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, SceneSpec, scene_json
 
-SUITE_DIR = Path(__file__).parent / "suites" / "home100"
+SUITE_DIR = BUILTIN / "home100"
 ANY_SURFACE = "another_surface"
 DRINKS = ("can", "bottle")
 
