@@ -17,6 +17,7 @@ from std_msgs.msg import String
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
 from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.wire import Stamped, message_limit, parse, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
@@ -32,9 +33,12 @@ class ObservationCache:
         group = ReentrantCallbackGroup()
         for view in VIEW_NAMES:
             for kind in kinds:
-                node.create_subscription(Image, image_topic(view, kind), self._image_cb(view, kind), IMAGES, callback_group=group)
+                topic = image_topic(view, kind)
+                node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)), IMAGES, callback_group=group)
+        self._limit = message_limit(node)
         for topic in json_topics:
-            node.create_subscription(String, f"/homiebot/{topic}", self._json_cb(topic), RELIABLE, callback_group=group)
+            node.create_subscription(String, f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._json_cb(topic)), RELIABLE,
+                                     callback_group=group)
 
     def _image_cb(self, view: str, kind: str):
         def cb(msg: Image) -> None:
@@ -45,10 +49,11 @@ class ObservationCache:
 
     def _json_cb(self, topic: str):
         def cb(msg: String) -> None:
+            stamp = parse(Stamped, msg.data, self._limit)
             data = json.loads(msg.data)
             with self._cond:
                 rounds = self._json[topic]
-                rounds[(int(data.get("episode", 0)), int(data.get("round", 0)))] = data
+                rounds[(stamp.episode, stamp.round)] = data
                 while len(rounds) > 16:  # keep the most recent messages (dicts keep insertion order)
                     rounds.pop(next(iter(rounds)))
                 self._cond.notify_all()
