@@ -17,7 +17,7 @@ from std_msgs.msg import String
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
 from homiebot.ros.rpc import RELIABLE
-from homiebot.ros.wire import Stamped, message_limit, parse, safe_callback
+from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
@@ -42,8 +42,12 @@ class ObservationCache:
 
     def _image_cb(self, view: str, kind: str):
         def cb(msg: Image) -> None:
+            try:
+                pixels = from_image(msg)
+            except ValueError as err:
+                raise WireError(str(err)) from None
             with self._cond:
-                self._images[(view, kind)] = (ns_of(msg.header.stamp), from_image(msg))
+                self._images[(view, kind)] = (ns_of(msg.header.stamp), pixels)
                 self._cond.notify_all()
         return cb
 
