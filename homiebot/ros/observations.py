@@ -14,7 +14,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
 from homiebot.ros.rpc import RELIABLE
 from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
@@ -84,7 +84,7 @@ class ObservationCache:
     def lazy_observation(self, meta: dict, timeout: float) -> Observation:
         """Like ``observation``, but the images are awaited only when first looked at."""
         return Observation.model_construct(
-            version=1, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
+            version=CONTRACT_VERSION, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
             labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
             views=_LazyViews(lambda: self.observation(meta, timeout).views))
 

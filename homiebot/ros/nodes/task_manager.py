@@ -3,7 +3,9 @@
 Listens on /homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
 or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time with the same agent loop
 as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
-(accepted, running, round, warning, finished, failed), every subtask and feedback on /homiebot/subtask and
+(accepted, duplicate, running, round, warning, finished, failed; a failed event's ``cause`` is ``invalid``
+for a submission that cannot be run as given, ``error`` for a failure of the graph, ``interrupted`` when
+the task manager stopped), every subtask and feedback on /homiebot/subtask and
 /homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
 an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
 that cannot be recorded (no recorder running) is reported in the status events and the log; the
@@ -25,6 +27,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from homiebot.agent import Agent, AgentSettings
+from homiebot.config import ConfigError
 from homiebot.contracts import StepRecord
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
@@ -35,6 +38,7 @@ from homiebot.ros.watch import NodeWatch
 from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
 from homiebot.runtime import SceneCache, make_task
 from homiebot.tasks import Task, TaskError, check_goal_names, load_task
+from homiebot.worlds.home.scene import SceneError
 
 SERVICES = ("world", "planner", "detector", "executor")
 
@@ -68,22 +72,22 @@ class TaskManagerNode:
         try:
             value = read_json(msg.data, limit)
         except WireError as err:
-            self._status(id=None, state="failed", reason=f"unreadable submission: {err}")
+            self._status(id=None, state="failed", cause="invalid", reason=f"unreadable submission: {err}")
             return
         rid = readable_id(value)
         try:
             submission = Submission.model_validate(value)
         except ValidationError as err:
-            self._status(id=rid, state="failed", reason=f"invalid submission: {describe(err)}")
+            self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {describe(err)}")
             return
         rid = str(submission.id) if submission.id is not None else f"task-{uuid.uuid4().hex[:12]}"
         too_long = self._too_long(submission)
         if rid in self._seen:
-            self._status(id=rid, state="duplicate", reason=f"a submission with id '{rid}' was received already; this one is ignored")
+            self._status(id=rid, state="duplicate", cause="invalid", reason=f"a submission with id '{rid}' was received already; this one is ignored")
             return
         self._remember(rid)
         if too_long:
-            self._status(id=rid, state="failed", reason=f"invalid submission: {too_long}")
+            self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {too_long}")
             return
         self._status(id=rid, state="accepted", queued=self.queue.qsize())
         self.queue.put({**submission.model_dump(exclude_none=True), "id": rid})
@@ -108,8 +112,10 @@ class TaskManagerNode:
                 continue
             try:
                 self._run(request)
+            except (TaskError, SceneError, ConfigError) as err:  # what was asked cannot be run: the submitter's to fix
+                self._status(id=request["id"], state="failed", cause="invalid", reason=str(err))
             except Exception as err:  # report and serve the next task
-                self._status(id=request["id"], state="failed", reason=f"{type(err).__name__}: {err}")
+                self._status(id=request["id"], state="failed", cause="error", reason=f"{type(err).__name__}: {err}")
 
     def _node_lost(self, reason: str) -> None:
         """A node of the graph died or was replaced mid-episode: fail the calls in flight at once."""
@@ -229,8 +235,9 @@ class TaskManagerNode:
             record = agent.run(task, seed, writer=writer, config=config, on_step=on_step, goal_check=goal_check)
         except Exception as err:
             reason = self.watch.lost or str(err)
-            self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"),
-                         termination=getattr(err, "termination", "error"))
+            termination = getattr(err, "termination", "error")
+            self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"), termination=termination,
+                         cause="interrupted" if termination == "interrupted" else "error")
             return
         finally:
             self.watch.end()
