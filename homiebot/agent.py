@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings, offered_actions
 from homiebot.errors import CheckResult, ErrorDetector
@@ -21,6 +21,8 @@ from homiebot.prompting import PromptBuilder, history_line
 from homiebot.records import EpisodeWriter
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
+
+T = TypeVar("T")
 
 
 class Checker(Protocol):
@@ -88,7 +90,8 @@ class Agent:
                     termination = "planner_error"
                     break
         except Exception as err:  # a component failed (e.g. a node stopped answering): keep what was recorded
-            termination, error = "error", f"{type(err).__name__}: {err}"
+            termination = getattr(err, "termination", "error")  # an exception may say it means a stop from outside
+            error = f"{type(err).__name__}: {err}"
             raise
         except BaseException:
             termination = "interrupted"
@@ -99,8 +102,8 @@ class Agent:
                 instruction=task.instruction, task_id=task.id, scene=self.world.scene_description(),
                 planner=self.planner_name, seed=seed, max_rounds=self.settings.max_rounds, config=config or {},
                 steps=steps, ended=ended, termination=termination, error=error,
-                goal_satisfied=goal_check() if goal_check else None,
-                path_length=round(self.world.path_length(), 4), wall_time=time.perf_counter() - started,
+                goal_satisfied=_settled(goal_check, None, termination) if goal_check else None,
+                path_length=round(_settled(self.world.path_length, 0.0, termination), 4), wall_time=time.perf_counter() - started,
             )
             if writer is not None:
                 record = writer.finish(record)
@@ -157,3 +160,14 @@ class Agent:
             skill=skill, acted=acted, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
             timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
         )
+
+
+def _settled(read: Callable[[], T], fallback: T, termination: str) -> T:
+    """A final reading for the record; after a failure or interruption the component asked may be
+    gone, and the record must be written all the same."""
+    if termination not in ("error", "interrupted"):
+        return read()
+    try:
+        return read()
+    except Exception:
+        return fallback

@@ -1,7 +1,9 @@
 """The ``homiebot`` command line: run episodes, generate scenes, list plugins.
 
 User errors (bad config, scene, task, unknown plugin) print one clear message and exit with
-status 2; they never show a traceback.
+status 2; they never show a traceback. ``run`` and ``submit`` exit with the episode's outcome:
+0 goal reached, 1 finished without reaching it, 2 user error, 3 could not run (planner error,
+node failure), 130 interrupted (Ctrl-C or SIGTERM, the record saved).
 """
 
 from __future__ import annotations
@@ -21,11 +23,36 @@ from homiebot.config import ConfigError, RunConfig, describe_validation_error, l
 from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
 from homiebot.registry import PluginError
+from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
-from homiebot.worlds.home.scene import SceneError
 
 USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError)
+GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
+    """The exit status of an episode: its goal when it has one, else whether the planner ended it."""
+    if termination == "interrupted":
+        return INTERRUPTED
+    if termination in ("planner_error", "error"):
+        return COULD_NOT_RUN
+    if termination == "refused":
+        return USER_ERROR
+    reached = goal_satisfied if goal_satisfied is not None else ended
+    return GOAL_REACHED if reached else GOAL_NOT_REACHED
+
+
+def _out_dir(path: str | Path) -> Path:
+    """An output folder that exists or can be made (ConfigError, not a traceback, when it cannot)."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"--out {out}: cannot create the folder: {err.strerror}") from None
+    return out
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -75,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     mer = sub.add_parser("merge", help="join the folders of a sharded evaluation")
     mer.add_argument("folders", nargs="+", help="shard folders")
     mer.add_argument("--out", required=True, help="new folder for the merged results")
+    mer.add_argument("--allow-partial", action="store_true", help="merge even if shards are missing or unfinished")
 
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
@@ -132,11 +160,13 @@ def _progress(step: StepRecord) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from homiebot.runtime import make_task, run_episode  # heavy imports only when running
 
+    if args.instruction is not None and not args.instruction.strip():
+        raise TaskError("the instruction is empty; say what the robot should do, or leave it out to use the task generated for --scene")
     cfg = _configure(args)
     task = load_task(args.task) if args.task else make_task(args.instruction, args.scene)
     if args.task and args.instruction:
         task = task.model_copy(update={"instruction": args.instruction})
-    out = Path(args.out or cfg.output.dir)
+    out = _out_dir(args.out or cfg.output.dir)
     if not args.quiet:
         print(f"task: {task.instruction}  (planner {cfg.planner.name}, seed {cfg.seed}, profile "
               f"{cfg.skill_profile if isinstance(cfg.skill_profile, str) else 'custom'})", flush=True)
@@ -151,7 +181,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"views per round: {folder / 'images'}")
     if record.video:
         print(f"video: {folder / record.video}")
-    return 0
+    return outcome(record.goal_satisfied, record.ended, record.termination)
 
 
 def _cmd_scene(args: argparse.Namespace) -> int:
@@ -171,7 +201,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from homiebot.bench.evaluate import config_for_eval, evaluate
 
     cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, args.profile)
-    out = Path(args.out)
+    out = _out_dir(args.out)
     print(f"evaluating planner {cfg.planner.name} on suite {args.suite} (split {args.split}, {args.runs} runs per task, "
           f"{args.workers} workers{', shard ' + args.shard if args.shard else ''}) -> {out}", flush=True)
     s = evaluate(args.suite, cfg, out, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
@@ -187,7 +217,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from homiebot.bench.report import write_report
+    from homiebot.bench.results import read_results
 
+    for folder in args.folders:
+        for problem in read_results(Path(folder) / "results.jsonl").problems:
+            print(f"homiebot: warning: {Path(folder) / 'results.jsonl'} {problem}; line skipped", file=sys.stderr)
     path = write_report([Path(f) for f in args.folders], Path(args.out) if args.out else None)
     print(path.read_text())
     print(f"report: {path}")
@@ -197,7 +231,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from homiebot.bench.evaluate import merge_results
 
-    n = merge_results([Path(f) for f in args.folders], Path(args.out))
+    n = merge_results([Path(f) for f in args.folders], Path(args.out), allow_partial=args.allow_partial)
     print(f"merged {n} runs into {args.out}")
     return 0
 
@@ -207,8 +241,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.up import check_ros, ros_environment, run_graph
 
     check_ros()
-    if args.config:
-        load_config(args.config)  # fail here, once, rather than in six nodes
+    cfg = load_config(args.config or None)  # fail here, once, rather than in every node
+    planner = args.planner or cfg.planner.name
+    if planner not in registry.available("planners"):
+        raise PluginError(f"unknown planner '{planner}'; available: {', '.join(registry.available('planners'))}")
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
     return run_graph(graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag), env, compose=args.compose)
@@ -229,12 +265,26 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         request = {"instruction": args.instruction, "scene": scene}
     if args.seed is not None:
         request["seed"] = args.seed
+    if args.instruction is not None and not args.instruction.strip():
+        raise TaskError("the instruction is empty; say what the robot should do")
     try:
         final = submit(request, timeout=args.timeout, wait=not args.no_wait)
     except TimeoutError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
-        return 2
-    return 1 if final.get("state") == "failed" else 0
+        return COULD_NOT_RUN
+    return submit_status(final, wait=not args.no_wait)
+
+
+def submit_status(final: dict, wait: bool = True) -> int:
+    """The exit status of ``homiebot submit`` from the task's last status event."""
+    state = final.get("state")
+    if state == "finished":
+        return outcome(final.get("goal_satisfied"), bool(final.get("ended")), str(final.get("termination")))
+    if state in ("failed", "duplicate"):
+        if final.get("termination") == "interrupted":
+            return INTERRUPTED
+        return USER_ERROR if final.get("cause") == "invalid" or state == "duplicate" else COULD_NOT_RUN
+    return GOAL_REACHED if not wait else COULD_NOT_RUN
 
 
 def _cmd_plugins(_: argparse.Namespace) -> int:
@@ -243,9 +293,14 @@ def _cmd_plugins(_: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
+    signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM saves what was recorded, as Ctrl-C does
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins}[args.command]
@@ -256,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("homiebot: interrupted; what was recorded so far has been saved", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

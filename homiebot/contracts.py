@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
-# 2: skill failures carry a typed reason (``SkillFailure``) in E1/E2 feedback details.
+# 2: skill failures carry a typed reason (``SkillFailure``) in E1/E2 feedback details; termination
+#    "refused" (a planner that declines the instruction).
 CONTRACT_VERSION = 2
 VIEW_NAMES = ("front", "left", "back", "right")
 ViewName = Literal["front", "left", "back", "right"]
@@ -253,6 +254,13 @@ class StepRecord(_Contract):
         return self.output.subtask if self.output else None
 
 
+# How an episode ended: the planner's End; the round limit; repeated planner failures; a stop from
+# outside (Ctrl-C, SIGTERM, a stopping graph); a component that failed (a node died, a call timed
+# out); the planner declining the instruction before the first round.
+Termination = Literal["end", "max_rounds", "planner_error", "interrupted", "error", "refused"]
+TERMINATIONS: tuple[str, ...] = Termination.__args__  # type: ignore[attr-defined]
+
+
 class EpisodeRecord(_Contract):
     """A complete episode, as written to ``episode.json``."""
 
@@ -267,8 +275,8 @@ class EpisodeRecord(_Contract):
     config: dict[str, Any] = Field(default_factory=dict)
     steps: list[StepRecord] = []
     ended: bool = Field(False, description="True if the planner's last subtask was End")
-    termination: Literal["end", "max_rounds", "planner_error", "interrupted", "error"] = "max_rounds"
-    error: str | None = Field(None, description="what stopped the episode when termination is 'error'")
+    termination: Termination = "max_rounds"
+    error: str | None = Field(None, description="what stopped the episode when termination is 'error' or 'refused'")
     goal_satisfied: bool | None = Field(None, description="simulator check of the task goal, when the task has one")
     path_length: float = 0.0
     wall_time: float = 0.0

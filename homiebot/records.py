@@ -2,11 +2,15 @@
 
 Images are written as rounds happen, into ``<out>/<episode_id>.partial/``; the finished folder
 is renamed into place in one step, so a folder named ``<episode_id>`` is always complete. If an
-episode is interrupted, what was recorded is still finalised (termination "interrupted").
+episode is interrupted, what was recorded is still finalised (termination "interrupted"). No
+episode ever replaces or deletes another's folder: a name in use (finished or ``.partial``) gets a
+suffix (``_2``, ``_3`` ...), and ``finalise_leftovers`` turns the ``.partial`` folders of a process that
+died into records (termination "error").
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -18,6 +22,7 @@ from PIL import Image
 from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation
 
 VIDEO_FPS = 2
+START_FILE = "start.json"  # in a .partial folder: what the episode is, for finalise_leftovers
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -35,16 +40,36 @@ class EpisodeWriter:
 
     def __init__(self, out_dir: str | Path, episode_id: str, images: bool = True, video: bool = False) -> None:
         self.out_dir = Path(out_dir)
-        self.episode_id = episode_id
         self.images = images
         self.video = video
-        self.final_dir = self.out_dir / episode_id
-        self.work_dir = self.out_dir / f"{episode_id}.partial"
-        if self.work_dir.exists():
-            shutil.rmtree(self.work_dir)
-        self.work_dir.mkdir(parents=True)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.episode_id = self._claim(episode_id)
+        self.final_dir = self.out_dir / self.episode_id
+        self.work_dir = self.out_dir / f"{self.episode_id}.partial"
         self._frames: list[np.ndarray] = []
         self.before_finish: list = []  # callables run before the folder is published (e.g. close a bag)
+
+    def _claim(self, base: str) -> str:
+        """The first of ``base``, ``base_2``, ``base_3`` ... that no other episode uses, finished or
+        not; its ``.partial`` folder is created here (mkdir is atomic: two writers never share one)."""
+        for n in itertools.count(1):
+            name = base if n == 1 else f"{base}_{n}"
+            if (self.out_dir / name).exists():
+                continue
+            try:
+                (self.out_dir / f"{name}.partial").mkdir()
+            except FileExistsError:
+                continue
+            if (self.out_dir / name).exists():  # finished in between by an episode that had claimed it
+                (self.out_dir / f"{name}.partial").rmdir()
+                continue
+            return name
+        raise AssertionError("unreachable")
+
+    def write_start(self, fields: dict) -> None:
+        """Note what the episode is (instruction, task_id, scene, planner, seed, max_rounds, config), so that
+        a record can be made of the folder should this process die before ``finish``."""
+        atomic_write_text(self.work_dir / START_FILE, json.dumps(fields))
 
     def write_views(self, round_index: int, obs: Observation) -> dict[str, str]:
         """Save the round's four RGB views; return view -> path relative to the episode folder."""
@@ -89,15 +114,9 @@ class EpisodeWriter:
         video = self._write_video() if self.video else None
         if video:
             record = record.model_copy(update={"video": video})
+        (self.work_dir / START_FILE).unlink(missing_ok=True)
         atomic_write_text(self.work_dir / "episode.json", record.model_dump_json(indent=2))
-        if self.final_dir.exists():
-            old = self.out_dir / f"{self.episode_id}.old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(self.final_dir, old)
-            os.replace(self.work_dir, self.final_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(self.work_dir, self.final_dir)
+        os.rename(self.work_dir, self.final_dir)  # no other writer takes a claimed name; rename never replaces a folder's files
         return record
 
 
@@ -107,3 +126,32 @@ def load_episode(path: str | Path) -> EpisodeRecord:
     if path.is_dir():
         path = path / "episode.json"
     return EpisodeRecord.model_validate(json.loads(path.read_text()))
+
+
+def finalise_leftovers(out_dir: str | Path, reason: str) -> list[Path]:
+    """Publish the ``.partial`` folders left in ``out_dir`` by a process that died mid-episode.
+
+    A folder with its ``episode.json`` already written is only moved into place; one without gets a
+    minimal record (termination "error", ``reason``, no steps: the rounds lived in the dead
+    process) next to the images it holds. Call this only when no other writer uses ``out_dir``."""
+    done = []
+    for work in sorted(Path(out_dir).glob("*.partial")):
+        if not work.is_dir():
+            continue
+        name = work.name[: -len(".partial")]
+        final = work.with_name(name)
+        n = 2
+        while final.exists():
+            final, n = work.with_name(f"{name}_{n}"), n + 1
+        if not (work / "episode.json").exists():
+            start = {"instruction": "(unknown: the episode's process died)", "scene": {}, "planner": "unknown", "seed": 0,
+                     "max_rounds": 0}
+            try:
+                start |= json.loads((work / START_FILE).read_text())
+            except (OSError, ValueError):
+                pass
+            record = EpisodeRecord.model_validate({**start, "episode_id": final.name, "termination": "error", "error": reason})
+            atomic_write_text(work / "episode.json", record.model_dump_json(indent=2))
+        os.rename(work, final)
+        done.append(final)
+    return done

@@ -13,9 +13,11 @@ def read_yaml(path: str | Path, noun: str, error: type[Exception]) -> Any:
     """Parse a YAML file; ``error(message)`` names the file when it cannot be read or parsed."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise error(f"cannot read {noun} {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text file (the {noun} must be UTF-8 YAML)") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:

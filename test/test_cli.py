@@ -66,3 +66,73 @@ def test_scene_command_prints_loadable_yaml(tmp_path):
     from homiebot.worlds.home.scene import load_scene
 
     assert load_scene(path) == generate_scene(5)
+
+
+def _config(tmp_path, text: str):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text + "world: {name: embedded_home, params: {width: 64, height: 64, depth: false, segmentation: false}}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("case", ["empty instruction", "out is a file", "binary config", "unknown planner for up"])
+def test_more_user_errors_exit_2_with_one_line(case, tmp_path):
+    out_dir = tmp_path / "out"
+    if case == "empty instruction":
+        args = ["run", "", "--out", str(out_dir)]
+    elif case == "out is a file":
+        (tmp_path / "file").write_text("x")
+        args = ["run", "--scene", "1", "--out", str(tmp_path / "file")]
+    elif case == "binary config":
+        (tmp_path / "bin.yaml").write_bytes(bytes(range(256)) * 4)
+        args = ["run", "--config", str(tmp_path / "bin.yaml"), "--out", str(out_dir)]
+    else:
+        pytest.importorskip("rclpy")
+        args = ["up", "--config", _config(tmp_path, "planner: {name: gpt-9}\n"), "--domain-id", "199", "--out", str(out_dir)]
+    out = homiebot(*args)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.stderr.startswith("homiebot: error: ") and out.stderr.count("\n") == 1, out.stderr
+    assert not out_dir.exists()
+
+
+@pytest.mark.parametrize("outputs, status, verdict", [
+    (["[End]"], 1, "goal NOT reached"),  # finished without reaching the goal
+    ([""], 3, "ended by planner_error"),  # the planner never answers: could not run
+])
+def test_run_exit_status_says_the_outcome(outputs, status, verdict, tmp_path):
+    import json
+
+    cfg = _config(tmp_path, f"planner: {{name: replay, params: {{outputs: {json.dumps(outputs)}, then_end: false}}}}\n")
+    out = homiebot("run", "--task", str(DEMO_TASK), "--config", cfg, "--out", str(tmp_path / "o"), "--no-images")
+    assert out.returncode == status, (out.stdout, out.stderr)
+    assert verdict in out.stdout
+
+
+def test_sigterm_of_run_saves_the_record_as_interrupted(tmp_path):
+    import signal
+
+    from homiebot.records import load_episode
+
+    # the same room again and again, up to 1000 rounds: long enough to be stopped in the middle
+    cfg = _config(tmp_path, "planner: {name: replay, params: {outputs: ['[Go to, kitchen]'], then_end: false}}\nmax_rounds: 1000\n")
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
+    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "run", "--task", str(DEMO_TASK), "--config", cfg, "--out",
+                             str(tmp_path / "o"), "--no-images"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("round  3"):
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    folders = list((tmp_path / "o").iterdir())
+    assert [f.name for f in folders] == ["demo_seed0"], "saved, and no .partial folder left"
+    record = load_episode(folders[0])
+    assert record.termination == "interrupted" and len(record.steps) >= 3
+
+
+def test_the_same_task_twice_gives_two_records(tmp_path):
+    for _ in range(2):
+        out = homiebot("run", "--task", str(DEMO_TASK), "--planner", "oracle", "--profile", "perfect", "--out", str(tmp_path), "--no-images")
+        assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo_seed0", "demo_seed0_2"]
+    assert f"episode record: {tmp_path / 'demo_seed0_2' / 'episode.json'}" in out.stdout

@@ -9,6 +9,7 @@ runs every n-th job, so several machines can split a suite; ``merge_results`` jo
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import multiprocessing as mp
@@ -16,7 +17,8 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +29,7 @@ from homiebot.bench import metrics
 from homiebot.bench.results import RunResult, read_results, summarise_steps
 from homiebot.bench.suite import load_suite, suite_path
 from homiebot.config import ConfigError, RunConfig
+from homiebot.planners.base import PlannerConfigError
 from homiebot.tasks import Task
 
 RESULTS = "results.jsonl"
@@ -83,7 +86,13 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
     task = Task.model_validate_json(task_json)
     cfg: RunConfig = _WORKER["cfg"].model_copy(update={"seed": seed})
     out = Path(_WORKER["episodes"]) / f"run{run}" if _WORKER.get("episodes") else None
-    record, _ = run_episode(cfg, task, out)
+    try:
+        record, _ = run_episode(cfg, task, out)
+    except PlannerConfigError as err:  # the planner refuses this instruction: a failed run, and the evaluation goes on
+        result = RunResult(task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split,
+                           attributes=list(task.attributes), keypaths=task.keypaths, aliases=task.aliases,
+                           expert_length=task.expert_length, termination="refused", goal_satisfied=False, error=str(err))
+        return result.model_dump_json(), os.getpid(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = RunResult(
         task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split, attributes=list(task.attributes),
         keypaths=task.keypaths, aliases=task.aliases, expert_length=task.expert_length, steps=summarise_steps(record),
@@ -176,6 +185,35 @@ def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = 
         raise EvalError(f"suite '{suite}' has no tasks in split '{split}'")
     meta = _metadata({"suite": suite, "split": split, "runs": runs, "shard": sh}, cfg)
     out.mkdir(parents=True, exist_ok=True)
+    with _exclusive(out):
+        return _evaluate(tasks, cfg, out, meta, runs, workers, resume, sh, save_episodes, on_result, progress)
+
+
+LOCK = ".lock"
+
+
+@contextmanager
+def _exclusive(out: Path) -> Iterator[None]:
+    """Hold ``out/.lock`` (an advisory lock the kernel drops when the process dies, however it dies)."""
+    fh = open(out / LOCK, "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            owner = fh.read().strip() or "another process"
+            raise EvalError(f"{out} is in use by another evaluation ({owner}); wait for it to end, or choose another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        yield
+    finally:
+        fh.close()
+
+
+def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any], runs: int, workers: int, resume: bool, sh: Shard,
+              save_episodes: bool, on_result: Callable[[RunResult], None] | None, progress: bool) -> dict[str, Any]:
     _check_resumable(out, meta, resume)
     if not (out / META).is_file():
         (out / META).write_text(json.dumps(meta, indent=2))
@@ -221,20 +259,48 @@ def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = 
     return summary
 
 
-def merge_results(sources: list[Path], out: Path) -> int:
-    """Join shard folders into ``out`` (first copy of each (task, run) wins); returns the run count."""
+def _missing_shards(metas: list[dict[str, Any]], counts: list[int]) -> list[str]:
+    """What a set of shard folders lacks: shards never given, and shards with runs still to do."""
+    problems = []
+    shards = [Shard.parse(m["shard"]) if str(m.get("shard", "")).count("/") == 1 else None for m in metas]
+    if any(s is None for s in shards) or not shards:
+        return problems
+    total = shards[0].count
+    given = {s.index for s in shards if s is not None and s.count == total}
+    problems += [f"shard {i}/{total} is not among them" for i in range(total) if i not in given]
+    for meta, shard, count in zip(metas, shards, counts):
+        try:
+            jobs = len(load_suite(meta["suite"], meta["split"])) * int(meta["runs"])
+        except Exception:  # the suite cannot be read here: only the shard count is checked
+            continue
+        expected = len(range(shard.index, jobs, shard.count))
+        if count < expected:
+            problems.append(f"shard {shard} has {count} of its {expected} runs (resume it with `homiebot eval ... --resume`)")
+    return problems
+
+
+def merge_results(sources: list[Path], out: Path, allow_partial: bool = False) -> int:
+    """Join shard folders into ``out`` (first copy of each (task, run) wins); returns the run count.
+
+    Refuses (EvalError) a set of shards that is incomplete (a shard missing, or one with runs still to
+    do) unless ``allow_partial``."""
     metas = []
+    counts = []
     merged: dict[tuple[str, int], RunResult] = {}
     for src in sources:
         if not (src / RESULTS).is_file():
             raise EvalError(f"{src}: no {RESULTS}; is this a folder written by `homiebot eval --out`?")
-        for r in read_results(src / RESULTS).results:
+        results = read_results(src / RESULTS).results
+        for r in results:
             merged.setdefault(r.key, r)
         if (src / META).is_file():
             metas.append(json.loads((src / META).read_text()))
+            counts.append(len(results))
     keys = [k for k in RESUME_KEYS if k != "shard"]
     if metas and any(any(m.get(k) != metas[0].get(k) for k in keys) for m in metas[1:]):
         raise EvalError("these folders were run with different settings (suite, planner, split, runs, rounds, profile or seed)")
+    if not allow_partial and (missing := _missing_shards(metas, counts)):
+        raise EvalError(f"incomplete set of shards: {'; '.join(missing)}; add --allow-partial to merge them anyway")
     out.mkdir(parents=True, exist_ok=True)
     if (out / RESULTS).exists():
         raise EvalError(f"{out} already holds results; merge into an empty folder")

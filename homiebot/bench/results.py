@@ -7,7 +7,7 @@ results file alone, without the suite or the episode folders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -55,6 +55,7 @@ class RunResult(BaseModel):
     goal_satisfied: bool | None = None
     path_length: float = 0.0
     wall_time: float = 0.0
+    error: str | None = None  # why the run could not run or stopped (e.g. the planner refused the instruction)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -83,6 +84,7 @@ class ResultsFile:
     skipped: int = 0  # lines that are not a RunResult (e.g. the last line of a killed evaluation)
     duplicates: int = 0  # repeated (task_id, run) keys; the first copy is kept
     first_problem: str = ""
+    problems: list[str] = field(default_factory=list)  # "line N: why" for every skipped line
     valid_bytes: int = 0  # length of the file up to the end of its last complete line
 
 
@@ -105,7 +107,8 @@ def read_results(path: Path) -> ResultsFile:
             result = RunResult.model_validate_json(line)
         except (ValidationError, ValueError) as exc:
             out.skipped += 1
-            out.first_problem = out.first_problem or f"line {number}: {str(exc).splitlines()[0]}"
+            out.problems.append(f"line {number}: {str(exc).splitlines()[0]}")
+            out.first_problem = out.first_problem or out.problems[-1]
             continue
         if result.key in seen:
             out.duplicates += 1

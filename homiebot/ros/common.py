@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +17,13 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import String
 
 from homiebot.config import ConfigError, RunConfig, load_config
+from homiebot.ros import rpc
+from homiebot.ros.wire import MAX_MESSAGE_BYTES
 
 
 class ParameterError(ValueError):
@@ -30,7 +38,16 @@ class Param:
     check: Callable[[Any], str | None] | None = None  # returns an error text, or None if fine
 
 
-COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),)
+def positive(value: Any) -> str | None:
+    return None if value > 0 else "must be greater than 0"
+
+
+COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),
+          Param("max_message_bytes", MAX_MESSAGE_BYTES, "longest JSON message accepted on any topic; longer ones are rejected",
+                positive))
+HEARTBEAT_TOPIC = "/homiebot/heartbeat"
+HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
+HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
 def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
@@ -46,10 +63,6 @@ def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
             raise ParameterError(f"parameter '{p.name}' = {value!r}: {problem}")
         values[p.name] = value
     return values
-
-
-def positive(value: Any) -> str | None:
-    return None if value > 0 else "must be greater than 0"
 
 
 def run_config(path: str) -> RunConfig:
@@ -73,33 +86,61 @@ def _start(node: Node, definition: NodeDef) -> object:
     return definition.build(node, values)
 
 
+def _heartbeat(node: Node) -> None:
+    """Publish ``{"node", "instance", "pid"}`` every HEARTBEAT_PERIOD s: the task manager watches them to
+    notice within seconds that a node has died or been replaced (a new process has a new instance)."""
+    pub = node.create_publisher(String, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
+    beat = String(data=json.dumps({"node": node.get_name(), "instance": uuid.uuid4().hex, "pid": os.getpid()}))
+    node.create_timer(HEARTBEAT_PERIOD, lambda: pub.publish(beat))
+    pub.publish(beat)
+
+
+class _Stop:
+    """SIGINT and SIGTERM ask the spin loop to end; the shutdown then runs in order (see ``_spin``)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda signum, frame: self.event.set())
+
+
 def _spin(nodes: list[Node], components: list[object]) -> None:
+    """Spin until a stop signal, then shut down without use-after-destroy races: components first
+    (the task manager finalises its episode), then every RPC server (its handler threads end or are
+    cut off), then the executor, the nodes and the context, in that order."""
+    stop = _Stop()
     executor = SingleThreadedExecutor()  # callbacks only queue work; long calls run in their own threads
     for node in nodes:
+        _heartbeat(node)
         executor.add_node(node)
         node.get_logger().info(f"{node.get_name()} node ready")
     try:
-        executor.spin()
+        while not stop.event.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)  # returns often enough to see a stop signal
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except _rclpy_impl.RCLError:
         if rclpy.ok():  # not a stop signal racing the executor's wait: a real failure
             raise
     finally:
-        for component in components:
-            close = getattr(component, "close", None)
-            if close:
-                close()
+        rpc.shut_down(nodes, components)
         executor.shutdown()
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown()
 
 
+def init(args: list[str] | None) -> None:
+    """rclpy without its own signal handlers: a signal must not invalidate the context while handler
+    threads still publish; ``_spin`` turns SIGINT/SIGTERM into an orderly shutdown instead."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+
+
 def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
     """One node in this process: parameters from the command line (``--ros-args -p k:=v``)."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
-    rclpy.init(args=args if args is not None else sys.argv)
+    init(args if args is not None else sys.argv)
     node = Node(definition.name)
     try:
         component = _start(node, definition)
@@ -115,7 +156,7 @@ def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
 def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
     """Several nodes in one process (name and parameters per node); calls between them skip the middleware."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
-    rclpy.init(args=None)
+    init(None)
     nodes, components = [], []
     for definition, name, params in members:
         node = Node(name, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])

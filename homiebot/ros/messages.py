@@ -52,12 +52,24 @@ def to_image(array: np.ndarray, kind: str, stamp_ns: int, frame: str) -> Image:
     return msg
 
 
+MAX_IMAGE_SIDE = 8192
+
+
 def from_image(msg: Image) -> np.ndarray:
+    """The pixels of an Image (ValueError if its encoding, shape or values are not what the graph sends)."""
     for encoding, dtype, channels in IMAGE_KINDS.values():
         if msg.encoding == encoding:
+            if not (0 < msg.height <= MAX_IMAGE_SIDE and 0 < msg.width <= MAX_IMAGE_SIDE):
+                raise ValueError(f"image of {msg.width}x{msg.height} pixels")
+            row = msg.width * channels * np.dtype(dtype).itemsize
+            if msg.step != row or len(msg.data) != row * msg.height or msg.is_bigendian:
+                raise ValueError(f"{encoding} image of {msg.width}x{msg.height}: step {msg.step}, {len(msg.data)} bytes, "
+                                 f"big-endian {bool(msg.is_bigendian)}; expected step {row}, {row * msg.height} bytes, little-endian")
             a = np.frombuffer(bytes(msg.data), dtype=dtype)
+            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                raise ValueError(f"{encoding} image with values that are not finite")
             return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width)
-    raise ValueError(f"unsupported image encoding '{msg.encoding}'")
+    raise ValueError(f"unsupported image encoding '{msg.encoding[:40]}'")
 
 
 def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:

@@ -14,9 +14,10 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
 from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
@@ -32,23 +33,31 @@ class ObservationCache:
         group = ReentrantCallbackGroup()
         for view in VIEW_NAMES:
             for kind in kinds:
-                node.create_subscription(Image, image_topic(view, kind), self._image_cb(view, kind), IMAGES, callback_group=group)
+                topic = image_topic(view, kind)
+                node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)), IMAGES, callback_group=group)
+        self._limit = message_limit(node)
         for topic in json_topics:
-            node.create_subscription(String, f"/homiebot/{topic}", self._json_cb(topic), RELIABLE, callback_group=group)
+            node.create_subscription(String, f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._json_cb(topic)), RELIABLE,
+                                     callback_group=group)
 
     def _image_cb(self, view: str, kind: str):
         def cb(msg: Image) -> None:
+            try:
+                pixels = from_image(msg)
+            except ValueError as err:
+                raise WireError(str(err)) from None
             with self._cond:
-                self._images[(view, kind)] = (ns_of(msg.header.stamp), from_image(msg))
+                self._images[(view, kind)] = (ns_of(msg.header.stamp), pixels)
                 self._cond.notify_all()
         return cb
 
     def _json_cb(self, topic: str):
         def cb(msg: String) -> None:
+            stamp = parse(Stamped, msg.data, self._limit)
             data = json.loads(msg.data)
             with self._cond:
                 rounds = self._json[topic]
-                rounds[(int(data.get("episode", 0)), int(data.get("round", 0)))] = data
+                rounds[(stamp.episode, stamp.round)] = data
                 while len(rounds) > 16:  # keep the most recent messages (dicts keep insertion order)
                     rounds.pop(next(iter(rounds)))
                 self._cond.notify_all()
@@ -75,7 +84,7 @@ class ObservationCache:
     def lazy_observation(self, meta: dict, timeout: float) -> Observation:
         """Like ``observation``, but the images are awaited only when first looked at."""
         return Observation.model_construct(
-            version=1, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
+            version=CONTRACT_VERSION, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
             labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
             views=_LazyViews(lambda: self.observation(meta, timeout).views))
 

@@ -19,6 +19,7 @@ requests, repeated until one is answered; a server answers them at once, without
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 import traceback
@@ -27,12 +28,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import rclpy
+from pydantic import ValidationError
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from homiebot.ros.wire import (
+    LOG_EVERY,
+    RpcReply,
+    RpcRequest,
+    WireError,
+    describe,
+    message_limit,
+    read_json,
+    readable_id,
+    safe_callback,
+)
+
 PING = "_ping"  # answered by every server itself; proves that requests and replies get through
+RELEASE = "_release"  # ends the caller's episode session (see RpcServer)
 
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                       durability=DurabilityPolicy.VOLATILE)
@@ -40,6 +56,12 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history
 
 class RpcError(RuntimeError):
     """The remote handler failed; the message is the remote error."""
+
+
+class RpcInterrupted(RpcError):
+    """The caller's process is stopping; an episode ended by it is ``interrupted``, not an error."""
+
+    termination = "interrupted"
 
 
 class RpcTimeout(TimeoutError):
@@ -82,6 +104,13 @@ class ThenRun:
 
 
 _LOCAL: dict[str, RpcServer] = {}  # servers in this process (nodes composed into one process)
+_SERVERS: list[RpcServer] = []  # every server and client of this process, to be shut down in order
+_CLIENTS: list[RpcClient] = []
+SHUTTING_DOWN = "the node is shutting down"
+
+EXCLUSIVE = ("reset",)  # methods that start an episode: refused while another client's episode runs
+LEASE = 30.0  # seconds an episode session outlives the last request of its owner
+MAX_ACTIVE = 32  # concurrent handler threads per server; more requests are answered "busy"
 
 
 class RpcServer:
@@ -90,59 +119,141 @@ class RpcServer:
     When client and server live in the same process (``homiebot up --compose``), calls skip the
     middleware and run the handler directly; request and reply are still published, marked
     ``"local": true``, so that they can be watched and recorded.
+
+    Requests are validated (``homiebot.ros.wire.RpcRequest``, at most ``max_message_bytes``); one that
+    fails gets an error reply when its id can be read and is dropped otherwise. A client that names
+    itself (``owner``) and calls an ``exclusive`` method holds a session: while it lasts (until
+    ``_release`` or ``LEASE`` seconds after its owner's last request), ``exclusive`` calls from anyone
+    else are refused, so that nobody resets the world under a running episode.
     """
 
-    def __init__(self, node: Node, service: str, handlers: dict[str, Handler]) -> None:
+    def __init__(self, node: Node, service: str, handlers: dict[str, Handler], exclusive: tuple[str, ...] = EXCLUSIVE,
+                 lease: float = LEASE) -> None:
         self.node = node
         self.service = service
         self.handlers = handlers
+        self.exclusive = frozenset(exclusive)
+        self.lease = lease
+        self.instance = uuid.uuid4().hex  # tells clients when this server has been replaced by another process
+        self.limit = message_limit(node)
         _LOCAL[service] = self
+        _SERVERS.append(self)
         self._active: dict[str, CallContext] = {}
+        self._threads: set[threading.Thread] = set()
+        self._session: tuple[str, float] | None = None  # (owner, time of its last request)
         self._lock = threading.Lock()
+        self._closed = False
         self._pub = node.create_publisher(String, f"/homiebot/{service}/reply", RELIABLE)
-        node.create_subscription(String, f"/homiebot/{service}/request", self._on_request, RELIABLE,
+        topic = f"/homiebot/{service}/request"
+        node.create_subscription(String, topic, safe_callback(node, topic, self._on_request), RELIABLE,
                                  callback_group=ReentrantCallbackGroup())
 
-    def close(self) -> None:
-        """Stop serving calls made from this process directly (its topics go with its node)."""
+    def close(self, grace: float = 2.0) -> None:
+        """Stop serving: cancel running calls, wait up to ``grace`` s for their threads, publish no more.
+
+        Called before the node is destroyed, so that no handler thread touches a destroyed publisher."""
         if _LOCAL.get(self.service) is self:
             del _LOCAL[self.service]
+        with self._lock:
+            for ctx in self._active.values():
+                ctx._cancelled.set()
+            threads = list(self._threads)
+        deadline = time.monotonic() + grace
+        for t in threads:
+            if t is not threading.current_thread():
+                t.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            self._closed = True
 
     def _send(self, payload: dict) -> None:
-        self._pub.publish(String(data=json.dumps(payload)))
+        with self._lock:  # held while publishing: close() cannot complete in between
+            if self._closed:
+                return
+            try:
+                self._pub.publish(String(data=json.dumps(payload)))
+            except Exception:  # the context was shut down under us (a signal): nobody can hear it anyway
+                if rclpy.ok(context=self.node.context):
+                    raise
+
+    def _refusal(self, method: str, owner: str | None) -> str | None:
+        """Why this call is out of turn (None: it may run); renews or opens its owner's session."""
+        now = time.monotonic()
+        with self._lock:
+            held = self._session if self._session and now - self._session[1] < self.lease else None
+            if owner is not None and (held is None or held[0] == owner):
+                if held is not None or method in self.exclusive:
+                    self._session = (owner, now)
+                return None
+            if method in self.exclusive and held is not None:
+                return (f"refused: '{method}' is out of turn: the {self.service} node is serving an episode of "
+                        f"{held[0]} (try again when it has ended)")
+            return None
+
+    def _release(self, owner: str | None) -> None:
+        with self._lock:
+            if self._session and self._session[0] == owner:
+                self._session = None
 
     def _on_request(self, msg: String) -> None:
         try:
-            req = json.loads(msg.data)
-            rid = str(req["id"])
-        except (ValueError, KeyError, TypeError):
-            self.node.get_logger().error(f"ignoring a malformed request: {msg.data[:200]}")
+            value = read_json(msg.data, self.limit)
+            req = RpcRequest.model_validate(value)
+        except (WireError, ValidationError) as err:
+            problem = describe(err) if isinstance(err, ValidationError) else str(err)
+            rid = readable_id(value) if isinstance(err, ValidationError) else None
+            self.node.get_logger().warning(f"{self.service}: rejected a request: {problem}", throttle_duration_sec=LOG_EVERY)
+            if rid is not None:
+                self._send({"id": rid, "kind": "error", "message": f"invalid request: {problem}"})
             return
-        if req.get("local"):
+        rid = req.id
+        if req.local:
             return  # already being served by a direct call in this process
-        if req.get("cancel"):
+        if req.cancel:
             with self._lock:
                 ctx = self._active.get(rid)
             if ctx:
                 ctx._cancelled.set()
             return
-        method = req.get("method")
+        method = req.method
         if method == PING:
-            self._send({"id": rid, "kind": "result", "data": {"service": self.service}})
+            self._refusal(PING, req.owner)  # a ping of the session's owner keeps the session
+            self._send({"id": rid, "kind": "result", "data": {"service": self.service, "instance": self.instance}})
+            return
+        if method == RELEASE:
+            self._release(req.owner)
+            self._send({"id": rid, "kind": "result", "data": None})
             return
         if method not in self.handlers:
             self._send({"id": rid, "kind": "error", "message": f"unknown method '{method}'; known: {sorted(self.handlers)}"})
             return
+        if problem := self._refusal(method, req.owner):
+            self._send({"id": rid, "kind": "error", "message": problem})
+            return
         ctx = CallContext(rid, lambda data: self._send({"id": rid, "kind": "progress", "data": data}))
         with self._lock:
-            self._active[rid] = ctx
-        threading.Thread(target=self._run, args=(method, req.get("params") or {}, ctx), daemon=True).start()
+            if self._closed or len(self._active) >= MAX_ACTIVE:
+                busy = True
+            else:
+                busy = False
+                self._active[rid] = ctx
+                thread = threading.Thread(target=self._run, args=(method, req.params, ctx), daemon=True)
+                self._threads.add(thread)
+        if busy:
+            self._send({"id": rid, "kind": "error", "message": f"busy: the {self.service} node is serving {MAX_ACTIVE} calls"})
+            return
+        thread.start()
 
     def call_local(self, request: dict, on_progress: Callable[[Any], None] | None, timeout: float) -> Any:
         """Serve a request from this process directly (same semantics as over the topics)."""
         rid, method = request["id"], request["method"]
+        if method in (PING, RELEASE):
+            if method == RELEASE:
+                self._release(request.get("owner"))
+            return {"service": self.service, "instance": self.instance} if method == PING else None
         if method not in self.handlers:
             raise RpcError(f"{self.service}.{method}: unknown method; known: {sorted(self.handlers)}")
+        if problem := self._refusal(method, request.get("owner")):
+            raise RpcError(f"{self.service}.{method}: {problem}")
         ctx = CallContext(rid, on_progress or (lambda data: None))
         box: list = []
 
@@ -167,10 +278,28 @@ class RpcServer:
             value, after = value.result, value.then
         self._send({"id": rid, "kind": kind, "local": True, **({"data": value} if kind == "result" else {"message": value})})
         if after is not None:
-            threading.Thread(target=after, daemon=True).start()
+            self._start_tracked(after)
         if kind == "error":
             raise RpcError(f"{self.service}.{method}: {value}")
         return value
+
+    def _start_tracked(self, target: Callable[[], None]) -> None:
+        def run() -> None:
+            try:
+                target()
+            except Exception as err:
+                if not self._closed:
+                    self.node.get_logger().error(f"{self.service}: {type(err).__name__}: {err}")
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+
+        thread = threading.Thread(target=run, daemon=True)
+        with self._lock:
+            if self._closed:
+                return
+            self._threads.add(thread)
+        thread.start()
 
     def _run(self, method: str, params: dict, ctx: CallContext) -> None:
         try:
@@ -184,25 +313,72 @@ class RpcServer:
         except Cancelled:
             self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
-            self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
-            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"})
+            if not self._closed:
+                self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
+            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000]})
         finally:
             with self._lock:
                 self._active.pop(ctx.request_id, None)
+                self._threads.discard(threading.current_thread())
 
 
 class RpcClient:
-    """Calls a remote service and waits for its result (the node must be spun in another thread)."""
+    """Calls a remote service and waits for its result (the node must be spun in another thread).
 
-    def __init__(self, node: Node, service: str) -> None:
+    ``owner``: a name sent with every request, which makes the client's episode calls exclusive on
+    the server (see ``RpcServer``)."""
+
+    def __init__(self, node: Node, service: str, owner: str | None = None) -> None:
         self.service = service
+        self.owner = owner
         self._node = node
         self._pending: dict[str, tuple[threading.Event, list, Callable[[Any], None] | None]] = {}
         self._lock = threading.Lock()
+        self._aborted: str | None = None
+        self._interrupted = False
         self._pub = node.create_publisher(String, f"/homiebot/{service}/request", RELIABLE)
         self._reply_topic = f"/homiebot/{service}/reply"
-        node.create_subscription(String, self._reply_topic, self._on_reply, RELIABLE, callback_group=ReentrantCallbackGroup())
+        self._limit = message_limit(node)
+        node.create_subscription(String, self._reply_topic, safe_callback(node, self._reply_topic, self._on_reply), RELIABLE,
+                                 callback_group=ReentrantCallbackGroup())
         self._verified_for: frozenset | None = None  # the servers (reply writers) present when a ping was last answered
+        self.instance: str | None = None  # the server instance that answered the last ping
+        _CLIENTS.append(self)
+
+    def abort(self, reason: str, interrupted: bool = False) -> None:
+        """Fail every call waiting now, and every later one until ``resume()``, with RpcError(reason)
+        (RpcInterrupted if ``interrupted``)."""
+        with self._lock:
+            self._aborted = reason
+            self._interrupted = interrupted
+            entries = list(self._pending.values())
+        for done, box, _ in entries:
+            box.insert(0, self._abort_reply())
+            done.set()
+
+    def _abort_reply(self) -> dict:
+        return {"kind": "error", "message": self._aborted, "aborted": True, "interrupted": self._interrupted}
+
+    def _raise_aborted(self, rep: dict) -> None:
+        raise (RpcInterrupted if rep.get("interrupted") else RpcError)(rep["message"])
+
+    def resume(self) -> None:
+        """Accept calls again after ``abort``."""
+        with self._lock:
+            self._aborted = None
+
+    def release(self) -> None:
+        """End this client's episode session on the server (no answer awaited: a lost release expires)."""
+        self._publish({"id": uuid.uuid4().hex, "method": RELEASE, "params": {}})
+
+    def _publish(self, payload: dict) -> None:
+        if self.owner is not None:
+            payload = {**payload, "owner": self.owner}
+        try:
+            self._pub.publish(String(data=json.dumps(payload)))
+        except Exception:  # shut down under us: the call fails through its timeout or abort
+            if rclpy.ok(context=self._node.context):
+                raise
 
     @property
     def connected(self) -> bool:
@@ -211,20 +387,24 @@ class RpcClient:
         return self._pub.get_subscription_count() > 0 and self._node.count_publishers(self._reply_topic) > 0
 
     def _on_reply(self, msg: String) -> None:
-        try:
-            rep = json.loads(msg.data)
-        except ValueError:
-            return
+        value = read_json(msg.data, self._limit)
+        if not isinstance(value, dict) or readable_id(value) is None:
+            raise WireError("a reply is a JSON object with an id")
         with self._lock:
-            entry = self._pending.get(str(rep.get("id")))
+            entry = self._pending.get(str(value["id"]))
         if entry is None:
-            return
+            return  # another client's call, or a late answer
+        try:
+            rep = RpcReply.model_validate(value).model_dump()
+        except ValidationError as err:
+            raise WireError(describe(err)) from None
         done, box, on_progress = entry
         if rep.get("kind") == "progress":
             if on_progress:
                 on_progress(rep.get("data"))
             return
-        box.append(rep)
+        if not box:
+            box.append(rep)
         done.set()
 
     def call(self, method: str, params: dict | None = None, timeout: float = 30.0,
@@ -235,14 +415,20 @@ class RpcClient:
         answer comes, which rides over a server that has just (re)started and is still being discovered.
         """
         rid = uuid.uuid4().hex
+        if self._aborted is not None:
+            self._raise_aborted(self._abort_reply())
         local = _LOCAL.get(self.service)
         if local is not None:
             payload = {"id": rid, "method": method, "params": params or {}, "local": True}
-            self._pub.publish(String(data=json.dumps(payload)))  # for the record; servers ignore local requests
+            self._publish(payload)  # for the record; servers ignore local requests
+            if self.owner is not None:
+                payload["owner"] = self.owner
             return local.call_local(payload, on_progress, timeout)
         deadline = time.monotonic() + timeout
         self._verify(deadline, method, timeout)
         rep = self._exchange(method, params or {}, deadline, resend, method, timeout, on_progress)
+        if rep.get("aborted"):
+            self._raise_aborted(rep)
         if rep.get("kind") == "error":
             raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
         return rep.get("data")
@@ -264,7 +450,10 @@ class RpcClient:
             time.sleep(0.02)
         servers = self._servers()
         if force or servers != self._verified_for:
-            self._exchange(PING, {}, deadline, resend=0.25, what=what, timeout=timeout)
+            rep = self._exchange(PING, {}, deadline, resend=0.25, what=what, timeout=timeout)
+            if rep.get("aborted"):
+                self._raise_aborted(rep)
+            self.instance = (rep.get("data") or {}).get("instance")
             self._verified_for = servers
 
     def _exchange(self, method: str, params: dict, deadline: float, resend: float | None, what: str, timeout: float,
@@ -274,16 +463,40 @@ class RpcClient:
         done, box = threading.Event(), []
         with self._lock:
             self._pending[rid] = (done, box, on_progress)
-        request = String(data=json.dumps({"id": rid, "method": method, "params": params}))
+            if self._aborted is not None:
+                box.append(self._abort_reply())
+                done.set()
+        request = {"id": rid, "method": method, "params": params}
         try:
-            self._pub.publish(request)
+            self._publish(request)
             while not done.wait(min(resend or timeout, max(0.0, deadline - time.monotonic()))):
                 if time.monotonic() >= deadline:
-                    self._pub.publish(String(data=json.dumps({"id": rid, "cancel": True})))
+                    self._publish({"id": rid, "cancel": True})
                     self._verified_for = None  # the server may be gone; check the way to its successor
                     raise RpcTimeout(f"the {self.service} node did not answer '{what}' within {timeout:g} s")
-                self._pub.publish(request)
+                self._publish(request)
         finally:
             with self._lock:
                 self._pending.pop(rid, None)
         return box[0]
+
+
+def shut_down(nodes: list[Node], components: list[object], grace: float = 1.5) -> None:
+    """Stop the RPC side of these nodes in an order free of use-after-destroy races: components
+    close first (``close()``, e.g. the task manager finalising its episode), then calls still
+    waiting are failed, then servers stop, waiting up to ``grace`` s for their handler threads."""
+    for component in components:
+        close = getattr(component, "close", None)
+        if close:
+            try:
+                close()
+            except Exception as err:  # one component's failure must not leave the others open
+                print(f"homiebot: closing {type(component).__name__}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+    mine = {id(n) for n in nodes}
+    for client in [c for c in _CLIENTS if id(c._node) in mine]:
+        client.abort(SHUTTING_DOWN, interrupted=True)
+        _CLIENTS.remove(client)
+    deadline = time.monotonic() + grace
+    for server in [s for s in _SERVERS if id(s.node) in mine]:
+        server.close(max(0.0, deadline - time.monotonic()))
+        _SERVERS.remove(server)

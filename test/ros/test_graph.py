@@ -166,8 +166,8 @@ def test_a_killed_executor_is_reported_and_the_graph_recovers(running_graph, env
     rest, _ = follower.communicate(timeout=120)
     output = "".join(lines) + rest
     assert follower.returncode == 1, output
-    assert "failed:" in output and "executor node did not answer" in output
-    assert time.monotonic() - started < 8.0 + 10.0, "reported within the execute timeout"
+    assert "failed: the executor node stopped" in output, output
+    assert time.monotonic() - started < 8.0 + 10.0, "reported well within the execute timeout"
     record = load_episode(Path(output.split("what was recorded:")[1].strip().splitlines()[0]))
     assert record.termination == "error" and "executor" in record.error and len(record.steps) >= 2
 

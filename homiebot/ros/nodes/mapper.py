@@ -30,6 +30,7 @@ from std_msgs.msg import String
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import to_occupancy_grid
 from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.wire import MapMessage, ObservationMeta, Stamped, message_limit, parse, safe_callback
 
 # the latest grid stays available to late subscribers (like a map server's)
 MAP_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -46,33 +47,35 @@ class MapperNode:
         self.belief_pub = node.create_publisher(String, "/homiebot/belief", RELIABLE)
         self.summary_pub = node.create_publisher(String, "/homiebot/map/summary", RELIABLE)
         self.grid_pub = node.create_publisher(OccupancyGrid, "/homiebot/map/occupancy", MAP_QOS)
-        node.create_subscription(String, "/homiebot/world/belief", self._relay, RELIABLE)
-        node.create_subscription(String, "/homiebot/observation", self._remember, RELIABLE)
-        node.create_subscription(String, "/homiebot/world/map", self._map, RELIABLE)
+        self.limit = message_limit(node)
+        for topic, callback in (("/homiebot/world/belief", self._relay), ("/homiebot/observation", self._remember),
+                                ("/homiebot/world/map", self._map)):
+            node.create_subscription(String, topic, safe_callback(node, topic, callback), RELIABLE)
 
     def _relay(self, msg: String) -> None:
+        parse(Stamped, msg.data, self.limit)  # only well-formed beliefs go on to the detector
         self.belief_pub.publish(msg)
 
     def _remember(self, msg: String) -> None:
         """Oracle perception: the summary of every labelled instance seen in this episode."""
-        meta = json.loads(msg.data)
-        if meta.get("mapped"):
+        meta = parse(ObservationMeta, msg.data, self.limit)
+        if meta.mapped:
             return  # the world's map has the summary (see _map)
-        if meta["round"] == 1:
+        if meta.round == 1:
             self.seen.clear()  # a new episode
-        for label in meta["labels"].values():
-            self.seen[label["name"]] = {"category": label["category"], "last_seen": meta["round"]}
-        self.summary_pub.publish(String(data=json.dumps({"episode": meta.get("episode", 0), "round": meta["round"], "instances": self.seen})))
+        for label in meta.labels.values():
+            self.seen[label.name] = {"category": label.category, "last_seen": meta.round}
+        self.summary_pub.publish(String(data=json.dumps({"episode": meta.episode, "round": meta.round, "instances": self.seen})))
 
     def _map(self, msg: String) -> None:
         """Mapped perception: the world's map summary, and its occupancy grid as an OccupancyGrid."""
-        data = json.loads(msg.data)
-        self.summary_pub.publish(String(data=json.dumps({"episode": data["episode"], "round": data["round"], "summary": data["summary"]})))
-        if data.get("occupancy"):
+        data = parse(MapMessage, msg.data, self.limit)
+        self.summary_pub.publish(String(data=json.dumps({"episode": data.episode, "round": data.round, "summary": data.summary})))
+        if data.occupancy:
             try:
-                self.grid_pub.publish(to_occupancy_grid(data["occupancy"], time.time_ns()))
-            except (KeyError, ValueError) as err:
-                self.node.get_logger().warning(f"occupancy grid of round {data['round']} not published: {err}")
+                self.grid_pub.publish(to_occupancy_grid(data.occupancy, time.time_ns()))
+            except (KeyError, ValueError, TypeError, AttributeError) as err:
+                self.node.get_logger().warning(f"occupancy grid of round {data.round} not published: {err}")
 
 
 PARAMS = (Param("perception", "oracle", "oracle or mapped (the summary follows what the world publishes)"),)

@@ -3,7 +3,9 @@
 Listens on /homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
 or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time with the same agent loop
 as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
-(accepted, running, round, warning, finished, failed), every subtask and feedback on /homiebot/subtask and
+(accepted, duplicate, running, round, warning, finished, failed; a failed event's ``cause`` is ``invalid``
+for a submission that cannot be run as given, ``error`` for a failure of the graph, ``interrupted`` when
+the task manager stopped), every subtask and feedback on /homiebot/subtask and
 /homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
 an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
 that cannot be recorded (no recorder running) is reported in the status events and the log; the
@@ -17,20 +19,26 @@ import queue
 import sys
 import threading
 import time
+import uuid
 from typing import Any
 
+from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
 
 from homiebot.agent import Agent, AgentSettings
+from homiebot.config import ConfigError
 from homiebot.contracts import StepRecord
-from homiebot.records import EpisodeWriter
+from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
+from homiebot.ros.watch import NodeWatch
+from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
-from homiebot.tasks import Task, load_task
+from homiebot.scenes import SceneError
+from homiebot.tasks import Task, TaskError, load_task
 
 SERVICES = ("world", "planner", "detector", "executor")
 
@@ -40,50 +48,108 @@ class TaskManagerNode:
         self.node = node
         self.cfg = run_config(params["config"])
         self.params = params
-        self.clients = {s: RpcClient(node, s) for s in SERVICES}
+        owner = node.get_fully_qualified_name()  # holds the episode session on each node it drives (see RpcServer)
+        self.clients = {s: RpcClient(node, s, owner=owner) for s in SERVICES}
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
         self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
-        node.create_subscription(String, "/homiebot/task/submit", self._on_submit, RELIABLE)
-        threading.Thread(target=self._worker, daemon=True).start()
+        self._stopping = threading.Event()
+        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost)
+        for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
+            node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
+        node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
+        self._worker_thread = threading.Thread(target=self._worker, daemon=True)
+        self._worker_thread.start()
 
     def _status(self, **event: Any) -> None:
         self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
 
     def _on_submit(self, msg: String) -> None:
+        limit = self.params["max_message_bytes"]
         try:
-            request = json.loads(msg.data)
-            if not isinstance(request, dict):
-                raise ValueError("a submission is a JSON object")
-        except ValueError as err:
-            self._status(id=None, state="failed", reason=f"unreadable submission: {err}")
+            value = read_json(msg.data, limit)
+        except WireError as err:
+            self._status(id=None, state="failed", cause="invalid", reason=f"unreadable submission: {err}")
             return
-        request.setdefault("id", f"task-{int(time.time() * 1000)}")
-        if request["id"] in self._seen:
-            return  # a client repeats its submission until it hears of it
-        self._seen[request["id"]] = None
-        while len(self._seen) > 1000:
+        rid = readable_id(value)
+        try:
+            submission = Submission.model_validate(value)
+        except ValidationError as err:
+            self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {describe(err)}")
+            return
+        rid = str(submission.id) if submission.id is not None else f"task-{uuid.uuid4().hex[:12]}"
+        too_long = self._too_long(submission)
+        if rid in self._seen:
+            self._status(id=rid, state="duplicate", cause="invalid", reason=f"a submission with id '{rid}' was received already; this one is ignored")
+            return
+        self._remember(rid)
+        if too_long:
+            self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {too_long}")
+            return
+        self._status(id=rid, state="accepted", queued=self.queue.qsize())
+        self.queue.put({**submission.model_dump(exclude_none=True), "id": rid})
+
+    def _too_long(self, submission: Submission) -> str | None:
+        limit = self.params["max_instruction_chars"]
+        text = submission.instruction if submission.instruction is not None else (submission.task or {}).get("instruction")
+        if isinstance(text, str) and len(text) > limit:
+            return f"the instruction has {len(text)} characters; at most {limit} are accepted (max_instruction_chars)"
+        return None
+
+    def _remember(self, rid: str) -> None:
+        self._seen[rid] = None
+        while len(self._seen) > 10000:
             self._seen.pop(next(iter(self._seen)))
-        self._status(id=request["id"], state="accepted", queued=self.queue.qsize())
-        self.queue.put(request)
 
     def _worker(self) -> None:
-        while True:
-            request = self.queue.get()
+        while not self._stopping.is_set():
+            try:
+                request = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
             try:
                 self._run(request)
+            except (TaskError, SceneError, ConfigError) as err:  # what was asked cannot be run: the submitter's to fix
+                self._status(id=request["id"], state="failed", cause="invalid", reason=str(err))
             except Exception as err:  # report and serve the next task
-                self._status(id=request["id"], state="failed", reason=f"{type(err).__name__}: {err}")
+                self._status(id=request["id"], state="failed", cause="error", reason=f"{type(err).__name__}: {err}")
+
+    def _node_lost(self, reason: str) -> None:
+        """A node of the graph died or was replaced mid-episode: fail the calls in flight at once."""
+        self.node.get_logger().error(reason)
+        for client in self._all_clients():
+            client.abort(reason)
+
+    def _all_clients(self) -> list[RpcClient]:
+        return [*self.clients.values(), *([self.recorder] if self.recorder else [])]
+
+    def close(self) -> None:
+        """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
+        self._stopping.set()
+        self.watch.stop()
+        for client in self._all_clients():
+            client.abort("the task manager is stopping", interrupted=True)
+        self._worker_thread.join(3.0)
 
     def _task(self, request: dict) -> Task:
         if "task" in request:
-            return Task.model_validate(request["task"])
-        if "task_file" in request:
-            return load_task(request["task_file"])
-        return make_task(request.get("instruction"), request.get("scene"), self.scenes.world)
+            try:
+                task = Task.model_validate(request["task"])
+            except ValidationError as err:
+                raise TaskError(f"invalid task: {describe(err)}") from None
+        elif "task_file" in request:
+            task = load_task(request["task_file"])
+        else:
+            scene = request.get("scene")
+            task = make_task(request.get("instruction"), None if scene is None else str(scene), self.scenes.world)
+        too_long = len(task.instruction) > self.params["max_instruction_chars"]
+        if too_long:
+            raise TaskError(f"the task's instruction has {len(task.instruction)} characters; at most "
+                            f"{self.params['max_instruction_chars']} are accepted (max_instruction_chars)")
+        return task
 
     def _wait_for_nodes(self) -> None:
         """Until every node answers a ping, before each episode: a node restarted since the last one
@@ -126,6 +192,8 @@ class TaskManagerNode:
     def _run(self, request: dict) -> None:
         rid = request["id"]
         started = time.perf_counter()
+        for client in self._all_clients():
+            client.resume()
         task = self._task(request)
         scene = self.scenes.get(task)
         check_scene_names(task, scene, self.scenes.world)
@@ -144,6 +212,8 @@ class TaskManagerNode:
                       make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
                                                                    executor.unavailable))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
+        writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
+                            "max_rounds": c.max_rounds, "scene": world.scene_description()})
         if self._start_bag(rid, writer):
             writer.before_finish.append(lambda: self._stop_bag(rid))
         goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
@@ -160,11 +230,19 @@ class TaskManagerNode:
                          code=step.feedback.code.value if step.feedback.code else None)
 
         folder = writer.final_dir
+        self.watch.begin()
         try:
             record = agent.run(task, seed, writer=writer, config=config, on_step=on_step, goal_check=goal_check)
         except Exception as err:
-            self._status(id=rid, state="failed", reason=f"{err}", record=str(folder / "episode.json"))
+            reason = self.watch.lost or str(err)
+            termination = getattr(err, "termination", "error")
+            self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"), termination=termination,
+                         cause="interrupted" if termination == "interrupted" else "error")
             return
+        finally:
+            self.watch.end()
+            for client in self.clients.values():
+                client.release()
         self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
                      goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination,
                      setup_s=setup, wall_time_s=round(record.wall_time, 4))
@@ -177,6 +255,8 @@ PARAMS = (
     Param("execute_timeout", 120.0, "seconds the executor may take per subtask", positive),
     Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),
     Param("record_bag", True, "have the recorder node write every /homiebot topic of each episode into <episode>/bag (MCAP)"),
+    Param("max_instruction_chars", 2000, "longest instruction accepted in a submission", positive),
+    Param("heartbeat_timeout", 3.0, "seconds without a node's heartbeat after which its death fails the episode", positive),
 )
 
 

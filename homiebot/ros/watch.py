@@ -1,0 +1,83 @@
+"""Notice within seconds that a node of the graph has died or been replaced, from its heartbeats.
+
+Every homiebot node publishes ``{"node", "instance", "pid"}`` on /homiebot/heartbeat twice a second
+(``homiebot.ros.common``). During an episode the task manager watches the nodes that were beating
+when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
+process that has lost the episode's state. Either way the episode cannot go on, and waiting for a
+call's own timeout (up to minutes for a planner) would leave the user guessing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from homiebot.ros.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
+from homiebot.ros.wire import Heartbeat, message_limit, parse, safe_callback
+
+CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
+
+
+class NodeWatch:
+    """Heartbeats of every node; calls ``on_lost(reason)`` once per episode when a watched node is lost."""
+
+    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str], None]) -> None:
+        self.timeout = timeout
+        self.on_lost = on_lost
+        self.me = node.get_name()
+        self.lost: str | None = None
+        self._limit = message_limit(node)
+        self._beats: dict[str, tuple[str, int, float]] = {}  # node -> (instance, pid, when last heard)
+        self._watched: dict[str, str] | None = None  # node -> instance when the episode began
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        node.create_subscription(String, HEARTBEAT_TOPIC, safe_callback(node, HEARTBEAT_TOPIC, self._on_beat), HEARTBEAT_QOS)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _on_beat(self, msg: String) -> None:
+        beat = parse(Heartbeat, msg.data, self._limit)
+        with self._lock:
+            self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic())
+
+    def alive(self) -> dict[str, int]:
+        """Nodes heard within ``timeout`` seconds -> their pid."""
+        now = time.monotonic()
+        with self._lock:
+            return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
+
+    def begin(self) -> None:
+        """Watch the nodes alive now (this one aside) until ``end``."""
+        now = time.monotonic()
+        with self._lock:
+            self.lost = None
+            self._watched = {n: inst for n, (inst, _, t) in self._beats.items() if now - t < self.timeout and n != self.me}
+
+    def end(self) -> None:
+        with self._lock:
+            self._watched = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _verdict(self) -> str | None:
+        now = time.monotonic()
+        for name, instance in (self._watched or {}).items():
+            current, pid, heard = self._beats[name]
+            if current != instance:
+                return f"the {name} node was restarted mid-episode (new process, pid {pid}); the episode cannot go on"
+            if now - heard > self.timeout:
+                return f"the {name} node stopped: no heartbeat for {now - heard:.1f} s (it died or hangs)"
+        return None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(CHECK_EVERY):
+            with self._lock:
+                if self._watched is None or self.lost is not None:
+                    continue
+                self.lost = reason = self._verdict()
+            if reason is not None:
+                self.on_lost(reason)

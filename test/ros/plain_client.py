@@ -1,0 +1,211 @@
+"""A client of the graph that knows only rclpy and the standard messages (it never imports homiebot),
+as a third party's program would be. Run as a script: ``plain_client.py MODE`` with its arguments as JSON on
+standard input; prints one JSON line with what it saw.
+
+Modes: ``submissions`` (hostile submissions, collect status events), ``session`` (a world reset
+while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
+graph subscribes to), ``task`` (submit one task and wait for its end).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+SERVICES = ("world", "planner", "detector", "executor", "recorder")
+JSON_TOPICS = ("task/submit", "world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
+VIEWS = ("front", "left", "back", "right")
+KINDS = ("image", "depth", "segmentation")
+
+
+def _keep(into: list, text: str) -> None:
+    """Objects only: the fuzz publishes garbage on these topics too."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    if isinstance(value, dict):
+        into.append(value)
+
+
+class Client:
+    def __init__(self) -> None:
+        rclpy.init()
+        self.node = Node("plain_client")
+        self.events: list[dict] = []
+        self.replies: list[dict] = []
+        self.node.create_subscription(String, "/homiebot/task/status", lambda m: _keep(self.events, m.data), QOS)
+        self.node.create_subscription(String, "/homiebot/world/reply", lambda m: _keep(self.replies, m.data), QOS)
+        self.pubs: dict[str, object] = {}
+
+    def pub(self, topic: str, kind=String):
+        if topic not in self.pubs:
+            self.pubs[topic] = self.node.create_publisher(kind, topic, QOS)
+        return self.pubs[topic]
+
+    def spin(self, seconds: float) -> None:
+        end = time.time() + seconds
+        while time.time() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.02)
+
+    def connect(self, topics: list[str], timeout: float = 60.0) -> None:
+        """Until the graph subscribes to each topic and we see its status and reply publishers; then a
+        little longer, since discovery is not symmetric."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if (all(self.pubs[t].get_subscription_count() > 0 for t in topics)
+                    and self.node.count_publishers("/homiebot/task/status") > 0 and self.node.count_publishers("/homiebot/world/reply") > 0):
+                break
+            rclpy.spin_once(self.node, timeout_sec=0.1)
+        else:
+            raise SystemExit(f"the graph does not listen on {[t for t in topics if self.pubs[t].get_subscription_count() == 0]}")
+        self.spin(1.0)
+
+    def wait(self, done, timeout: float = 120.0, resend=None) -> None:
+        deadline, sent = time.time() + timeout, 0.0
+        while time.time() < deadline and not done():
+            if resend and time.time() - sent > 1.0:
+                resend()
+                sent = time.time()
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+
+    def mine(self, rid: str) -> list[dict]:
+        return [e for e in self.events if e.get("id") == rid]
+
+    def submit_until_heard(self, payload: dict) -> None:
+        """Publish again every second until the task manager says anything about this id."""
+        sub = self.pub("/homiebot/task/submit")
+        self.wait(lambda: self.mine(payload["id"]), 60.0, lambda: sub.publish(String(data=json.dumps(payload))))
+
+    def call_world(self, request: dict, timeout: float = 60.0) -> dict:
+        pub = self.pub("/homiebot/world/request")
+        self.wait(lambda: any(r.get("id") == request["id"] and r.get("kind") in ("result", "error") for r in self.replies), timeout,
+                  lambda: pub.publish(String(data=json.dumps(request))))
+        return next(r for r in self.replies if r.get("id") == request["id"] and r.get("kind") in ("result", "error"))
+
+
+def submissions(c: Client, args: dict) -> dict:
+    """Hostile submissions: each raw text is sent once (a repeat would be a duplicate)."""
+    sub = c.pub("/homiebot/task/submit")
+    c.connect(["/homiebot/task/submit"])
+    for text in args["raw"]:
+        sub.publish(String(data=text))
+    c.spin(3.0)
+    c.submit_until_heard({"id": "dup-1", "task_file": args["task_file"], "seed": 1})
+    sub.publish(String(data=json.dumps({"id": "dup-1", "task_file": args["task_file"], "seed": 1})))
+    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine("dup-1")) and any(e["state"] == "duplicate" for e in c.mine("dup-1")))
+    c.submit_until_heard({"id": "scene-7", "instruction": "open the fridge", "scene": 7})
+    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine("scene-7")))
+    return {"events": c.events}
+
+
+def session(c: Client, args: dict) -> dict:
+    """Another client holds the world's episode session; our reset is out of turn until it releases."""
+    c.pub("/homiebot/world/request")
+    c.connect(["/homiebot/world/request"])
+    scene = args["scene"]
+    held = c.call_world({"id": "owner-reset", "method": "reset", "params": {"scene": scene}, "owner": "/someone_else"})
+    intruder = c.call_world({"id": "intruder-reset", "method": "reset", "params": {"scene": scene}})
+    c.call_world({"id": "owner-release", "method": "_release", "params": {}, "owner": "/someone_else"})
+    after = c.call_world({"id": "later-reset", "method": "reset", "params": {"scene": scene}})
+    return {"held": held, "intruder": intruder, "after": after}
+
+
+def _bad_json(rng: random.Random, topic: str) -> str:
+    valid = {"id": f"f{rng.randrange(10**6)}", "method": rng.choice(["reset", "observe", "plan", "check", "execute", "info", "start", "stop",
+                                                                      "_ping", "nope"]), "params": {}}
+    forms = [
+        lambda: json.dumps(valid)[: rng.randrange(1, 30)],  # truncated
+        lambda: rng.choice(["null", "[]", "[1, 2]", '"text"', "42", "true", "{}", "", " ", "NaN", "{\"id\": }"]),
+        lambda: json.dumps({"id": [1]}),
+        lambda: json.dumps({"id": None, "method": 5, "params": [1]}),
+        lambda: json.dumps({"id": {"x": 1}, "instruction": 7, "scene": [7]}),
+        lambda: json.dumps({"episode": "one", "round": [1], "labels": "x"}),
+        lambda: json.dumps({"episode": 0, "round": -3, "labels": {"1": 5}}),
+        lambda: json.dumps({"node": 5, "instance": None, "pid": "x"}),
+        lambda: json.dumps({"id": "x" * rng.randrange(201, 5000), "method": "observe"}),
+        lambda: json.dumps({"id": f"big{rng.randrange(10**6)}", "instruction": "a" * rng.randrange(2001, 20000)}),
+        lambda: json.dumps({"id": f"u{rng.randrange(10**6)}", "bogus": True, "method": "info"}),
+        lambda: "[" * rng.randrange(1000, 100000),
+        lambda: json.dumps({**valid, "params": rng.choice([{"scene": {"bogus": 1}}, {"round": "x"}, {"subtask": 5, "model": []},
+                                                           {"output": None}, {"goal": "all"}, {"path": "relative/bag"},
+                                                           {"task": 3, "models": "x"}])}),
+        lambda: json.dumps({"id": f"c{rng.randrange(10**6)}", "cancel": "yes"}),
+        lambda: json.dumps({"id": f"k{rng.randrange(10**6)}", "kind": "result", "data": None}),
+        lambda: "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 200))),
+        lambda: json.dumps({"id": f"n{rng.randrange(10**6)}", "task": {"instruction": None, "scene": 5}}),
+        lambda: json.dumps({"id": f"t{rng.randrange(10**6)}", "task_file": "/no/such/task.yaml"}),
+        lambda: json.dumps({"id": f"s{rng.randrange(10**6)}", "instruction": "", "scene": 7, "seed": -1}),
+    ]
+    return rng.choice(forms)()
+
+
+def _bad_image(rng: random.Random) -> Image:
+    msg = Image()
+    case = rng.randrange(5)
+    msg.height, msg.width = rng.choice([(0, 0), (4, 4), (96, 96), (1, 100000)])
+    msg.encoding = rng.choice(["rgb8", "32FC1", "32SC1", "bgr8", "", "x" * 100])
+    msg.step = msg.width * rng.choice([1, 3, 4])
+    size = {0: 0, 1: 7, 2: msg.step * msg.height, 3: 48, 4: 64}[case]
+    if msg.encoding == "32FC1" and case == 4:
+        msg.height, msg.width, msg.step = 4, 4, 16
+        msg.data = b"\x00\x00\xc0\x7f" * 16  # NaN
+    else:
+        msg.data = bytes(rng.randrange(256) for _ in range(min(size, 4096)))
+    return msg
+
+
+def fuzz(c: Client, args: dict) -> dict:
+    """``count`` seeded malformed messages spread over every subscribed topic and request topic."""
+    rng = random.Random(args["seed"])
+    topics = [f"/homiebot/{t}" for t in JSON_TOPICS] + [f"/homiebot/{s}/{d}" for s in SERVICES for d in ("request", "reply")]
+    images = [f"/homiebot/camera/{v}/{k}" for v in VIEWS for k in KINDS]
+    for t in topics:
+        c.pub(t)
+    for t in images:
+        c.pub(t, Image)
+    c.connect(["/homiebot/task/submit", "/homiebot/world/request", "/homiebot/executor/request"])
+    sent: dict[str, int] = {}
+    for i in range(args["count"]):
+        if rng.random() < 0.15:
+            topic = rng.choice(images)
+            c.pubs[topic].publish(_bad_image(rng))
+        else:
+            topic = rng.choice(topics)
+            text = _bad_json(rng, topic)
+            if rng.random() < 0.01:
+                text = "x" * 1_100_000  # over the default 1 MB limit
+            c.pubs[topic].publish(String(data=text))
+        sent[topic] = sent.get(topic, 0) + 1
+        if i % 50 == 0:
+            c.spin(0.05)
+    c.spin(3.0)
+    return {"sent": sent}
+
+
+def task(c: Client, args: dict) -> dict:
+    c.pub("/homiebot/task/submit")
+    c.connect(["/homiebot/task/submit"])
+    c.submit_until_heard(args["submission"])
+    rid = args["submission"]["id"]
+    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine(rid)), args.get("timeout", 120.0))
+    return {"events": c.mine(rid)}
+
+
+if __name__ == "__main__":
+    mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
+    client = Client()
+    try:
+        print(json.dumps({"submissions": submissions, "session": session, "fuzz": fuzz, "task": task}[mode](client, arguments)))
+    finally:
+        client.node.destroy_node()
+        rclpy.try_shutdown()
