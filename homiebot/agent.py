@@ -19,6 +19,7 @@ from homiebot.parsing import FormatError, parse_planner_output
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
 from homiebot.prompting import PromptBuilder, history_line
 from homiebot.records import EpisodeWriter
+from homiebot.safety.gate import SafetyGate
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
 
@@ -46,8 +47,10 @@ class Agent:
 
     def __init__(self, world: World, planner: Planner, executor: Executor, models: list[ModelInfo],
                  settings: AgentSettings = AgentSettings(), planner_name: str = "planner",
-                 make_checker: Callable[[Task], Checker] | None = None) -> None:
+                 make_checker: Callable[[Task], Checker] | None = None, safety: SafetyGate | None = None) -> None:
+        """``safety``: keep-out rules, approval, e-stop and cancel around each round (``SafetyGate``)."""
         self.world = world
+        self.safety = safety
         self.planner = planner
         self.executor = executor
         self.models = models
@@ -62,6 +65,8 @@ class Agent:
             goal_check: Callable[[], bool | None] | None = None) -> EpisodeRecord:
         """Run one episode from the world's initial state and return (and write) its record."""
         started = time.perf_counter()
+        if self.safety is not None:
+            self.safety.state.new_episode()
         self.world.reset()
         self.planner.reset(EpisodeContext(task=task, models=self.models, seed=seed, world=self.world))
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
@@ -77,6 +82,9 @@ class Agent:
         ended, termination, planner_errors, error = False, "max_rounds", 0, None
         try:
             for r in range(1, self.settings.max_rounds + 1):
+                if self.safety is not None and not self.safety.start_round(r):  # waits while the e-stop holds
+                    termination = "cancelled"
+                    break
                 step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
                 steps.append(step)
                 feedback = step.feedback
@@ -88,6 +96,9 @@ class Agent:
                 planner_errors = planner_errors + 1 if step.raw_output == "" and step.feedback.code is ErrorCode.F1 else 0
                 if planner_errors >= self.settings.max_planner_errors:
                     termination = "planner_error"
+                    break
+                if self.safety is not None and self.safety.state.cancelled:
+                    termination = "cancelled"
                     break
         except Exception as err:  # a component failed (e.g. a node stopped answering): keep what was recorded
             termination = getattr(err, "termination", "error")  # an exception may say it means a stop from outside
@@ -104,10 +115,22 @@ class Agent:
                 steps=steps, ended=ended, termination=termination, error=error,
                 goal_satisfied=_settled(goal_check, None, termination) if goal_check else None,
                 path_length=round(_settled(self.world.path_length, 0.0, termination), 4), wall_time=time.perf_counter() - started,
+                safety_events=self.safety.state.take_events() if self.safety is not None else [],
             )
             if writer is not None:
                 record = writer.finish(record)
         return record
+
+    def _review(self, check: CheckResult, output: PlannerOutput, detector: Checker, r: int, task: Task) -> CheckResult:
+        """The safety gate's say on a checked subtask: refused (S1/S2), approved, or edited by the
+        operator (an edit goes through the detector's checks again)."""
+        assert self.safety is not None and check.subtask is not None
+        verdict = self.safety.review(check.subtask, output.model, self.world, r, task.instruction)
+        if verdict.feedback is not None:
+            return CheckResult(verdict.feedback)
+        if verdict.subtask is not None and verdict.subtask != check.subtask:
+            return detector.check(output.model_copy(update={"subtask": verdict.subtask}))
+        return check
 
     def _round(self, r: int, task: Task, seed: int, detector: Checker, model_names: list[str],
                history: list[str], feedback: Feedback | None, writer: EpisodeWriter | None) -> StepRecord:
@@ -142,6 +165,8 @@ class Agent:
         if output is not None and output.subtask.action is not Action.END:
             check = detector.check(output)
             t3 = time.perf_counter()
+            if check.passed and self.safety is not None:
+                check = self._review(check, output, detector, r, task)
             if check.passed:
                 assert check.subtask is not None and output.model is not None
                 run = self.executor.execute(check.subtask, output.model, self.world, seed, r)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.contracts import Action
+from homiebot.safety.settings import SafetySettings
 from homiebot.skills.failures import load_profile
 from homiebot.yamlio import read_yaml
 
@@ -101,6 +102,7 @@ class RunConfig(_Strict):
     detector: DetectorSettings = DetectorSettings()
     perception: PerceptionSettings = PerceptionSettings()
     output: OutputSettings = OutputSettings()
+    safety: SafetySettings = SafetySettings()
 
     @model_validator(mode="after")
     def _mapped_skills(self) -> RunConfig:

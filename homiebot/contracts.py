@@ -16,7 +16,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 # 2: skill failures carry a typed reason (``SkillFailure``) in E1/E2 feedback details; termination
-#    "refused" (a planner that declines the instruction).
+#    "refused" (a planner that declines the instruction) and "cancelled" (by an operator); safety error
+#    codes S1 (a keep-out rule) and S2 (the operator rejected the subtask); safety events in records.
 CONTRACT_VERSION = 2
 VIEW_NAMES = ("front", "left", "back", "right")
 ViewName = Literal["front", "left", "back", "right"]
@@ -56,10 +57,13 @@ class ErrorCode(str, Enum):
     D2 = "D2"  # target too close for the arm to extend
     E1 = "E1"  # the low-level skill failed after all attempts
     E2 = "E2"  # a failed Put dropped the object
+    # homiebot's safety codes, beyond the paper's ten
+    S1 = "S1"  # a keep-out rule forbids the subtask (a place, an object or an action on it)
+    S2 = "S2"  # the operator rejected the subtask (or did not answer in time)
 
     @property
     def category(self) -> str:
-        return {"F": "format", "L": "logical", "D": "distance", "E": "execution"}[self.value[0]]
+        return {"F": "format", "L": "logical", "D": "distance", "E": "execution", "S": "safety"}[self.value[0]]
 
 
 class SkillFailure(str, Enum):
@@ -257,7 +261,17 @@ class StepRecord(_Contract):
 # How an episode ended: the planner's End; the round limit; repeated planner failures; a stop from
 # outside (Ctrl-C, SIGTERM, a stopping graph); a component that failed (a node died, a call timed
 # out); the planner declining the instruction before the first round.
-Termination = Literal["end", "max_rounds", "planner_error", "interrupted", "error", "refused"]
+Termination = Literal["end", "max_rounds", "planner_error", "interrupted", "error", "refused", "cancelled"]
+
+
+class SafetyEvent(_Contract):
+    """One thing the safety layer did, as recorded and published on ``/homiebot/safety``."""
+
+    kind: Literal["limit_clipped", "keep_out", "watchdog_stop", "estop", "estop_released", "cancel", "approval"]
+    stamp: float = Field(description="wall-clock seconds since the epoch")
+    round: int | None = None
+    message: str = ""
+    details: dict[str, str] = Field(default_factory=dict, description="e.g. {'rule': 'never open the fridge'} or {'decision': 'reject'}")
 TERMINATIONS: tuple[str, ...] = Termination.__args__  # type: ignore[attr-defined]
 
 
@@ -277,6 +291,8 @@ class EpisodeRecord(_Contract):
     ended: bool = Field(False, description="True if the planner's last subtask was End")
     termination: Termination = "max_rounds"
     error: str | None = Field(None, description="what stopped the episode when termination is 'error' or 'refused'")
+    safety_events: list[SafetyEvent] = Field(default_factory=list, description="limits clipped, keep-out refusals, "
+                                             "watchdog stops, e-stops, cancels and approvals, in order")
     goal_satisfied: bool | None = Field(None, description="simulator check of the task goal, when the task has one")
     path_length: float = 0.0
     wall_time: float = 0.0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from homiebot.contracts import Action, Feedback, Subtask
+from homiebot.contracts import Action, Feedback, SkillFailure, Subtask
 from homiebot.errors import ErrorDetector
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
@@ -40,18 +40,23 @@ def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: Sk
 
 
 def is_last_attempt(result: SkillResult, context: SkillContext) -> bool:
-    """Whether the executor stops after this attempt: it succeeded, dropped the object (E2), or was
-    the last one allowed (E1). A world can tell from this that no retry follows."""
-    return result.success or result.dropped is not None or context.attempt >= context.max_attempts
+    """Whether the executor stops after this attempt: it succeeded, dropped the object (E2), was
+    stopped (e-stop or cancel), or was the last one allowed (E1). A world can tell from this that no
+    retry follows."""
+    return (result.success or result.dropped is not None or result.reason is SkillFailure.STOPPED
+            or context.attempt >= context.max_attempts)
 
 
 class Executor:
     """Runs subtasks with the skills registered for each model name."""
 
     def __init__(self, skills: Mapping[str, Skill], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None,
-                 unavailable: Mapping[str, str] | None = None, fallbacks: Mapping[str, str] | None = None) -> None:
+                 unavailable: Mapping[str, str] | None = None, fallbacks: Mapping[str, str] | None = None,
+                 interruption: Callable[[], str | None] | None = None) -> None:
         """``unavailable``: configured models that cannot run here -> why (the detector answers F1).
-        ``fallbacks``: such a model -> the model whose skill runs in its place (said in the feedback)."""
+        ``fallbacks``: such a model -> the model whose skill runs in its place (said in the feedback).
+        ``interruption``: asked before every attempt; a reason (e-stop, cancel) stops the attempts."""
+        self.interruption = interruption
         self.skills = dict(skills)
         self.max_attempts = max_attempts
         self.attempts_by_action = dict(DEFAULT_ATTEMPTS if attempts_by_action is None else attempts_by_action)
@@ -77,7 +82,9 @@ class Executor:
         while True:
             attempt += 1
             context = SkillContext(seed, round_index, attempt, limit)
-            result = run_attempt(skill, subtask, world, context, acted)
+            why = self.interruption() if self.interruption else None
+            result = (SkillResult(False, f"stopped before attempt {attempt}: {why}", reason=SkillFailure.STOPPED) if why
+                      else run_attempt(skill, subtask, world, context, acted))
             travelled += result.path_length
             if not is_last_attempt(result, context):
                 continue

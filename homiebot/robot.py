@@ -23,6 +23,10 @@ class RobotUnavailable(RuntimeError):
     """The robot (or its driver) does not answer; the message says which part and why."""
 
 
+class Stopped(RuntimeError):
+    """A command was refused because the e-stop is engaged or the episode was cancelled."""
+
+
 class Unsupported(RuntimeError):
     """The robot lacks what a command needs (no arm, no head, no depth); the message says what."""
 
@@ -292,6 +296,11 @@ class Robot(ABC):
         """Bring the arm to its carry pose, keeping what the gripper holds."""
         raise Unsupported(f"{self.name} has no arm")
 
+    def unwrapped(self) -> Robot:
+        """The robot under any wrappers (the safety layer): for privileged checks that read a
+        simulator's own robot. Commands must go to the wrapper, never to this."""
+        return self
+
     @abstractmethod
     def stop(self) -> None:
         """Stop all motion now (base to zero velocity, arm holds its pose)."""
@@ -306,4 +315,4 @@ def wrap_angle(a: float) -> float:
 
 
 __all__ = ["ArmState", "BasePose", "CameraFrame", "CameraInfo", "Capabilities", "CommandCounters", "GripperState",
-           "MotionReport", "Robot", "RobotLimits", "RobotUnavailable", "Unsupported", "wrap_angle"]
+           "MotionReport", "Robot", "RobotLimits", "RobotUnavailable", "Stopped", "Unsupported", "wrap_angle"]

@@ -15,6 +15,9 @@ from homiebot.contracts import Action, EpisodeRecord, StepRecord
 from homiebot.executor import Executor
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
 from homiebot.records import EpisodeWriter
+from homiebot.safety.approval import Approver
+from homiebot.safety.gate import SafetyGate
+from homiebot.safety.state import SafetyState
 from homiebot.scenes import DEFAULT_WORLD, scene_source
 from homiebot.skills.base import Skill
 from homiebot.tasks import Task, check_goal_names
@@ -172,9 +175,22 @@ def build_skills(cfg: RunConfig, world: World) -> SkillSet:
     return SkillSet(skills, models, unavailable, fallbacks)
 
 
+def build_safety(cfg: RunConfig, world: World, approver: Approver | None = None, state: SafetyState | None = None) -> SafetyGate:
+    """The configured safety gate, attached to ``world`` (its robot's commands go through it)."""
+    try:
+        gate = SafetyGate(cfg.safety, state, approver)
+        gate.attach(world)
+    except ValueError as err:
+        raise ConfigError(f"safety: {err}") from None
+    return gate
+
+
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
-                on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None) -> tuple[EpisodeRecord, Path | None]:
-    """Build everything, run one episode, write its folder (if ``out_dir``), release everything."""
+                on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
+                approver: Approver | None = None, safety_state: SafetyState | None = None) -> tuple[EpisodeRecord, Path | None]:
+    """Build everything, run one episode, write its folder (if ``out_dir``), release everything.
+    ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
+    engage the e-stop or cancel from another thread."""
     scene = scene_for(task, cfg.world.name)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
@@ -182,11 +198,13 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
     executor = None
     try:
         skillset = build_skills(cfg, world)
-        executor = Executor(skillset.skills, max_attempts=cfg.attempts, unavailable=skillset.unavailable, fallbacks=skillset.fallbacks)
+        gate = build_safety(cfg, world, approver, safety_state)
+        executor = Executor(skillset.skills, max_attempts=cfg.attempts, unavailable=skillset.unavailable, fallbacks=skillset.fallbacks,
+                            interruption=gate.state.interruption)
         planner = build_planner(cfg, planner_override)
         settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
                                  near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
-        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name)
+        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None

@@ -23,7 +23,7 @@ import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
 from homiebot.contracts import Action, SkillFailure, Subtask
-from homiebot.robot import MotionReport, Robot, RobotUnavailable
+from homiebot.robot import MotionReport, Robot, RobotUnavailable, Stopped
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.skills.policy import (
     DiscreteMove,
@@ -188,6 +188,10 @@ class PolicySkill(Skill):
             result = self._loop(robot, check, subtask, goal_image, goal_mask, attempt)
         except (PolicyError, RobotUnavailable) as err:  # a model server or the robot's driver is gone
             result = SkillResult(False, f"{self.model} could not {subtask.action.value.lower()}: {err}", reason=SkillFailure.UNAVAILABLE)
+        except Stopped as err:  # e-stop or cancel: the robot refused the next command
+            result = SkillResult(False, f"{self.model} was stopped: {err}", reason=SkillFailure.STOPPED)
+        finally:
+            _stop_quietly(robot)
         stats = {"steps": attempt.steps, "sim_seconds": round(attempt.seconds, 3), "collisions": attempt.collisions,
                  "policy": type(self.policy).__name__, "rate_hz": self.rate_hz}
         self.last_stats = stats
@@ -250,6 +254,14 @@ class PolicySkill(Skill):
         frame = robot.read_camera(self.camera, self.image_size, depth=self.camera in robot.capabilities.depth)
         return PolicyObservation(rgb=frame.rgb, instruction=_instruction(sub), depth=frame.depth, goal_image=goal_image,
                                  goal_mask=goal_mask, step=step)
+
+
+def _stop_quietly(robot: Robot) -> None:
+    """The base must not keep a velocity after an attempt, whatever ended it."""
+    try:
+        robot.stop()
+    except (RobotUnavailable, Stopped):
+        pass
 
 
 class _Attempt:

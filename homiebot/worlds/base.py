@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck
@@ -54,10 +55,27 @@ class World(ABC):
     def belief(self) -> WorldBelief:
         """The state the error detector checks against (truth in simulation, a belief on robots)."""
 
+    _guard: Callable[[Robot], Robot] | None = None
+    _guarded: Robot | None = None
+
     @property
     def robot(self) -> Robot | None:
-        """The robot that skills driving low-level models command; None for a world without one."""
+        """The robot that skills command: the world's own (``own_robot``), behind the safety layer once
+        one is installed (``install_guard``); None for a world without a robot."""
+        own = self.own_robot()
+        if own is None or self._guard is None:
+            return own
+        if self._guarded is None or self._guarded.unwrapped() is not own.unwrapped():
+            self._guarded = self._guard(own)
+        return self._guarded
+
+    def own_robot(self) -> Robot | None:
+        """The world's robot as it is, without the safety layer (worlds with a robot override this)."""
         return None
+
+    def install_guard(self, guard: Callable[[Robot], Robot] | None) -> None:
+        """Put every command of ``robot`` through ``guard(own_robot)`` (the safety layer)."""
+        self._guard, self._guarded = guard, None
 
     def ground_truth(self) -> Any | None:
         """Privileged simulator state for simulation-only components (expert sources, privileged skills,
@@ -67,6 +85,18 @@ class World(ABC):
     def floor_plan(self) -> Any | None:
         """Named room rectangles (``name, x0, y0, x1, y1``) of the robot's map frame, the semantic
         map's room prior; None when unknown."""
+        return None
+
+    def room_of(self, name: str) -> str | None:
+        """The room a named thing is in, as far as the world knows; None when unknown."""
+        return None
+
+    def keep_out_rooms(self, rooms: set[str]) -> None:
+        """Make the robot's navigation avoid these rooms where it can (a safety rule); default: nothing."""
+
+    def route(self, target: str) -> bool | None:
+        """Whether the robot's navigation can reach ``target`` (keeping out of forbidden rooms); None
+        when the world cannot tell."""
         return None
 
     def perception_hints(self) -> PerceptionHints | None:

@@ -105,9 +105,20 @@ class PerceivingWorld(World):
         self._tick = 0
 
     # ---- the world interface ---------------------------------------------------------------------
-    @property
-    def robot(self) -> Robot | None:
+    def own_robot(self) -> Robot | None:
         return self.inner.robot
+
+    def room_of(self, name: str) -> str | None:
+        if name in self.map:
+            return self.map.get(name).room
+        return name if name in {r.name for r in self.map.rooms} else None
+
+    def keep_out_rooms(self, rooms: set[str]) -> None:
+        self.inner.keep_out_rooms(rooms)
+
+    def route(self, target: str) -> bool | None:
+        acted = self.skill_subtask(Subtask(action=Action.GO_TO, target=target)).target
+        return self.inner.route(acted) if acted is not None else None
 
     def ground_truth(self) -> Any | None:
         return self.inner.ground_truth()

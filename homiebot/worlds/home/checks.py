@@ -45,6 +45,7 @@ class SimTruthCheck(AttemptCheck):
 
     @staticmethod
     def _control(robot: Robot) -> HomeControl:
+        robot = robot.unwrapped()
         if not isinstance(robot, HomeControl):
             raise TypeError(f"the simulator's truth check needs the embedded home's robot, not {type(robot).__name__}")
         return robot

@@ -55,9 +55,10 @@ class ExpertPolicy(PrivilegedPolicy):
 
     def attach(self, world: Any, robot: Robot, subtask: Subtask) -> None:
         """Bind to the embedded home's robot and a subtask before ``reset``; called by ``PolicySkill``."""
-        if world.ground_truth() is None or not isinstance(robot, HomeControl):
+        home = robot.unwrapped()  # read truth from the home's own robot; commands go through the skill
+        if world.ground_truth() is None or not isinstance(home, HomeControl):
             raise TypeError(f"{type(self).__name__} reads the embedded home's truth; {type(world).__name__} has none")
-        self.control = robot
+        self.control = home
         self.subtask = subtask
 
     def diagnosis(self) -> str:

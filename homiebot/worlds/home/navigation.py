@@ -49,6 +49,7 @@ class NavigationMap:
         self._static = self._rasterise_static()
         self._open: dict[str, bool] = {}
         self.occupancy = self._static.copy()
+        self._keep_out = np.zeros(self.shape, dtype=bool)  # rooms the robot must not enter (safety rules)
         self.planning = self._inflate(self.occupancy, ROBOT_RADIUS + CLEARANCE)
 
     # ---- grids ---------------------------------------------------------------------------
@@ -91,7 +92,15 @@ class NavigationMap:
                 for rect in rec.open_extent():
                     grid |= self._local_rect(rec, *rect)
         self.occupancy = grid
-        self.planning = self._inflate(grid, ROBOT_RADIUS + CLEARANCE)
+        self.planning = self._inflate(grid, ROBOT_RADIUS + CLEARANCE) | self._keep_out
+
+    def keep_out(self, rooms: list) -> None:
+        """Never plan through these rooms (rectangles with ``x0, y0, x1, y1``)."""
+        mask = np.zeros(self.shape, dtype=bool)
+        for room in rooms:
+            mask |= (self._cx >= room.x0) & (self._cx <= room.x1) & (self._cy >= room.y0) & (self._cy <= room.y1)
+        self._keep_out = mask
+        self.planning = self._inflate(self.occupancy, ROBOT_RADIUS + CLEARANCE) | mask
 
     # ---- cell helpers ----------------------------------------------------------------------
     def cell(self, x: float, y: float) -> tuple[int, int] | None:

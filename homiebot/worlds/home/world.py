@@ -15,6 +15,7 @@ from homiebot.worlds.base import World
 from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
+from homiebot.worlds.home.navigation import Pose2D as NavPose
 from homiebot.worlds.home.scene import SceneSpec
 from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
@@ -48,9 +49,9 @@ class EmbeddedHome(World):
         self._categories = {i: InstanceLabel(name=n, category=category[n]) for n, i in self.renderer.instance_ids.items()
                             if n in category}
         self._robot: HomeControl | None = None
+        self._keep_out: set[str] = set()
 
-    @property
-    def robot(self) -> HomeControl:
+    def own_robot(self) -> HomeControl:
         """The home's robot behind the ``Robot`` interface (one per world, made on first use)."""
         if self._robot is None:
             self._robot = HomeControl(self)
@@ -72,8 +73,29 @@ class EmbeddedHome(World):
 
     def reset(self) -> None:
         self.state = copy.deepcopy(self._initial)
+        if self._keep_out:
+            self.keep_out_rooms(self._keep_out)
         if self._robot is not None:
             self._robot.reset()
+
+    def room_of(self, name: str) -> str | None:
+        return self.state.room_of(name) if self.state.lookup(name) is not None else None
+
+    def keep_out_rooms(self, rooms: set[str]) -> None:
+        unknown = set(rooms) - set(self.state.layout.rooms)
+        if unknown:
+            raise ValueError(f"safety.keep_out names rooms this home does not have: {sorted(unknown)}; "
+                             f"its rooms: {sorted(self.state.layout.rooms)}")
+        self._keep_out = set(rooms)
+        assert self.state.nav is not None
+        self.state.nav.keep_out([self.state.layout.rooms[r] for r in sorted(rooms)])
+
+    def route(self, target: str) -> bool | None:
+        st = self.state
+        if st.lookup(target) is None or st.nav is None:
+            return None
+        r = st.robot
+        return st.nav.plan(NavPose(r.x, r.y, r.yaw), st._goal_poses(target)) is not None
 
     def observe(self, round_index: int) -> Observation:
         self.renderer.sync(self.state)
@@ -106,6 +128,8 @@ class EmbeddedHome(World):
         return goal_holds(self.state, goal)
 
     def close(self) -> None:
+        if self._guarded is not None:
+            self._guarded.close()
         if self._robot is not None:
             self._robot.close()
         self.renderer.close()
