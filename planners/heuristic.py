@@ -70,6 +70,7 @@ class _Memory:
     searched: set[str] = field(default_factory=set)  # containers opened only to look inside
     inspected: set[str] = field(default_factory=set)  # receptacles the robot has stood next to
     forgotten: set[str] = field(default_factory=set)  # names the detector rejected (F2)
+    banned: set[str] = field(default_factory=set)  # names a safety rule or the operator forbade (S1, S2)
     given_up: set[str] = field(default_factory=set)  # objects that failed too often
     near: str | None = None
     held: str | None = None
@@ -236,6 +237,12 @@ class HeuristicPlanner(Planner):
         if code is ErrorCode.F2 and fb.details.get("name"):
             m.forgotten.add(fb.details["name"])
             m.known.pop(fb.details["name"], None)
+        if code in (ErrorCode.S1, ErrorCode.S2):  # a safety rule or the operator said no: never use that thing again
+            banned = fb.details.get("name") or sub.place or sub.target
+            if banned:
+                if self._kind(banned) == "room":
+                    m.rooms_visited.add(banned)  # nothing to search there
+                m.banned.add(banned)
         if code is ErrorCode.E2 and fb.details.get("dropped"):
             m.support[fb.details["dropped"]] = None
         if code is ErrorCode.E1:
@@ -254,7 +261,7 @@ class HeuristicPlanner(Planner):
         return "receptacle" if cat in RECEPTACLE_TYPES else "object"
 
     def _of(self, kinds) -> dict[str, str]:
-        return {n: c for n, c in self.mem.known.items() if c in kinds}
+        return {n: c for n, c in self.mem.known.items() if c in kinds and n not in self.mem.banned}
 
     def _object(self, phrase: str) -> str | None:
         if self.mem.mapped:
@@ -395,7 +402,10 @@ class HeuristicPlanner(Planner):
             if dest is None:
                 self._explore(goal.dest)
             return dest
-        boxes = [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n != self.mem.support.get(obj or "")]
+        placed = self.mem.support.get(obj or "")
+        if placed is not None and self._closable(placed) and (obj, placed) in self.mem.done:
+            return placed  # already put away by us: done (choosing another box would move it back and forth)
+        boxes = [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n != placed]
         if not boxes:
             self._explore("a container that closes")
         near = [b for b in boxes if b == self.mem.near]

@@ -95,8 +95,7 @@ class PlanarWorld(World):
         self._robot = robot or PlanarRobot()
         self._belief = PlanarBelief(self._robot)
 
-    @property
-    def robot(self) -> Robot | None:
+    def own_robot(self) -> PlanarRobot:
         return self._robot
 
     @property

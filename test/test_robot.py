@@ -67,7 +67,7 @@ def test_a_learned_policy_reaches_its_goal_on_a_robot_without_simulator_truth() 
     assert result.success, result.message
     assert set(policy.frames) == {(24, 32)}  # the camera read at the policy's size
     assert world.belief.distance_to("marker") <= 0.3
-    assert result.path_length == pytest.approx(world.robot.pose.x, abs=1e-6)
+    assert result.path_length == pytest.approx(world.own_robot().pose.x, abs=1e-6)
     assert result.stats["steps"] == len(policy.frames)
 
 

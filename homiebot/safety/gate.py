@@ -86,7 +86,8 @@ class SafetyGate:
             return Verdict(None, again) if again is not None else Verdict(decision.subtask)
         verb = subtask.action.value.lower()
         return Verdict(None, Feedback.fail(ErrorCode.S2, f"Unable to {verb}, the operator did not approve {subtask.text()}: "
-                                                         f"{decision.reason}. Choose another subtask.", reason=decision.reason))
+                                                         f"{decision.reason}. Choose another subtask.", reason=decision.reason,
+                                           name=subtask.place or subtask.target or ""))
 
     def _needs_approval(self, subtask: Subtask) -> bool:
         mode = self.settings.approve
@@ -103,29 +104,30 @@ class SafetyGate:
     def keep_out(self, subtask: Subtask, world: World) -> Feedback | None:
         """S1 feedback if a keep-out rule forbids the subtask, else None (recorded as a safety event)."""
         for rule in self.settings.keep_out:
-            why = self._breaks(rule, subtask, world)
+            why, name = self._breaks(rule, subtask, world)
             if why:
                 message = f"Unable to {subtask.action.value.lower()}, {why} ({rule.describe()}). Choose another way to do the task."
                 self.state.record("keep_out", message, rule=rule.describe(), subtask=subtask.text())
-                return Feedback.fail(ErrorCode.S1, message, rule=rule.describe())
+                return Feedback.fail(ErrorCode.S1, message, rule=rule.describe(), name=name)
         return None
 
-    def _breaks(self, rule: KeepOutRule, sub: Subtask, world: World) -> str:
+    def _breaks(self, rule: KeepOutRule, sub: Subtask, world: World) -> tuple[str, str]:
+        """(why the subtask breaks the rule, the name it concerns), or ("", "")."""
         things = [n for n in (sub.target, sub.place) if n]
         if rule.target is not None:
             if rule.actions and sub.action not in rule.actions:
-                return ""
+                return "", ""
             hit = next((n for n in things if names_thing(n, rule.target)), None)
-            return f"a safety rule forbids it for the {hit.replace('_', ' ')}" if hit else ""
+            return (f"a safety rule forbids it for the {hit.replace('_', ' ')}", hit) if hit else ("", "")
         room = rule.room or ""
         for name in things:
             if name == room or world.room_of(name) == room:
-                return f"the {name.replace('_', ' ')} is in the {room.replace('_', ' ')}, where the robot must not go"
+                return f"the {name.replace('_', ' ')} is in the {room.replace('_', ' ')}, where the robot must not go", name
         if sub.action is Action.GO_TO and sub.target:
             route = world.route(sub.target)
             if route is not None and not route:
-                return f"the {sub.target.replace('_', ' ')} cannot be reached without entering the {room.replace('_', ' ')}"
-        return ""
+                return f"the {sub.target.replace('_', ' ')} cannot be reached without entering the {room.replace('_', ' ')}", sub.target
+        return "", ""
 
 
 __all__ = ["SafetyGate", "Verdict", "names_thing"]

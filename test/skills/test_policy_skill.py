@@ -130,7 +130,8 @@ def test_skill_refuses_worlds_without_what_it_needs() -> None:
     from test.fakes import PlanarWorld
 
     class NoRobot(PlanarWorld):
-        robot = None
+        def own_robot(self) -> None:
+            return None
 
     nav = PolicySkill("NoMaD", policy="expert_waypoints")
     assert "has no robot" in nav.supports(NoRobot())

@@ -18,6 +18,7 @@ import json
 import math
 
 from homiebot.contracts import Action, ErrorCode, Subtask
+from homiebot.parsing import parse_subtask_text
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.models import choose_model
 from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
@@ -27,6 +28,10 @@ from homiebot.worlds.home.state import ARM_REACH, HomeState
 MIN_GAP = 0.1
 MAX_EXPLORES = 2  # per room, after F2 from the map
 BIND_RADIUS = 0.75  # metres between a map instance and the true position of what it stands for
+
+
+class _NoWay(Exception):
+    """Nothing the goal allows is left: every option was refused."""
 
 
 class OraclePlanner(Planner):
@@ -55,11 +60,16 @@ class OraclePlanner(Planner):
         self._last = None
         self._choice: dict[int, tuple[str, str]] = {}  # goal index -> (object, receptacle), fixed once chosen
         self._explored: dict[str, int] = {}  # room -> explorations because the map did not know a name (mapped perception)
+        self._banned: set[str] = set()  # things a safety rule or the operator forbade (S1/S2 feedback)
 
     # ---- decision -------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
         assert self.state is not None, "reset() was not called"
-        subtask, why = self._unmapped(request) or self._next()
+        self._learn_refusal(request)
+        try:
+            subtask, why = self._unmapped(request) or self._next()
+        except _NoWay as err:
+            subtask, why = Subtask(action=Action.END), str(err)
         model = self._model_for(subtask, request)  # from the true kinds
         truth_text = subtask.text()
         if request.scene_map is not None:
@@ -79,11 +89,28 @@ class OraclePlanner(Planner):
             if isinstance(cond, ObjectAt):
                 return self._bring(*self._chosen(i, cond))
             if isinstance(cond, ContainerState):
+                if cond.receptacle in self._banned:
+                    raise _NoWay(f"I may not use the {cond.receptacle}, so I stop here")
                 act = Action.OPEN if cond.open else Action.CLOSE
                 return self._use(cond.receptacle, act, f"the task needs the {cond.receptacle} {'open' if cond.open else 'closed'}")
             if isinstance(cond, RobotIn):
+                if cond.room in self._banned:
+                    raise _NoWay(f"I may not go to the {cond.room}, so I stop here")
                 return Subtask(action=Action.GO_TO, target=cond.room), f"the task ends in the {cond.room}"
         return Subtask(action=Action.END), "every part of the task is done"
+
+    def _learn_refusal(self, request: PlannerRequest) -> None:
+        """After S1 (a safety rule) or S2 (the operator): never use that thing again; choose anew."""
+        fb = request.feedback
+        if fb is None or fb.code not in (ErrorCode.S1, ErrorCode.S2) or self._last is None:
+            return
+        name = fb.details.get("name") or ""
+        sub = parse_subtask_text(self._last[0])
+        if name not in {sub.target, sub.place}:  # the feedback speaks in map ids: take the refused subtask's own names
+            name = sub.place or sub.target or ""
+        if name:
+            self._banned.add(name)
+            self._choice.clear()
 
     def _unmapped(self, request: PlannerRequest) -> tuple[Subtask, str] | None:
         """After F2 from a map: explore the room where the unknown name truly is (once per room)."""
@@ -150,14 +177,18 @@ class OraclePlanner(Planner):
         s = self.state
         assert s is not None
         if index not in self._choice or (holding and self._choice[index][0] != holding):
-            obj = holding or min(candidates(s, cond), key=lambda o: (math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)), o))
+            objects = [o for o in candidates(s, cond) if o not in self._banned]
+            places = [r for r in cond.receptacles if r not in self._banned]
+            if not places or not (holding or objects):
+                raise _NoWay("every way to do this is forbidden by a safety rule or the operator, so I stop here")
+            obj = holding or min(objects, key=lambda o: (math.dist(s.object_poses[o][:2], (s.robot.x, s.robot.y)), o))
             x, y = s.object_poses[obj][:2]
 
             def cost(name: str) -> tuple[bool, float, str]:
                 rec = s.layout.receptacles[name]
                 return (rec.type.articulated and not s.is_open[name], rec.footprint_distance(x, y), name)
 
-            self._choice[index] = (obj, min(cond.receptacles, key=cost))
+            self._choice[index] = (obj, min(places, key=cost))
         return self._choice[index]
 
     def _bring(self, obj: str, receptacle: str) -> tuple[Subtask, str]:
@@ -188,7 +219,7 @@ class OraclePlanner(Planner):
         s = self.state
         assert s is not None
         options = [r for r in s.layout.receptacles.values()
-                   if not r.type.articulated and len(s.objects_at(r.name)) < r.type.capacity]
+                   if not r.type.articulated and len(s.objects_at(r.name)) < r.type.capacity and r.name not in self._banned]
         return min(options, key=lambda r: s.distance_to(r.name)).name
 
     # ---- model choice ---------------------------------------------------------------------
