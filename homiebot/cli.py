@@ -39,6 +39,8 @@ def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
         return COULD_NOT_RUN
     if termination == "refused":
         return USER_ERROR
+    if termination == "cancelled":
+        return INTERRUPTED
     reached = goal_satisfied if goal_satisfied is not None else ended
     return GOAL_REACHED if reached else GOAL_NOT_REACHED
 
@@ -74,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--video", action="store_true", help="also write episode.mp4")
     run.add_argument("--no-images", action="store_true", help="do not save the per-round PNG views")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
+    run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
+                     help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
 
     scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
     scene.add_argument("seed", type=int)
@@ -123,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     sb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the episode (default: 600)")
     sb.add_argument("--no-wait", action="store_true", help="return once the task manager has the task")
 
+    sub.add_parser("estop", help="engage the e-stop of a running graph (everything stops until `homiebot release`)")
+    sub.add_parser("release", help="release the e-stop of a running graph")
+    cn = sub.add_parser("cancel", help="cancel the running episode of a graph (its record is saved)")
+    cn.add_argument("episode", nargs="?", default="", help="the submission id (default: whatever runs)")
+    sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
+
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
     return p
 
@@ -138,6 +148,8 @@ def _configure(args: argparse.Namespace) -> RunConfig:
         data["seed"] = args.seed
     if args.max_rounds is not None:
         data["max_rounds"] = args.max_rounds
+    if getattr(args, "approve", None):
+        data["safety"]["approve"] = args.approve
     data["output"]["video"] = data["output"]["video"] or args.video
     data["output"]["images"] = data["output"]["images"] and not args.no_images
     try:
@@ -171,7 +183,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"task: {task.instruction}  (planner {cfg.planner.name}, seed {cfg.seed}, profile "
               f"{cfg.skill_profile if isinstance(cfg.skill_profile, str) else 'custom'})", flush=True)
     started = time.perf_counter()
-    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress)
+    approver = None
+    if cfg.safety.approve != "never":
+        from homiebot.safety.approval import TerminalApprover
+
+        approver = TerminalApprover(sys.stdin, sys.stderr)
+    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
     print(f"\n{verdict}; {'ended with End' if record.ended else 'ended by ' + record.termination} after "
@@ -293,6 +310,23 @@ def _cmd_plugins(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_operator(args: argparse.Namespace) -> int:
+    """``estop``, ``release``, ``cancel`` and ``approve`` on a running graph."""
+    from homiebot.ros import operator
+
+    try:
+        if args.command == "approve":
+            return operator.approve_loop()
+        if args.command == "cancel":
+            print(operator.cancel(args.episode))
+        else:
+            print(operator.estop(args.command == "estop"))
+    except TimeoutError as err:
+        print(f"homiebot: error: {err}", file=sys.stderr)
+        return COULD_NOT_RUN
+    return 0
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -303,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM saves what was recorded, as Ctrl-C does
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
-               "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins}[args.command]
+               "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
+               "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
     try:
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:

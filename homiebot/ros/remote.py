@@ -98,6 +98,12 @@ class RemoteWorld(World):
     def goal_satisfied(self, goal: list[Condition]) -> bool | None:
         return self.rpc.call("goal", {"goal": [g.model_dump(mode="json") for g in goal]}, timeout=self.timeout)
 
+    def room_of(self, name: str) -> str | None:
+        return self.rpc.call("room_of", {"name": name}, timeout=self.timeout)
+
+    def route(self, target: str) -> bool | None:
+        return self.rpc.call("route", {"target": target}, timeout=self.timeout)
+
 
 class RemotePlanner(Planner):
     """The planner node. Its failures are planner errors (F1 feedback), as in-process."""

@@ -40,6 +40,13 @@ class Verdict:
     feedback: Feedback | None = None
 
 
+def protect(world: World, settings: SafetySettings, state: SafetyState) -> None:
+    """The robot-side half of the safety layer, for the process where skills run: every command of
+    ``world.robot`` through a ``SafeRobot``, navigation kept out of forbidden rooms."""
+    world.install_guard(lambda robot: SafeRobot(robot, settings, state))
+    world.keep_out_rooms({r.room for r in settings.keep_out if r.room is not None})
+
+
 class SafetyGate:
     """Keep-out rules, approval, e-stop and cancel for one agent (see the module doc)."""
 
@@ -57,8 +64,7 @@ class SafetyGate:
 
     def attach(self, world: World) -> None:
         """Make ``world`` put every command through this gate and keep its navigation out of forbidden rooms."""
-        world.install_guard(self.guard)
-        world.keep_out_rooms(self.rooms)
+        protect(world, self.settings, self.state)
 
     # ---- per round ---------------------------------------------------------------------------------
     def start_round(self, round_index: int) -> bool:
@@ -130,4 +136,4 @@ class SafetyGate:
         return "", ""
 
 
-__all__ = ["SafetyGate", "Verdict", "names_thing"]
+__all__ = ["SafetyGate", "Verdict", "names_thing", "protect"]

@@ -46,23 +46,26 @@ class SafetyState:
     def estopped(self) -> bool:
         return self._estop.is_set()
 
-    def engage_estop(self, source: str = "") -> None:
-        """Stop everything now; holds until ``release_estop``."""
+    def engage_estop(self, source: str = "", record: bool = True) -> None:
+        """Stop everything now; holds until ``release_estop``. ``record=False`` applies it without an
+        event (a node following the e-stop topic, whose event another node records)."""
         if self._estop.is_set():
             return
         self._estop.set()
         self._released.clear()
         for stop in list(self.on_estop):
             stop()
-        self.record("estop", f"e-stop engaged{f' ({source})' if source else ''}", source=source)
+        if record:
+            self.record("estop", f"e-stop engaged{f' ({source})' if source else ''}", source=source)
 
-    def release_estop(self, source: str = "") -> None:
+    def release_estop(self, source: str = "", record: bool = True) -> None:
         """Release the e-stop (only an explicit release does)."""
         if not self._estop.is_set():
             return
         self._estop.clear()
         self._released.set()
-        self.record("estop_released", f"e-stop released{f' ({source})' if source else ''}", source=source)
+        if record:
+            self.record("estop_released", f"e-stop released{f' ({source})' if source else ''}", source=source)
 
     def wait_released(self, timeout: float | None = None) -> bool:
         """Block while the e-stop holds (or the episode is cancelled); True once released."""
@@ -79,12 +82,18 @@ class SafetyState:
     def cancelled(self) -> bool:
         return self._cancel.is_set()
 
-    def cancel(self, source: str = "") -> None:
+    def cancel(self, source: str = "", record: bool = True) -> None:
         """End the running episode: the skill stops before its next control step."""
         if self._cancel.is_set():
             return
         self._cancel.set()
-        self.record("cancel", f"episode cancelled{f' ({source})' if source else ''}", source=source)
+        if record:
+            self.record("cancel", f"episode cancelled{f' ({source})' if source else ''}", source=source)
+
+    def add(self, event: SafetyEvent) -> None:
+        """Keep an event that happened elsewhere (another node's), without telling the listeners."""
+        with self._lock:
+            self.events.append(event)
 
     def new_episode(self) -> None:
         """Clear the cancel flag and the events (the e-stop stays as it is: only a release clears it)."""

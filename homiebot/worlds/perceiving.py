@@ -235,6 +235,8 @@ class PerceivingWorld(World):
 
     def close(self) -> None:
         try:
+            if self._guarded is not None:
+                self._guarded.close()
             self.detector.close()
         finally:
             self.inner.close()

@@ -34,9 +34,12 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
+from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.watch import NodeWatch
 from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
+from homiebot.safety.gate import SafetyGate
+from homiebot.safety.state import SafetyState
 from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
@@ -61,6 +64,14 @@ class TaskManagerNode:
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
+        # the deciding half of the safety layer: pauses while the e-stop holds, keep-out rules, approval, cancel
+        self.running: tuple[str, RemoteWorld] | None = None  # (submission id, world) of the episode in flight
+        self.safety = SafetyState()
+        self.safety_link = SafetyLink(node, self.safety, authority=True, episode=lambda: self.running[0] if self.running else None)
+        self.safety_link.hear_others(self.safety.add)
+        self.approver = TopicApprover(node) if self.cfg.safety.approve != "never" else None
+        self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)
+        node.create_subscription(String, CANCEL_TOPIC, safe_callback(node, CANCEL_TOPIC, self._on_cancel), RELIABLE)
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
         self._worker_thread.start()
 
@@ -133,6 +144,16 @@ class TaskManagerNode:
         for client in self._all_clients():
             client.abort("the task manager is stopping", interrupted=True)
         self._worker_thread.join(3.0)
+
+    def _on_cancel(self, msg: String) -> None:
+        """``/homiebot/cancel``: the running episode's submission id, or empty for whatever runs."""
+        wanted = str(msg.data).strip()
+        running = self.running
+        if running is None or (wanted and wanted != running[0]):
+            self.node.get_logger().warning(f"cancel '{wanted}': no such episode is running")
+            return
+        self.safety.cancel(f"cancel of '{running[0]}'")
+        self.pub_cancelled.publish(String(data=json.dumps({"episode": running[1].episode})))
 
     def _task(self, request: dict) -> Task:
         if "task" in request:
@@ -208,9 +229,11 @@ class TaskManagerNode:
         c = self.cfg
         settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
                                  suggest_names=c.detector.suggest_names)
+        gate = SafetyGate(c.safety, self.safety, self.approver)
+        self.running = (rid, world)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
                       make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
-                                                                   executor.unavailable))
+                                                                   executor.unavailable), safety=gate)
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
                             "max_rounds": c.max_rounds, "scene": world.scene_description()})
@@ -240,6 +263,7 @@ class TaskManagerNode:
                          cause="interrupted" if termination == "interrupted" else "error")
             return
         finally:
+            self.running = None
             self.watch.end()
             for client in self.clients.values():
                 client.release()

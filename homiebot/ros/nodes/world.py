@@ -34,15 +34,19 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.config import RunConfig
-from homiebot.contracts import VIEW_NAMES, Subtask
+from homiebot.contracts import VIEW_NAMES, SkillFailure, Subtask
 from homiebot.errors import take_snapshot
 from homiebot.executor import is_last_attempt, run_attempt, skill_name
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
+from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
+from homiebot.ros.wire import read_json, safe_callback
 from homiebot.runtime import build_skills, build_world, scene_from_json
-from homiebot.skills.base import SkillContext
+from homiebot.safety.gate import protect
+from homiebot.safety.state import SafetyState
+from homiebot.skills.base import SkillContext, SkillResult
 from homiebot.tasks import Task
 
 
@@ -64,7 +68,11 @@ class WorldNode:
         self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state", "world/map")}
         self.server = RpcServer(node, "world", {"reset": self.reset, "observe": self.observe, "skills": self.list_skills,
                                                 "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info,
-                                                "resolve": self.resolve})
+                                                "resolve": self.resolve, "room_of": self.room_of, "route": self.route})
+        # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
+        self.safety = SafetyState()
+        self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode)
+        node.create_subscription(String, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
     def _publish(self, topic: str, data: dict) -> None:
         self.json_pubs[topic].publish(String(data=json.dumps(data)))
@@ -76,9 +84,11 @@ class WorldNode:
             if scene_json != self._scene_json:
                 self._release()
                 self.world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
+                protect(self.world, self.cfg.safety, self.safety)
                 self.skills = build_skills(self.cfg, self.world)
                 self._scene_json = scene_json
             self.world.reset()
+            self.safety.new_episode()
             self.mapped = self.world.map_summary() is not None
             self.episode += 1
             self._changed()
@@ -181,7 +191,10 @@ class WorldNode:
             subtask = Subtask.model_validate(params["subtask"])
             acted = world.skill_subtask(subtask)
             context = SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"])
-            result = run_attempt(skill, subtask, world, context, acted)
+            self.safety.round = context.round
+            why = self.safety.interruption()  # e-stop or cancel: no attempt starts (privileged skills too)
+            result = (SkillResult(False, f"stopped before attempt {context.attempt}: {why}", reason=SkillFailure.STOPPED) if why
+                      else run_attempt(skill, subtask, world, context, acted))
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
                      "reason": None if result.success else result.failure.value,
@@ -189,6 +202,21 @@ class WorldNode:
                      "acted": acted.model_dump(mode="json")}
         # a retry follows a failed attempt that is not the last: rendering now would delay it for nothing
         return ThenRun(reply, self._render_ahead) if is_last_attempt(result, context) else reply
+
+    def _on_cancelled(self, msg: String) -> None:
+        data = read_json(msg.data)
+        if isinstance(data, dict) and data.get("episode") == self.episode:
+            self.safety.cancel("task manager", record=False)
+
+    def room_of(self, params: dict, ctx: CallContext) -> str | None:
+        """The room a named thing is in (for keep-out rules); None when unknown."""
+        with self._lock:
+            return self._require().room_of(str(params["name"]))
+
+    def route(self, params: dict, ctx: CallContext) -> bool | None:
+        """Whether the navigation reaches a target while keeping out of forbidden rooms; None when unknown."""
+        with self._lock:
+            return self._require().route(str(params["target"]))
 
     def goal(self, params: dict, ctx: CallContext) -> bool | None:
         with self._lock:

@@ -1,0 +1,144 @@
+"""The safety layer on the graph: e-stop, cancel, safety events and approval over ROS 2.
+
+| name | type | who | what |
+| --- | --- | --- | --- |
+| ``/homiebot/estop`` | std_msgs/Bool, TRANSIENT_LOCAL | anyone | ``true`` engages, ``false`` releases (late joiners get the last state) |
+| ``/homiebot/estop/engage``, ``/homiebot/estop/release`` | std_srvs/Trigger | task manager | the same, as services |
+| ``/homiebot/cancel`` | std_msgs/String | anyone | a submission id, or empty for the running episode |
+| ``/homiebot/safety`` | std_msgs/String (JSON) | every node with a safety state | ``{"origin", "episode", "event": SafetyEvent}`` |
+| ``/homiebot/approval/request`` | std_msgs/String (JSON) | task manager | ``{"id", "round", "subtask", "model", "instruction", "timeout"}`` |
+| ``/homiebot/approval/response`` | std_msgs/String (JSON) | an operator | ``{"id", "decision": approve|reject|edit, "reason", "subtask"}`` |
+
+Every process that moves the robot (the world node, where skills run) or decides when to (the task
+manager) keeps its own ``SafetyState`` in step with these topics, so an e-stop reaches the robot
+even when the task manager is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Bool, String
+from std_srvs.srv import Trigger
+
+from homiebot.contracts import SafetyEvent
+from homiebot.parsing import FormatError, parse_subtask_text
+from homiebot.ros.wire import WireError, read_json, safe_callback
+from homiebot.safety.approval import ApprovalRequest, Approver, Decision
+from homiebot.safety.state import SafetyState
+
+ESTOP_TOPIC = "/homiebot/estop"
+CANCEL_TOPIC = "/homiebot/cancel"
+CANCELLED_TOPIC = "/homiebot/safety/cancelled"  # the task manager's word that an episode is cancelled (episode number)
+EVENTS_TOPIC = "/homiebot/safety"
+APPROVAL_REQUEST = "/homiebot/approval/request"
+APPROVAL_RESPONSE = "/homiebot/approval/response"
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+EVENTS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class SafetyLink:
+    """Keeps a ``SafetyState`` in step with the e-stop topic and publishes its events.
+
+    ``authority`` (the task manager) records e-stop events and serves the Trigger services; other
+    nodes apply the e-stop silently, so each e-stop appears once in a record."""
+
+    def __init__(self, node: Node, state: SafetyState, authority: bool = False, episode: Callable[[], Any] | None = None) -> None:
+        self.node, self.state, self.authority = node, state, authority
+        self.origin = node.get_fully_qualified_name()
+        self.episode = episode or (lambda: None)
+        self.events_pub = node.create_publisher(String, EVENTS_TOPIC, EVENTS_QOS)
+        self.estop_pub = node.create_publisher(Bool, ESTOP_TOPIC, LATCHED)
+        node.create_subscription(Bool, ESTOP_TOPIC, safe_callback(node, ESTOP_TOPIC, self._on_estop), LATCHED)
+        state.listeners.append(self._publish)
+        if authority:
+            node.create_service(Trigger, "/homiebot/estop/engage", self._engage_service)
+            node.create_service(Trigger, "/homiebot/estop/release", self._release_service)
+
+    def _on_estop(self, msg: Bool) -> None:
+        if not isinstance(msg.data, bool):
+            raise WireError("the e-stop message must be a Bool")
+        if msg.data:
+            self.state.engage_estop("topic", record=self.authority)
+        else:
+            self.state.release_estop("topic", record=self.authority)
+
+    def _engage_service(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.estop_pub.publish(Bool(data=True))  # the topic is the truth: every node hears it
+        self.state.engage_estop("service", record=self.authority)
+        response.success, response.message = True, "e-stop engaged"
+        return response
+
+    def _release_service(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.estop_pub.publish(Bool(data=False))
+        self.state.release_estop("service", record=self.authority)
+        response.success, response.message = True, "e-stop released"
+        return response
+
+    def _publish(self, event: SafetyEvent) -> None:
+        data = {"origin": self.origin, "episode": self.episode(), "event": event.model_dump(mode="json")}
+        self.events_pub.publish(String(data=json.dumps(data)))
+
+    def hear_others(self, into: Callable[[SafetyEvent], None]) -> None:
+        """Pass events other nodes publish to ``into`` (the task manager merges them into its record)."""
+
+        def on_event(msg: String) -> None:
+            data = read_json(msg.data)
+            if not isinstance(data, dict) or data.get("origin") == self.origin or not isinstance(data.get("event"), dict):
+                return
+            into(SafetyEvent.model_validate(data["event"]))
+
+        self.node.create_subscription(String, EVENTS_TOPIC, safe_callback(self.node, EVENTS_TOPIC, on_event), EVENTS_QOS)
+
+
+class TopicApprover(Approver):
+    """Asks on ``/homiebot/approval/request`` and waits for the answer on ``/homiebot/approval/response``."""
+
+    def __init__(self, node: Node) -> None:
+        self.pub = node.create_publisher(String, APPROVAL_REQUEST, LATCHED)
+        self._answers: dict[str, Decision] = {}
+        self._cond = threading.Condition()
+        node.create_subscription(String, APPROVAL_RESPONSE, safe_callback(node, APPROVAL_RESPONSE, self._on_response), 10)
+
+    def _on_response(self, msg: String) -> None:
+        data = read_json(msg.data)
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            raise WireError("an approval response needs a string id")
+        verdict = data.get("decision")
+        if verdict not in ("approve", "reject", "edit"):
+            raise WireError(f"decision must be approve, reject or edit, not {verdict!r}")
+        subtask = None
+        if verdict == "edit":
+            try:
+                subtask = parse_subtask_text(str(data.get("subtask", "")))
+            except (FormatError, ValueError) as err:
+                raise WireError(f"an edit needs a subtask like [Open, drawer]: {err}") from None
+        decision = Decision(verdict, str(data.get("reason") or ("the operator rejected it" if verdict == "reject" else "")), subtask)
+        with self._cond:
+            self._answers[data["id"]] = decision
+            self._cond.notify_all()
+
+    def decide(self, request: ApprovalRequest, timeout: float) -> Decision:
+        rid = uuid.uuid4().hex[:12]
+        ask = {"id": rid, "round": request.round, "subtask": request.subtask.text(), "model": request.model,
+               "instruction": request.instruction, "timeout": timeout}
+        self.pub.publish(String(data=json.dumps(ask)))
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while rid not in self._answers:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return Decision("reject", f"nobody approved it within {timeout:.0f} s", timed_out=True)
+                self._cond.wait(min(left, 0.5))
+            return self._answers.pop(rid)
+
+
+__all__ = ["APPROVAL_REQUEST", "APPROVAL_RESPONSE", "CANCELLED_TOPIC", "CANCEL_TOPIC", "ESTOP_TOPIC", "EVENTS_TOPIC",
+           "LATCHED", "SafetyLink", "TopicApprover"]
