@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_eval.py
 	$(BIN)/python benchmarks/bench_planners.py
 	$(BIN)/python benchmarks/bench_ros.py
+	$(BIN)/python benchmarks/bench_safety.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks
