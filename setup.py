@@ -32,6 +32,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/scenes", glob("config/scenes/*.yaml")),
         (f"share/{PACKAGE}/config/tasks", glob("config/tasks/*.yaml")),
+        (f"share/{PACKAGE}/config/robots", glob("config/robots/*.yaml")),
     ],
     install_requires=["numpy>=1.24", "pydantic>=2.5", "pyyaml>=6", "pillow>=9"],
     extras_require={
@@ -45,7 +46,8 @@ setup(
     entry_points={
         "console_scripts": ["homiebot = homiebot.cli:main"]
         + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
-                                                                        "policy_server")],
+                                                                        "policy_server")]
+        + ["homiebot_sim_driver = homiebot.worlds.home.sim_driver:main"],
         "homiebot.planners": [
             "oracle = homiebot.worlds.home.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",

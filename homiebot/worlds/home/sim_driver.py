@@ -1,0 +1,299 @@
+"""The embedded home served as a robot driver, under a robot profile's ROS 2 names and types.
+
+As Gazebo or ros2_control serve a simulated robot, this node makes the embedded home look like the
+real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spot/...`` names):
+
+* streams at driver rates: odometry (nav_msgs/Odometry) and joint states at ``sim.state_rate_hz``,
+  each camera's image (in the profile's encoding and mounting rotation), camera_info and registered
+  depth at ``sim.camera_rate_hz``;
+* ``cmd_vel`` (geometry_msgs/Twist) applied in real time within the profile's limits, and a
+  ``cmd_vel_timeout`` as real drivers have: with no new command the base stops;
+* Trigger services that behave as on the robot: with ``sim.needs_power`` the base refuses to move
+  until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too;
+* end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
+  end-effector speed limit, and the gripper's open / close services;
+* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state), a simulator-only topic
+  for privileged components, as Gazebo publishes model states.
+
+Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p scene:=0``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
+from homiebot.ros.common import NodeDef, Param, run_node
+from homiebot.ros.messages import stamp_of
+from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.wire import WireError, safe_callback
+from homiebot.worlds.home.control import HomeControl
+from homiebot.worlds.home.generate import generate_scene
+from homiebot.worlds.home.scene import load_scene
+from homiebot.worlds.home.world import EmbeddedHome
+
+GROUND_TRUTH_TOPIC = "/homiebot/sim/ground_truth"
+
+
+def _finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+class SimDriver:
+    """The node's component: one embedded home, one profile (see the module doc)."""
+
+    def __init__(self, node: Node, params: dict[str, Any]) -> None:
+        self.node = node
+        self.profile: RobotProfile = load_profile(params["robot"])
+        scene = str(params["scene"])
+        spec = generate_scene(int(scene)) if scene.lstrip("-").isdigit() else load_scene(scene)
+        self.size = _size(params["camera_size"])
+        self.world = EmbeddedHome(spec, width=64, height=64, depth=False, segmentation=False)
+        self.robot: HomeControl = self.world.own_robot()
+        p = self.profile
+        self.robot.max_linear, self.robot.max_angular = p.limits.max_linear, p.limits.max_angular
+        self.powered = self.standing = not p.sim.needs_power
+        self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0}
+        self._lock = threading.Lock()
+        self._cmd: tuple[float, float, float] | None = None  # (v, w, wall time received)
+        self._ee_goal: np.ndarray | None = None
+        self._moving = False
+        self._last_tick = time.monotonic()
+        self._frame = 0
+        self.odom_pub = node.create_publisher(Odometry, p.topic(p.odometry.name), 10)
+        self.joint_pub = node.create_publisher(JointState, p.topic(p.joint_states.name), 10) if p.joint_states else None
+        self.truth_pub = node.create_publisher(String, GROUND_TRUTH_TOPIC, RELIABLE)
+        self.cams = {name: self._camera_pubs(spec_) for name, spec_ in p.cameras.items() if name in p.sim.views}
+        node.create_subscription(Twist, p.topic(p.cmd_vel.name), safe_callback(node, p.cmd_vel.name, self._on_cmd_vel), 10)
+        if "pose" in p.arm:
+            node.create_subscription(PoseStamped, p.topic(p.arm["pose"].name), safe_callback(node, "arm pose", self._on_arm_pose), 10)
+        for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
+            if iface.type == "std_srvs/srv/Trigger":
+                node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
+        node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
+        node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_tick)
+        node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
+
+    # ---- commands -------------------------------------------------------------------------------
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        v, w = float(msg.linear.x), float(msg.angular.z)
+        if not _finite(v, w):
+            raise WireError("cmd_vel with a non-finite velocity")
+        with self._lock:
+            self.counters["cmd_vel"] += 1
+            self._cmd = (v, w, time.monotonic())
+
+    def _on_arm_pose(self, msg: PoseStamped) -> None:
+        pos = msg.pose.position
+        if not _finite(pos.x, pos.y, pos.z):
+            raise WireError("arm pose with a non-finite position")
+        with self._lock:
+            self.counters["arm_goals"] += 1
+            self._ee_goal = np.array([pos.x, pos.y, pos.z])
+
+    def _trigger(self, role: str):  # noqa: ANN202 - a service callback
+        def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+            with self._lock:
+                self.counters["services"] += 1
+                response.success, response.message = self._service(role)
+            return response
+
+        return handle
+
+    def _service(self, role: str) -> tuple[bool, str]:
+        """What a Trigger service does on the simulated robot (as on the real one)."""
+        if role == "power_on":
+            self.powered = True
+            return True, "powered on"
+        if role in ("power_off", "estop_gentle"):
+            self.powered = self.standing = False
+            self._cmd = None
+            return True, "motor power cut" if role == "estop_gentle" else "powered off"
+        if role == "stand":
+            if not self.powered:
+                return False, "the robot is not powered on: call power_on first"
+            self.standing = True
+            return True, "standing"
+        if role == "sit":
+            self.standing = False
+            self._cmd = None
+            return True, "sitting"
+        if role == "stop":
+            self._cmd = None
+            return True, "stopped"
+        if role == "gripper_open":
+            self.robot.set_gripper(0.0)
+            return True, "gripper open"
+        if role == "gripper_close":
+            self.robot.set_gripper(1.0)
+            return True, "gripper closed"
+        if role == "arm_stow":
+            self.robot.stow()
+            self._ee_goal = None
+            return True, "arm stowed"
+        return True, f"{role}: done"  # claim, release, arm_unstow, estop_release: nothing to simulate
+
+    # ---- the simulation, in real time -------------------------------------------------------------
+    def _state_tick(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            dt = min(now - self._last_tick, 0.1)  # a stalled timer must not teleport the robot
+            self._last_tick = now
+            cmd = self._cmd
+            can_move = self.powered and self.standing
+            if cmd is not None and now - cmd[2] > self.profile.cmd_vel_timeout:
+                self._cmd, cmd = None, None
+                self.counters["timeouts"] += 1
+            if cmd is not None and can_move and dt > 0:
+                self.robot.drive(cmd[0], cmd[1], dt)
+                self.counters["applied"] += 1
+            if self._ee_goal is not None and can_move and dt > 0:
+                here = self.robot.gripper_pose()[0]
+                step = self._ee_goal - here
+                if float(np.linalg.norm(step)) < 0.005:
+                    self._ee_goal = None
+                else:
+                    self.robot.move_end_effector(step, None, dt)
+            stamp = time.time_ns()
+            self.odom_pub.publish(self._odometry(stamp))
+            if self.joint_pub is not None:
+                self.joint_pub.publish(self._joints(stamp))
+            self._frame += 1
+            if self._frame % 10 == 0:
+                dynamic = self.world.state.dynamic()
+                self.truth_pub.publish(String(data=json.dumps({"robot": self.profile.robot, "stamp": stamp, "dynamic": dynamic,
+                                                               "powered": self.powered, "standing": self.standing,
+                                                               "counters": self.counters})))
+
+    def _odometry(self, stamp: int) -> Odometry:
+        r = self.world.state.robot
+        msg = Odometry()
+        msg.header.stamp = stamp_of(stamp)
+        msg.header.frame_id = self.profile.odom_frame
+        msg.child_frame_id = self.profile.base_frame
+        msg.pose.pose.position.x, msg.pose.pose.position.y = r.x, r.y
+        msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = math.sin(r.yaw / 2), math.cos(r.yaw / 2)
+        cmd = self._cmd if self.powered and self.standing else None
+        msg.twist.twist.linear.x, msg.twist.twist.angular.z = (cmd[0], cmd[1]) if cmd else (0.0, 0.0)
+        return msg
+
+    def _joints(self, stamp: int) -> JointState:
+        msg = JointState()
+        msg.header.stamp = stamp_of(stamp)
+        arm = self.robot.arm_state()
+        msg.name = list(arm.joint_names)
+        msg.position = [float(v) for v in arm.joint_positions]
+        return msg
+
+    # ---- cameras -------------------------------------------------------------------------------------
+    def _camera_pubs(self, spec: CameraSpec) -> tuple[Any, Any, Any]:
+        p = self.profile
+        image = self.node.create_publisher(Image, p.topic(spec.image), 5)
+        info = self.node.create_publisher(CameraInfo, p.topic(spec.info), 5) if spec.info else None
+        depth = self.node.create_publisher(Image, p.topic(spec.depth), 5) if spec.depth else None
+        return image, info, depth
+
+    def _camera_tick(self) -> None:
+        stamp = time.time_ns()
+        with self._lock:
+            frames = {}
+            for name in self.cams:
+                spec = self.profile.cameras[name]
+                size = self.size or (spec.height, spec.width)
+                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size))
+                frames[name] = next(iter(view.values()))
+        for name, frame in frames.items():
+            spec = self.profile.cameras[name]
+            image_pub, info_pub, depth_pub = self.cams[name]
+            image_pub.publish(_image(frame.rgb, spec, stamp, name))
+            if info_pub is not None:
+                info_pub.publish(_camera_info(frame.rgb.shape[:2], spec, stamp, name))
+            if depth_pub is not None and frame.depth is not None:
+                depth_pub.publish(_depth(frame.depth, spec, stamp, name))
+
+    def close(self) -> None:
+        self.world.close()
+
+
+def _size(text: str) -> tuple[int, int] | None:
+    """``"120x160"`` -> (120, 160); empty: each camera's own resolution."""
+    if not text:
+        return None
+    h, _, w = text.partition("x")
+    return int(h), int(w)
+
+
+def _vertical_fov(spec: CameraSpec, size: tuple[int, int]) -> float:
+    h, w = size
+    return math.degrees(2 * math.atan(math.tan(math.radians(spec.hfov_deg) / 2) * h / w))
+
+
+def _mounted(array: np.ndarray, spec: CameraSpec) -> np.ndarray:
+    """The image as the mounted camera sees it (a camera turned by 90 degrees gives a turned image)."""
+    return np.ascontiguousarray(np.rot90(array, k=spec.rotation_deg // 90))
+
+
+def _image(rgb: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
+    if spec.encoding == "mono8":
+        data = (rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)).round().astype(np.uint8)
+        channels = 1
+    else:
+        data = rgb[:, :, ::-1] if spec.encoding == "bgr8" else rgb
+        channels = 3
+    data = _mounted(data, spec)
+    msg = Image(height=data.shape[0], width=data.shape[1], encoding=spec.encoding, is_bigendian=0, step=data.shape[1] * channels)
+    msg.header.stamp = stamp_of(stamp)
+    msg.header.frame_id = frame
+    msg.data = data.tobytes()
+    return msg
+
+
+def _depth(depth: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
+    data = _mounted(depth.astype(np.float32), spec)
+    msg = Image(height=data.shape[0], width=data.shape[1], encoding="32FC1", is_bigendian=0, step=data.shape[1] * 4)
+    msg.header.stamp = stamp_of(stamp)
+    msg.header.frame_id = frame
+    msg.data = data.tobytes()
+    return msg
+
+
+def _camera_info(shape: tuple[int, int], spec: CameraSpec, stamp: int, frame: str) -> CameraInfo:
+    h, w = shape
+    f = 0.5 * w / math.tan(math.radians(spec.hfov_deg) / 2)  # square pixels: the same focal length after turning
+    if spec.rotation_deg in (90, 270):
+        h, w = w, h
+    msg = CameraInfo(height=h, width=w, distortion_model="plumb_bob")
+    msg.header.stamp = stamp_of(stamp)
+    msg.header.frame_id = frame
+    msg.k = [f, 0.0, (w - 1) / 2, 0.0, f, (h - 1) / 2, 0.0, 0.0, 1.0]
+    msg.p = [f, 0.0, (w - 1) / 2, 0.0, 0.0, f, (h - 1) / 2, 0.0, 0.0, 0.0, 1.0, 0.0]
+    msg.d = [0.0] * 5
+    return msg
+
+
+PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
+          Param("scene", "0", "the home: a seed or a scene YAML file"),
+          Param("camera_size", "", "render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"))
+
+NODE = NodeDef("sim_driver", SimDriver, PARAMS)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_node(NODE, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""The embedded home served as a Spot driver, checked by a plain rclpy client that does not import homiebot
+and knows only spot_ros2's names and types (written here, not read from the profile)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.ros.up import ros_environment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAIN = 25 + os.getpid() % 5  # apart from the graph tests' domains
+
+CLIENT = r'''
+import json, math, sys, threading, time
+import rclpy
+from rclpy.node import Node
+from rclpy.executors import SingleThreadedExecutor
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_srvs.srv import Trigger
+
+rclpy.init()
+node = Node("spot_client")
+seen = {"odom": None, "images": {}, "info": {}, "joints": 0}
+def on_odom(m):
+    seen["odom"] = (m.pose.pose.position.x, m.pose.pose.position.y, m.header.frame_id, m.child_frame_id)
+node.create_subscription(Odometry, "/spot/odometry", on_odom, 10)
+node.create_subscription(JointState, "/spot/joint_states", lambda m: seen.__setitem__("joints", seen["joints"] + 1), 10)
+for cam in ("frontleft", "back", "hand"):
+    node.create_subscription(Image, f"/spot/camera/{cam}/image",
+                             lambda m, c=cam: seen["images"].__setitem__(c, (m.encoding, m.height, m.width, len(m.data))), 5)
+    node.create_subscription(CameraInfo, f"/spot/camera/{cam}/camera_info",
+                             lambda m, c=cam: seen["info"].__setitem__(c, (m.height, m.width, list(m.k))), 5)
+cmd = node.create_publisher(Twist, "/spot/cmd_vel", 10)
+clients = {s: node.create_client(Trigger, f"/spot/{s}") for s in ("claim", "power_on", "stand", "estop/gentle")}
+executor = SingleThreadedExecutor()
+executor.add_node(node)
+spinner = threading.Thread(target=executor.spin, daemon=True)
+spinner.start()
+
+def wait(cond, limit, what):
+    end = time.time() + limit
+    while time.time() < end:
+        if cond():
+            return
+        time.sleep(0.02)
+    sys.exit(f"timed out waiting for {what}: {seen}")
+
+def call(name):
+    assert clients[name].wait_for_service(timeout_sec=60), name
+    future = clients[name].call_async(Trigger.Request())
+    wait(future.done, 30, f"the {name} service")
+    return future.result().success
+
+def drive(v, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        cmd.publish(Twist(linear=Twist().linear.__class__(x=v)))
+        time.sleep(0.05)
+
+wait(lambda: seen["odom"] and len(seen["images"]) == 3 and len(seen["info"]) == 3 and cmd.get_subscription_count(), 120, "the driver")
+out = {"frames": seen["odom"][2:], "images": seen["images"], "info": {c: v[:2] for c, v in seen["info"].items()}}
+def where():
+    return seen["odom"][:2]
+def moved(since):
+    return math.dist(since, where())
+start = where()
+drive(0.3, 1.0)
+out["moved_unpowered"] = moved(start)
+out["stand_unpowered"] = call("stand")
+out["claim"], out["power_on"], out["stand"] = call("claim"), call("power_on"), call("stand")
+start = where()
+drive(0.3, 1.5)
+out["moved_powered"] = moved(start)
+time.sleep(1.0)  # no new cmd_vel: the driver's timeout stops the base
+settled = where()
+time.sleep(1.0)
+out["drift_after_timeout"] = moved(settled)
+out["estop"] = call("estop/gentle")
+start = where()
+drive(0.3, 1.0)
+out["moved_after_estop"] = moved(start)
+out["joint_states"] = seen["joints"]
+print(json.dumps(out), flush=True)
+executor.shutdown()
+spinner.join(timeout=10)
+node.destroy_node()
+rclpy.try_shutdown()
+'''
+
+
+@pytest.fixture(scope="module")
+def client_view(tmp_path_factory):
+    env = ros_environment(DOMAIN)
+    script = tmp_path_factory.mktemp("client") / "client.py"
+    script.write_text(CLIENT)
+    scene = ROOT / "config" / "scenes" / "demo.yaml"
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+                               "-p", f"scene:={scene}", "-p", "camera_size:=60x80"], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        run = subprocess.run([sys.executable, str(script)], cwd="/", env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        driver.terminate()  # a process we started
+        try:
+            _, err = driver.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            driver.kill()
+            _, err = driver.communicate()
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:] + err[-3000:]
+    assert driver.returncode == 0 and "Traceback" not in err, err[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_streams_carry_spot_names_encodings_and_mountings(client_view) -> None:
+    assert client_view["frames"] == ["odom", "body"]
+    images = client_view["images"]
+    assert images["frontleft"][:3] == ["mono8", 80, 60]  # greyscale, mounted turned by 90 degrees
+    assert images["back"][:3] == ["mono8", 60, 80] and images["hand"][:3] == ["rgb8", 60, 80]
+    assert images["hand"][3] == 60 * 80 * 3
+    assert client_view["info"]["frontleft"] == [80, 60] and client_view["joint_states"] > 10
+
+
+def test_cmd_vel_moves_the_base_only_after_power_on_and_stand(client_view) -> None:
+    assert abs(client_view["moved_unpowered"]) < 1e-6 and client_view["stand_unpowered"] is False
+    assert client_view["claim"] and client_view["power_on"] and client_view["stand"]
+    assert client_view["moved_powered"] > 0.15  # about 0.3 m/s for 1.5 s, less what discovery and timing take
+
+
+def test_the_base_stops_without_new_cmd_vel_and_after_an_estop(client_view) -> None:
+    assert abs(client_view["drift_after_timeout"]) < 1e-6
+    assert client_view["estop"] and abs(client_view["moved_after_estop"]) < 1e-6
