@@ -81,7 +81,7 @@ class RobotSignalsCheck(AttemptCheck):
 
     def done_early(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
         if subtask.action is Action.GO_TO:
-            return self._gap(subtask) <= tol.early_gap
+            return self._gap(subtask) <= min(tol.early_gap, tol.goal_gap)  # never "done" short of success
         if subtask.action is Action.PICK:
             return self._holding(robot) is True
         return False

@@ -137,6 +137,12 @@ class Capabilities:
     gripper: bool = False
     head: bool = False  # a tilting head (PixNav's look up / look down)
     depth: tuple[str, ...] = ()  # cameras that also give depth
+    policy_camera: str | None = None  # the camera low-level policies see unless a skill names another (None: the first)
+
+    @property
+    def default_camera(self) -> str | None:
+        """The camera a policy sees by default."""
+        return self.policy_camera or (self.cameras[0] if self.cameras else None)
 
     def missing(self, *, arm: bool = False, gripper: bool = False, head: bool = False, camera: str | None = None,
                 depth: bool = False) -> str | None:

@@ -93,7 +93,8 @@ class PolicySkill(Skill):
     keyword arguments (or a ready ``Policy``); ``rate_hz`` the control rate (default the policy's);
     ``max_steps`` policy calls per attempt; ``max_collisions`` before giving up; ``goal_gap`` (m)
     and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``camera``
-    the robot camera the policy sees (default ``front``); ``stow`` brings the arm back to its carry
+    the robot camera the policy sees (default: the robot's policy camera, e.g. the home's front view,
+    Spot's hand camera); ``stow`` brings the arm back to its carry
     pose after manipulation; ``render=False`` feeds blank images (only sensible for expert policies,
     to time the control path alone); ``check`` how success is judged: ``auto`` (the world's own
     check: truth in simulation) or ``robot_signals`` (what a real robot can tell, plus the belief).
@@ -110,7 +111,7 @@ class PolicySkill(Skill):
                  policy_params: dict | None = None, rate_hz: float | None = None, max_steps: int = 400,
                  max_collisions: int = 5, goal_gap: float = 0.45, facing_deg: float = 30.0,
                  image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True,
-                 process: dict | None = None, camera: str = "front", check: str = "auto") -> None:
+                 process: dict | None = None, camera: str | None = None, check: str = "auto") -> None:
         self.process = dict(process) if process is not None else None
         if isinstance(policy, Policy):
             self.policy = policy
@@ -162,9 +163,12 @@ class PolicySkill(Skill):
             return (f"{self.model}'s {type(self.policy).__name__} reads simulator truth, which {type(world).__name__} does not have; "
                     f"configure a learned policy for {self.model}")
         caps = robot.capabilities
+        camera = self.camera or caps.default_camera
+        if camera is None:
+            return "the robot has no camera for the policy to see through"
         if self.manipulates:
-            return caps.missing(arm=True, gripper=True, camera=self.camera)
-        return caps.missing(camera=self.camera) or (None if caps.base else "the robot has no mobile base")
+            return caps.missing(arm=True, gripper=True, camera=camera)
+        return caps.missing(camera=camera) or (None if caps.base else "the robot has no mobile base")
 
     def check_for(self, world: World) -> AttemptCheck:
         """The check that judges this skill's attempts in ``world``."""
@@ -251,7 +255,9 @@ class PolicySkill(Skill):
             h, w = self.image_size
             rgb = np.zeros((h, w, 3), dtype=np.uint8)  # for timing the control path alone
             return PolicyObservation(rgb=rgb, instruction=_instruction(sub), goal_image=goal_image, goal_mask=goal_mask, step=step)
-        frame = robot.read_camera(self.camera, self.image_size, depth=self.camera in robot.capabilities.depth)
+        caps = robot.capabilities
+        camera = self.camera or caps.default_camera or ""
+        frame = robot.read_camera(camera, self.image_size, depth=camera in caps.depth)
         return PolicyObservation(rgb=frame.rgb, instruction=_instruction(sub), depth=frame.depth, goal_image=goal_image,
                                  goal_mask=goal_mask, step=step)
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+import rclpy
 from rclpy.node import Node
 from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
@@ -19,7 +20,8 @@ from homiebot.ros.wire import read_json, safe_callback
 
 
 def _node(name: str) -> Node:
-    init(None)
+    if not rclpy.ok():
+        init(None)
     return Node(f"homiebot_{name}_{int(time.time() * 1000) % 100000}")
 
 

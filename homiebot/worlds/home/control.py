@@ -126,7 +126,8 @@ class HomeControl(Robot):
     # ---- Robot: description and sensing ---------------------------------------------------------
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(cameras=tuple(VIEWS), base=True, arm=True, gripper=True, head=True, depth=tuple(VIEWS))
+        return Capabilities(cameras=tuple(VIEWS), base=True, arm=True, gripper=True, head=True, depth=tuple(VIEWS),
+                            policy_camera="front")
 
     @property
     def limits(self) -> RobotLimits:

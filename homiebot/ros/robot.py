@@ -1,0 +1,350 @@
+"""``Ros2Robot``: the Robot interface over a robot driver's ROS 2 topics and services, as a profile names them.
+
+Streams (odometry, joint states, camera images and camera_info, registered depth) are subscribed and
+the newest sample of each is kept; commands are published (``cmd_vel`` re-sent at 20 Hz while a
+velocity is held, so the driver's own timeout never fires mid-command and does fire when this
+process dies) and Trigger services are called with a timeout. Nothing here knows which robot it
+drives: ``config/robots/spot.yaml`` and ``fetch.yaml`` say that; the sim driver serves the embedded
+home under the same names.
+
+* ``start()`` waits for every stream the profile names (a name nobody publishes fails within
+  ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
+  stand); ``close()`` runs the shut-down services.
+* A driver that stops publishing odometry for ``stale_after`` seconds is gone: every command then
+  raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``).
+* Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
+  is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
+  with them. A camera without a static pose in the profile (a hand camera) reports an identity pose.
+* The arm takes end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame); the
+  bridge integrates the deltas it sends from a ready pose, since the driver's own end-effector
+  state needs message types (spot_msgs) that are not available here. The gripper is its open /
+  close services; whether it holds something is unknown (None) for the same reason.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from PIL import Image as PILImage
+from rclpy.node import Node
+from sensor_msgs.msg import CameraInfo as CameraInfoMsg
+from sensor_msgs.msg import Image, JointState
+from std_srvs.srv import Trigger
+
+from homiebot.robot import (
+    ArmState,
+    BasePose,
+    CameraFrame,
+    CameraInfo,
+    Capabilities,
+    CommandCounters,
+    GripperState,
+    MotionReport,
+    Robot,
+    RobotLimits,
+    RobotUnavailable,
+    Unsupported,
+)
+from homiebot.robots.profile import CameraSpec, RobotProfile
+from homiebot.ros.common import init, spin_in_background
+
+RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
+READY_EE = np.array([0.6, 0.0, 0.4])  # where the integrated end-effector estimate starts (base frame)
+
+
+class Ros2Robot(Robot):
+    """A robot reached through its driver's ROS 2 interfaces (see the module doc)."""
+
+    def __init__(self, profile: RobotProfile, node: Node | None = None, connect_timeout: float = 30.0,
+                 stale_after: float = 1.0, call_timeout: float = 10.0) -> None:
+        self.profile = profile
+        self.name = profile.robot
+        self.connect_timeout, self.stale_after, self.call_timeout = connect_timeout, stale_after, call_timeout
+        self.counters = CommandCounters()
+        if node is None:
+            if not rclpy.ok():
+                init(None)
+            node = Node(f"homiebot_bridge_{profile.robot}_{int(time.time() * 1000) % 100000}")
+            self._executor, _ = spin_in_background(node)
+        else:
+            self._executor = None
+        self.node = node
+        self._lock = threading.Lock()
+        self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
+        self._joints: JointState | None = None
+        self._images: dict[str, Image] = {}
+        self._depths: dict[str, Image] = {}
+        self._infos: dict[str, CameraInfoMsg] = {}
+        self._ee = READY_EE.copy()
+        self._gripper_open = 1.0
+        p = profile
+        self.cmd_pub = node.create_publisher(Twist, p.topic(p.cmd_vel.name), 10)
+        self.arm_pub = node.create_publisher(PoseStamped, p.topic(p.arm["pose"].name), 10) if "pose" in p.arm else None
+        node.create_subscription(Odometry, p.topic(p.odometry.name), self._on_odom, 10)
+        if p.joint_states is not None:
+            node.create_subscription(JointState, p.topic(p.joint_states.name), self._on_joints, 10)
+        for cam, spec in p.cameras.items():
+            node.create_subscription(Image, p.topic(spec.image), lambda m, c=cam: self._keep(self._images, c, m), 2)
+            if spec.info:
+                node.create_subscription(CameraInfoMsg, p.topic(spec.info), lambda m, c=cam: self._keep(self._infos, c, m), 2)
+            if spec.depth:
+                node.create_subscription(Image, p.topic(spec.depth), lambda m, c=cam: self._keep(self._depths, c, m), 2)
+        self.services = {role: node.create_client(Trigger, p.topic(i.name))
+                         for role, i in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items()
+                         if i.type == "std_srvs/srv/Trigger"}
+
+    # ---- streams -----------------------------------------------------------------------------------
+    def _on_odom(self, msg: Odometry) -> None:
+        q = msg.pose.pose.orientation
+        yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        pose = BasePose(float(msg.pose.pose.position.x), float(msg.pose.pose.position.y), yaw, stamp)
+        with self._lock:
+            self._odom = (pose, time.monotonic())
+
+    def _on_joints(self, msg: JointState) -> None:
+        with self._lock:
+            self._joints = msg
+
+    def _keep(self, store: dict[str, Any], camera: str, msg: Any) -> None:
+        with self._lock:
+            store[camera] = msg
+
+    def start(self) -> None:
+        """Wait for the driver's streams, then run the profile's start-up services."""
+        p = self.profile
+        needed = {p.topic(p.odometry.name): lambda: self._odom is not None}
+        for cam, spec in p.cameras.items():
+            needed[p.topic(spec.image)] = lambda c=cam: c in self._images
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            missing = [name for name, ok in needed.items() if not ok()]
+            if not missing:
+                break
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"{p.robot}: nothing arrived on {', '.join(missing)} within {self.connect_timeout:.0f} s; "
+                                       f"is the driver running (same ROS_DOMAIN_ID), and are these the names it publishes?")
+            time.sleep(0.05)
+        if self.cmd_pub.get_subscription_count() == 0:
+            raise RobotUnavailable(f"{p.robot}: nobody subscribes to {p.topic(p.cmd_vel.name)}")
+        for role in p.startup:
+            self.call(role)
+
+    def call(self, role: str) -> str:
+        """Call a Trigger service of the profile by role; RobotUnavailable when it fails or does not answer."""
+        client = self.services.get(role)
+        if client is None:
+            raise Unsupported(f"{self.profile.robot}'s profile has no service '{role}'")
+        name = client.srv_name
+        if not client.wait_for_service(timeout_sec=self.call_timeout):
+            raise RobotUnavailable(f"{self.profile.robot}: the service {name} is not available")
+        future = client.call_async(Trigger.Request())
+        deadline = time.monotonic() + self.call_timeout
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"{self.profile.robot}: {name} did not answer within {self.call_timeout:.0f} s")
+            time.sleep(0.01)
+        result = future.result()
+        if not result.success:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} refused: {result.message}")
+        self.counters.add(f"service:{role}")
+        return str(result.message)
+
+    # ---- description and sensing ------------------------------------------------------------------------
+    @property
+    def capabilities(self) -> Capabilities:
+        p = self.profile
+        return Capabilities(cameras=tuple(p.cameras), base=True, arm=bool(p.arm) and "arm" not in p.unverified,
+                            gripper=bool(p.gripper) and "gripper" not in p.unverified, head=False,
+                            depth=tuple(c for c, s in p.cameras.items() if s.depth), policy_camera=p.policy_camera)
+
+    @property
+    def limits(self) -> RobotLimits:
+        lim = self.profile.limits
+        return RobotLimits(lim.max_linear, lim.max_angular, lim.max_ee_speed, 1.0, lim.workspace_min, lim.workspace_max)
+
+    def _spec(self, camera: str) -> CameraSpec:
+        if camera not in self.profile.cameras:
+            raise ValueError(f"unknown camera '{camera}'; {self.profile.robot} has {sorted(self.profile.cameras)}")
+        return self.profile.cameras[camera]
+
+    def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
+        spec = self._spec(camera)
+        h, w = self._upright_shape(spec)
+        with self._lock:
+            msg = self._infos.get(camera)
+        if msg is not None and msg.k[0] > 0:  # the driver's intrinsics, turned upright like the image
+            fx, fy, cx, cy = msg.k[0], msg.k[4], msg.k[2], msg.k[5]
+            if spec.rotation_deg in (90, 270):
+                fx, fy, cx, cy = fy, fx, cy, cx
+        else:  # no camera_info: a pinhole from the profile's field of view
+            fx = fy = 0.5 * w / math.tan(math.radians(spec.hfov_deg) / 2)
+            cx, cy = (w - 1) / 2, (h - 1) / 2
+        if size is not None:
+            sy, sx = size[0] / h, size[1] / w
+            fx, fy, cx, cy, h, w = fx * sx, fy * sy, cx * sx, cy * sy, size[0], size[1]
+        pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
+        return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None)
+
+    def _upright_shape(self, spec: CameraSpec) -> tuple[int, int]:
+        return (spec.width, spec.height) if spec.rotation_deg in (90, 270) else (spec.height, spec.width)
+
+    def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
+        spec = self._spec(camera)
+        self._alive()
+        with self._lock:
+            msg, dmsg = self._images.get(camera), self._depths.get(camera)
+        if msg is None:
+            raise RobotUnavailable(f"{self.profile.robot}: no image on {self.profile.topic(spec.image)} yet")
+        rgb = _to_rgb(msg, spec)
+        target = size or rgb.shape[:2]
+        if rgb.shape[:2] != tuple(target):
+            rgb = np.asarray(PILImage.fromarray(rgb).resize((target[1], target[0]), PILImage.BILINEAR))
+        d = None
+        if depth:
+            if dmsg is None:
+                raise Unsupported(f"{self.profile.robot}: no depth for camera '{camera}'")
+            d = _to_depth(dmsg, spec)
+            if d.shape != tuple(target):
+                d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.NEAREST))
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        info = self.camera_info(camera, (int(target[0]), int(target[1])))
+        return CameraFrame(rgb, info, stamp, d)
+
+    def odometry(self) -> BasePose:
+        return self._alive()
+
+    def _alive(self) -> BasePose:
+        with self._lock:
+            odom = self._odom
+        if odom is None:
+            raise RobotUnavailable(f"{self.profile.robot}: no odometry on {self.profile.topic(self.profile.odometry.name)}")
+        age = time.monotonic() - odom[1]
+        if age > self.stale_after:
+            raise RobotUnavailable(f"{self.profile.robot}'s driver stopped publishing odometry {age:.1f} s ago (it died or hangs)")
+        return odom[0]
+
+    def arm_state(self) -> ArmState:
+        if not self.capabilities.arm:
+            raise Unsupported(f"{self.profile.robot} has no arm the bridge can command")
+        with self._lock:
+            joints = self._joints
+        names = tuple(joints.name) if joints is not None else ()
+        positions = tuple(float(v) for v in joints.position) if joints is not None else ()
+        return ArmState(self._ee.copy(), 0.0, names, positions)
+
+    def gripper_state(self) -> GripperState:
+        if not self.capabilities.gripper:
+            raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        return GripperState(self._gripper_open, None)
+
+    # ---- commands --------------------------------------------------------------------------------------
+    def drive(self, linear: float, angular: float, duration: float) -> MotionReport:
+        lim = self.profile.limits
+        v = float(np.clip(linear, -lim.max_linear, lim.max_linear))
+        w = float(np.clip(angular, -lim.max_angular, lim.max_angular))
+        start = self._alive()
+        msg = Twist()
+        msg.linear.x, msg.angular.z = v, w
+        end = time.monotonic() + duration
+        while True:
+            self._alive()
+            self.cmd_pub.publish(msg)
+            self.counters.add("cmd_vel")
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(RESEND, left))
+        here = self._alive()
+        return MotionReport(clipped=(v, w) != (linear, angular), distance=math.dist((start.x, start.y), (here.x, here.y)),
+                            duration=duration)
+
+    def hold(self, duration: float) -> MotionReport:
+        return self.drive(0.0, 0.0, duration)
+
+    def stop(self) -> None:
+        self.cmd_pub.publish(Twist())
+        self.counters.add("stop")
+
+    def move_end_effector(self, translation: np.ndarray, rotation: np.ndarray, duration: float) -> MotionReport:
+        if self.arm_pub is None or not self.capabilities.arm:
+            raise Unsupported(f"{self.profile.robot} has no arm the bridge can command")
+        self._alive()
+        lim = self.profile.limits
+        t = np.asarray(translation, dtype=float).reshape(3)
+        step = lim.max_ee_speed * duration
+        norm = float(np.linalg.norm(t))
+        clipped = norm > step
+        if clipped:
+            t = t * (step / norm)
+        target = np.clip(self._ee + t, lim.workspace_min, lim.workspace_max)
+        msg = PoseStamped()
+        msg.header.frame_id = self.profile.base_frame
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in target)
+        msg.pose.orientation.w = 1.0
+        self.arm_pub.publish(msg)
+        self.counters.add("arm_pose")
+        self._ee = target
+        time.sleep(duration)
+        return MotionReport(clipped=clipped, duration=duration)
+
+    def set_gripper(self, closedness: float) -> MotionReport:
+        if not self.capabilities.gripper:
+            raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        closing = closedness >= 0.5
+        self.call("gripper_close" if closing else "gripper_open")
+        self._gripper_open = 0.0 if closing else 1.0
+        return MotionReport()
+
+    def stow_arm(self) -> MotionReport:
+        if "arm_stow" not in self.services:
+            raise Unsupported(f"{self.profile.robot}'s profile has no arm_stow service")
+        self.call("arm_stow")
+        self._ee = READY_EE.copy()
+        return MotionReport()
+
+    def close(self) -> None:
+        try:
+            self.stop()
+            for role in self.profile.shutdown:
+                try:
+                    self.call(role)
+                except (RobotUnavailable, Unsupported):
+                    pass  # shutting down a robot that is already gone
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown()
+                self.node.destroy_node()
+
+
+def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:
+    """The image upright and as RGB (mono8 repeated over three channels)."""
+    channels = 1 if msg.encoding == "mono8" else 3
+    data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
+    if data.size != msg.height * msg.width * channels:
+        raise RobotUnavailable(f"a {msg.encoding} image of {msg.width}x{msg.height} with {data.size} bytes")
+    a = data.reshape(msg.height, msg.width, channels)
+    if msg.encoding == "bgr8":
+        a = a[:, :, ::-1]
+    elif channels == 1:
+        a = np.repeat(a, 3, axis=2)
+    return np.ascontiguousarray(np.rot90(a, k=-(spec.rotation_deg // 90)))
+
+
+def _to_depth(msg: Image, spec: CameraSpec) -> np.ndarray:
+    """Depth in metres, upright (32FC1 metres or 16UC1 millimetres)."""
+    if msg.encoding == "16UC1":
+        d = np.frombuffer(bytes(msg.data), dtype=np.uint16).reshape(msg.height, msg.width).astype(np.float32) / 1000.0
+    else:
+        d = np.frombuffer(bytes(msg.data), dtype=np.float32).reshape(msg.height, msg.width)
+    return np.ascontiguousarray(np.rot90(d, k=-(spec.rotation_deg // 90)))
+
+
+__all__ = ["Ros2Robot"]

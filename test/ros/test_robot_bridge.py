@@ -1,0 +1,188 @@
+"""The ROS 2 robot bridge (``Ros2Robot``) against the embedded home served as a Spot driver: start-up
+procedure, cameras, base commands, a learned-style policy skill judged by the robot's own signals,
+a driver that dies mid-skill, and a profile naming a topic nobody publishes."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.contracts import Action, ErrorCode, Observation, Pose2D, SkillFailure, Subtask  # noqa: E402
+from homiebot.errors import Entity  # noqa: E402
+from homiebot.executor import Executor  # noqa: E402
+from homiebot.robot import RobotUnavailable  # noqa: E402
+from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.ros.robot import Ros2Robot  # noqa: E402
+from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.skills.base import SkillContext  # noqa: E402
+from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa: E402
+from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
+from homiebot.worlds.base import World  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAIN = 90 + os.getpid() % 9  # apart from the other tests' domains
+CTX = SkillContext(0, 1, 1, 1)
+
+
+class Ahead(Policy):
+    family = "nomad"
+    image_size = (24, 32)
+    rate_hz = 4.0
+
+    def __init__(self) -> None:
+        self.frames = 0
+
+    def act(self, obs: PolicyObservation) -> list:
+        self.frames += 1
+        return [Waypoints(np.array([[0.3, 0.0], [0.6, 0.0]]))]
+
+
+class MarkerBelief:
+    """A place 0.6 m ahead of where the robot started (a map's belief stands in for it on a robot)."""
+
+    def __init__(self, robot: Ros2Robot) -> None:
+        self.robot = robot
+        start = robot.odometry()
+        self.marker = start.from_base((0.6, 0.0))
+
+    def names(self) -> list[str]:
+        return ["marker"]
+
+    def lookup(self, name: str) -> Entity | None:
+        return Entity(name, "receptacle") if name == "marker" else None
+
+    def held_object(self) -> str | None:
+        return None
+
+    def distance_to(self, name: str) -> float:
+        here = self.robot.odometry()
+        return math.dist((here.x, here.y), self.marker)
+
+    def enclosing_container(self, obj: str) -> str | None:
+        return None
+
+
+class BridgeWorld(World):
+    def __init__(self, robot: Ros2Robot) -> None:
+        self._robot, self._belief = robot, MarkerBelief(robot)
+
+    def own_robot(self) -> Ros2Robot:
+        return self._robot
+
+    @property
+    def belief(self) -> MarkerBelief:
+        return self._belief
+
+    def reset(self) -> None:
+        pass
+
+    def observe(self, round_index: int) -> Observation:
+        p = self._robot.odometry()
+        return Observation(round=round_index, views={}, pose=Pose2D(x=p.x, y=p.y, yaw=p.yaw), inventory=[])
+
+
+def start_driver(env: dict) -> subprocess.Popen:
+    scene = ROOT / "config" / "scenes" / "demo.yaml"
+    return subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+                             "-p", f"scene:={scene}", "-p", "camera_size:=48x64"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def bridge():
+    env = ros_environment(DOMAIN)
+    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+    os.environ.update({k: env[k] for k in saved})  # this process's bridge node joins the driver's domain
+    driver = start_driver(env)
+    robot = Ros2Robot(load_profile("spot"), connect_timeout=120.0, stale_after=1.0)
+    try:
+        robot.start()
+        yield robot, driver
+    finally:
+        robot.close()
+        if driver.poll() is None:
+            driver.terminate()  # a process we started
+            driver.wait(timeout=20)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_start_up_runs_the_profiles_procedure_and_the_base_moves(bridge) -> None:
+    robot, _ = bridge
+    assert robot.counters.counts["service:claim"] == 1 and robot.counters.counts["service:stand"] == 1
+    report = robot.drive(0.3, 0.0, 1.0)
+    assert report.distance > 0.1 and robot.counters.counts["cmd_vel"] >= 10
+
+
+def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:
+    robot, _ = bridge
+    body = robot.read_camera("frontleft", (30, 40), depth=True)
+    assert body.rgb.shape == (30, 40, 3) and np.array_equal(body.rgb[..., 0], body.rgb[..., 1])  # greyscale
+    assert body.depth is not None and body.depth.shape == (30, 40)
+    assert body.info.width == 40 and body.info.intrinsics[0] > 0
+    hand = robot.read_camera("hand")
+    assert hand.rgb.shape == (48, 64, 3)
+    assert robot.capabilities.missing(arm=True, gripper=True, camera="hand", depth=True) is None
+
+
+def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:
+    robot, _ = bridge
+    world = BridgeWorld(robot)
+    policy = Ahead()
+    result = PolicySkill("NoMaD", policy=policy, goal_gap=0.2, max_steps=30).run(Subtask(action=Action.GO_TO, target="marker"),
+                                                                              world, CTX)
+    assert result.success, result.message
+    assert policy.frames >= 2 and world.belief.distance_to("marker") <= 0.2
+
+
+def test_a_profile_naming_a_topic_nobody_publishes_fails_at_start_up_with_the_name(bridge) -> None:
+    wrong = load_profile("spot").model_copy(update={"odometry": load_profile("spot").odometry.model_copy(update={"name": "odom_typo"})})
+    robot = Ros2Robot(wrong, connect_timeout=3.0)
+    started = time.monotonic()
+    with pytest.raises(RobotUnavailable, match="/spot/odom_typo"):
+        robot.start()
+    assert time.monotonic() - started < 20
+    robot.close()
+
+
+def test_a_manipulation_skill_refuses_a_robot_whose_arm_is_unverified() -> None:
+    fetch = Ros2Robot(load_profile("fetch"))
+    try:
+        class FetchWorld(World):
+            def own_robot(self) -> Ros2Robot:
+                return fetch
+
+            belief = None  # type: ignore[assignment]
+
+            def reset(self) -> None:
+                pass
+
+            def observe(self, round_index: int) -> Observation:
+                raise NotImplementedError
+
+        skill = PolicySkill("RT-1-X", policy=Ahead(), actions=["Pick"], camera="head_camera")
+        assert skill.supports(FetchWorld()) == "the robot lacks an arm and a gripper"
+    finally:
+        fetch.close()
+
+
+def test_killing_the_driver_mid_skill_fails_the_attempt_as_unavailable(bridge) -> None:
+    robot, driver = bridge
+    world = BridgeWorld(robot)
+    skill = PolicySkill("NoMaD", policy=Ahead(), goal_gap=0.01, max_steps=200)
+    driver.terminate()  # a process we started, mid-episode for the bridge
+    run = Executor({"NoMaD": skill}, max_attempts=2).execute(Subtask(action=Action.GO_TO, target="marker"), "NoMaD", world, 0, 1)
+    assert run.feedback.code is ErrorCode.E1 and run.feedback.details["reason"] == SkillFailure.UNAVAILABLE.value
+    assert "stopped publishing odometry" in run.feedback.message
