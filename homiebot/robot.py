@@ -311,6 +311,14 @@ class Robot(ABC):
     def stop(self) -> None:
         """Stop all motion now (base to zero velocity, arm holds its pose)."""
 
+    def emergency_stop(self) -> None:
+        """What the robot does when homiebot's e-stop engages: ``stop()``, and whatever its driver offers
+        beyond (Spot's profile: ``estop/gentle``, which cuts motor power)."""
+        self.stop()
+
+    def emergency_release(self) -> None:
+        """Make the robot ready to move again after an e-stop (Spot: release, power on, stand)."""
+
     def close(self) -> None:
         """Release connections, renderers and other resources."""
 

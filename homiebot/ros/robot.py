@@ -7,6 +7,8 @@ process dies) and Trigger services are called with a timeout. Nothing here knows
 drives: ``config/robots/spot.yaml`` and ``fetch.yaml`` say that; the sim driver serves the embedded
 home under the same names.
 
+* homiebot's e-stop also runs the profile's ``estop`` services (Spot: ``estop/gentle``, which cuts
+  motor power); its release runs ``estop_release`` (Spot: release, power on, stand) before motion resumes.
 * ``start()`` waits for every stream the profile names (a name nobody publishes fails within
   ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
   stand); ``close()`` runs the shut-down services.
@@ -272,6 +274,18 @@ class Ros2Robot(Robot):
     def stop(self) -> None:
         self.cmd_pub.publish(Twist())
         self.counters.add("stop")
+
+    def emergency_stop(self) -> None:
+        self.stop()
+        for role in self.profile.estop:  # e.g. Spot's estop/gentle: motor power off
+            try:
+                self.call(role)
+            except (RobotUnavailable, Unsupported) as err:
+                self.node.get_logger().error(f"e-stop: {err}")
+
+    def emergency_release(self) -> None:
+        for role in self.profile.estop_release:  # e.g. estop/release, power_on, stand
+            self.call(role)
 
     def move_end_effector(self, translation: np.ndarray, rotation: np.ndarray, duration: float) -> MotionReport:
         if self.arm_pub is None or not self.capabilities.arm:

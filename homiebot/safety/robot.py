@@ -57,6 +57,7 @@ class SafeRobot(Robot):
         self._watchdog: threading.Thread | None = None
         self._closed = threading.Event()
         state.on_estop.append(self._estop_stop)
+        state.on_release.append(self._estop_release)
 
     # ---- description and sensing: passed through ---------------------------------------------------
     @property
@@ -171,6 +172,8 @@ class SafeRobot(Robot):
         self._closed.set()
         if self._estop_stop in self.state.on_estop:
             self.state.on_estop.remove(self._estop_stop)
+        if self._estop_release in self.state.on_release:
+            self.state.on_release.remove(self._estop_release)
 
     # ---- checks -------------------------------------------------------------------------------------
     def _before_command(self) -> None:
@@ -181,7 +184,12 @@ class SafeRobot(Robot):
             raise
 
     def _estop_stop(self) -> None:
-        self.stop()
+        with self._lock:
+            self._velocity = (0.0, 0.0)
+        self.inner.emergency_stop()
+
+    def _estop_release(self) -> None:
+        self.inner.emergency_release()
 
     def _note_clip(self, kind: str, clipped: bool, message: str) -> None:
         if clipped and kind not in self._clipping:

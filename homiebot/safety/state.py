@@ -24,6 +24,7 @@ class SafetyState:
         self.round: int | None = None
         self.listeners: list[Callable[[SafetyEvent], None]] = []
         self.on_estop: list[Callable[[], None]] = []  # called at once when the e-stop engages (stop the robot)
+        self.on_release: list[Callable[[], None]] = []  # called on release, before motion may resume
 
     # ---- events -------------------------------------------------------------------------------
     def record(self, kind: str, message: str = "", **details: str) -> SafetyEvent:
@@ -62,6 +63,8 @@ class SafetyState:
         """Release the e-stop (only an explicit release does)."""
         if not self._estop.is_set():
             return
+        for ready in list(self.on_release):
+            ready()  # e.g. power the robot on again: the episode resumes only when it can move
         self._estop.clear()
         self._released.set()
         if record:

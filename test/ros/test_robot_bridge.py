@@ -178,6 +178,59 @@ def test_a_manipulation_skill_refuses_a_robot_whose_arm_is_unverified() -> None:
         fetch.close()
 
 
+def test_homiebots_estop_cuts_spot_power_and_its_release_restores_it(bridge) -> None:
+    from homiebot.safety import SafeRobot, SafetySettings, SafetyState
+
+    robot, _ = bridge
+    state = SafetyState()
+    safe = SafeRobot(robot, SafetySettings(), state)
+    try:
+        state.engage_estop("test")
+        assert robot.counters.counts.get("service:estop_gentle") == 1
+        assert robot.drive(0.3, 0.0, 0.6).distance < 1e-6  # the driver refuses: motor power is off
+        state.release_estop("test")
+        assert all(robot.counters.counts.get(f"service:{s}", 0) >= 1 for s in ("estop_release", "power_on", "stand"))
+        assert safe.drive(0.3, 0.0, 1.0).distance > 0.05
+    finally:
+        safe.close()
+
+
+KILLED = r'''
+import sys, time
+from homiebot.robots.profile import load_profile
+from homiebot.ros.robot import Ros2Robot
+robot = Ros2Robot(load_profile("spot"), connect_timeout=60)
+robot.start()
+print("driving", flush=True)
+robot.drive(0.25, 0.0, 30.0)
+'''
+
+
+def test_the_driver_stops_the_base_when_the_commanding_process_is_killed(bridge) -> None:
+    robot, _ = bridge
+    env = ros_environment(DOMAIN)
+    proc = subprocess.Popen([sys.executable, "-c", KILLED], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "driving"
+        start = robot.odometry()
+        deadline = time.monotonic() + 30
+        while math.dist((start.x, start.y), (robot.odometry().x, robot.odometry().y)) < 0.1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.kill()  # SIGKILL of a process we started: no goodbye, no zero velocity sent
+        proc.wait()
+        at_kill = robot.odometry()
+        time.sleep(2.0)
+        settled = robot.odometry()
+        time.sleep(1.0)
+        still = robot.odometry()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    after_kill = math.dist((at_kill.x, at_kill.y), (settled.x, settled.y))
+    assert after_kill < 0.25 * 1.0  # at most ~one second of motion at 0.25 m/s (the driver's timeout is 0.5 s)
+    assert math.dist((settled.x, settled.y), (still.x, still.y)) < 1e-6  # and then it stands
+
+
 def test_killing_the_driver_mid_skill_fails_the_attempt_as_unavailable(bridge) -> None:
     robot, driver = bridge
     world = BridgeWorld(robot)
