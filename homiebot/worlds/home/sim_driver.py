@@ -207,16 +207,14 @@ class SimDriver:
         return image, info, depth
 
     def _camera_tick(self) -> None:
-        stamp = time.time_ns()
-        with self._lock:
-            frames = {}
-            for name in self.cams:
-                spec = self.profile.cameras[name]
-                size = self.size or (spec.height, spec.width)
-                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size))
-                frames[name] = next(iter(view.values()))
-        for name, frame in frames.items():
+        """Render and publish each camera in turn, stamped when it is rendered (as a camera stamps at capture)."""
+        for name in self.cams:
             spec = self.profile.cameras[name]
+            size = self.size or (spec.height, spec.width)
+            with self._lock:
+                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size))
+            frame = next(iter(view.values()))
+            stamp = time.time_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
             image_pub.publish(_image(frame.rgb, spec, stamp, name))
             if info_pub is not None:

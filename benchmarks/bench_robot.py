@@ -1,0 +1,105 @@
+"""Camera -> policy -> command loops through the ROS 2 bridge and in-process.
+
+Through the bridge: the embedded home served as a Spot by the sim driver (its own process, a ROS
+domain of its own, localhost discovery); ``Ros2Robot`` waits for each new image of the policy camera,
+runs a trivial policy and sends a velocity command. Latency is from the image's stamp (when the
+driver rendered it) to the command being published; steps per second is the loop's rate (bounded by
+the camera rate, 10 Hz for Spot's profile). In-process: the embedded home's robot, the same loop
+without middleware (render, policy, command).
+
+Target: the bridge sustains a 10 Hz loop with p95 latency <= 50 ms on the 2-core machine.
+
+    python benchmarks/bench_robot.py [--steps 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "osmesa")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from homiebot.ros.up import ros_environment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZE = (96, 96)  # NoMaD's input
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def bridged(steps: int) -> tuple[list[float], float]:
+    from homiebot.robots.profile import load_profile
+    from homiebot.ros.robot import Ros2Robot
+
+    env = ros_environment(231)  # a domain of its own
+    os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    scene = ROOT / "config" / "scenes" / "demo.yaml"
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+                               "-p", f"scene:={scene}", "-p", "camera_size:=240x320"], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    robot = Ros2Robot(load_profile("spot"), connect_timeout=120.0)
+    try:
+        robot.start()
+        camera = robot.profile.policy_camera
+        latencies: list[float] = []
+        last = robot.read_camera(camera, SIZE).stamp
+        started = time.monotonic()
+        for _ in range(steps):
+            while (frame := robot.read_camera(camera, SIZE)).stamp == last:
+                time.sleep(0.001)
+            last = frame.stamp
+            turn = 0.2 if float(frame.rgb.mean()) > 100 else -0.2  # the "policy"
+            robot.drive(0.0, turn, 0.0)  # one command, published now
+            latencies.append(time.time() - frame.stamp)
+        rate = steps / (time.monotonic() - started)
+    finally:
+        robot.close()
+        driver.terminate()  # a process we started
+        driver.wait(timeout=20)
+    return latencies, rate
+
+
+def in_process(steps: int) -> tuple[list[float], float]:
+    from homiebot.worlds.home.scene import load_scene
+    from homiebot.worlds.home.world import EmbeddedHome
+
+    world = EmbeddedHome(load_scene(ROOT / "config" / "scenes" / "demo.yaml"), width=64, height=64)
+    robot = world.own_robot()
+    latencies = []
+    started = time.monotonic()
+    try:
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            frame = robot.read_camera("front", SIZE)
+            turn = 0.2 if float(frame.rgb.mean()) > 100 else -0.2
+            robot.drive(0.0, turn, 0.1)
+            latencies.append(time.perf_counter() - t0)
+        rate = steps / (time.monotonic() - started)
+    finally:
+        world.close()
+    return latencies, rate
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=100)
+    args = parser.parse_args()
+    for name, run in (("in-process", in_process), ("bridge (sim driver, Spot profile)", bridged)):
+        lat, rate = run(args.steps)
+        print(f"{name:36s} {rate:6.1f} steps/s   camera->command median {statistics.median(lat) * 1000:6.1f} ms, "
+              f"p95 {percentile(lat, 0.95) * 1000:6.1f} ms   (n={len(lat)})")
+    print("target: the bridge sustains 10 Hz with p95 <= 50 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
