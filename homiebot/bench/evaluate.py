@@ -17,6 +17,7 @@ import os
 import resource
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,6 +99,7 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
         keypaths=task.keypaths, aliases=task.aliases, expert_length=task.expert_length, steps=summarise_steps(record),
         ended=record.ended, termination=record.termination, goal_satisfied=record.goal_satisfied,
         path_length=record.path_length, wall_time=round(record.wall_time, 4),
+        safety_events=dict(Counter(e.kind for e in record.safety_events)),
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result.model_dump_json(), os.getpid(), peak

@@ -364,6 +364,22 @@ def _section_attributes(evals: list[_Evaluation]) -> list[str]:
             *_table(["Model", *(a.capitalize() for a in ATTRIBUTES)], rows, "l" + "r" * len(ATTRIBUTES)), ""]
 
 
+SAFETY_KINDS = ("limit_clipped", "keep_out", "watchdog_stop", "estop", "cancel", "approval")
+
+
+def _section_safety(evals: list[_Evaluation]) -> list[str]:
+    rows = []
+    for ev in evals:
+        totals = {k: sum(r.safety_events.get(k, 0) for r in ev.results) for k in SAFETY_KINDS}
+        runs_with = sum(1 for r in ev.results if any(r.safety_events.values()))
+        rows.append([ev.label, *(totals[k] for k in SAFETY_KINDS), f"{runs_with}/{len(ev.results)}"])
+    return ["## 5. Safety events", "",
+            "What the safety layer did over all runs (see docs/safety.md): limits clipped, subtasks refused by keep-out "
+            "rules (S1), watchdog stops, e-stops, cancels and approval decisions; and how many runs had any.", "",
+            *_table(["Model", "Limits clipped", "Keep-out refusals", "Watchdog stops", "E-stops", "Cancels", "Approvals",
+                     "Runs with events"], rows, "l" + "r" * (len(SAFETY_KINDS) + 1)), ""]
+
+
 def _markdown(evals: list[_Evaluation], links: dict[str, str] | None = None) -> str:
     links = links or {}
     lines = ["# HomieBot evaluation report", ""]
@@ -372,6 +388,7 @@ def _markdown(evals: list[_Evaluation], links: dict[str, str] | None = None) -> 
     lines += _section_errors(evals, links)
     lines += _section_actions(evals)
     lines += _section_attributes(evals)
+    lines += _section_safety(evals)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

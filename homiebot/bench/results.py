@@ -56,6 +56,7 @@ class RunResult(BaseModel):
     path_length: float = 0.0
     wall_time: float = 0.0
     error: str | None = None  # why the run could not run or stopped (e.g. the planner refused the instruction)
+    safety_events: dict[str, int] = {}  # safety events of the episode by kind (limit_clipped, keep_out, estop, ...)
 
     @property
     def key(self) -> tuple[str, int]:

@@ -174,3 +174,13 @@ def test_code_outside_the_taxonomy(tmp_path: Path):
     assert "| Other | TIMEOUT | outside the taxonomy | 0 | 1 | – | 50.00% |" in md
     assert "| **All** |  |  | 0 | 2 | – | 100.00% |" in md
     assert len(render_charts([folder], tmp_path / "charts")) == 3
+
+
+def test_the_report_counts_safety_events(tmp_path) -> None:
+    guarded = RUN_A.model_copy(update={"safety_events": {"keep_out": 2, "limit_clipped": 3, "approval": 4}})
+    folder = make_folder(tmp_path / "safe", [guarded, RUN_B], {"planner": "replay"})
+    text = render_markdown([folder])
+    section = text.split("## 5. Safety events")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| ") and "Model" not in line and "---" not in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:] == ["3", "2", "0", "0", "0", "4", "1/2"]
