@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
 
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
@@ -23,6 +25,15 @@ def _node(name: str) -> Node:
     if not rclpy.ok():
         init(None)
     return Node(f"homiebot_{name}_{int(time.time() * 1000) % 100000}")
+
+
+def _close(node: Node, executor: SingleThreadedExecutor, thread: threading.Thread) -> None:
+    """Stop spinning, wait for the spin thread, then destroy: no callback may run during teardown."""
+    time.sleep(0.2)  # let the last (latched) sample reach subscribers before this node goes
+    executor.shutdown()
+    thread.join(timeout=5.0)
+    node.destroy_node()
+    rclpy.try_shutdown()
 
 
 def _wait_for(ready: Callable[[], bool], timeout: float, what: str) -> None:
@@ -49,9 +60,7 @@ def estop(engage: bool, timeout: float = 10.0) -> str:
         _wait_for(lambda: pub.get_subscription_count() > 0, timeout, "nobody follows /homiebot/estop")
         return f"e-stop {'engaged' if engage else 'released'} on {ESTOP_TOPIC}"
     finally:
-        time.sleep(0.2)  # let the latched sample reach late subscribers before this node goes
-        executor.shutdown()
-        node.destroy_node()
+        _close(node, executor, thread)
 
 
 def cancel(episode_id: str = "", timeout: float = 10.0) -> str:
@@ -65,9 +74,7 @@ def cancel(episode_id: str = "", timeout: float = 10.0) -> str:
         pub.publish(String(data=episode_id))
         return f"cancel sent for {episode_id or 'the running episode'}"
     finally:
-        time.sleep(0.2)
-        executor.shutdown()
-        node.destroy_node()
+        _close(node, executor, thread)
 
 
 def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: int | None = None) -> int:
@@ -105,9 +112,7 @@ def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: in
             answered.add(ask["id"])
         return 0
     finally:
-        time.sleep(0.2)
-        executor.shutdown()
-        node.destroy_node()
+        _close(node, executor, thread)
 
 
 __all__ = ["approve_loop", "cancel", "estop"]
