@@ -187,7 +187,7 @@ class SemanticMap:
             raise MapError(f"no map instance '{instance_id}'; known instances: {known}")
         return inst
 
-    def __contains__(self, instance_id: str) -> bool:
+    def __contains__(self, instance_id: object) -> bool:
         return instance_id in self._instances
 
     def held(self) -> MapInstance | None:

@@ -90,9 +90,14 @@ _CV_FROM_MJ = np.diag([1.0, -1.0, -1.0])  # MuJoCo camera axes (x right, y up, -
 
 
 class _Pose(Protocol):
-    x: float
-    y: float
-    yaw: float
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def yaw(self) -> float: ...
 
 
 class RenderableState(Protocol):
@@ -100,7 +105,9 @@ class RenderableState(Protocol):
     ``joint_open`` (door/drawer opening fractions in [0, 1], preferred over ``is_open``),
     ``arm`` (an ``ArmPose``; default the carry pose) and ``head_tilt`` (radians, + = up)."""
 
-    robot: _Pose
+    @property
+    def robot(self) -> _Pose: ...
+
     object_poses: dict[str, tuple[float, float, float, float]]
     is_open: dict[str, bool]
 
