@@ -50,6 +50,8 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks
+	$(BIN)/lint-imports
+	$(BIN)/mypy homiebot/
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info .pytest_cache

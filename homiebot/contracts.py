@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 #    "refused" (a planner that declines the instruction) and "cancelled" (by an operator); safety error
 #    codes S1 (a keep-out rule) and S2 (the operator rejected the subtask); safety events in records.
 CONTRACT_VERSION = 2
-VIEW_NAMES = ("front", "left", "back", "right")
 ViewName = Literal["front", "left", "back", "right"]
+VIEW_NAMES: tuple[ViewName, ...] = ("front", "left", "back", "right")
 
 
 class Action(str, Enum):

@@ -26,10 +26,19 @@ MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE)
 
 
 class EntityLike(Protocol):
-    name: str
-    kind: str  # "object" | "receptacle" | "room"
-    articulated: bool
-    is_open: bool | None
+    """Read-only view of a named thing (frozen dataclasses and plain objects both fit)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...  # "object" | "receptacle" | "room"
+
+    @property
+    def articulated(self) -> bool: ...
+
+    @property
+    def is_open(self) -> bool | None: ...
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from homiebot.contracts import Action, Feedback, SkillFailure, Subtask
 from homiebot.errors import ErrorDetector
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
+
+SkillT = TypeVar("SkillT", bound=Skill)
 
 DEFAULT_ATTEMPTS = {Action.PUT: 1}  # a failed Put is not retried: the object may already be gone
 
@@ -47,10 +50,10 @@ def is_last_attempt(result: SkillResult, context: SkillContext) -> bool:
             or context.attempt >= context.max_attempts)
 
 
-class Executor:
+class Executor(Generic[SkillT]):
     """Runs subtasks with the skills registered for each model name."""
 
-    def __init__(self, skills: Mapping[str, Skill], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None,
+    def __init__(self, skills: Mapping[str, SkillT], max_attempts: int = 3, attempts_by_action: Mapping[Action, int] | None = None,
                  unavailable: Mapping[str, str] | None = None, fallbacks: Mapping[str, str] | None = None,
                  interruption: Callable[[], str | None] | None = None) -> None:
         """``unavailable``: configured models that cannot run here -> why (the detector answers F1).

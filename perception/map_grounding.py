@@ -111,8 +111,9 @@ class MapGrounder:
         if not insts:
             return GroundingResult("unknown", None, f"'{phrase}' matches nothing: no object has been seen yet; explore first.")
         text = " ".join(words)
-        if self.embedder is not None:
-            scored = sorted(insts, key=lambda i: -self.embedder.similarity(text, i.phrase()))
+        embedder = self.embedder
+        if embedder is not None:
+            scored = sorted(insts, key=lambda i: -embedder.similarity(text, i.phrase()))
         else:
             scored = insts
         descr = tuple(self.map.description(i) for i in scored[:5])

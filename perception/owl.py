@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from homiebot.perception.detection import Detection, Detector, DetectorError, check_rgb
 from homiebot.perception.vocabulary import ALL_LABELS, is_known_label
+
+if TYPE_CHECKING:
+    from transformers import Owlv2Config, Owlv2TextConfig, Owlv2VisionConfig
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -31,7 +34,8 @@ def owl_preprocess(rgb: np.ndarray, size: int) -> np.ndarray:
     square = np.zeros((side, side, 3), dtype=np.float32)
     square[:h, :w] = rgb.astype(np.float32) / 255.0
     if side != size:  # PIL resizes float images one channel at a time (mode "F")
-        square = np.stack([np.asarray(Image.fromarray(square[..., k]).resize((size, size), Image.BILINEAR))
+        bilinear = Image.BILINEAR  # type: ignore[attr-defined]  # Pillow's types name only Image.Resampling (9.1+); pillow>=9 allows 9.0
+        square = np.stack([np.asarray(Image.fromarray(square[..., k]).resize((size, size), bilinear))
                            for k in range(3)], axis=-1)
     out = (square - np.array(CLIP_MEAN, np.float32)) / np.array(CLIP_STD, np.float32)
     return out.transpose(2, 0, 1)[None].astype(np.float32)
@@ -113,11 +117,13 @@ class OwlDetector(Detector):
             tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError) as err:
             raise DetectorError(f"owlv2: cannot load the model from '{path}': {err}") from err
-        self._model = model.to(self.device).eval()
-        max_len = int(model.config.text_config.max_position_embeddings)
+        self._model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to's wrapper as taking the model
+        # transformers types every config (and sub-config) as PreTrainedConfig | dict | None
+        config = cast("Owlv2Config", model.config)
+        max_len = int(cast("Owlv2TextConfig", config.text_config).max_position_embeddings)
         enc = tokenizer(self.queries, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
         self._text = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
-        self._size = int(model.config.vision_config.image_size)
+        self._size = int(cast(int, cast("Owlv2VisionConfig", config.vision_config).image_size))  # an int for OWLv2
         self._torch = torch
 
     def detect(self, rgb: np.ndarray, depth: np.ndarray | None = None) -> list[Detection]:
@@ -142,7 +148,8 @@ class OwlDetector(Detector):
             sel = np.flatnonzero(query[keep] == q)
             for i in nms(pix[sel], scores[keep][sel], self.nms_iou):
                 j = sel[i]
-                found.append(Detection(self.labels[int(q)], float(scores[keep][j]), tuple(int(v) for v in pix[j])))
+                x0, y0, x1, y1 = (int(v) for v in pix[j])
+                found.append(Detection(self.labels[int(q)], float(scores[keep][j]), (x0, y0, x1, y1)))
         found.sort(key=lambda d: -d.score)
         return found[: self.max_detections]
 

@@ -187,7 +187,7 @@ class SemanticMap:
             raise MapError(f"no map instance '{instance_id}'; known instances: {known}")
         return inst
 
-    def __contains__(self, instance_id: str) -> bool:
+    def __contains__(self, instance_id: object) -> bool:
         return instance_id in self._instances
 
     def held(self) -> MapInstance | None:
@@ -298,6 +298,7 @@ class SemanticMap:
             # partial views of furniture: match on shared points, or on touching boxes
             lo, hi = inst.lo - 0.1, inst.hi + 0.1
             if inst.open_lo is not None:
+                assert inst.open_hi is not None  # the open outline's corners are set together
                 lo, hi = np.minimum(lo, inst.open_lo - 0.1), np.maximum(hi, inst.open_hi + 0.1)
             frac = float(np.mean(np.all((s.points >= lo) & (s.points <= hi), axis=1)))
             slo, shi = np.percentile(s.points[:, :2], [5, 95], axis=0)
@@ -460,6 +461,7 @@ class SemanticMap:
         """How far a drawer's contents move when it opens (x, y), from its open and closed outlines."""
         if rec.open_lo is None or rec.label != "drawer":  # only drawers carry their contents
             return None
+        assert rec.open_hi is not None  # the open outline's corners are set together
         out = np.maximum(rec.open_hi[:2] - rec.hi[:2], 0.0)
         back = np.maximum(rec.lo[:2] - rec.open_lo[:2], 0.0)
         delta = np.where(out >= back, out, -back)
@@ -560,6 +562,7 @@ class SemanticMap:
             for rec in recs:
                 lo, hi = rec.lo, rec.hi
                 if rec.is_open and rec.open_lo is not None and rec.label == "drawer":
+                    assert rec.open_hi is not None  # the open outline's corners are set together
                     lo, hi = np.minimum(lo, rec.open_lo), np.maximum(hi, rec.open_hi)
                 inside = np.all(inst.position[:2] >= lo[:2] - 0.06) and np.all(inst.position[:2] <= hi[:2] + 0.06)
                 if not inside or inst.position[2] > rec.hi[2] + 0.45 or inst.position[2] < rec.lo[2] - 0.05:

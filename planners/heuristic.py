@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, words_of
@@ -205,27 +206,29 @@ class HeuristicPlanner(Planner):
         if self._last is None or fb is None:
             return
         sub, model = self._last
+        target = sub.target or ""  # every action but End has a target (Subtask._arity)
         m = self.mem
         if fb.success:
             m.fails.pop(sub.text(), None)
             if sub.action is Action.GO_TO:
-                m.near = sub.target
-                m.inspected.add(sub.target)
-                if self._kind(sub.target) == "room":
-                    m.rooms_visited.add(sub.target)
+                m.near = target
+                m.inspected.add(target)
+                if self._kind(target) == "room":
+                    m.rooms_visited.add(target)
             elif sub.action is Action.OPEN:
-                m.opened.add(sub.target)
+                m.opened.add(target)
             elif sub.action is Action.CLOSE:
-                m.opened.discard(sub.target)
+                m.opened.discard(target)
             elif sub.action is Action.PUT:
-                m.done.add((sub.target, sub.place))
-                m.support[sub.target] = sub.place
+                assert sub.place is not None  # Put always has a place (Subtask._arity)
+                m.done.add((target, sub.place))
+                m.support[target] = sub.place
             elif sub.action is Action.EXPLORE:
-                m.rooms_visited.add(sub.target)
+                m.rooms_visited.add(target)
                 m.near = None
             return
         if sub.action is Action.EXPLORE and fb.code is not None and fb.code.value.startswith(("E", "F", "L")):
-            m.rooms_visited.add(sub.target)  # do not insist on a room that cannot be explored
+            m.rooms_visited.add(target)  # do not insist on a room that cannot be explored
         code = fb.code
         if code in (ErrorCode.D1, ErrorCode.D2, ErrorCode.E2):
             m.near = None
@@ -233,7 +236,7 @@ class HeuristicPlanner(Planner):
             box = fb.details["container"]
             m.opened.discard(box)
             if sub.action is Action.PICK:
-                m.support[sub.target] = box
+                m.support[target] = box
         if code is ErrorCode.F2 and fb.details.get("name"):
             m.forgotten.add(fb.details["name"])
             m.known.pop(fb.details["name"], None)
@@ -251,7 +254,7 @@ class HeuristicPlanner(Planner):
             if len(failed) >= 2 and sub.action is not Action.GO_TO:
                 m.near = None  # maybe badly placed: approach again before the next try
             if len(failed) >= MAX_FAILS and sub.action is Action.PICK:
-                m.given_up.add(sub.target)
+                m.given_up.add(target)
 
     # ---- knowledge helpers ----------------------------------------------------------------------
     def _kind(self, name: str | None) -> str:
@@ -305,19 +308,19 @@ class HeuristicPlanner(Planner):
             self._put_down(m.held, "the task is done but my hand is not free")
 
     def _fetched(self) -> set[str]:
-        return {self._object(g.thing) for g in self.plan_.goals if isinstance(g, Fetch) and g.pick} - {None}
+        return {o for g in self.plan_.goals if isinstance(g, Fetch) and g.pick if (o := self._object(g.thing)) is not None}
 
-    def _go(self, target: str, why: str) -> None:
+    def _go(self, target: str, why: str) -> NoReturn:
         raise _Decision(Subtask(action=Action.GO_TO, target=target), why)
 
-    def _act(self, action: Action, target: str, why: str, place: str | None = None) -> None:
+    def _act(self, action: Action, target: str, why: str, place: str | None = None) -> NoReturn:
         spot = place or target
         near = self.mem.near is not None and self.mem.near in (spot, self.mem.support.get(spot))
         if not near:
             self._go(spot, f"{why}; first I go to the {spot}")
         raise _Decision(Subtask(action=action, target=target, place=place), why)
 
-    def _explore(self, what: str) -> None:
+    def _explore(self, what: str) -> NoReturn:
         """Go somewhere new to find ``what``: an unvisited room, else inside a closed container;
         End when nothing is left to search."""
         m = self.mem
@@ -347,7 +350,7 @@ class HeuristicPlanner(Planner):
         emb = self.grounder.embedder
         return emb.similarity(a, b.replace("_", " ")) if emb is not None else 0.0
 
-    def _put_down(self, obj: str, why: str) -> None:
+    def _put_down(self, obj: str, why: str) -> NoReturn:
         m = self.mem
         surfaces = [n for n in self._of(RECEPTACLE_TYPES) if not self._closable(n)]
         if not surfaces:
@@ -414,6 +417,7 @@ class HeuristicPlanner(Planner):
     def _move_goal(self, goal: Move) -> None:
         dest = self._dest(goal) if goal.dest is not None else None
         if goal.things.kind and goal.things.count is None:  # every object of a kind
+            assert dest is not None  # instructions about every object of a kind name where they go
             for obj in self._objects_of_kind(goal.things.kind):
                 if self.mem.support.get(obj) != dest or (obj, dest) in self.mem.done:
                     self._bring(obj, dest)

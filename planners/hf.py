@@ -135,8 +135,10 @@ def _require_ml() -> tuple[Any, Any]:
 def _generation_helpers() -> tuple[type, type]:
     """The logits processor and stopping criterion classes (defined late: torch is imported on demand)."""
     torch, transformers = _require_ml()
+    logits_processor: Any = transformers.LogitsProcessor
+    stopping_criteria: Any = transformers.StoppingCriteria
 
-    class SeededSampler(transformers.LogitsProcessor):
+    class SeededSampler(logits_processor):
         """Samples the next token with its own generator and leaves only that token possible.
 
         ``generate`` then runs greedily over the result, so sampling is reproducible and never touches
@@ -156,7 +158,7 @@ def _generation_helpers() -> tuple[type, type]:
             chosen = torch.multinomial(probs, 1, generator=self.generator).to(scores.device)
             return torch.full_like(scores, -math.inf).scatter(-1, chosen, 0.0)
 
-    class StopOnText(transformers.StoppingCriteria):
+    class StopOnText(stopping_criteria):
         """Stops once the text generated after ``start`` contains one of ``stops``."""
 
         def __init__(self, decode: Any, start: int, stops: Sequence[str]) -> None:
@@ -245,7 +247,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def _accepting_missing_parts(cls: type) -> type:
+def _accepting_missing_parts(cls: type[Any]) -> type[Any]:
     """A subclass of processor ``cls`` that may be built without some part (its torchvision-only video processor)."""
 
     def check_argument_for_proper_class(self: Any, name: str, arg: Any) -> Any:
@@ -537,7 +539,7 @@ class HFPlanner(Planner):
         out = dict(inputs)
         for key in PER_TOKEN_KEYS:
             value = inputs.get(key)
-            if torch.is_tensor(value) and value.dim() == 2 and value.shape == (1, length):
+            if value is not None and torch.is_tensor(value) and value.dim() == 2 and value.shape == (1, length):
                 fill = ids if key == "input_ids" else (torch.ones_like(ids) if key == "attention_mask" else torch.zeros_like(ids))
                 out[key] = torch.cat([value, fill.to(value.dtype)], dim=1)
         return out

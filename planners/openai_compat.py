@@ -212,7 +212,7 @@ class OpenAIPlanner(Planner):
         if extra_body is not None and (not isinstance(extra_body, Mapping) or not all(isinstance(k, str) for k in extra_body)):
             raise bad("'extra_body' must be a mapping of request fields")
         try:
-            PromptBuilder([], output_format, template)  # surface template problems now, not mid-episode  # type: ignore[arg-type]
+            PromptBuilder([], output_format, template)  # type: ignore[arg-type]  # checked against FORMATS above; surface template problems now, not mid-episode
         except PromptError as err:
             raise bad(str(err)) from None
 
@@ -256,7 +256,7 @@ class OpenAIPlanner(Planner):
         content: list[dict[str, Any]] = [{"type": "text", "text": user_text}]
         if self.send_images and request.observation is not None:
             content += self._image_parts(request.observation)
-        messages = [{"role": "system", "content": self._prompts.system()}, {"role": "user", "content": content}]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompts.system()}, {"role": "user", "content": content}]
 
         started = time.perf_counter()
         attempts, failures = 0, 0

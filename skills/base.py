@@ -59,8 +59,9 @@ class Skill(ABC):
         return None
 
     @abstractmethod
-    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
-        """Execute one attempt of ``subtask``; must leave the world consistent on failure."""
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+        """Execute one attempt of ``subtask``; must leave the world consistent on failure. ``world``
+        is None only for a skill that forwards the attempt to the process holding the world."""
 
     def close(self) -> None:
         """Release model weights, processes or connections."""

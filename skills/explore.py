@@ -67,11 +67,12 @@ class ExploreSkill(Skill):
             return f"{type(world).__name__} has no robot to explore with"
         return self.navigation.supports(world) if self.navigation else None
 
-    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
         if subtask.action is not Action.EXPLORE:
             if self.navigation is None or subtask.action not in self.navigation.actions:
                 return SkillResult(False, f"{self.model} cannot {subtask.action.value.lower()}")
             return self.navigation.run(subtask, world, context)
+        assert world is not None, "exploring runs in the process that holds the world"
         room = subtask.target or ""
         smap = world.map  # type: ignore[attr-defined]
         robot = world.robot

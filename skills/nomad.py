@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from homiebot.skills._loading import (
     torch_device,
 )
 from homiebot.skills.policy import Command, Policy, PolicyObservation, Waypoints
+
+if TYPE_CHECKING:
+    import torch
 
 # Defaults of train/config/nomad.yaml, deployment/config/robot.yaml and data_config.yaml.
 NOMAD_DEFAULTS: dict[str, Any] = {
@@ -254,7 +257,8 @@ def load_nomad(checkpoint: str | Path, config: dict, device: str = "cpu"):
     state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=False)
     if isinstance(state, dict) and "model" in state and not isinstance(state["model"], dict):
         module = state["model"]
-        state = getattr(module, "module", module).state_dict()
+        inner: Any = getattr(module, "module", module)  # unwrap DataParallel
+        state = inner.state_dict()
     model.load_state_dict(state, strict=False)
     return model.to(device).eval()
 
@@ -320,7 +324,7 @@ class NoMaDPolicy(Policy):
         self.seed = seed
         self.prefer_diffusers = prefer_diffusers
         self._scheduler = None
-        self._generator = None
+        self._generator: torch.Generator | None = None
         self._apply_config()
         self.goal: np.ndarray | None = None
         self.last_info: dict = {}
@@ -367,8 +371,9 @@ class NoMaDPolicy(Policy):
             self._generator = torch.Generator().manual_seed(int(self.seed))
         self.last_info = {}
 
-    def preprocess(self, obs: PolicyObservation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Push the frame; return (obs_img (1, 3(c+1), H, W), goal_img (1, 3, H, W), goal_mask (1,))."""
+    def preprocess(self, obs: PolicyObservation) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """Push the frame; return (obs_img (1, 3(c+1), H, W), goal_img (1, 3, H, W), goal_mask (1,));
+        obs_img is None until the context holds enough frames."""
         wh = tuple(self.config["image_size"])
         self.context.push(transform_image(obs.rgb, wh))
         goal = obs.goal_image if obs.goal_image is not None else self.goal

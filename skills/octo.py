@@ -277,7 +277,9 @@ class OctoPolicy(Policy):
         if self.use_wrist is not None:
             return bool(self.use_wrist)
         batch = getattr(model, "example_batch", None)
-        return bool(batch) and "image_wrist" in batch.get("observation", {})
+        if not batch:
+            return False
+        return "image_wrist" in batch.get("observation", {})
 
     def _next_rng(self):
         try:
@@ -316,7 +318,7 @@ class OctoPolicy(Policy):
             else:
                 frame["image_wrist"] = octo_resize(wrist_rgb, self.wrist_size, average_crop=False)
         stacked = self.window.push(frame)
-        batch = {k: v[None] for k, v in stacked.items()}
+        batch: dict[str, Any] = {k: v[None] for k, v in stacked.items()}
         pad_dict = {"image_primary": batch["timestep_pad_mask"].copy()}
         if wrist:
             pad_dict["image_wrist"] = batch["timestep_pad_mask"] & wrist_pad

@@ -330,6 +330,7 @@ class PixNavPolicy(Policy):
         """Store the frame in the history and return (goal_mask (1,H,W,1), goal_image (1,H,W,3),
         episode_image (1,T,H,W,3)) as upstream passes them to the network."""
         self._goal_from(obs)
+        assert self.goal_mask is not None and self.goal_image is not None  # _goal_from raises otherwise
         self.history[self.steps] = prepare_image(obs.rgb, self.size, self.swap_rb)
         frames = self.history[: self.steps + 1] if self.truncate_history else self.history
         return self.goal_mask[None, :, :, None], self.goal_image[None], frames[None]

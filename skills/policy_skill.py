@@ -16,7 +16,7 @@ sources are registered). Example skill config::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,6 +84,12 @@ def make_policy(name: str, **params: Any) -> Policy:
     return policy_factory(name)(**params)
 
 
+def _height_width(size: Sequence[int]) -> tuple[int, int]:
+    """An image size (height, width) as a pair."""
+    height, width = size
+    return (height, width)
+
+
 class PolicySkill(Skill):
     """Runs a ``Policy`` on the world's ``Robot``.
 
@@ -134,7 +140,7 @@ class PolicySkill(Skill):
         self.rate_hz = float(rate_hz or self.policy.rate_hz)
         self.max_steps, self.max_collisions = int(max_steps), int(max_collisions)
         self.tolerances = Tolerances(goal_gap=float(goal_gap), facing=math.radians(facing_deg), early_gap=EARLY_GAP)
-        self.image_size = tuple(image_size) if image_size else tuple(self.policy.image_size)
+        self.image_size = _height_width(image_size) if image_size else _height_width(self.policy.image_size)
         self.camera, self.check_name = camera, check
         self.stow = stow
         self.render = render
@@ -152,7 +158,7 @@ class PolicySkill(Skill):
         if not self._rate_override:  # a served policy reports its rate and image size only now
             self.rate_hz = float(self.policy.rate_hz)
         if not self._size_override:
-            self.image_size = tuple(self.policy.image_size)
+            self.image_size = _height_width(self.policy.image_size)
         return reason
 
     def supports(self, world: World) -> str | None:
@@ -174,7 +180,8 @@ class PolicySkill(Skill):
         """The check that judges this skill's attempts in ``world``."""
         return RobotSignalsCheck(world.belief) if self.check_name == "robot_signals" else world.attempt_check()
 
-    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+        assert world is not None, "policy skills run in the process that holds the world"
         why = self.supports(world)
         robot = world.robot
         if why or robot is None:

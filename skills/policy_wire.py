@@ -61,6 +61,8 @@ def decode_observation(data: dict) -> PolicyObservation:
     if not isinstance(data, dict) or "rgb" not in data:
         raise WireError("an observation needs at least 'rgb'")
     rgb = decode_array(data["rgb"])
+    if rgb is None:
+        raise WireError("an observation's 'rgb' must be an image, not null")
     return PolicyObservation(rgb=rgb.astype(np.uint8, copy=False), instruction=str(data.get("instruction", "")),
                              depth=decode_array(data.get("depth")), goal_image=decode_array(data.get("goal_image")),
                              goal_mask=decode_array(data.get("goal_mask")), step=int(data.get("step", 0)),

@@ -65,7 +65,8 @@ class PrivilegedNavigation(_PrivilegedSkill):
 
     default_actions = NAVIGATION
 
-    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+        assert world is not None, "privileged skills run in the process that holds the world"
         state = _home_state(world)
         if (unknown := self._unknown(state, subtask)) is not None:
             return unknown
@@ -91,7 +92,8 @@ class PrivilegedManipulation(_PrivilegedSkill):
 
     default_actions = MANIPULATION
 
-    def run(self, subtask: Subtask, world: World, context: SkillContext) -> SkillResult:
+    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
+        assert world is not None, "privileged skills run in the process that holds the world"
         state = _home_state(world)
         if (unknown := self._unknown(state, subtask)) is not None:
             return unknown

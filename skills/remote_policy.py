@@ -22,12 +22,15 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from homiebot.skills.policy import Command, Policy, PolicyError, PolicyObservation
 from homiebot.skills.policy_wire import WireError, decode_commands, encode_array, encode_observation
+
+if TYPE_CHECKING:
+    from rclpy.executors import SingleThreadedExecutor
 
 SERVER_MODULE = "homiebot.ros.nodes.policy_server"
 
@@ -81,7 +84,7 @@ class RemotePolicy(Policy):
         self._lock = threading.Lock()
         self._client = None
         self._node = None
-        self._executor = None
+        self._executor: SingleThreadedExecutor | None = None
         self._context = None
         self._process: subprocess.Popen | None = None
         self._described: dict | None = None
@@ -124,14 +127,14 @@ class RemotePolicy(Policy):
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
             self._node = Node(name, context=self._context) if self._context else Node(name)
             self._client = RpcClient(self._node, self.service)
-            self._executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
-            self._executor.add_node(self._node)
-            threading.Thread(target=self._spin, daemon=True).start()
+            self._executor = executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
+            executor.add_node(self._node)
+            threading.Thread(target=self._spin, args=(executor,), daemon=True).start()
             return self._client
 
-    def _spin(self) -> None:
+    def _spin(self, executor: SingleThreadedExecutor) -> None:
         try:
-            self._executor.spin()
+            executor.spin()
         except Exception:  # shut down underneath us on close
             pass
 
@@ -168,7 +171,8 @@ class RemotePolicy(Policy):
         self._described = info
         self.family = str(info.get("family", self.family))
         self.kind = str(info.get("kind", self.kind))
-        self.image_size = tuple(int(n) for n in info.get("image_size", self.image_size))
+        height, width = (int(n) for n in info.get("image_size", self.image_size))
+        self.image_size = (height, width)
         self.rate_hz = float(info.get("rate_hz", self.rate_hz))
         return info
 

@@ -298,7 +298,7 @@ class RT1XPolicy(Policy):
         self.checkpoint = expand(checkpoint)
         self.backend = backend
         self.embedder_path = None if callable(embedder) else expand(embedder)
-        self._embed = embedder if callable(embedder) else None
+        self._embed: Callable[[list[str]], Any] | None = embedder if callable(embedder) else None
         self.code_path = expand(code_path)
         prof = PROFILES[profile]
         self.translation_scale = as_vector(prof["translation_scale"] if translation_scale is None else translation_scale, 3, "translation_scale")
@@ -358,6 +358,7 @@ class RT1XPolicy(Policy):
     def embedding(self) -> np.ndarray:
         """The instruction's 512-d embedding (computed once per subtask)."""
         if self._embedding is None:
+            assert self._embed is not None, "the sentence encoder is loaded with the runtime (act calls _ensure_runtime first)"
             self._embedding = np.asarray(self._embed([self.instruction]), dtype=np.float32)[0]
         return self._embedding
 

@@ -27,7 +27,7 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
     ``record_bag`` adds the recorder node, which writes each episode's MCAP bag.
     """
     common = {"config": config} if config else {}
-    extra = {
+    extra: dict[str, dict[str, Any]] = {
         "planner": {"planner": planner} if planner else {},
         "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import cast
 
 import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -14,7 +15,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
 from homiebot.ros.rpc import RELIABLE
 from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
@@ -86,7 +87,8 @@ class ObservationCache:
         return Observation.model_construct(
             version=CONTRACT_VERSION, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
             labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
-            views=_LazyViews(lambda: self.observation(meta, timeout).views))
+            # model_construct skips validation: the mapping stands in for the dict until it is read
+            views=cast("dict[ViewName, ViewImage]", _LazyViews(lambda: self.observation(meta, timeout).views)))
 
     def observation(self, meta: dict, timeout: float) -> Observation:
         """The Observation described by a /homiebot/observation message, with its images."""
@@ -104,21 +106,22 @@ class ObservationCache:
         )
 
 
-class _LazyViews(Mapping):
+class _LazyViews(Mapping[ViewName, ViewImage]):
     """The four views of an observation, fetched from the cache on first access."""
 
-    def __init__(self, fetch) -> None:
-        self._fetch, self._views = fetch, None
+    def __init__(self, fetch: Callable[[], dict[ViewName, ViewImage]]) -> None:
+        self._fetch = fetch
+        self._views: dict[ViewName, ViewImage] | None = None
 
-    def _get(self) -> dict:
+    def _get(self) -> dict[ViewName, ViewImage]:
         if self._views is None:
             self._views = self._fetch()
         return self._views
 
-    def __getitem__(self, view: str) -> ViewImage:
+    def __getitem__(self, view: ViewName) -> ViewImage:
         return self._get()[view]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[ViewName]:
         return iter(VIEW_NAMES)
 
     def __len__(self) -> int:

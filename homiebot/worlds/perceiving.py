@@ -205,15 +205,16 @@ class PerceivingWorld(World):
         return Subtask(action=subtask.action, target=name(subtask.target), place=name(subtask.place))
 
     def note_execution(self, subtask: Subtask, success: bool) -> None:
-        if not success:
+        target = subtask.target
+        if not success or target is None or target not in self.map:
             return
         try:
-            if subtask.action is Action.PICK and subtask.target in self.map:
-                self.map.mark_held(subtask.target)
-            elif subtask.action is Action.PUT and subtask.target in self.map:
-                self.map.mark_placed(subtask.target, subtask.place if subtask.place in self.map else None)
-            elif subtask.action in (Action.OPEN, Action.CLOSE) and subtask.target in self.map:
-                self.map.set_open(subtask.target, subtask.action is Action.OPEN)
+            if subtask.action is Action.PICK:
+                self.map.mark_held(target)
+            elif subtask.action is Action.PUT:
+                self.map.mark_placed(target, subtask.place if subtask.place in self.map else None)
+            elif subtask.action in (Action.OPEN, Action.CLOSE):
+                self.map.set_open(target, subtask.action is Action.OPEN)
         except MapError:
             pass  # the map disagrees with what the skill did; the next observation corrects it
 

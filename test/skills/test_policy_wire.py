@@ -30,6 +30,8 @@ def test_observations_round_trip_exactly_through_json() -> None:
     assert back.goal_image is None and back.instruction == "pick the can" and back.step == 3
     listed = decode_observation({"rgb": obs.rgb.tolist()})  # plain lists are accepted too
     assert np.array_equal(listed.rgb, obs.rgb)
+    with pytest.raises(WireError, match="'rgb' must be an image"):
+        decode_observation({"rgb": None})
 
 
 def test_commands_round_trip_and_bad_ones_are_refused() -> None:

@@ -52,7 +52,7 @@ class ExecutorNode:
         self._listed: dict | None = None
         self.server = RpcServer(node, "executor", {"capabilities": self.capabilities, "execute": self.execute})
 
-    def _executor(self, listed: dict) -> Executor:
+    def _executor(self, listed: dict) -> Executor[WorldSideSkill]:
         """The core Executor over world-side skills for what the world listed (fallbacks included)."""
         fallbacks = listed.get("fallbacks") or {}
         skills = {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])

@@ -111,6 +111,7 @@ def move_one(h: Home) -> Draft | None:
     if not dest:
         return None
     src = h.objs[obj].receptacle
+    assert src is not None  # generated scenes put every object on or in a receptacle
     phr = h.rng.choice([
         f"put the {words(obj)} {h.rel(dest)} the {words(dest)}",
         f"move the {words(obj)} from the {words(src)} to the {words(dest)}",
@@ -136,6 +137,7 @@ def take_out(h: Home) -> Draft | None:
     if not obj:
         return None
     src = h.objs[obj].receptacle
+    assert src is not None  # generated scenes put every object on or in a receptacle
     dest = h.pick(r for r in h.surfaces() if h.fits(obj, r))
     if not dest:
         return None
@@ -306,7 +308,7 @@ def casual_chores(h: Home) -> Draft | None:
     base = gather(h)
     if base is None:
         return None
-    objs = [g.object for g in base.goal if isinstance(g, ObjectAt)]
+    objs = [g.object for g in base.goal if isinstance(g, ObjectAt) and g.object is not None]  # gather names each object
     dest = base.goal[0].receptacle
     phr = (f"guests are coming over soon! can you tidy up? the {words(objs[0])}, {words(objs[1])} and "
            f"{words(objs[2])} all go {h.at(dest)} the {words(dest)}")

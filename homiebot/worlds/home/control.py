@@ -431,7 +431,7 @@ class HomeControl(Robot):
             st.arm = st.arm.with_gripper(closedness)
         return report
 
-    def _in_gripper(self, p: np.ndarray) -> tuple[float, float, float]:
+    def _in_gripper(self, p: np.ndarray | tuple[float, float, float]) -> tuple[float, float, float]:
         """World point -> gripper frame (along the fingers, left, up)."""
         pos, yaw = self.gripper_pose()
         rel = self.world_to_robot(p) - pos
@@ -542,7 +542,8 @@ class HomeControl(Robot):
         grip = start.gripper if st.held else carry.gripper
         for k in range(1, steps + 1):
             a = k / steps
-            st.arm = ArmPose(*(s + a * (c - s) for s, c in zip(start.as_list()[:4], carry.as_list()[:4])), gripper=grip)
+            lift, shoulder, elbow, wrist = (s + a * (c - s) for s, c in zip(start.as_list()[:4], carry.as_list()[:4]))
+            st.arm = ArmPose(lift, shoulder, elbow, wrist, gripper=grip)
             st._carry_held()
         if st.held is None:
             st.arm = carry

@@ -144,6 +144,7 @@ class NavigationWaypointExpert(_NavigationExpert):
     def act(self, obs: PolicyObservation) -> list[Command]:
         control = self._need()
         st = control.state
+        assert self.subtask is not None  # checked by _need
         pts = self._waypoints(control, self.subtask.target or "")
         if not pts:
             return [DiscreteMove(Move.STOP)]
@@ -174,6 +175,7 @@ class DiscreteNavigationExpert(_NavigationExpert):
     def act(self, obs: PolicyObservation) -> list[Command]:
         control = self._need()
         st = control.state
+        assert self.subtask is not None  # checked by _need
         target = self.subtask.target or ""
         gap, err = target_bearing(control, target)
         if gap <= self.goal_gap:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 
-from homiebot.tasks import ContainerState, ObjectAt, Task
+from homiebot.tasks import Condition, ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import DOOR_WIDTH, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES, WALL_THICKNESS
 from homiebot.worlds.home.layout import Receptacle, _rects_overlap, build_layout
 from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, RobotSpec, RoomSpec, SceneError, SceneSpec, scene_json
@@ -152,6 +152,7 @@ def _with_robot(spec: SceneSpec, room: RoomSpec, rng: random.Random) -> SceneSpe
     spec = spec.model_copy(update={"robot": RobotSpec(position=(round(pose.x, 3), round(pose.y, 3)), yaw=float(rng.choice((0, 90, 180, -90))))})
     state = HomeState.from_spec(spec)  # raises SceneError if objects do not fit
     start = Pose2D(state.robot.x, state.robot.y, state.robot.yaw)
+    assert state.nav is not None  # from_spec builds the navigation map
     for rec in state.layout.receptacles:
         if state.nav.plan(start, state._goal_poses(rec)) is None:
             raise SceneError(f"the {rec} cannot be reached from the robot's start")
@@ -171,7 +172,8 @@ def generate_task(seed: int, scene: SceneSpec | None = None) -> Task:
     here = obj.receptacle
     options = [r for r in scene.receptacles if r.name != here and RECEPTACLE_TYPES[r.type].fits(OBJECT_CLASSES[obj.object_class])]
     closed = [r for r in options if RECEPTACLE_TYPES[r.type].articulated and not r.open]
-    other_room = [r for r in options if r.room != rooms_of.get(here)]
+    here_room = rooms_of.get(here) if here is not None else None
+    other_room = [r for r in options if r.room != here_room]
     pool = closed if closed and rng.random() < 0.5 else (other_room or options)
     dest = rng.choice(pool)
     rel = RECEPTACLE_TYPES[dest.type].relation
@@ -180,7 +182,7 @@ def generate_task(seed: int, scene: SceneSpec | None = None) -> Task:
     if verb == "bring":
         prep = "to"
     instruction = f"{verb} the {_phrase(obj.name)} {prep} the {_phrase(dest.name)}"
-    goal = [ObjectAt(object=obj.name, receptacle=dest.name)]
+    goal: list[Condition] = [ObjectAt(object=obj.name, receptacle=dest.name)]
     if RECEPTACLE_TYPES[dest.type].articulated and rng.random() < 0.3:
         instruction += " and close it afterwards"
         goal.append(ContainerState(receptacle=dest.name, open=False))

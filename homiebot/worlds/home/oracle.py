@@ -224,8 +224,12 @@ class OraclePlanner(Planner):
 
     # ---- model choice ---------------------------------------------------------------------
     def _model_for(self, sub: Subtask, request: PlannerRequest) -> str | None:
-        kind = self.state.lookup(sub.target or "").kind if sub.action is Action.GO_TO and self.state else None
+        kind = None
+        if sub.action is Action.GO_TO and self.state:
+            entity = self.state.lookup(sub.target or "")
+            assert entity is not None, f"the oracle goes only to things of the home, not '{sub.target}'"
+            kind = entity.kind
         fb = request.feedback
         retry = self._last is not None and self._last[0] == sub.text() and fb is not None and fb.code is ErrorCode.E1
         # (``_last`` holds the subtask in true names, as ``sub`` here)
-        return choose_model(sub, kind, self.models, [self._last[1]] if retry and self._last[1] else [])
+        return choose_model(sub, kind, self.models, [self._last[1]] if retry and self._last is not None and self._last[1] else [])

@@ -28,7 +28,7 @@ import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol
 
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 
@@ -57,6 +57,9 @@ from homiebot.worlds.home.robot import (  # noqa: E402
     ArmPose,
     finger_offset,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is new in Python 3.11
 
 
 def _gl_context_class() -> Any:
@@ -87,9 +90,14 @@ _CV_FROM_MJ = np.diag([1.0, -1.0, -1.0])  # MuJoCo camera axes (x right, y up, -
 
 
 class _Pose(Protocol):
-    x: float
-    y: float
-    yaw: float
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def yaw(self) -> float: ...
 
 
 class RenderableState(Protocol):
@@ -97,7 +105,9 @@ class RenderableState(Protocol):
     ``joint_open`` (door/drawer opening fractions in [0, 1], preferred over ``is_open``),
     ``arm`` (an ``ArmPose``; default the carry pose) and ``head_tilt`` (radians, + = up)."""
 
-    robot: _Pose
+    @property
+    def robot(self) -> _Pose: ...
+
     object_poses: dict[str, tuple[float, float, float, float]]
     is_open: dict[str, bool]
 

@@ -102,6 +102,7 @@ class HomeState:
                         raise SceneError(f"object '{obj.name}' on the floor at {obj.floor} is under receptacle '{rec.name}'")
                 state._set_object(obj.name, (obj.floor[0], obj.floor[1], info.cls.size[2] / 2, 0.0), ObjectLocation(None, "floor", room))
                 continue
+            assert obj.receptacle is not None  # exactly one of on, in, floor (ObjectSpec._one_placement)
             rec = layout.receptacles[obj.receptacle]
             if not rec.type.fits(info.cls):
                 raise SceneError(f"object '{obj.name}' ({info.cls.size[2]:.2f} m tall) does not fit in '{rec.name}'")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
 from homiebot.scenes import NoScene
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
@@ -106,7 +107,7 @@ class EmbeddedHome(World):
         return Observation(round=round_index, views=views, pose=Pose2D(x=r.x, y=r.y, yaw=r.yaw), inventory=self.inventory(),
                            labels=self._labels(views))
 
-    def _labels(self, views: dict[str, ViewImage]) -> dict[int, InstanceLabel]:
+    def _labels(self, views: Mapping[ViewName, ViewImage]) -> dict[int, InstanceLabel]:
         """Names and categories of the instances visible in this observation (oracle perception)."""
         segs = [v.segmentation for v in views.values() if v.segmentation is not None]
         if not segs:
