@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from PIL import Image as PILImage
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo as CameraInfoMsg
 from sensor_msgs.msg import Image, JointState
@@ -70,13 +72,12 @@ class Ros2Robot(Robot):
         self.name = profile.robot
         self.connect_timeout, self.stale_after, self.call_timeout = connect_timeout, stale_after, call_timeout
         self.counters = CommandCounters()
+        self._executor: SingleThreadedExecutor | None = None  # spinning a node of our own
         if node is None:
             if not rclpy.ok():
                 init(None)
             node = Node(f"homiebot_bridge_{profile.robot}_{int(time.time() * 1000) % 100000}")
             self._executor, _ = spin_in_background(node)
-        else:
-            self._executor = None
         self.node = node
         self._lock = threading.Lock()
         self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
@@ -93,11 +94,11 @@ class Ros2Robot(Robot):
         if p.joint_states is not None:
             node.create_subscription(JointState, p.topic(p.joint_states.name), self._on_joints, 10)
         for cam, spec in p.cameras.items():
-            node.create_subscription(Image, p.topic(spec.image), lambda m, c=cam: self._keep(self._images, c, m), 2)
+            node.create_subscription(Image, p.topic(spec.image), self._keeper(self._images, cam), 2)
             if spec.info:
-                node.create_subscription(CameraInfoMsg, p.topic(spec.info), lambda m, c=cam: self._keep(self._infos, c, m), 2)
+                node.create_subscription(CameraInfoMsg, p.topic(spec.info), self._keeper(self._infos, cam), 2)
             if spec.depth:
-                node.create_subscription(Image, p.topic(spec.depth), lambda m, c=cam: self._keep(self._depths, c, m), 2)
+                node.create_subscription(Image, p.topic(spec.depth), self._keeper(self._depths, cam), 2)
         self.services = {role: node.create_client(Trigger, p.topic(i.name))
                          for role, i in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items()
                          if i.type == "std_srvs/srv/Trigger"}
@@ -115,19 +116,23 @@ class Ros2Robot(Robot):
         with self._lock:
             self._joints = msg
 
-    def _keep(self, store: dict[str, Any], camera: str, msg: Any) -> None:
-        with self._lock:
-            store[camera] = msg
+    def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
+        """A callback that keeps the newest message of a camera's stream in ``store``."""
+
+        def keep(msg: Any) -> None:
+            with self._lock:
+                store[camera] = msg
+
+        return keep
 
     def start(self) -> None:
         """Wait for the driver's streams, then run the profile's start-up services."""
         p = self.profile
-        needed = {p.topic(p.odometry.name): lambda: self._odom is not None}
-        for cam, spec in p.cameras.items():
-            needed[p.topic(spec.image)] = lambda c=cam: c in self._images
+        images = {p.topic(spec.image): cam for cam, spec in p.cameras.items()}
         deadline = time.monotonic() + self.connect_timeout
         while True:
-            missing = [name for name, ok in needed.items() if not ok()]
+            missing = [p.topic(p.odometry.name)] if self._odom is None else []
+            missing += [topic for topic, cam in images.items() if cam not in self._images]
             if not missing:
                 break
             if time.monotonic() > deadline:
@@ -208,14 +213,14 @@ class Ros2Robot(Robot):
         rgb = _to_rgb(msg, spec)
         target = size or rgb.shape[:2]
         if rgb.shape[:2] != tuple(target):
-            rgb = np.asarray(PILImage.fromarray(rgb).resize((target[1], target[0]), PILImage.BILINEAR))
+            rgb = np.asarray(PILImage.fromarray(rgb).resize((target[1], target[0]), PILImage.Resampling.BILINEAR))
         d = None
         if depth:
             if dmsg is None:
                 raise Unsupported(f"{self.profile.robot}: no depth for camera '{camera}'")
             d = _to_depth(dmsg, spec)
             if d.shape != tuple(target):
-                d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.NEAREST))
+                d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.Resampling.NEAREST))
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         info = self.camera_info(camera, (int(target[0]), int(target[1])))
         return CameraFrame(rgb, info, stamp, d)
