@@ -114,15 +114,13 @@ class SafeRobot(Robot):
     def navigate_to(self, x: float, y: float, yaw: float | None = None, tolerance: float = 0.0) -> MotionReport:
         self._before_command()
         report = self.inner.navigate_to(x, y, yaw, tolerance)
-        with self._lock:
-            self._velocity, self._last_command = (0.0, 0.0), time.monotonic()
+        self._still(commanded=True)
         return report
 
     def hold(self, duration: float) -> MotionReport:
         self._before_command()
         report = self.inner.hold(duration)
-        with self._lock:
-            self._velocity, self._last_command = (0.0, 0.0), time.monotonic()
+        self._still(commanded=True)
         return report
 
     def tilt_head(self, delta: float) -> MotionReport:
@@ -164,16 +162,21 @@ class SafeRobot(Robot):
         return self.inner.unwrapped()
 
     def stop(self) -> None:
+        self._still()
+        self.inner.stop()
+
+    def _still(self, commanded: bool = False) -> None:
+        """The base was told to stand still (``commanded``: by a command, which also feeds the watchdog)."""
         with self._lock:
             self._velocity = (0.0, 0.0)
-        self.inner.stop()
+            if commanded:
+                self._last_command = time.monotonic()
 
     def close(self) -> None:
         self._closed.set()
-        if self._estop_stop in self.state.on_estop:
-            self.state.on_estop.remove(self._estop_stop)
-        if self._estop_release in self.state.on_release:
-            self.state.on_release.remove(self._estop_release)
+        for hooks, hook in ((self.state.on_estop, self._estop_stop), (self.state.on_release, self._estop_release)):
+            if hook in hooks:
+                hooks.remove(hook)
 
     # ---- checks -------------------------------------------------------------------------------------
     def _before_command(self) -> None:
@@ -184,8 +187,7 @@ class SafeRobot(Robot):
             raise
 
     def _estop_stop(self) -> None:
-        with self._lock:
-            self._velocity = (0.0, 0.0)
+        self._still()
         self.inner.emergency_stop()
 
     def _estop_release(self) -> None:
