@@ -36,7 +36,40 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def bridged(steps: int) -> tuple[list[float], float]:
+COMMANDER = """
+import sys, time
+from homiebot.robots.profile import load_profile
+from homiebot.ros.robot import Ros2Robot
+robot = Ros2Robot(load_profile("spot"), connect_timeout=60)
+robot.start()
+print("driving", flush=True)
+robot.drive(0.3, 0.0, 60.0)
+"""
+
+
+def kill_stops(robot: object, env: dict, trials: int) -> list[float]:
+    """Seconds from SIGKILL of a process driving the base to the base standing still (the driver's timeout)."""
+    out = []
+    for _ in range(trials):
+        proc = subprocess.Popen([sys.executable, "-c", COMMANDER], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "driving"
+        time.sleep(1.0)  # moving
+        proc.kill()  # a process we started
+        proc.wait()
+        killed = time.monotonic()
+        last = robot.odometry()  # type: ignore[attr-defined]
+        still_since = killed
+        while time.monotonic() - still_since < 0.5 and time.monotonic() - killed < 10:
+            time.sleep(0.01)
+            now = robot.odometry()  # type: ignore[attr-defined]
+            if (now.x, now.y) != (last.x, last.y):
+                still_since, last = time.monotonic(), now
+        out.append(still_since - killed)
+        robot.drive(-0.3, 0.0, 1.0)  # type: ignore[attr-defined]  # back to where it was, for the next trial
+    return out
+
+
+def bridged(steps: int, kills: int = 5) -> tuple[list[float], float]:
     from homiebot.robots.profile import load_profile
     from homiebot.ros.robot import Ros2Robot
 
@@ -61,6 +94,9 @@ def bridged(steps: int) -> tuple[list[float], float]:
             robot.drive(0.0, turn, 0.0)  # one command, published now
             latencies.append(time.time() - frame.stamp)
         rate = steps / (time.monotonic() - started)
+        stops = kill_stops(robot, env, kills)
+        print(f"SIGKILL of the commanding process -> base still (driver timeout {robot.profile.cmd_vel_timeout} s): "
+              f"median {statistics.median(stops):.2f} s, max {max(stops):.2f} s (n={len(stops)}; target <= 0.5 s + one state tick)")
     finally:
         robot.close()
         driver.terminate()  # a process we started
