@@ -142,7 +142,7 @@ class RpcServer:
         self._threads: set[threading.Thread] = set()
         self._session: tuple[str, float] | None = None  # (owner, time of its last request)
         self._lock = threading.Lock()
-        self._closed = False
+        self._closing = self._closed = False  # closing: shutting down, handlers failing because of it are not news
         self._pub = node.create_publisher(String, f"/homiebot/{service}/reply", RELIABLE)
         topic = f"/homiebot/{service}/request"
         node.create_subscription(String, topic, safe_callback(node, topic, self._on_request), RELIABLE,
@@ -154,6 +154,7 @@ class RpcServer:
         Called before the node is destroyed, so that no handler thread touches a destroyed publisher."""
         if _LOCAL.get(self.service) is self:
             del _LOCAL[self.service]
+        self._closing = True
         with self._lock:
             for ctx in self._active.values():
                 ctx._cancelled.set()
@@ -288,7 +289,7 @@ class RpcServer:
             try:
                 target()
             except Exception as err:
-                if not self._closed:
+                if not self._closing:
                     self.node.get_logger().error(f"{self.service}: {type(err).__name__}: {err}")
             finally:
                 with self._lock:
@@ -313,7 +314,7 @@ class RpcServer:
         except Cancelled:
             self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
-            if not self._closed:
+            if not (self._closing or isinstance(err, RpcInterrupted)):
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
             self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000]})
         finally:

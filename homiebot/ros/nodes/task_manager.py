@@ -57,7 +57,8 @@ class TaskManagerNode:
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
         self._stopping = threading.Event()
-        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost)
+        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
+        self._current: str | None = None  # id of the task being run
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
@@ -117,11 +118,18 @@ class TaskManagerNode:
             except Exception as err:  # report and serve the next task
                 self._status(id=request["id"], state="failed", cause="error", reason=f"{type(err).__name__}: {err}")
 
-    def _node_lost(self, reason: str) -> None:
-        """A node of the graph died or was replaced mid-episode: fail the calls in flight at once."""
+    def _node_lost(self, node: str, reason: str) -> None:
+        """A node of the graph died or was replaced mid-episode: fail the calls in flight at once. The
+        recorder is the exception: the episode goes on, with a warning that its bag is incomplete."""
+        if node == "recorder":  # the episode goes on without its bag, as when no recorder runs at all
+            if self.recorder is not None:
+                self.recorder.abort(reason)
+            self._bag_problem(self._current or "", f"the bag of this episode is incomplete: {reason}")
+            return
         self.node.get_logger().error(reason)
         for client in self._all_clients():
-            client.abort(reason)
+            if client is not self.recorder:
+                client.abort(reason)
 
     def _all_clients(self) -> list[RpcClient]:
         return [*self.clients.values(), *([self.recorder] if self.recorder else [])]
@@ -130,9 +138,9 @@ class TaskManagerNode:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
         self.watch.stop()
-        for client in self._all_clients():
+        for client in self.clients.values():  # not the recorder: the episode's bag is still to be closed
             client.abort("the task manager is stopping", interrupted=True)
-        self._worker_thread.join(3.0)
+        self._worker_thread.join(2.5)
 
     def _task(self, request: dict) -> Task:
         if "task" in request:
@@ -180,8 +188,8 @@ class TaskManagerNode:
             return False
 
     def _stop_bag(self, rid: str) -> None:
-        try:
-            self.recorder.call("stop", timeout=self.params["timeout"])
+        try:  # when stopping, the recorder may be stopping too: do not hold up the record for long
+            self.recorder.call("stop", timeout=1.5 if self._stopping.is_set() else self.params["timeout"])
         except (RpcError, RpcTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
@@ -190,7 +198,7 @@ class TaskManagerNode:
         self._status(id=rid, state="warning", reason=message)
 
     def _run(self, request: dict) -> None:
-        rid = request["id"]
+        rid = self._current = request["id"]
         started = time.perf_counter()
         for client in self._all_clients():
             client.resume()
