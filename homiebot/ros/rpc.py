@@ -55,7 +55,11 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history
 
 
 class RpcError(RuntimeError):
-    """The remote handler failed; the message is the remote error."""
+    """The remote handler failed; the message is the remote error, ``remote_type`` its exception class name."""
+
+    def __init__(self, message: str, remote_type: str | None = None) -> None:
+        super().__init__(message)
+        self.remote_type = remote_type
 
 
 class RpcInterrupted(RpcError):
@@ -266,6 +270,7 @@ class RpcServer:
             except Exception as err:
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
                 box.append(("error", f"{type(err).__name__}: {err}"))
+                box.append(type(err).__name__)
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
@@ -281,7 +286,7 @@ class RpcServer:
         if after is not None:
             self._start_tracked(after)
         if kind == "error":
-            raise RpcError(f"{self.service}.{method}: {value}")
+            raise RpcError(f"{self.service}.{method}: {value}", box[1] if len(box) > 1 else None)
         return value
 
     def _start_tracked(self, target: Callable[[], None]) -> None:
@@ -316,7 +321,7 @@ class RpcServer:
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
             if not (self._closing or isinstance(err, RpcInterrupted)):
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
-            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000]})
+            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000], "type": type(err).__name__})
         finally:
             with self._lock:
                 self._active.pop(ctx.request_id, None)
@@ -431,7 +436,7 @@ class RpcClient:
         if rep.get("aborted"):
             self._raise_aborted(rep)
         if rep.get("kind") == "error":
-            raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
+            raise RpcError(f"{self.service}.{method}: {rep.get('message')}", rep.get("type") if isinstance(rep.get("type"), str) else None)
         return rep.get("data")
 
     def verify(self, timeout: float, force: bool = False) -> None:

@@ -29,6 +29,7 @@ from std_msgs.msg import String
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
 from homiebot.contracts import StepRecord
+from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
@@ -245,7 +246,7 @@ class TaskManagerNode:
             reason = self.watch.lost or str(err)
             termination = getattr(err, "termination", "error")
             self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"), termination=termination,
-                         cause="interrupted" if termination == "interrupted" else "error")
+                         cause="interrupted" if termination == "interrupted" else "invalid" if isinstance(err, PlannerConfigError) else "error")
             return
         finally:
             self.watch.end()
