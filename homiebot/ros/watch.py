@@ -51,6 +51,17 @@ class NodeWatch:
         with self._lock:
             return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
 
+    def missing(self) -> list[str]:
+        """Nodes heard from before (this one aside) that are silent now: dead, or not back yet."""
+        now = time.monotonic()
+        with self._lock:
+            return sorted(n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me)
+
+    def instances(self) -> dict[str, str]:
+        """Node -> the instance last heard (a restart changes it)."""
+        with self._lock:
+            return {n: inst for n, (inst, _, _) in self._beats.items()}
+
     def begin(self) -> None:
         """Watch the nodes alive now (this one aside) until ``end``."""
         now = time.monotonic()

@@ -42,6 +42,7 @@ from homiebot.tasks import Task, TaskError, check_goal_names, load_task
 from homiebot.worlds.home.scene import SceneError
 
 SERVICES = ("world", "planner", "detector", "executor")
+DISCOVERY_SETTLE = 1.5  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
 class TaskManagerNode:
@@ -60,6 +61,7 @@ class TaskManagerNode:
         self._stopping = threading.Event()
         self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
         self._current: str | None = None  # id of the task being run
+        self._instances: dict[str, str] = {}  # node processes at the start of the last episode
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
@@ -67,7 +69,11 @@ class TaskManagerNode:
         self._worker_thread.start()
 
     def _status(self, **event: Any) -> None:
-        self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+        try:
+            self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+        except Exception:  # the node is being destroyed under a worker that outlived close(): nobody hears it
+            if not self._stopping.is_set():
+                raise
 
     def _on_submit(self, msg: String) -> None:
         limit = self.params["max_message_bytes"]
@@ -162,8 +168,17 @@ class TaskManagerNode:
 
     def _wait_for_nodes(self) -> None:
         """Until every node answers a ping, before each episode: a node restarted since the last one
-        is reached for sure (and the pings stay out of the episode's bag)."""
+        is reached for sure (and the pings stay out of the episode's bag). Nodes without calls (the
+        mapper) are waited for by their heartbeats; after a restart the new process is given a moment
+        to be discovered on its data topics too, which a ping does not prove."""
         deadline = time.monotonic() + self.params["connect_timeout"]
+        while (silent := self.watch.missing()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if silent:
+            raise RuntimeError(f"the {', '.join(silent)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+        if self.watch.instances() != self._instances:
+            time.sleep(DISCOVERY_SETTLE if self._instances else 0.0)
+            self._instances = self.watch.instances()
         missing = []
         for service, client in self.clients.items():
             try:
