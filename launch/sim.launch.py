@@ -16,6 +16,8 @@ from launch_ros.substitutions import FindPackageShare
 from homiebot.ros.graph import graph
 from launch import LaunchDescription
 
+RESPAWN_DELAY = 1.0  # seconds before a node that died is started again
+
 
 def _nodes(context, *args, **kwargs):
     config = LaunchConfiguration("config").perform(context)
@@ -25,6 +27,7 @@ def _nodes(context, *args, **kwargs):
     return [
         Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
              remappings=list(spec.remappings.items()), output="screen",
+             respawn=True, respawn_delay=RESPAWN_DELAY,  # as `homiebot up` does; the task manager fails the episode in flight
              prefix=spec.python)  # a policy server runs its console script with its own environment's interpreter
         for spec in graph(config, planner, os.path.abspath(out_dir), record_bag=record_bag)
     ]

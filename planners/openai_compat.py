@@ -102,6 +102,9 @@ class _Rejected(Exception):
         self.message = message
 
 
+AUTH_STATUS = (401, 403)  # the key is missing, wrong or not allowed: no retry can help
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -271,12 +274,14 @@ class OpenAIPlanner(Planner):
                 self._sleep(self._delay(failures, err.retry_after))
                 failures += 1
             except _Rejected as err:
+                if err.status in AUTH_STATUS:  # another round would fail the same way: stop the episode now
+                    raise PlannerConfigError(self._redact(self._auth_problem(err))) from None
                 if self._fall_back(err):
                     continue
                 raise PlannerError(self._redact(f"{self._where()} refused the request ({err})")) from None
         latency = time.perf_counter() - started
 
-        text = self._reply_text(data)
+        text = self._redact(self._reply_text(data))  # a server that echoes the key must not get it into records or bags
         usage: dict[str, float] = {}
         reported = data.get("usage")
         if isinstance(reported, dict):
@@ -394,6 +399,14 @@ class OpenAIPlanner(Planner):
             extra = f" (finish_reason: {reason})" if isinstance(reason, str) else ""
             raise PlannerError(f"{self._where()} answered with empty content{extra}")
         return text
+
+    def _auth_problem(self, err: _Rejected) -> str:
+        if not self.api_key_env:
+            return f"{self._where()} wants an API key (HTTP {err.status}: {err.message}); set api_key_env to the variable that holds it"
+        if self._key() is None:
+            return f"{self._where()} wants an API key (HTTP {err.status}): set the environment variable {self.api_key_env}"
+        return (f"{self._where()} rejected the API key in {self.api_key_env} (HTTP {err.status}: {err.message}); "
+                f"set {self.api_key_env} to a valid key")
 
     def _where(self) -> str:
         return f"the server at {self.base_url} (model {self.model})"

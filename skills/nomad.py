@@ -254,7 +254,7 @@ def load_nomad(checkpoint: str | Path, config: dict, device: str = "cpu"):
     import torch
 
     model = build_upstream_nomad(config)
-    state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=False)
+    state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=True)  # tensors only: a checkpoint path must not run code
     if isinstance(state, dict) and "model" in state and not isinstance(state["model"], dict):
         module = state["model"]
         inner: Any = getattr(module, "module", module)  # unwrap DataParallel

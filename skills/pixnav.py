@@ -217,7 +217,7 @@ def load_pixnav(checkpoint: str | Path, max_token_length: int = 64, device: str 
         net = PixelNav_Policy(max_token_length, device)
     else:
         net = build_pixnav_network(max_token_length, device, **(network or {}))
-    state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=False)
+    state = torch.load(Path(checkpoint).expanduser(), map_location=device, weights_only=True)  # tensors only: a checkpoint path must not run code
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
         state = state["state_dict"]
     net.load_state_dict(state)

@@ -86,13 +86,31 @@ def _start(node: Node, definition: NodeDef) -> object:
     return definition.build(node, values)
 
 
-def _heartbeat(node: Node) -> None:
-    """Publish ``{"node", "instance", "pid"}`` every HEARTBEAT_PERIOD s: the task manager watches them to
-    notice within seconds that a node has died or been replaced (a new process has a new instance)."""
-    pub = node.create_publisher(String, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
-    beat = String(data=json.dumps({"node": node.get_name(), "instance": uuid.uuid4().hex, "pid": os.getpid()}))
-    node.create_timer(HEARTBEAT_PERIOD, lambda: pub.publish(beat))
-    pub.publish(beat)
+class _Heartbeat:
+    """Publish ``{"node", "instance", "pid"}`` every HEARTBEAT_PERIOD s from a thread of its own (not the
+    executor, whose queue may be long under load): the task manager watches them to notice within
+    seconds that a node has died or been replaced (a new process has a new instance)."""
+
+    def __init__(self, node: Node) -> None:
+        self._pub = node.create_publisher(String, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
+        self._beat = String(data=json.dumps({"node": node.get_name(), "instance": uuid.uuid4().hex, "pid": os.getpid()}))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self._pub.publish(self._beat)
+            except Exception:  # the context is going away; close() follows
+                return
+            if self._stop.wait(HEARTBEAT_PERIOD):
+                return
+
+    def close(self) -> None:
+        """Stop beating; returns once no publish can happen any more (before the node is destroyed)."""
+        self._stop.set()
+        self._thread.join()
 
 
 class _Stop:
@@ -111,8 +129,8 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
     cut off), then the executor, the nodes and the context, in that order."""
     stop = _Stop()
     executor = SingleThreadedExecutor()  # callbacks only queue work; long calls run in their own threads
+    beats = [_Heartbeat(node) for node in nodes]
     for node in nodes:
-        _heartbeat(node)
         executor.add_node(node)
         node.get_logger().info(f"{node.get_name()} node ready")
     try:
@@ -124,6 +142,8 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
         if rclpy.ok():  # not a stop signal racing the executor's wait: a real failure
             raise
     finally:
+        for beat in beats:
+            beat.close()
         rpc.shut_down(nodes, components)
         executor.shutdown()
         for node in nodes:

@@ -13,6 +13,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from homiebot.ros.messages import all_topics
+from homiebot.ros.wire import safe_callback
 
 QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
@@ -37,7 +38,8 @@ class BagRecorder:
         group = ReentrantCallbackGroup()
         self.topics = all_topics()
         for topic, msgtype in self.topics.items():
-            node.create_subscription(_msg_class(msgtype), topic, self._callback(topic), QOS, raw=True, callback_group=group)
+            node.create_subscription(_msg_class(msgtype), topic, safe_callback(node, topic, self._callback(topic)), QOS, raw=True,
+                                     callback_group=group)
 
     def _callback(self, topic: str):
         def cb(data: bytes) -> None:
@@ -71,7 +73,10 @@ class BagRecorder:
     def stop(self) -> dict[str, int]:
         """Close the bag (writing its metadata.yaml); returns the message count per topic."""
         with self._lock:
-            if self._writer is not None:
-                self._writer.close()
-                self._writer = None
+            writer, self._writer = self._writer, None
+            if writer is not None:
+                try:
+                    writer.close()
+                except (OSError, AssertionError) as err:  # the folder went away (its episode was finalised without us)
+                    self.node.get_logger().warning(f"a bag could not be closed: {type(err).__name__}: {err}")
             return dict(self.counts)

@@ -11,7 +11,15 @@ from typing import Any
 from homiebot.contracts import Action, Feedback, Observation, PlannerOutput, Subtask
 from homiebot.errors import CheckResult, SnapshotBelief
 from homiebot.executor import Execution
-from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerReply, PlannerRequest
+from homiebot.planners.base import (
+    EpisodeContext,
+    ModelInfo,
+    Planner,
+    PlannerConfigError,
+    PlannerError,
+    PlannerReply,
+    PlannerRequest,
+)
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import RpcClient, RpcError, RpcTimeout
 from homiebot.tasks import Condition
@@ -122,7 +130,11 @@ class RemotePlanner(Planner):
                   "feedback": request.feedback.model_dump(mode="json") if request.feedback else None}
         try:
             r = self.rpc.call("plan", params, timeout=self.timeout)
-        except (RpcError, RpcTimeout) as err:
+        except RpcError as err:
+            if err.remote_type == PlannerConfigError.__name__:  # e.g. a rejected API key: every round would fail alike
+                raise PlannerConfigError(str(err)) from None
+            raise PlannerError(str(err)) from None
+        except RpcTimeout as err:
             raise PlannerError(str(err)) from None
         return PlannerReply(r["text"], r.get("usage") or {}, r.get("prompt"))
 

@@ -55,7 +55,11 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history
 
 
 class RpcError(RuntimeError):
-    """The remote handler failed; the message is the remote error."""
+    """The remote handler failed; the message is the remote error, ``remote_type`` its exception class name."""
+
+    def __init__(self, message: str, remote_type: str | None = None) -> None:
+        super().__init__(message)
+        self.remote_type = remote_type
 
 
 class RpcInterrupted(RpcError):
@@ -142,7 +146,7 @@ class RpcServer:
         self._threads: set[threading.Thread] = set()
         self._session: tuple[str, float] | None = None  # (owner, time of its last request)
         self._lock = threading.Lock()
-        self._closed = False
+        self._closing = self._closed = False  # closing: shutting down, handlers failing because of it are not news
         self._pub = node.create_publisher(String, f"/homiebot/{service}/reply", RELIABLE)
         topic = f"/homiebot/{service}/request"
         node.create_subscription(String, topic, safe_callback(node, topic, self._on_request), RELIABLE,
@@ -154,6 +158,7 @@ class RpcServer:
         Called before the node is destroyed, so that no handler thread touches a destroyed publisher."""
         if _LOCAL.get(self.service) is self:
             del _LOCAL[self.service]
+        self._closing = True
         with self._lock:
             for ctx in self._active.values():
                 ctx._cancelled.set()
@@ -265,6 +270,7 @@ class RpcServer:
             except Exception as err:
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
                 box.append(("error", f"{type(err).__name__}: {err}"))
+                box.append(type(err).__name__)
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
@@ -280,7 +286,7 @@ class RpcServer:
         if after is not None:
             self._start_tracked(after)
         if kind == "error":
-            raise RpcError(f"{self.service}.{method}: {value}")
+            raise RpcError(f"{self.service}.{method}: {value}", box[1] if len(box) > 1 else None)
         return value
 
     def _start_tracked(self, target: Callable[[], None]) -> None:
@@ -288,7 +294,7 @@ class RpcServer:
             try:
                 target()
             except Exception as err:
-                if not self._closed:
+                if not self._closing:
                     self.node.get_logger().error(f"{self.service}: {type(err).__name__}: {err}")
             finally:
                 with self._lock:
@@ -313,9 +319,9 @@ class RpcServer:
         except Cancelled:
             self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
-            if not self._closed:
+            if not (self._closing or isinstance(err, RpcInterrupted)):
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
-            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000]})
+            self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000], "type": type(err).__name__})
         finally:
             with self._lock:
                 self._active.pop(ctx.request_id, None)
@@ -430,7 +436,7 @@ class RpcClient:
         if rep.get("aborted"):
             self._raise_aborted(rep)
         if rep.get("kind") == "error":
-            raise RpcError(f"{self.service}.{method}: {rep.get('message')}")
+            raise RpcError(f"{self.service}.{method}: {rep.get('message')}", rep.get("type") if isinstance(rep.get("type"), str) else None)
         return rep.get("data")
 
     def verify(self, timeout: float, force: bool = False) -> None:

@@ -1,5 +1,6 @@
 """Start the whole graph as one process per node (what ``ros2 launch homiebot sim.launch.py`` does
-where the ROS launch tools are installed), and stop it cleanly."""
+where the ROS launch tools are installed), keep it running (a node that dies is restarted, with
+back-off and a limit), and stop it cleanly."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from homiebot.ros.graph import NodeSpec, ros_args
@@ -45,14 +47,8 @@ def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
 
 
 def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
-    """One process per node, or (``compose``) all nodes in one process."""
-    if compose:  # policy servers keep their own processes: they exist to isolate their model's software stack
-        servers = [s for s in specs if s.executable == "homiebot_policy_server"]
-        members = [s for s in specs if s not in servers]
-        payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
-        procs = {"graph": subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
-        return procs | {spec.name: spawn(spec, env) for spec in servers}
-    return {spec.name: spawn(spec, env) for spec in specs}
+    """One process per node, or (``compose``) all nodes in one process; not supervised."""
+    return {name: start() for name, start in starters(specs, env, compose).items()}
 
 
 def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
@@ -73,25 +69,100 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> int:
-    """Run until Ctrl-C or until a node exits; returns non-zero if a node failed."""
+@dataclass
+class Restarts:
+    """When to restart a node that died: back-off doubling from ``first`` to ``longest`` seconds; after
+    ``limit`` restarts within ``window`` seconds the node is reported and left down."""
+
+    first: float = 0.5
+    longest: float = 8.0
+    limit: int = 5
+    window: float = 60.0
+
+
+@dataclass
+class _Member:
+    name: str
+    start: Callable[[], subprocess.Popen]
+    proc: subprocess.Popen
+    deaths: list[float] = field(default_factory=list)
+    due: float | None = None  # when to start it again
+    given_up: bool = False
+
+
+class Supervisor:
+    """Keeps the graph's processes running, as launch's ``respawn`` does: a node that exits is started
+    again after a back-off; one that keeps dying is reported and left down. A node that exits with
+    status 2 (its parameters or config are wrong) is not restarted: it would fail the same way."""
+
+    def __init__(self, starters: dict[str, Callable[[], subprocess.Popen]], policy: Restarts = Restarts(),
+                 log: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)) -> None:
+        self.policy, self.log = policy, log
+        self.members = {name: _Member(name, start, start()) for name, start in starters.items()}
+
+    @property
+    def procs(self) -> dict[str, subprocess.Popen]:
+        return {m.name: m.proc for m in self.members.values()}
+
+    def poll(self, now: float | None = None) -> int | None:
+        """Restart what died and is due; returns an exit status when the graph must stop (a node's
+        configuration error), else None."""
+        now = time.monotonic() if now is None else now
+        for m in self.members.values():
+            if m.given_up:
+                continue
+            if m.due is not None:
+                if now >= m.due:
+                    m.proc, m.due = m.start(), None
+                    self.log(f"homiebot graph: restarted node {m.name} (pid {m.proc.pid})")
+                continue
+            code = m.proc.poll()
+            if code is None:
+                continue
+            if code == 2:
+                self.log(f"homiebot graph: node {m.name} exited with status 2 (a configuration error); stopping the graph")
+                return 2
+            m.deaths = [t for t in m.deaths if now - t < self.policy.window] + [now]
+            if len(m.deaths) > self.policy.limit:
+                m.given_up = True
+                self.log(f"homiebot graph: node {m.name} keeps dying ({len(m.deaths)} exits within {self.policy.window:g} s, "
+                         f"last status {code}); it is not restarted again")
+                continue
+            delay = min(self.policy.longest, self.policy.first * 2 ** (len(m.deaths) - 1))
+            m.due = now + delay
+            self.log(f"homiebot graph: node {m.name} exited with status {code}; restarting it in {delay:g} s "
+                     f"(restart {len(m.deaths)} of at most {self.policy.limit} within {self.policy.window:g} s)")
+        return None
+
+
+def starters(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, Callable[[], subprocess.Popen]]:
+    """How to start each process of the graph (one per node, or one for all composed nodes)."""
+    if compose:  # policy servers keep their own processes: they exist to isolate their model's software stack
+        servers = [s for s in specs if s.executable == "homiebot_policy_server"]
+        members = [s for s in specs if s not in servers]
+        payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
+        out: dict[str, Callable[[], subprocess.Popen]] = {
+            "graph": lambda: subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
+        return out | {spec.name: (lambda spec=spec: spawn(spec, env)) for spec in servers}
+    return {spec.name: (lambda spec=spec: spawn(spec, env)) for spec in specs}
+
+
+def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False, policy: Restarts = Restarts()) -> int:
+    """Run and supervise the graph until Ctrl-C or SIGTERM; returns non-zero if it had to stop."""
     signal.signal(signal.SIGTERM, _interrupt)  # stop the graph on SIGTERM as on Ctrl-C
     signal.signal(signal.SIGINT, _interrupt)  # even when started in the background, where SIGINT is ignored
-    procs = spawn_all(specs, env, compose)
-    print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in procs.items()), flush=True)
+    supervisor = Supervisor(starters(specs, env, compose), policy)
+    print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in supervisor.procs.items()), flush=True)
     print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')}; "
           "submit tasks with `homiebot submit \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)
-    status = 0
     try:
         while True:
-            for name, p in procs.items():
-                code = p.poll()
-                if code is not None:
-                    print(f"homiebot graph: node {name} exited with status {code}; stopping the graph", file=sys.stderr, flush=True)
-                    status = code or 1
-                    return status
+            status = supervisor.poll()
+            if status is not None:
+                return status
             time.sleep(0.2)
     except KeyboardInterrupt:
         return 0
     finally:
-        stop(procs)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
+        stop(supervisor.procs)

@@ -23,10 +23,12 @@ CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
 
 
 class NodeWatch:
-    """Heartbeats of every node; calls ``on_lost(reason)`` once per episode when a watched node is lost."""
+    """Heartbeats of every node; calls ``on_lost(node, reason)`` when a watched node is lost (once per
+    episode, or once per node for ``optional`` nodes, after which ``lost`` stays None)."""
 
-    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str], None]) -> None:
+    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str, str], None], optional: frozenset[str] = frozenset()) -> None:
         self.timeout = timeout
+        self.optional = optional  # nodes an episode can do without: their loss is reported, the episode goes on
         self.on_lost = on_lost
         self.me = node.get_name()
         self.lost: str | None = None
@@ -49,6 +51,17 @@ class NodeWatch:
         with self._lock:
             return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
 
+    def missing(self) -> list[str]:
+        """Nodes heard from before (this one aside) that are silent now: dead, or not back yet."""
+        now = time.monotonic()
+        with self._lock:
+            return sorted(n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me)
+
+    def instances(self) -> dict[str, str]:
+        """Node -> the instance last heard (a restart changes it)."""
+        with self._lock:
+            return {n: inst for n, (inst, _, _) in self._beats.items()}
+
     def begin(self) -> None:
         """Watch the nodes alive now (this one aside) until ``end``."""
         now = time.monotonic()
@@ -63,21 +76,35 @@ class NodeWatch:
     def stop(self) -> None:
         self._stop.set()
 
-    def _verdict(self) -> str | None:
+    def _verdict(self) -> tuple[str, str] | None:
+        """(node, reason) for a watched node replaced, or silent for ``timeout`` s while others were heard
+        (when every node seems silent, it is this process that lags behind its messages). Of several
+        silent nodes the one silent longest is named: the death of one can hold up another's messages."""
         now = time.monotonic()
+        silent = []
         for name, instance in (self._watched or {}).items():
             current, pid, heard = self._beats[name]
             if current != instance:
-                return f"the {name} node was restarted mid-episode (new process, pid {pid}); the episode cannot go on"
-            if now - heard > self.timeout:
-                return f"the {name} node stopped: no heartbeat for {now - heard:.1f} s (it died or hangs)"
-        return None
+                return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); the episode cannot go on"
+            others = max((t for n, (_, _, t) in self._beats.items() if n != name), default=now)
+            if min(now, others) - heard > self.timeout:
+                silent.append((heard, name))
+        if not silent:
+            return None
+        heard, name = min(silent)
+        also = [n for _, n in sorted(silent)[1:]]
+        return name, (f"the {name} node stopped: no heartbeat for {now - heard:.1f} s (it died or hangs)"
+                      + (f"; also silent: {', '.join(also)}" if also else ""))
 
     def _loop(self) -> None:
         while not self._stop.wait(CHECK_EVERY):
             with self._lock:
                 if self._watched is None or self.lost is not None:
                     continue
-                self.lost = reason = self._verdict()
-            if reason is not None:
-                self.on_lost(reason)
+                verdict = self._verdict()
+                if verdict is not None:
+                    self._watched.pop(verdict[0], None)  # reported once
+                    if verdict[0] not in self.optional:
+                        self.lost = verdict[1]
+            if verdict is not None:
+                self.on_lost(*verdict)

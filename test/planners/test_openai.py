@@ -310,12 +310,32 @@ def test_three_consecutive_failures_end_the_episode_with_a_complete_record(serve
     assert not (tmp_path / f"{folder.name}.partial").exists()
 
 
-def test_a_key_echoed_by_the_server_is_redacted(server, demo_task, monkeypatch):
+@pytest.mark.parametrize("status", [401, 403])
+def test_an_authentication_error_stops_the_episode_at_once_naming_the_variable(server, demo_task, monkeypatch, tmp_path, status):
     secret = "sk-echoed-secret-42"
     monkeypatch.setenv(KEY_ENV, secret)
-    server.faults = [error(401, f"Incorrect API key provided: {secret}")]
+    server.rule = lambda body: error(status, f"Incorrect API key provided: {secret}")
+    with pytest.raises(PlannerConfigError, match=f"rejected the API key in {KEY_ENV}") as err:
+        run(openai_config(server), demo_task, tmp_path)
+    assert secret not in str(err.value) and "[redacted]" in str(err.value)
+    assert len(server.requests) == 1, "not retried"
+    saved = (next(tmp_path.glob("*/episode.json"))).read_text()
+    assert secret not in saved and json.loads(saved)["termination"] == "error" and KEY_ENV in json.loads(saved)["error"]
+
+
+def test_a_key_echoed_in_an_answer_is_redacted_from_the_record(server, demo_task, monkeypatch):
+    secret = "sk-echoed-secret-42"
+    monkeypatch.setenv(KEY_ENV, secret)
+
+    def echo(body: dict) -> Reply:
+        reply = oracle_json(body)
+        content = json.loads(reply.body["choices"][0]["message"]["content"])
+        content["analysis"] = f"my key is {secret}"
+        return completion(json.dumps(content))
+
+    server.answer = echo
     record, _ = run(openai_config(server), demo_task)
-    assert record.steps[0].feedback.code is ErrorCode.F1 and "Incorrect API key" in record.steps[0].feedback.message
+    assert record.goal_satisfied is True and "[redacted]" in record.steps[0].raw_output
     assert secret not in record.model_dump_json()
 
 

@@ -4,7 +4,8 @@ standard input; prints one JSON line with what it saw.
 
 Modes: ``submissions`` (hostile submissions, collect status events), ``session`` (a world reset
 while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
-graph subscribes to), ``task`` (submit one task and wait for its end).
+graph subscribes to), ``task`` (submit one task and wait for its end), ``watch`` (submit one task and
+print its status events as they come).
 """
 
 from __future__ import annotations
@@ -201,11 +202,30 @@ def task(c: Client, args: dict) -> dict:
     return {"events": c.mine(rid)}
 
 
+def watch(c: Client, args: dict) -> dict:
+    """Submit, then print each status event of the task as a JSON line as it comes (until it ends)."""
+    c.pub("/homiebot/task/submit")
+    c.connect(["/homiebot/task/submit"])
+    rid = args["submission"]["id"]
+    c.submit_until_heard(args["submission"])
+    shown = 0
+    deadline = time.time() + args.get("timeout", 300.0)
+    while time.time() < deadline:
+        mine = c.mine(rid)
+        for e in mine[shown:]:
+            print(json.dumps(e), flush=True)
+            if e["state"] in ("finished", "failed"):
+                return {"done": e["state"]}
+        shown = len(mine)
+        rclpy.spin_once(c.node, timeout_sec=0.05)
+    return {"done": None}
+
+
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
-        print(json.dumps({"submissions": submissions, "session": session, "fuzz": fuzz, "task": task}[mode](client, arguments)))
+        print(json.dumps({"submissions": submissions, "session": session, "fuzz": fuzz, "task": task, "watch": watch}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

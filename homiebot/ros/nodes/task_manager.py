@@ -29,6 +29,7 @@ from std_msgs.msg import String
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
 from homiebot.contracts import StepRecord
+from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
@@ -44,6 +45,7 @@ from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
 SERVICES = ("world", "planner", "detector", "executor")
+DISCOVERY_SETTLE = 1.5  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
 class TaskManagerNode:
@@ -60,7 +62,9 @@ class TaskManagerNode:
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
         self._stopping = threading.Event()
-        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost)
+        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
+        self._current: str | None = None  # id of the task being run
+        self._instances: dict[str, str] = {}  # node processes at the start of the last episode
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
@@ -76,7 +80,11 @@ class TaskManagerNode:
         self._worker_thread.start()
 
     def _status(self, **event: Any) -> None:
-        self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+        try:
+            self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+        except Exception:  # the node is being destroyed under a worker that outlived close(): nobody hears it
+            if not self._stopping.is_set():
+                raise
 
     def _on_submit(self, msg: String) -> None:
         limit = self.params["max_message_bytes"]
@@ -128,11 +136,18 @@ class TaskManagerNode:
             except Exception as err:  # report and serve the next task
                 self._status(id=request["id"], state="failed", cause="error", reason=f"{type(err).__name__}: {err}")
 
-    def _node_lost(self, reason: str) -> None:
-        """A node of the graph died or was replaced mid-episode: fail the calls in flight at once."""
+    def _node_lost(self, node: str, reason: str) -> None:
+        """A node of the graph died or was replaced mid-episode: fail the calls in flight at once. The
+        recorder is the exception: the episode goes on, with a warning that its bag is incomplete."""
+        if node == "recorder":  # the episode goes on without its bag, as when no recorder runs at all
+            if self.recorder is not None:
+                self.recorder.abort(reason)
+            self._bag_problem(self._current or "", f"the bag of this episode is incomplete: {reason}")
+            return
         self.node.get_logger().error(reason)
         for client in self._all_clients():
-            client.abort(reason)
+            if client is not self.recorder:
+                client.abort(reason)
 
     def _all_clients(self) -> list[RpcClient]:
         return [*self.clients.values(), *([self.recorder] if self.recorder else [])]
@@ -141,9 +156,9 @@ class TaskManagerNode:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
         self.watch.stop()
-        for client in self._all_clients():
+        for client in self.clients.values():  # not the recorder: the episode's bag is still to be closed
             client.abort("the task manager is stopping", interrupted=True)
-        self._worker_thread.join(3.0)
+        self._worker_thread.join(2.5)
 
     def _on_cancel(self, msg: String) -> None:
         """``/homiebot/cancel``: the running episode's submission id, or empty for whatever runs."""
@@ -174,8 +189,17 @@ class TaskManagerNode:
 
     def _wait_for_nodes(self) -> None:
         """Until every node answers a ping, before each episode: a node restarted since the last one
-        is reached for sure (and the pings stay out of the episode's bag)."""
+        is reached for sure (and the pings stay out of the episode's bag). Nodes without calls (the
+        mapper) are waited for by their heartbeats; after a restart the new process is given a moment
+        to be discovered on its data topics too, which a ping does not prove."""
         deadline = time.monotonic() + self.params["connect_timeout"]
+        while (silent := self.watch.missing()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if silent:
+            raise RuntimeError(f"the {', '.join(silent)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+        if self.watch.instances() != self._instances:
+            time.sleep(DISCOVERY_SETTLE if self._instances else 0.0)
+            self._instances = self.watch.instances()
         missing = []
         for service, client in self.clients.items():
             try:
@@ -201,8 +225,8 @@ class TaskManagerNode:
             return False
 
     def _stop_bag(self, rid: str) -> None:
-        try:
-            self.recorder.call("stop", timeout=self.params["timeout"])
+        try:  # when stopping, the recorder may be stopping too: do not hold up the record for long
+            self.recorder.call("stop", timeout=1.5 if self._stopping.is_set() else self.params["timeout"])
         except (RpcError, RpcTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
@@ -211,7 +235,7 @@ class TaskManagerNode:
         self._status(id=rid, state="warning", reason=message)
 
     def _run(self, request: dict) -> None:
-        rid = request["id"]
+        rid = self._current = request["id"]
         started = time.perf_counter()
         for client in self._all_clients():
             client.resume()
@@ -260,7 +284,7 @@ class TaskManagerNode:
             reason = self.watch.lost or str(err)
             termination = getattr(err, "termination", "error")
             self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"), termination=termination,
-                         cause="interrupted" if termination == "interrupted" else "error")
+                         cause="interrupted" if termination == "interrupted" else "invalid" if isinstance(err, PlannerConfigError) else "error")
             return
         finally:
             self.running = None

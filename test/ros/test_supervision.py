@@ -1,0 +1,191 @@
+"""``homiebot up`` keeps the graph running: kill any node mid-episode and the task manager reports a
+failed event naming it within seconds, the record is saved, the node comes back and the graph serves
+the next task; SIGTERM of ``homiebot up`` mid-episode saves the record and exits cleanly and quickly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.records import load_episode  # noqa: E402
+from homiebot.ros.graph import GRAPH_NODES  # noqa: E402
+from homiebot.ros.up import ros_environment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "config" / "tasks" / "demo.yaml"
+CLIENT = Path(__file__).with_name("plain_client.py")
+DOMAIN = 191 + os.getpid() % 40
+ROUNDS = 400  # long episodes: a node can be killed mid-episode for sure
+
+
+class Graph:
+    """A `homiebot up` process; its output is collected as it comes."""
+
+    def __init__(self, env: dict, cfg: Path, out: Path) -> None:
+        self.out = out
+        self.proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(cfg), "--out", str(out)],
+                                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def pid(self, node: str) -> int:
+        """The node's current process: the last restart, else the start-up line."""
+        text = "".join(self.lines)
+        restarted = re.findall(rf"restarted node {node} \(pid (\d+)\)", text)
+        return int(restarted[-1]) if restarted else int(re.search(rf"\b{node} \(pid (\d+)\)", text).group(1))
+
+    def wait_for(self, pattern: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, "".join(self.lines)):
+            assert time.monotonic() < deadline, f"no '{pattern}' in:\n" + "".join(self.lines[-30:])
+            time.sleep(0.1)
+
+
+class Watch:
+    """A plain rclpy client following one submission's status events."""
+
+    def __init__(self, env: dict, rid: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(CLIENT), "watch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        self.proc.stdin.write(json.dumps({"submission": {"id": rid, "task_file": str(DEMO), "seed": 1}}))
+        self.proc.stdin.close()
+
+    def until(self, test, timeout: float = 120.0) -> dict:
+        result: list[dict] = []
+
+        def read() -> None:
+            for line in self.proc.stdout:
+                event = json.loads(line)
+                if "state" in event and test(event):
+                    result.append(event)
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        assert result, "the awaited status event did not come"
+        return result[0]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("up")
+    script = folder / "script.json"
+    script.write_text(json.dumps(["Analysis: stay.\nSubtask: [Go to, kitchen]\nModel: NoMaD"] * ROUNDS))
+    cfg = folder / "graph.yaml"
+    cfg.write_text(f"planner: {{name: replay, params: {{file: {script}}}}}\nmax_rounds: 1000\nskill_profile: perfect\n"
+                   "world: {name: embedded_home, params: {width: 64, height: 64, depth: false, segmentation: false}}\n")
+    graph = Graph(ros_environment(DOMAIN), cfg, folder / "runs")
+    graph.wait_for(r"homiebot graph: world \(pid")
+    try:
+        yield graph
+    finally:
+        if graph.proc.poll() is None:
+            graph.proc.send_signal(signal.SIGTERM)
+            graph.proc.wait(30)
+
+
+@pytest.mark.parametrize("node", [n for n in GRAPH_NODES if n not in ("task_manager", "recorder")])
+def test_a_node_killed_mid_episode_is_reported_its_record_saved_and_it_comes_back(up, node):
+    watch = Watch(ros_environment(DOMAIN), f"kill-{node}")
+    try:
+        watch.until(lambda e: e["state"] == "round" and e["round"] >= 2)
+        os.kill(up.pid(node), signal.SIGKILL)
+        killed = time.monotonic()
+        failed = watch.until(lambda e: e["state"] in ("failed", "finished"), timeout=60)
+        detected = time.monotonic() - killed
+    finally:
+        watch.close()
+    assert failed["state"] == "failed" and f"the {node} node" in failed["reason"], (failed, "".join(line for line in up.lines if "INFO" not in line)[-6000:])
+    assert detected < 10.0, f"reported after {detected:.1f} s"
+    record = load_episode(failed["record"])
+    assert record.termination == "error" and node in record.error and len(record.steps) >= 2
+    up.wait_for(rf"restarted node {node} \(pid")
+
+
+def test_a_killed_recorder_is_reported_and_the_episode_goes_on_without_its_bag(up):
+    watch = Watch(ros_environment(DOMAIN), "kill-recorder")
+    try:
+        watch.until(lambda e: e["state"] == "round" and e["round"] >= 2)
+        os.kill(up.pid("recorder"), signal.SIGKILL)
+        killed = time.monotonic()
+        warning = watch.until(lambda e: e["state"] in ("warning", "failed", "finished"), timeout=60)
+        detected = time.monotonic() - killed
+        assert warning["state"] == "warning" and "the recorder node stopped" in warning["reason"], warning
+        assert detected < 10.0, f"reported after {detected:.1f} s"
+        after = watch.until(lambda e: e["state"] in ("round", "failed", "finished"), timeout=60)
+        assert after["state"] == "round", after  # the episode goes on
+    finally:
+        watch.close()
+    up.wait_for(r"restarted node recorder \(pid")
+
+
+def test_a_killed_task_manager_comes_back_and_finalises_the_cut_off_record(up):
+    watch = Watch(ros_environment(DOMAIN), "kill-task-manager")
+    try:
+        watch.until(lambda e: e["state"] == "round" and e["round"] >= 2)
+        os.kill(up.pid("task_manager"), signal.SIGKILL)
+        up.wait_for(r"restarted node task_manager \(pid")
+    finally:
+        watch.close()
+    deadline = time.monotonic() + 60
+    while True:
+        records = [load_episode(p) for p in up.out.glob("*/episode.json")]
+        cut = [r for r in records if r.error and "task manager stopped" in r.error]
+        if cut or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert cut and cut[0].termination == "error" and cut[0].instruction.startswith("put the green can")
+    assert not list(up.out.glob("*.partial"))
+
+
+def test_after_the_kills_the_next_task_finishes(up):
+    watch = Watch(ros_environment(DOMAIN), "after-kills")
+    try:
+        final = watch.until(lambda e: e["state"] in ("failed", "finished"), timeout=240)
+    finally:
+        watch.close()
+    assert final["state"] == "finished" and final["rounds"] == ROUNDS + 1, final
+    assert "keeps dying" not in "".join(up.lines)
+
+
+def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):
+    watch = Watch(ros_environment(DOMAIN), "sigterm")
+    try:
+        watch.until(lambda e: e["state"] == "round" and e["round"] >= 2)
+        before = len(up.lines)
+        up.proc.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        up.proc.wait(30)
+        took = time.monotonic() - started
+    finally:
+        watch.close()
+    output = "".join(up.lines[before:])  # the shutdown's own output
+    assert up.proc.returncode == 0, output[-3000:]
+    assert took < 5.0, f"shutdown took {took:.1f} s"
+    for bad in ("Traceback", "InvalidHandle", "context is invalid", "RCLError"):
+        assert bad not in output, output[-3000:]
+    interrupted = [r for r in (load_episode(p) for p in up.out.glob("*/episode.json")) if r.termination == "interrupted"]
+    assert len(interrupted) == 1 and len(interrupted[0].steps) >= 2
+    assert not list(up.out.glob("*.partial"))

@@ -1,0 +1,62 @@
+"""The supervisor of ``homiebot up``: restarts with back-off, gives up on a node that keeps dying,
+stops the graph on a configuration error. Processes here are tiny Python programs, not nodes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from homiebot.ros.up import Restarts, Supervisor
+
+
+def exits(status: int):
+    return lambda: subprocess.Popen([sys.executable, "-c", f"import sys; sys.exit({status})"])
+
+
+def sleeps():
+    return lambda: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def settle(sup: Supervisor) -> None:
+    for m in sup.members.values():
+        if m.due is None and m.proc.poll() is None and m.name != "steady":
+            m.proc.wait(30)
+
+
+def test_a_dying_node_is_restarted_with_growing_back_off_then_given_up():
+    log: list[str] = []
+    sup = Supervisor({"flaky": exits(1), "steady": sleeps()}, Restarts(first=1.0, longest=4.0, limit=3, window=100.0), log.append)
+    try:
+        now, delays = 0.0, []
+        for _ in range(4):
+            settle(sup)
+            assert sup.poll(now) is None
+            member = sup.members["flaky"]
+            if member.given_up:
+                break
+            delays.append(member.due - now)
+            now = member.due
+            assert sup.poll(now) is None  # due: started again
+        assert delays == [1.0, 2.0, 4.0]
+        assert sup.members["flaky"].given_up and "keeps dying" in log[-1] and "not restarted again" in log[-1]
+        assert sum("restarted node flaky" in line for line in log) == 3
+        assert sup.members["steady"].proc.poll() is None and not sup.members["steady"].deaths
+    finally:
+        sup.members["steady"].proc.kill()
+        sup.members["steady"].proc.wait()
+
+
+def test_deaths_outside_the_window_do_not_count():
+    sup = Supervisor({"rare": exits(1)}, Restarts(first=0.5, limit=1, window=10.0), lambda text: None)
+    for now in (0.0, 100.0, 200.0):
+        settle(sup)
+        sup.poll(now)
+        assert not sup.members["rare"].given_up
+        sup.poll(sup.members["rare"].due)
+
+
+def test_a_configuration_error_stops_the_graph():
+    log: list[str] = []
+    sup = Supervisor({"misconfigured": exits(2)}, log=log.append)
+    settle(sup)
+    assert sup.poll(0.0) == 2 and "configuration error" in log[-1]
