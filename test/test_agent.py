@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from homiebot.planners.base import Planner, PlannerError, PlannerReply
 
 from homiebot.contracts import Action, ErrorCode
+from homiebot.planners.base import Planner, PlannerError, PlannerReply
 from homiebot.records import load_episode
 from homiebot.runtime import scene_for
 from homiebot.worlds.home.catalog import RECEPTACLE_TYPES

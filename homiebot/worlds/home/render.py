@@ -28,7 +28,7 @@ import os
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 
@@ -57,9 +57,6 @@ from homiebot.worlds.home.robot import (  # noqa: E402
     ArmPose,
     finger_offset,
 )
-
-if TYPE_CHECKING:
-    from typing_extensions import Self  # typing.Self is new in Python 3.11
 
 
 def _gl_context_class() -> Any:
@@ -327,7 +324,7 @@ class HomeRenderer:
             self._gl.free()
             self._gl = None
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> HomeRenderer:
         return self
 
     def __exit__(self, *exc: object) -> None:
