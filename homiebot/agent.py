@@ -8,13 +8,23 @@ and the planner is asked again in the next round. ``End`` finishes the episode.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from homiebot.contracts import Action, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Timings, offered_actions
+from homiebot.contracts import (
+    Action,
+    EpisodeRecord,
+    ErrorCode,
+    Feedback,
+    PlannerOutput,
+    StepRecord,
+    Subtask,
+    Timings,
+    offered_actions,
+)
 from homiebot.errors import CheckResult, ErrorDetector
-from homiebot.executor import Executor
+from homiebot.executor import Execution
 from homiebot.parsing import FormatError, parse_planner_output
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
 from homiebot.prompting import PromptBuilder, history_line
@@ -24,6 +34,19 @@ from homiebot.tasks import Task
 from homiebot.worlds.base import World
 
 T = TypeVar("T")
+
+
+class Runs(Protocol):
+    """Executes checked subtasks (the in-process Executor, or a proxy of the executor node)."""
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        """Configured models that cannot run here -> why."""
+        ...
+
+    def capabilities(self) -> Mapping[str, frozenset[Action]]: ...
+
+    def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution: ...
 
 
 class Checker(Protocol):
@@ -45,7 +68,7 @@ class AgentSettings:
 class Agent:
     """Runs episodes of one world with one planner and one set of skills."""
 
-    def __init__(self, world: World, planner: Planner, executor: Executor, models: list[ModelInfo],
+    def __init__(self, world: World, planner: Planner, executor: Runs, models: list[ModelInfo],
                  settings: AgentSettings = AgentSettings(), planner_name: str = "planner",
                  make_checker: Callable[[Task], Checker] | None = None, safety: SafetyGate | None = None) -> None:
         """``safety``: keep-out rules, approval, e-stop and cancel around each round (``SafetyGate``)."""
@@ -72,10 +95,10 @@ class Agent:
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
             far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,
-            unavailable=getattr(self.executor, "unavailable", None))
+            unavailable=self.executor.unavailable)
         # parse against the configured-but-unavailable names too, so that choosing one meets the
         # detector's F1 that says why it cannot run, not a generic "not in the model list"
-        model_names = [m.name for m in self.models] + sorted(getattr(self.executor, "unavailable", None) or {})
+        model_names = [m.name for m in self.models] + sorted(self.executor.unavailable)
         steps: list[StepRecord] = []
         history: list[str] = []
         feedback: Feedback | None = None
@@ -140,8 +163,8 @@ class Agent:
         window = self.settings.history_window
         shown = history[-window:] if window else history
         user = self.prompts.user(task.instruction, inventory_before, shown, feedback, r)
-        if getattr(self.world, "describe_in_prompt", False):  # mapped perception: the map's text, when configured
-            user += "\n\nWhat you have seen so far (semantic map):\n" + self.world.map_text()  # type: ignore[attr-defined]
+        if self.world.describe_in_prompt:  # mapped perception: the map's text, when configured
+            user += "\n\nWhat you have seen so far (semantic map):\n" + self.world.map_text()
         t1 = time.perf_counter()
         request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs,
                                  scene_map=self.world.map_summary())
@@ -173,6 +196,7 @@ class Agent:
                 fb, skill, attempts, travelled = run.feedback, run.skill, run.attempts, run.path_length
                 acted = run.acted or check.subtask
             else:
+                assert check.feedback is not None  # a check that did not pass always says why
                 fb = check.feedback
         t4 = time.perf_counter()
         label = output.subtask.text() if output else "[invalid output]"

@@ -162,7 +162,7 @@ def _progress(step: StepRecord) -> None:
     sub = step.output.subtask.text() if step.output else "[invalid output]"
     model = (step.output.model if step.output else None) or "-"
     fb = step.feedback
-    status = "ok" if fb.success else f"{fb.code.value}"
+    status = "ok" if fb.success or fb.code is None else fb.code.value
     line = f"round {step.round:2d} | {sub:<42} | {model:<7} | {status:<3} | {step.timings.total:5.2f}s"
     if not fb.success:
         line += f" | {fb.message}"
@@ -189,6 +189,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
     record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
+    assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
     print(f"\n{verdict}; {'ended with End' if record.ended else 'ended by ' + record.termination} after "

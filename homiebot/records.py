@@ -100,7 +100,7 @@ class EpisodeWriter:
         rel = "episode.mp4"
         with imageio.get_writer(self.work_dir / rel, fps=VIDEO_FPS, codec="libx264", macro_block_size=16, quality=7) as writer:
             for frame in self._frames:
-                writer.append_data(frame)
+                writer.append_data(frame)  # type: ignore[attr-defined]  # imageio's get_writer stubs lack append_data
         return rel
 
     def discard(self) -> None:

@@ -236,7 +236,7 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
     with open(out / RESULTS, "a") as fh:
         if workers == 1:
             _init_worker(cfg.model_dump_json(), episodes)
-            stream = map(_run_job_args, payload)
+            stream: Iterator[tuple[str, int, float]] = map(_run_job_args, payload)
             pool = None
         else:
             pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(cfg.model_dump_json(), episodes))
@@ -255,7 +255,7 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
                 pool.terminate()
                 pool.join()
     all_results = read_results(out / RESULTS).results
-    summary = metrics.summary(all_results)
+    summary: dict[str, Any] = metrics.summary(all_results)
     summary.update(new_runs=len(payload), wall_time=round(time.perf_counter() - started, 2),
                    peak_rss_mb_per_worker=sorted(round(v, 1) for v in peaks.values()))
     return summary
@@ -263,12 +263,13 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
 
 def _missing_shards(metas: list[dict[str, Any]], counts: list[int]) -> list[str]:
     """What a set of shard folders lacks: shards never given, and shards with runs still to do."""
-    problems = []
-    shards = [Shard.parse(m["shard"]) if str(m.get("shard", "")).count("/") == 1 else None for m in metas]
-    if any(s is None for s in shards) or not shards:
+    problems: list[str] = []
+    parsed = [Shard.parse(m["shard"]) if str(m.get("shard", "")).count("/") == 1 else None for m in metas]
+    shards = [s for s in parsed if s is not None]
+    if len(shards) != len(parsed) or not shards:
         return problems
     total = shards[0].count
-    given = {s.index for s in shards if s is not None and s.count == total}
+    given = {s.index for s in shards if s.count == total}
     problems += [f"shard {i}/{total} is not among them" for i in range(total) if i not in given]
     for meta, shard, count in zip(metas, shards, counts):
         try:

@@ -36,7 +36,7 @@ class RemoteWorld(World):
 
     name = "remote"
 
-    def __init__(self, rpc: RpcClient, cache: ObservationCache, scene: dict, timeout: float) -> None:
+    def __init__(self, rpc: RpcClient, cache: ObservationCache, scene: dict[str, Any] | None, timeout: float) -> None:
         self.rpc, self.cache, self.scene, self.timeout = rpc, cache, scene, timeout
         self._last: dict[str, Any] = {}
         self._known: dict[str, Any] = {}  # inventory and path length, while nothing has acted since they were reported
@@ -101,7 +101,7 @@ class RemoteWorld(World):
         return float(self._fact("path_length"))
 
     def scene_description(self) -> dict[str, Any]:
-        return self.scene
+        return self.scene or {}
 
     def goal_satisfied(self, goal: list[Condition]) -> bool | None:
         return self.rpc.call("goal", {"goal": [g.model_dump(mode="json") for g in goal]}, timeout=self.timeout)
@@ -167,7 +167,7 @@ class RemoteExecutor:
     def capabilities(self) -> dict[str, frozenset[Action]]:
         return {m.name: frozenset(Action(a) for a in m.actions) for m in self.models}
 
-    def execute(self, subtask: Subtask, model: str, world: World, seed: int, round_index: int) -> Execution:
+    def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution:
         if isinstance(world, RemoteWorld):
             world.touched()
         r = self.rpc.call("execute", {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index},

@@ -26,7 +26,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import rclpy
 from pydantic import ValidationError
@@ -231,8 +231,8 @@ class RpcServer:
         if method not in self.handlers:
             self._send({"id": rid, "kind": "error", "message": f"unknown method '{method}'; known: {sorted(self.handlers)}"})
             return
-        if problem := self._refusal(method, req.owner):
-            self._send({"id": rid, "kind": "error", "message": problem})
+        if refusal := self._refusal(method, req.owner):
+            self._send({"id": rid, "kind": "error", "message": refusal})
             return
         ctx = CallContext(rid, lambda data: self._send({"id": rid, "kind": "progress", "data": data}))
         with self._lock:
@@ -466,7 +466,7 @@ class RpcClient:
                   on_progress: Callable[[Any], None] | None = None) -> dict:
         """Publish one request (again every ``resend`` seconds) and wait for its result until ``deadline``."""
         rid = uuid.uuid4().hex
-        done, box = threading.Event(), []
+        done, box = threading.Event(), cast(list[Any], [])
         with self._lock:
             self._pending[rid] = (done, box, on_progress)
             if self._aborted is not None:

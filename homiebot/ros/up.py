@@ -143,8 +143,13 @@ def starters(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fal
         payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
         out: dict[str, Callable[[], subprocess.Popen]] = {
             "graph": lambda: subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
-        return out | {spec.name: (lambda spec=spec: spawn(spec, env)) for spec in servers}
-    return {spec.name: (lambda spec=spec: spawn(spec, env)) for spec in specs}
+        return out | {spec.name: _spawner(spec, env) for spec in servers}
+    return {spec.name: _spawner(spec, env) for spec in specs}
+
+
+def _spawner(spec: NodeSpec, env: dict[str, str]) -> Callable[[], subprocess.Popen]:
+    """What starts (and restarts) one node's process."""
+    return lambda: spawn(spec, env)
 
 
 def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False, policy: Restarts = Restarts()) -> int:

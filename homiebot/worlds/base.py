@@ -119,6 +119,15 @@ class World(ABC):
         """Whether the task's goal conditions hold (a simulator can tell); None where the world cannot."""
         return None
 
+    @property
+    def describe_in_prompt(self) -> bool:
+        """True when planner prompts should carry the map's text (``map_text``): mapped perception, when configured."""
+        return False
+
+    def map_text(self) -> str:
+        """The world's map in a few lines of text, for planner prompts; "" without a map."""
+        return ""
+
     def map_summary(self) -> dict[str, Any] | None:
         """What the world's semantic map holds (JSON-able), for planners that read maps; None without one."""
         return None

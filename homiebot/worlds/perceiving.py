@@ -88,7 +88,7 @@ class PerceivingWorld(World):
         self.detector = detector
         self.map_params = dict(map_params or {})
         self.bind_radius = float(bind_radius)
-        self.describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
+        self._describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
         self.static_between_actions = False  # every observation updates the map: observe only when asked
         self.update_times: list[float] = []  # seconds per map update (detection + fusion)
         self._new_map()
@@ -105,6 +105,10 @@ class PerceivingWorld(World):
         self._tick = 0
 
     # ---- the world interface ---------------------------------------------------------------------
+    @property
+    def describe_in_prompt(self) -> bool:
+        return self._describe_in_prompt
+
     def own_robot(self) -> Robot | None:
         return self.inner.robot
 

@@ -225,6 +225,7 @@ class TaskManagerNode:
             return False
 
     def _stop_bag(self, rid: str) -> None:
+        assert self.recorder is not None  # only after _start_bag succeeded
         try:  # when stopping, the recorder may be stopping too: do not hold up the record for long
             self.recorder.call("stop", timeout=1.5 if self._stopping.is_set() else self.params["timeout"])
         except (RpcError, RpcTimeout) as err:  # the record itself must still be written
@@ -263,7 +264,8 @@ class TaskManagerNode:
                             "max_rounds": c.max_rounds, "scene": world.scene_description()})
         if self._start_bag(rid, writer):
             writer.before_finish.append(lambda: self._stop_bag(rid))
-        goal_check = (lambda: world.goal_satisfied(task.goal)) if task.goal is not None else None
+        goal = task.goal
+        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
         self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup)
         config = c.model_dump(mode="json")

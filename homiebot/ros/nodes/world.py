@@ -43,19 +43,20 @@ from homiebot.ros.observations import IMAGES
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.wire import read_json, safe_callback
-from homiebot.runtime import build_skills, build_world, scene_from_json
+from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import SkillContext, SkillResult
 from homiebot.tasks import Task
+from homiebot.worlds.base import World
 
 
 class WorldNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.node = node
         self.cfg: RunConfig = run_config(params["config"])
-        self.world = None
-        self.skills = None
+        self.world: World | None = None
+        self.skills: SkillSet | None = None
         self._scene_json: str | None = None
         self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
         self._lock = threading.Lock()  # one simulator, one caller at a time
@@ -77,22 +78,23 @@ class WorldNode:
     def _publish(self, topic: str, data: dict) -> None:
         self.json_pubs[topic].publish(String(data=json.dumps(data)))
 
-    def reset(self, params: dict, ctx: CallContext) -> dict:
+    def reset(self, params: dict, ctx: CallContext) -> ThenRun:
         """Start an episode in the given scene (rebuilt only when the scene changes)."""
         scene_json = json.dumps(params["scene"], sort_keys=True)
         with self._lock:
-            if scene_json != self._scene_json:
+            if scene_json != self._scene_json or self.world is None or self.skills is None:
                 self._release()
-                self.world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
-                protect(self.world, self.cfg.safety, self.safety)
-                self.skills = build_skills(self.cfg, self.world)
+                world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
+                protect(world, self.cfg.safety, self.safety)
+                self.world, self.skills = world, build_skills(self.cfg, world)
                 self._scene_json = scene_json
-            self.world.reset()
+            world, skills = self.world, self.skills
+            world.reset()
             self.safety.new_episode()
-            self.mapped = self.world.map_summary() is not None
+            self.mapped = world.map_summary() is not None
             self.episode += 1
             self._changed()
-        return ThenRun({"episode": self.episode, "unavailable": self.skills.unavailable}, self._render_ahead)
+        return ThenRun({"episode": self.episode, "unavailable": skills.unavailable}, self._render_ahead)
 
     def _changed(self) -> None:
         self._version += 1
@@ -106,12 +108,17 @@ class WorldNode:
             if self.world is not None and self._ahead is None:
                 self._ahead = (self._version, self.world.observe(0))
 
-    def _require(self):
+    def _require(self) -> World:
         if self.world is None:
             raise RuntimeError("no scene loaded: call reset first")
         return self.world
 
-    def observe(self, params: dict, ctx: CallContext) -> dict:
+    def _require_skills(self) -> SkillSet:
+        if self.skills is None:
+            raise RuntimeError("no scene loaded: call reset first")
+        return self.skills
+
+    def observe(self, params: dict, ctx: CallContext) -> ThenRun:
         round_index = int(params["round"])
         with self._lock:
             world = self._require()
@@ -127,7 +134,7 @@ class WorldNode:
             meta = {"episode": self.episode, "round": round_index, "stamp": stamp, "kinds": kinds, "pose": obs.pose.model_dump(), "inventory": obs.inventory,
                     "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length(),
                     "mapped": self.mapped}
-            if self.mapped and getattr(world, "describe_in_prompt", False):
+            if self.mapped and world.describe_in_prompt:
                 meta["map_text"] = world.map_text()
             self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief),
                                            "resolves": callable(getattr(world.belief, "resolve", None))})
@@ -181,11 +188,11 @@ class WorldNode:
                             "skill": skill_name(s.skills[s.fallbacks.get(m.name, m.name)])} for m in s.models],
                 "unavailable": s.unavailable, "fallbacks": s.fallbacks}
 
-    def skill_attempt(self, params: dict, ctx: CallContext) -> dict:
+    def skill_attempt(self, params: dict, ctx: CallContext) -> ThenRun | dict[str, Any]:
         """One attempt of a skill that acts in this simulator (privileged skills)."""
         with self._lock:
             world = self._require()
-            skill = self.skills.skills[params["model"]]
+            skill = self._require_skills().skills[params["model"]]
             c = params["context"]
             self._changed()
             subtask = Subtask.model_validate(params["subtask"])
