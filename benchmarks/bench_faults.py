@@ -182,7 +182,9 @@ def main() -> int:
                 pending = (node, killed)
     finally:
         client.close()
-        graph.stop()
+        stopping = time.monotonic()
+        graph.stop()  # mid-episode: the last episode is running
+        shutdown = time.monotonic() - stopping
     rows = [(node, detections[node], recoveries[node]) for node in GRAPH_NODES]
     records = list((work / "runs").glob("*/episode.json"))
     partial = list((work / "runs").glob("*.partial"))
@@ -196,6 +198,8 @@ def main() -> int:
         print(f"| {node} | {fmt(det, statistics.median)} | {fmt(det, max)} | {fmt(rec, statistics.median)} | {fmt(rec, max)} | "
               f"{len(det)}/{args.kills} |")
     print(f"\nrecords saved / episodes started: {len(records)} / {started}; .partial folders left: {len(partial)}")
+    print(f"SIGTERM of homiebot up mid-episode: exited {graph.proc.returncode} after {shutdown:.1f} s; "
+          f"tracebacks in its output: {sum('Traceback' in line for line in graph.lines)}")
     print(f"(records in {work / 'runs'})")
     return 0
 

@@ -85,7 +85,8 @@ class NodeWatch:
         for name, instance in (self._watched or {}).items():
             current, pid, heard = self._beats[name]
             if current != instance:
-                return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); the episode cannot go on"
+                consequence = "its work in this episode is lost" if name in self.optional else "the episode cannot go on"
+                return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); {consequence}"
             others = max((t for n, (_, _, t) in self._beats.items() if n != name), default=now)
             if min(now, others) - heard > self.timeout:
                 silent.append((heard, name))
@@ -108,3 +109,15 @@ class NodeWatch:
                         self.lost = verdict[1]
             if verdict is not None:
                 self.on_lost(*verdict)
+
+
+def endpoints(node: Node, names: set[str]) -> set[tuple[str, str, str]]:
+    """(kind, topic, node) for every /homiebot publisher and subscription of the named nodes, as this
+    node's discovery sees them: a restarted node is back on its data topics once its are all here."""
+    seen = set()
+    for topic, _ in node.get_topic_names_and_types():
+        if not topic.startswith("/homiebot/") or topic == HEARTBEAT_TOPIC:
+            continue
+        seen |= {("pub", topic, i.node_name) for i in node.get_publishers_info_by_topic(topic) if i.node_name in names}
+        seen |= {("sub", topic, i.node_name) for i in node.get_subscriptions_info_by_topic(topic) if i.node_name in names}
+    return seen

@@ -132,7 +132,8 @@ def test_a_killed_recorder_is_reported_and_the_episode_goes_on_without_its_bag(u
         killed = time.monotonic()
         warning = watch.until(lambda e: e["state"] in ("warning", "failed", "finished"), timeout=60)
         detected = time.monotonic() - killed
-        assert warning["state"] == "warning" and "the recorder node stopped" in warning["reason"], warning
+        # silent for the heartbeat timeout, or (when its restart is quicker) back as a new process
+        assert warning["state"] == "warning" and "the recorder node" in warning["reason"], warning
         assert detected < 10.0, f"reported after {detected:.1f} s"
         after = watch.until(lambda e: e["state"] in ("round", "failed", "finished"), timeout=60)
         assert after["state"] == "round", after  # the episode goes on

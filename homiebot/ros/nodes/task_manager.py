@@ -36,7 +36,7 @@ from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
-from homiebot.ros.watch import NodeWatch
+from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
 from homiebot.safety.gate import SafetyGate
@@ -45,7 +45,7 @@ from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
 SERVICES = ("world", "planner", "detector", "executor")
-DISCOVERY_SETTLE = 1.5  # seconds for a restarted node's topics to be matched both ways before an episode uses them
+DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
 class TaskManagerNode:
@@ -65,6 +65,7 @@ class TaskManagerNode:
         self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
         self._current: str | None = None  # id of the task being run
         self._instances: dict[str, str] = {}  # node processes at the start of the last episode
+        self._endpoints: set[tuple[str, str, str]] = set()  # their /homiebot endpoints then
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
@@ -191,15 +192,19 @@ class TaskManagerNode:
         """Until every node answers a ping, before each episode: a node restarted since the last one
         is reached for sure (and the pings stay out of the episode's bag). Nodes without calls (the
         mapper) are waited for by their heartbeats; after a restart the new process is given a moment
-        to be discovered on its data topics too, which a ping does not prove."""
+        to be discovered on its data topics too, which a ping does not prove: until this node sees all
+        the endpoints it saw before the restart, and a moment more for the other nodes."""
         deadline = time.monotonic() + self.params["connect_timeout"]
         while (silent := self.watch.missing()) and time.monotonic() < deadline:
             time.sleep(0.1)
         if silent:
             raise RuntimeError(f"the {', '.join(silent)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
-        if self.watch.instances() != self._instances:
-            time.sleep(DISCOVERY_SETTLE if self._instances else 0.0)
-            self._instances = self.watch.instances()
+        names = set(self.watch.instances())
+        if self._instances and self.watch.instances() != self._instances:  # a node was restarted since the last episode
+            while not self._endpoints <= endpoints(self.node, names) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(DISCOVERY_SETTLE)  # we see its topics; give the other nodes the same moment
+        self._instances = self.watch.instances()
         missing = []
         for service, client in self.clients.items():
             try:
@@ -208,6 +213,7 @@ class TaskManagerNode:
                 missing.append(service)
         if missing:
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+        self._endpoints = endpoints(self.node, names)  # what a restarted node must be back on
 
     def _start_bag(self, rid: str, writer: EpisodeWriter) -> bool:
         """Ask the recorder node to record this episode; False (and a warning) if it cannot."""
