@@ -7,6 +7,7 @@ and the planner is asked again in the next round. ``End`` finishes the episode.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -124,6 +125,9 @@ class Agent:
                     termination = "cancelled"
                     break
         except Exception as err:  # a component failed (e.g. a node stopped answering): keep what was recorded
+            if _interrupted(err):  # Ctrl-C or SIGTERM arrived inside a C call that wrapped it (ctypes does)
+                termination = "interrupted"
+                raise KeyboardInterrupt from err
             termination = getattr(err, "termination", "error")  # an exception may say it means a stop from outside
             error = f"{type(err).__name__}: {err}"
             raise
@@ -220,3 +224,20 @@ def _settled(read: Callable[[], T], fallback: T, termination: str) -> T:
         return read()
     except Exception:
         return fallback
+
+
+STOP_SIGNALLED = threading.Event()  # set by the command line's SIGINT/SIGTERM handler
+
+
+def _interrupted(err: BaseException) -> bool:
+    """True if a stop signal is behind this exception: a C call may have turned the KeyboardInterrupt
+    its handler raised into another exception (ctypes does), with or without a chain to it."""
+    if STOP_SIGNALLED.is_set():
+        return True
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False

@@ -329,6 +329,9 @@ def _cmd_operator(args: argparse.Namespace) -> int:
 
 
 def _interrupt(signum, frame) -> None:
+    agent = sys.modules.get("homiebot.agent")  # loaded when an episode runs in this process
+    if agent is not None:
+        agent.STOP_SIGNALLED.set()
     raise KeyboardInterrupt
 
 
@@ -336,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
     signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM saves what was recorded, as Ctrl-C does
+    signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,

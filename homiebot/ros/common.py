@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
@@ -197,8 +198,25 @@ def spin_in_background(node: Node) -> tuple[SingleThreadedExecutor, threading.Th
     """Spin a node in a daemon thread (for callers that block on RPC results)."""
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread = threading.Thread(target=_spin_quietly, args=(executor,), daemon=True)
     thread.start()
+    atexit.register(_stop_background, executor, thread)  # a script that just ends must not abort (-6) in rcl's wait
     return executor, thread
+
+
+def _spin_quietly(executor: SingleThreadedExecutor) -> None:
+    try:
+        executor.spin()
+    except (ExternalShutdownException, _rclpy_impl.RCLError):
+        pass  # the context went away under us: the process is ending
+
+
+def _stop_background(executor: SingleThreadedExecutor, thread: threading.Thread) -> None:
+    """At interpreter exit: stop a background executor before the runtime it waits in is torn down."""
+    try:
+        executor.shutdown(timeout_sec=2.0)
+    except Exception:  # already shut down with its context
+        pass
+    thread.join(2.0)
 
 

@@ -156,12 +156,8 @@ class RpcServer:
         """Stop serving: cancel running calls, wait up to ``grace`` s for their threads, publish no more.
 
         Called before the node is destroyed, so that no handler thread touches a destroyed publisher."""
-        if _LOCAL.get(self.service) is self:
-            del _LOCAL[self.service]
-        self._closing = True
+        self.begin_close()
         with self._lock:
-            for ctx in self._active.values():
-                ctx._cancelled.set()
             threads = list(self._threads)
         deadline = time.monotonic() + grace
         for t in threads:
@@ -169,6 +165,15 @@ class RpcServer:
                 t.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             self._closed = True
+
+    def begin_close(self) -> None:
+        """Take no new calls and ask the running ones to stop (they may still finish and answer)."""
+        if _LOCAL.get(self.service) is self:
+            del _LOCAL[self.service]
+        self._closing = True
+        with self._lock:
+            for ctx in self._active.values():
+                ctx._cancelled.set()
 
     def _send(self, payload: dict) -> None:
         with self._lock:  # held while publishing: close() cannot complete in between
@@ -211,6 +216,8 @@ class RpcServer:
                 self._send({"id": rid, "kind": "error", "message": f"invalid request: {problem}"})
             return
         rid = req.id
+        if self._closing:
+            return  # shutting down: the caller's timeout or its own shutdown ends the call
         if req.local:
             return  # already being served by a direct call in this process
         if req.cancel:
@@ -488,9 +495,31 @@ class RpcClient:
 
 
 def shut_down(nodes: list[Node], components: list[object], grace: float = 1.5) -> None:
-    """Stop the RPC side of these nodes in an order free of use-after-destroy races: components
-    close first (``close()``, e.g. the task manager finalising its episode), then calls still
-    waiting are failed, then servers stop, waiting up to ``grace`` s for their handler threads."""
+    """Stop the RPC side of these nodes in an order free of use-after-destroy races:
+
+    1. servers take no new calls and ask running handlers to stop;
+    2. calls waiting for other nodes fail (RpcInterrupted), so that handlers and the task manager's
+       episode end now; recorder calls are spared, so that an episode's bag is still closed;
+    3. handler threads get up to ``grace`` s to finish, then servers publish no more;
+    4. components close (``close()``: the task manager writes its record, the world releases its
+       renderer), with no handler left to use what they release;
+    5. the remaining calls fail."""
+    for component in components:  # 0. say that we are stopping (``interrupt()``, where a component has one)
+        interrupt = getattr(component, "interrupt", None)
+        if interrupt:
+            interrupt()
+    mine = {id(n) for n in nodes}
+    servers = [s for s in _SERVERS if id(s.node) in mine]
+    clients = [c for c in _CLIENTS if id(c._node) in mine]
+    for server in servers:
+        server.begin_close()
+    for client in clients:
+        if client.service != "recorder":
+            client.abort(SHUTTING_DOWN, interrupted=True)
+    deadline = time.monotonic() + grace
+    for server in servers:
+        server.close(max(0.0, deadline - time.monotonic()))
+        _SERVERS.remove(server)
     for component in components:
         close = getattr(component, "close", None)
         if close:
@@ -498,11 +527,6 @@ def shut_down(nodes: list[Node], components: list[object], grace: float = 1.5) -
                 close()
             except Exception as err:  # one component's failure must not leave the others open
                 print(f"homiebot: closing {type(component).__name__}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
-    mine = {id(n) for n in nodes}
-    for client in [c for c in _CLIENTS if id(c._node) in mine]:
+    for client in clients:
         client.abort(SHUTTING_DOWN, interrupted=True)
         _CLIENTS.remove(client)
-    deadline = time.monotonic() + grace
-    for server in [s for s in _SERVERS if id(s.node) in mine]:
-        server.close(max(0.0, deadline - time.monotonic()))
-        _SERVERS.remove(server)

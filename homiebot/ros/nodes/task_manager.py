@@ -153,6 +153,10 @@ class TaskManagerNode:
     def _all_clients(self) -> list[RpcClient]:
         return [*self.clients.values(), *([self.recorder] if self.recorder else [])]
 
+    def interrupt(self) -> None:
+        """The process is stopping: what follows (the bag, the record) must not wait long."""
+        self._stopping.set()
+
     def close(self) -> None:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
