@@ -234,10 +234,11 @@ def _interrupted(err: BaseException) -> bool:
     its handler raised into another exception (ctypes does), with or without a chain to it."""
     if STOP_SIGNALLED.is_set():
         return True
-    seen = set()
-    while err is not None and id(err) not in seen:
-        if isinstance(err, KeyboardInterrupt):
+    seen: set[int] = set()
+    link: BaseException | None = err
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
             return True
-        seen.add(id(err))
-        err = err.__cause__ or err.__context__
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
     return False
