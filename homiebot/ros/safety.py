@@ -32,7 +32,7 @@ from homiebot.contracts import SafetyEvent
 from homiebot.parsing import FormatError, parse_subtask_text
 from homiebot.ros.wire import WireError, read_json, safe_callback
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision
-from homiebot.safety.state import SafetyState
+from homiebot.safety.state import Deadman, SafetyState
 
 ESTOP_TOPIC = "/homiebot/estop"
 CANCEL_TOPIC = "/homiebot/cancel"
@@ -50,7 +50,9 @@ class SafetyLink:
     ``authority`` (the task manager) records e-stop events and serves the Trigger services; other
     nodes apply the e-stop silently, so each e-stop appears once in a record."""
 
-    def __init__(self, node: Node, state: SafetyState, authority: bool = False, episode: Callable[[], Any] | None = None) -> None:
+    def __init__(self, node: Node, state: SafetyState, authority: bool = False, episode: Callable[[], Any] | None = None,
+                 heartbeat: float | None = None) -> None:
+        """``heartbeat`` (seconds): deadman mode, the e-stop engages when the e-stop topic falls silent."""
         self.node, self.state, self.authority = node, state, authority
         self.origin = node.get_fully_qualified_name()
         self.episode = episode or (lambda: None)
@@ -58,13 +60,23 @@ class SafetyLink:
         self.estop_pub = node.create_publisher(Bool, ESTOP_TOPIC, LATCHED)
         node.create_subscription(Bool, ESTOP_TOPIC, safe_callback(node, ESTOP_TOPIC, self._on_estop), LATCHED)
         state.listeners.append(self._publish)
+        self.deadman: Deadman | None = None
+        if heartbeat:
+            self.deadman = Deadman(heartbeat)
+            node.create_timer(min(0.1, heartbeat / 4), self._check_heartbeat)
         if authority:
             node.create_service(Trigger, "/homiebot/estop/engage", self._engage_service)
             node.create_service(Trigger, "/homiebot/estop/release", self._release_service)
 
+    def _check_heartbeat(self) -> None:
+        if self.deadman is not None and self.deadman.expired():
+            self.state.engage_estop("heartbeat lost", record=self.authority)
+
     def _on_estop(self, msg: Bool) -> None:
         if not isinstance(msg.data, bool):
             raise WireError("the e-stop message must be a Bool")
+        if self.deadman is not None:
+            self.deadman.beat()
         if msg.data:
             self.state.engage_estop("topic", record=self.authority)
         else:

@@ -52,3 +52,6 @@ class SafetySettings(BaseModel):
     keep_out: list[KeepOutRule] = []
     approve: Literal["every_subtask", "manipulation", "never"] = "never"
     approval_timeout: float = Field(120.0, gt=0, description="seconds to wait for an operator; a timeout rejects")
+    estop_heartbeat: float | None = Field(None, gt=0, description="deadman mode: the e-stop engages when no message has "
+                                          "come on /homiebot/estop for this many seconds (an operator's device sends "
+                                          "false periodically); None: off")

@@ -119,4 +119,25 @@ class SafetyState:
             raise Stopped(why)
 
 
-__all__ = ["SafetyState", "Stopped"]
+class Deadman:
+    """The e-stop's heartbeat mode: ``beat`` on every e-stop message; ``expired`` once none came for
+    ``timeout`` seconds (then the e-stop engages; only an explicit release lets it go)."""
+
+    def __init__(self, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.timeout, self.clock = timeout, clock
+        self._last = clock()
+        self._tripped = False
+
+    def beat(self) -> None:
+        self._last = self.clock()
+        self._tripped = False
+
+    def expired(self) -> bool:
+        """True once per silence longer than the timeout (not again until the next beat)."""
+        if not self._tripped and self.clock() - self._last > self.timeout:
+            self._tripped = True
+            return True
+        return False
+
+
+__all__ = ["Deadman", "SafetyState", "Stopped"]

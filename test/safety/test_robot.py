@@ -97,3 +97,19 @@ def test_an_estop_mid_skill_stops_the_base_within_one_control_period_and_is_not_
     gate.state.cancel("operator")
     again = skill.run(GO, world, SkillContext(0, 2, 1, 3))
     assert not again.success and again.reason is SkillFailure.STOPPED and "cancelled" in again.message
+
+
+def test_the_estop_heartbeat_trips_once_per_silence() -> None:
+    from homiebot.safety.state import Deadman
+
+    now = [0.0]
+    deadman = Deadman(0.5, clock=lambda: now[0])
+    now[0] = 0.4
+    assert not deadman.expired()
+    now[0] = 0.6
+    assert deadman.expired() and not deadman.expired()  # once, not on every check
+    deadman.beat()
+    now[0] = 1.0
+    assert not deadman.expired()
+    now[0] = 1.2
+    assert deadman.expired()

@@ -72,7 +72,8 @@ class TaskManagerNode:
         # the deciding half of the safety layer: pauses while the e-stop holds, keep-out rules, approval, cancel
         self.running: tuple[str, RemoteWorld] | None = None  # (submission id, world) of the episode in flight
         self.safety = SafetyState()
-        self.safety_link = SafetyLink(node, self.safety, authority=True, episode=lambda: self.running[0] if self.running else None)
+        self.safety_link = SafetyLink(node, self.safety, authority=True, episode=lambda: self.running[0] if self.running else None,
+                                      heartbeat=self.cfg.safety.estop_heartbeat)
         self.safety_link.hear_others(self.safety.add)
         self.approver = TopicApprover(node) if self.cfg.safety.approve != "never" else None
         self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)

@@ -72,7 +72,7 @@ class WorldNode:
                                                 "resolve": self.resolve, "room_of": self.room_of, "route": self.route})
         # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
         self.safety = SafetyState()
-        self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode)
+        self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=self.cfg.safety.estop_heartbeat)
         node.create_subscription(String, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
     def _publish(self, topic: str, data: dict) -> None:
