@@ -25,7 +25,7 @@ class Tolerances:
 
     goal_gap: float = 0.45
     facing: float = 0.52
-    early_gap: float = 0.27
+    early_gap: float = 0.27  # the manipulation standoff is 0.25 m
 
 
 class AttemptCheck(ABC):

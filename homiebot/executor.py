@@ -42,6 +42,11 @@ def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: Sk
     return result
 
 
+def stopped(why: str, attempt: int) -> SkillResult:
+    """The result of an attempt that did not start because motion is not allowed (e-stop or cancel)."""
+    return SkillResult(False, f"stopped before attempt {attempt}: {why}", reason=SkillFailure.STOPPED)
+
+
 def is_last_attempt(result: SkillResult, context: SkillContext) -> bool:
     """Whether the executor stops after this attempt: it succeeded, dropped the object (E2), was
     stopped (e-stop or cancel), or was the last one allowed (E1). A world can tell from this that no
@@ -86,8 +91,7 @@ class Executor(Generic[SkillT]):
             attempt += 1
             context = SkillContext(seed, round_index, attempt, limit)
             why = self.interruption() if self.interruption else None
-            result = (SkillResult(False, f"stopped before attempt {attempt}: {why}", reason=SkillFailure.STOPPED) if why
-                      else run_attempt(skill, subtask, world, context, acted))
+            result = stopped(why, attempt) if why else run_attempt(skill, subtask, world, context, acted)
             travelled += result.path_length
             if not is_last_attempt(result, context):
                 continue

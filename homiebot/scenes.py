@@ -8,6 +8,8 @@ bridge) has ``scenes = None``: its tasks carry no scene and goal names are not c
 
 from __future__ import annotations
 
+import functools
+import json
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +34,6 @@ class SceneSource(ABC):
         """What identifies a task's scene, cheaply: equal keys, equal scenes (a file's key follows its
         size and modification time)."""
         if task.scene is not None:
-            import json
-
             return "inline:" + json.dumps(task.scene, sort_keys=True)
         if task.scene_file is not None:
             path = Path(task.scene_file)
@@ -76,6 +76,7 @@ class NoScene(SceneError):
     """A task names no scene but the world needs one."""
 
 
+@functools.lru_cache(maxsize=16)  # an entry-point lookup costs milliseconds; the runtime asks several times per episode
 def scene_source(world: str = DEFAULT_WORLD) -> SceneSource | None:
     """The ``scenes`` of the world plugin registered as ``world`` (None for worlds without scenes)."""
     from homiebot.worlds.base import World

@@ -44,7 +44,6 @@ POLICIES: dict[str, Callable[..., Policy]] = {
 
 NAVIGATION = frozenset({Action.GO_TO})
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
-EARLY_GAP = 0.27  # m: a Go to ends by itself this close (the manipulation standoff is 0.25 m)
 CHECKS = ("auto", "robot_signals")
 
 
@@ -139,7 +138,7 @@ class PolicySkill(Skill):
         self._rate_override, self._size_override = rate_hz, image_size
         self.rate_hz = float(rate_hz or self.policy.rate_hz)
         self.max_steps, self.max_collisions = int(max_steps), int(max_collisions)
-        self.tolerances = Tolerances(goal_gap=float(goal_gap), facing=math.radians(facing_deg), early_gap=EARLY_GAP)
+        self.tolerances = Tolerances(goal_gap=float(goal_gap), facing=math.radians(facing_deg))
         self.image_size = _height_width(image_size) if image_size else _height_width(self.policy.image_size)
         self.camera, self.check_name = camera, check
         self.stow = stow

@@ -155,6 +155,8 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
 def init(args: list[str] | None) -> None:
     """rclpy without its own signal handlers: a signal must not invalidate the context while handler
     threads still publish; ``_spin`` turns SIGINT/SIGTERM into an orderly shutdown instead."""
+    if rclpy.ok():
+        return  # already initialised in this process (a node and a bridge, say)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 

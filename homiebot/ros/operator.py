@@ -22,8 +22,7 @@ from homiebot.ros.wire import read_json, safe_callback
 
 
 def _node(name: str) -> Node:
-    if not rclpy.ok():
-        init(None)
+    init(None)
     return Node(f"homiebot_{name}_{int(time.time() * 1000) % 100000}")
 
 

@@ -32,7 +32,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from PIL import Image as PILImage
@@ -74,8 +73,7 @@ class Ros2Robot(Robot):
         self.counters = CommandCounters()
         self._executor: SingleThreadedExecutor | None = None  # spinning a node of our own
         if node is None:
-            if not rclpy.ok():
-                init(None)
+            init(None)
             node = Node(f"homiebot_bridge_{profile.robot}_{int(time.time() * 1000) % 100000}")
             self._executor, _ = spin_in_background(node)
         self.node = node

@@ -34,9 +34,9 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.config import RunConfig
-from homiebot.contracts import VIEW_NAMES, SkillFailure, Subtask
+from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
-from homiebot.executor import is_last_attempt, run_attempt, skill_name
+from homiebot.executor import is_last_attempt, run_attempt, skill_name, stopped
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES
@@ -46,7 +46,7 @@ from homiebot.ros.wire import read_json, safe_callback
 from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
-from homiebot.skills.base import SkillContext, SkillResult
+from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
 
@@ -200,8 +200,7 @@ class WorldNode:
             context = SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"])
             self.safety.round = context.round
             why = self.safety.interruption()  # e-stop or cancel: no attempt starts (privileged skills too)
-            result = (SkillResult(False, f"stopped before attempt {context.attempt}: {why}", reason=SkillFailure.STOPPED) if why
-                      else run_attempt(skill, subtask, world, context, acted))
+            result = stopped(why, context.attempt) if why else run_attempt(skill, subtask, world, context, acted)
             self._changed()
             reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
                      "reason": None if result.success else result.failure.value,
