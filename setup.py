@@ -69,6 +69,7 @@ setup(
             "expert_waypoints = homiebot.worlds.home.experts:NavigationWaypointExpert",
             "expert_discrete = homiebot.worlds.home.experts:DiscreteNavigationExpert",
             "expert_ee = homiebot.worlds.home.experts:EndEffectorExpert",
+            "sim_expert = homiebot.skills.sim_expert:SimExpertPolicy",
         ],
         "homiebot.detectors": [
             "sim_truth = homiebot.perception.detectors:SimTruthDetector",
@@ -76,7 +77,8 @@ setup(
             "owlv2 = homiebot.perception.owl:OwlDetector",
             "detectron2 = homiebot.perception.detectron:Detectron2Detector",
         ],
-        "homiebot.worlds": ["embedded_home = homiebot.worlds.home.world:EmbeddedHome"],
+        "homiebot.worlds": ["embedded_home = homiebot.worlds.home.world:EmbeddedHome",
+                            "ros2_robot = homiebot.worlds.ros2_robot:Ros2RobotWorld"],
     },
     zip_safe=True,
 )

@@ -89,6 +89,14 @@ class OutputSettings(_Strict):
     video: bool = False
 
 
+class SimDriverSettings(_Strict):
+    """The embedded home served as the robot's driver (``homiebot_sim_driver``), started with the graph:
+    the deploy graph run against simulation. Leave it out on the robot."""
+
+    scene: str = Field("0", description="the home: a generator seed or a scene YAML file")
+    camera_size: str = Field("", description="render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)")
+
+
 class RunConfig(_Strict):
     version: int = CONFIG_VERSION
     seed: int = 0
@@ -103,12 +111,20 @@ class RunConfig(_Strict):
     perception: PerceptionSettings = PerceptionSettings()
     output: OutputSettings = OutputSettings()
     safety: SafetySettings = SafetySettings()
+    sim_driver: SimDriverSettings | None = Field(None, description="start the sim driver node serving the world's robot profile")
 
     @model_validator(mode="after")
     def _mapped_skills(self) -> RunConfig:
         """Mapped perception without an explicit skill list gets the exploring defaults."""
         if self.perception.mode == "mapped" and "skills" not in self.model_fields_set:
             self.skills = mapped_default_skills()
+        return self
+
+    @model_validator(mode="after")
+    def _driver_has_a_profile(self) -> RunConfig:
+        """The sim driver serves the robot profile the world bridges to."""
+        if self.sim_driver is not None and not self.world.params.get("profile"):
+            raise ValueError("sim_driver serves a robot profile: give world.params.profile (world: {name: ros2_robot, ...})")
         return self
 
     @field_validator("skill_profile")

@@ -1,8 +1,12 @@
 """Launch the homiebot graph against a real robot (or another simulator).
 
     ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs] [record_bag:=false]
+    ros2 launch homiebot real.launch.py robot:=spot                   # config/robot_spot.yaml (the robot's driver runs)
+    ros2 launch homiebot real.launch.py robot:=spot sim_driver:=true  # config/robots/spot_sim.yaml (+ the sim driver)
 
-The config's ``world`` names the bridge plugin (registered under the ``homiebot.worlds`` entry
+``robot:=<name>`` picks the shipped run configuration of that robot: ``config/robot_<name>.yaml``, or
+with ``sim_driver:=true`` ``config/robots/<name>_sim.yaml`` (the same graph plus the sim driver node,
+which serves the embedded home under the robot's driver names). The config's ``world`` names the bridge plugin (registered under the ``homiebot.worlds`` entry
 points) that the world node hosts; the other nodes are the same as in simulation. Discovery is not
 limited to this machine, so that nodes on a GPU server and on the robot find each other.
 """
@@ -19,10 +23,31 @@ from launch import LaunchDescription
 RESPAWN_DELAY = 1.0  # seconds before a node that died is started again
 
 
+def robot_config(robot: str, sim_driver: bool, share: str) -> str:
+    """The shipped run configuration of a robot (with the sim driver or without)."""
+    path = os.path.join(share, "config", "robots", f"{robot}_sim.yaml") if sim_driver else os.path.join(share, "config", f"robot_{robot}.yaml")
+    if not os.path.exists(path):
+        raise RuntimeError(f"no run configuration for robot '{robot}' at {path}; give config:=/path/to/robot.yaml")
+    return path
+
+
+def _share() -> str:
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        return get_package_share_directory("homiebot")
+    except (ImportError, LookupError):  # a source checkout: the repository root
+        return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _nodes(context, *args, **kwargs):
     config = LaunchConfiguration("config").perform(context)
+    robot = LaunchConfiguration("robot").perform(context)
+    sim_driver = LaunchConfiguration("sim_driver").perform(context).lower() in ("true", "1", "yes")
+    if not config and robot:
+        config = robot_config(robot, sim_driver, _share())
     if not config:
-        raise RuntimeError("real.launch.py needs config:=/path/to/robot.yaml naming the robot's world bridge")
+        raise RuntimeError("real.launch.py needs robot:=spot|fetch [sim_driver:=true] or config:=/path/to/robot.yaml")
     record_bag = LaunchConfiguration("record_bag").perform(context).lower() in ("true", "1", "yes")
     return [
         Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
@@ -37,6 +62,8 @@ def _nodes(context, *args, **kwargs):
 def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("config", default_value="", description="run configuration YAML with the robot's world"),
+        DeclareLaunchArgument("robot", default_value="", description="a shipped robot (spot, fetch) instead of config"),
+        DeclareLaunchArgument("sim_driver", default_value="false", description="with robot: run against the sim driver"),
         DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
         DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
         DeclareLaunchArgument("record_bag", default_value="true", description="run the recorder node: an MCAP bag per episode"),

@@ -4,6 +4,7 @@ launch files in ``launch/`` both build the graph from here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")
@@ -31,13 +32,31 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
         "planner": {"planner": planner} if planner else {},
         "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }
-    specs = []
+    specs = sim_driver(config)
     for name in GRAPH_NODES:
         if name == "recorder" and not record_bag:
             continue
         params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
         specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
     return specs + policy_servers(config)
+
+
+def sim_driver(config: str = "") -> list[NodeSpec]:
+    """The sim driver node when the config has a ``sim_driver`` section: the embedded home served under
+    the world's robot profile (the graph a user deploys on the robot, run against simulation)."""
+    from homiebot.config import load_config
+
+    cfg = load_config(config or None)
+    if cfg.sim_driver is None:
+        return []
+    scene = cfg.sim_driver.scene
+    if not scene.lstrip("-").isdigit() and config and not Path(scene).is_absolute():
+        scene = str((Path(config).resolve().parent / scene).resolve())  # a scene file is relative to its config, as a task's
+    profile = str(cfg.world.params["profile"])
+    if profile.endswith((".yaml", ".yml")) and config and not Path(profile).is_absolute():
+        profile = str((Path(config).resolve().parent / profile).resolve())
+    params = {"robot": profile, "scene": scene, "camera_size": cfg.sim_driver.camera_size}
+    return [NodeSpec("sim_driver", "homiebot.worlds.home.sim_driver", "homiebot_sim_driver", params)]
 
 
 def policy_servers(config: str = "") -> list[NodeSpec]:

@@ -66,8 +66,11 @@ class Ros2Robot(Robot):
     """A robot reached through its driver's ROS 2 interfaces (see the module doc)."""
 
     def __init__(self, profile: RobotProfile, node: Node | None = None, connect_timeout: float = 30.0,
-                 stale_after: float = 1.0, call_timeout: float = 10.0) -> None:
+                 stale_after: float = 1.0, call_timeout: float = 10.0, view_aliases: bool = False) -> None:
+        """``view_aliases``: also answer to the planner's view names (front, left, back, right) for the
+        cameras the profile's ``views`` name (what mapped perception asks for)."""
         self.profile = profile
+        self.aliases = dict(profile.views) if view_aliases else {}
         self.name = profile.robot
         self.connect_timeout, self.stale_after, self.call_timeout = connect_timeout, stale_after, call_timeout
         self.counters = CommandCounters()
@@ -166,9 +169,12 @@ class Ros2Robot(Robot):
     @property
     def capabilities(self) -> Capabilities:
         p = self.profile
-        return Capabilities(cameras=tuple(p.cameras), base=True, arm=bool(p.arm) and "arm" not in p.unverified,
+        depth = tuple(c for c, s in p.cameras.items() if s.depth)
+        cameras = tuple(p.cameras) + tuple(a for a in self.aliases if a not in p.cameras)
+        depth += tuple(a for a, c in self.aliases.items() if c in depth and a not in depth)
+        return Capabilities(cameras=cameras, base=True, arm=bool(p.arm) and "arm" not in p.unverified,
                             gripper=bool(p.gripper) and "gripper" not in p.unverified, head=False,
-                            depth=tuple(c for c, s in p.cameras.items() if s.depth), policy_camera=p.policy_camera)
+                            depth=depth, policy_camera=p.policy_camera)
 
     @property
     def limits(self) -> RobotLimits:
@@ -176,12 +182,14 @@ class Ros2Robot(Robot):
         return RobotLimits(lim.max_linear, lim.max_angular, lim.max_ee_speed, 1.0, lim.workspace_min, lim.workspace_max)
 
     def _spec(self, camera: str) -> CameraSpec:
+        camera = self.aliases.get(camera, camera)
         if camera not in self.profile.cameras:
             raise ValueError(f"unknown camera '{camera}'; {self.profile.robot} has {sorted(self.profile.cameras)}")
         return self.profile.cameras[camera]
 
     def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
         spec = self._spec(camera)
+        camera = self.aliases.get(camera, camera)
         h, w = self._upright_shape(spec)
         with self._lock:
             msg = self._infos.get(camera)
@@ -203,6 +211,7 @@ class Ros2Robot(Robot):
 
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         spec = self._spec(camera)
+        camera = self.aliases.get(camera, camera)
         self._alive()
         with self._lock:
             msg, dmsg = self._images.get(camera), self._depths.get(camera)
@@ -328,6 +337,9 @@ class Ros2Robot(Robot):
         return MotionReport()
 
     def close(self) -> None:
+        if getattr(self, "_closed", False):
+            return  # the shut-down procedure runs once
+        self._closed = True
         try:
             self.stop()
             for role in self.profile.shutdown:

@@ -12,8 +12,12 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too;
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
   end-effector speed limit, and the gripper's open / close services;
-* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state), a simulator-only topic
-  for privileged components, as Gazebo publishes model states.
+* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state and its belief
+  snapshot, see ``homiebot.robots.sim``), a simulator-only topic for privileged components, as Gazebo
+  publishes model states;
+* the ``sim/expert`` RPC service (``reset`` {policy, policy_params, subtask}, ``act`` -> commands in
+  the policy wire's JSON): the embedded home's expert policies computed from its truth, for the
+  ``sim_expert`` policy of a bridged world; their commands come back through the profile's topics.
 
 Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p scene:=0``.
 """
@@ -35,17 +39,22 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from homiebot.contracts import Subtask
+from homiebot.errors import take_snapshot
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
+from homiebot.robots.sim import EXPERT_SERVICE, TRUTH_TOPIC
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import stamp_of
-from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
+from homiebot.skills.policy import PolicyObservation, PrivilegedPolicy
+from homiebot.skills.policy_wire import encode_commands
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.generate import generate_scene
 from homiebot.worlds.home.scene import load_scene
 from homiebot.worlds.home.world import EmbeddedHome
 
-GROUND_TRUTH_TOPIC = "/homiebot/sim/ground_truth"
+GROUND_TRUTH_TOPIC = TRUTH_TOPIC
 
 
 def _finite(*values: float) -> bool:
@@ -66,7 +75,8 @@ class SimDriver:
         p = self.profile
         self.robot.max_linear, self.robot.max_angular = p.limits.max_linear, p.limits.max_angular
         self.powered = self.standing = not p.sim.needs_power
-        self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0}
+        self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0, "expert_acts": 0}
+        self._expert: PrivilegedPolicy | None = None
         self._lock = threading.Lock()
         self._cmd: tuple[float, float, float] | None = None  # (v, w, wall time received)
         self._ee_goal: np.ndarray | None = None
@@ -83,6 +93,7 @@ class SimDriver:
         for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
             if iface.type == "std_srvs/srv/Trigger":
                 node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
+        self.expert_server = RpcServer(node, EXPERT_SERVICE, {"reset": self._expert_reset, "act": self._expert_act})
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_tick)
         node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
@@ -146,6 +157,30 @@ class SimDriver:
             return True, "arm stowed"
         return True, f"{role}: done"  # claim, release, arm_unstow, estop_release: nothing to simulate
 
+    # ---- privileged experts, computed from the home's truth ---------------------------------------------
+    def _expert_reset(self, params: dict, ctx: CallContext) -> dict:
+        """Start an expert policy (``policy``: a registered expert, e.g. expert_waypoints) on a subtask."""
+        from homiebot.skills.policy_skill import make_policy
+
+        policy = make_policy(str(params["policy"]), **dict(params.get("policy_params") or {}))
+        if not isinstance(policy, PrivilegedPolicy):
+            raise ValueError(f"'{params['policy']}' is not an expert policy of the simulator")
+        subtask = Subtask.model_validate(params["subtask"])
+        with self._lock:
+            policy.attach(self.world, self.robot, subtask)
+            policy.reset(str(params.get("instruction", "")), None)
+            self._expert = policy
+        return {"family": policy.family, "kind": policy.kind, "rate_hz": policy.rate_hz}
+
+    def _expert_act(self, params: dict, ctx: CallContext) -> dict:
+        """The expert's next commands from the home's present truth, and why it cannot plan (or "")."""
+        with self._lock:
+            if self._expert is None:
+                raise RuntimeError("no expert: call reset first")
+            commands = self._expert.act(PolicyObservation(rgb=np.zeros((1, 1, 3), dtype=np.uint8)))
+            self.counters["expert_acts"] += 1
+            return {"commands": encode_commands(commands), "diagnosis": self._expert.diagnosis()}
+
     # ---- the simulation, in real time -------------------------------------------------------------
     def _state_tick(self) -> None:
         now = time.monotonic()
@@ -174,7 +209,9 @@ class SimDriver:
             self._frame += 1
             if self._frame % 10 == 0:
                 dynamic = self.world.state.dynamic()
+                belief = take_snapshot(self.world.belief)
                 self.truth_pub.publish(String(data=json.dumps({"robot": self.profile.robot, "stamp": stamp, "dynamic": dynamic,
+                                                               "belief": belief,
                                                                "powered": self.powered, "standing": self.standing,
                                                                "counters": self.counters})))
 

@@ -1,0 +1,94 @@
+"""The simulator-only side channel of a robot served by the sim driver, as a bridged world reads it.
+
+Gazebo publishes model states next to a simulated robot's driver topics; the sim driver
+(``homiebot_sim_driver``) likewise publishes the embedded home's truth on ``TRUTH_TOPIC`` and serves
+privileged expert policies on the ``EXPERT_SERVICE`` RPC service (``homiebot.ros.rpc``). Nothing here
+imports the home: a bridged world (``ros2_robot`` with ``sim_truth: true``) reads the topic into a
+``SimTruth``, whose belief is the error detector's truth in simulation and whose ``expert`` call
+lets the ``sim_expert`` policy ask the simulator for the next command. A real robot has neither.
+
+Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
+state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
+``powered``, ``standing``, ``counters`` (commands the driver received and applied).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+from homiebot.errors import EntityLike, SnapshotBelief
+
+TRUTH_TOPIC = "/homiebot/sim/ground_truth"
+EXPERT_SERVICE = "sim/expert"  # RPC topics /homiebot/sim/expert/{request,reply}
+
+
+class SimTruth:
+    """The newest truth message of the sim driver, and its expert service (see the module doc).
+
+    ``call(method, params, timeout)`` reaches the sim driver's ``EXPERT_SERVICE``; ``stale_after``
+    seconds without a message and the truth is gone (``fresh`` is false)."""
+
+    def __init__(self, call: Any, stale_after: float = 2.0) -> None:
+        self.call = call
+        self.stale_after = stale_after
+        self._lock = threading.Lock()
+        self._data: dict[str, Any] | None = None
+        self._received = 0.0
+
+    def update(self, text: str) -> None:
+        """Keep a truth message (ignored when it is not a JSON object with a belief)."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(data, dict) and isinstance(data.get("belief"), dict) and isinstance(data["belief"].get("entities"), dict):
+            with self._lock:
+                self._data, self._received = data, time.monotonic()
+
+    @property
+    def fresh(self) -> bool:
+        with self._lock:
+            return self._data is not None and time.monotonic() - self._received <= self.stale_after
+
+    def latest(self) -> dict[str, Any]:
+        """The newest message; RuntimeError when none arrived lately (the sim driver is gone)."""
+        with self._lock:
+            data, age = self._data, time.monotonic() - self._received
+        if data is None or age > self.stale_after:
+            raise RuntimeError(f"no simulator truth on {TRUTH_TOPIC} for {age:.1f} s: is the sim driver running?")
+        return data
+
+    def counters(self) -> dict[str, int]:
+        """The sim driver's command counters (cmd_vel received, applied, timeouts, arm goals, services)."""
+        return dict(self.latest().get("counters") or {})
+
+
+class TruthBelief:
+    """A WorldBelief that always answers from the newest truth snapshot (kept live for attempt checks)."""
+
+    def __init__(self, truth: SimTruth) -> None:
+        self.truth = truth
+
+    def _now(self) -> SnapshotBelief:
+        return SnapshotBelief(self.truth.latest()["belief"])
+
+    def names(self) -> list[str]:
+        return self._now().names()
+
+    def lookup(self, name: str) -> EntityLike | None:
+        return self._now().lookup(name)
+
+    def held_object(self) -> str | None:
+        return self._now().held_object()
+
+    def distance_to(self, name: str) -> float:
+        return self._now().distance_to(name)
+
+    def enclosing_container(self, obj: str) -> str | None:
+        return self._now().enclosing_container(obj)
+
+
+__all__ = ["EXPERT_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief"]

@@ -1,0 +1,205 @@
+"""The ``ros2_robot`` world plugin: a robot reached through its driver's ROS 2 interfaces.
+
+A robot profile (``config/robots/<robot>.yaml``) names the driver's topics and services; the world
+hosts a ``Ros2Robot`` bridge over them and gives the agent what it needs from a world:
+
+* ``observe``: the planner's four views (front, left, back, right) from the cameras the profile's
+  ``views`` names, upright, as RGB, at ``width`` x ``height``, with registered depth when the camera
+  has it; a view the robot has no camera for (Fetch's single head camera) is a black image. The
+  pose is the driver's odometry. No truth, no labels, no segmentation: what a robot sees.
+* ``belief``: without a map the robot knows only what it holds (``RobotBelief``: no names, so the
+  error detector answers F2 for every target); with ``perception: {mode: mapped}`` the runtime wraps
+  this world in the perceiving world, whose semantic map is built from these cameras (the camera
+  rig comes from the robot's ``camera_info`` and odometry) and whose belief names what was seen.
+* ``attempt_check``: the robot's own signals plus the belief (``RobotSignalsCheck``).
+* ``floor_plan``: the named room rectangles given as the ``rooms`` parameter (the site's map), the
+  semantic map's room prior; none by default.
+* no scenes (``scenes = None``) and no ground truth: privileged skills and expert policies refuse
+  at start-up with the reason.
+
+In simulation (the robot served by ``homiebot_sim_driver``), ``sim_truth: true`` reads the driver's
+simulator-only truth topic (``homiebot.robots.sim``): ``ground_truth()`` is then a ``SimTruth``
+(expert sources ask the sim driver for commands through it: the ``sim_expert`` policy) and the
+belief is the truth's snapshot, live (the oracle setting, as in the embedded home). Never on a robot.
+
+Construction waits for the driver (every stream the profile names, within ``connect_timeout``) and
+runs the profile's start-up services; ``close`` runs its shut-down services.
+
+Config::
+
+    world: {name: ros2_robot, params: {profile: config/robots/spot.yaml, width: 256, height: 256}}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
+from homiebot.errors import EntityLike
+from homiebot.robot import Robot, RobotUnavailable, Unsupported
+from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
+from homiebot.robots.sim import EXPERT_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief
+from homiebot.worlds.base import World
+
+
+class RobotBelief:
+    """What a robot without a map believes: nothing named, and whether its gripper holds something."""
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
+
+    def names(self) -> list[str]:
+        return []
+
+    def lookup(self, name: str) -> EntityLike | None:
+        return None
+
+    def held_object(self) -> str | None:
+        return None  # the gripper may tell that it holds something, never what
+
+    def distance_to(self, name: str) -> float:
+        raise KeyError(f"'{name}' is not known without a map (perception: {{mode: mapped}})")
+
+    def enclosing_container(self, obj: str) -> str | None:
+        return None
+
+
+def _rooms(rooms: Any) -> dict[str, list[float]] | None:
+    """``{kitchen: [x0, y0, x1, y1], ...}`` checked; None when not given."""
+    if rooms is None:
+        return None
+    if not isinstance(rooms, Mapping):
+        raise ValueError("rooms must be a mapping: {room name: [x0, y0, x1, y1]} in the robot's map frame")
+    out = {}
+    for name, box in rooms.items():
+        if not (isinstance(box, Sequence) and len(box) == 4 and all(isinstance(v, (int, float)) for v in box)):
+            raise ValueError(f"room '{name}': give [x0, y0, x1, y1] in metres, not {box!r}")
+        out[str(name)] = [float(v) for v in box]
+    return out
+
+
+class Ros2RobotWorld(World):
+    """A robot behind its ROS 2 driver, configured by a robot profile (see the module doc).
+
+    ``profile``: a profile name (``spot``, ``fetch``) or YAML file; ``width``/``height``: the planner
+    views' size; ``depth``: read registered depth with the views; ``connect_timeout``: seconds to wait
+    for the driver at start-up; ``stale_after``: odometry older than this means the driver is gone;
+    ``call_timeout``: seconds per service call; ``rooms``: the site's named room rectangles.
+    """
+
+    name = "ros2_robot"
+    scenes = None  # a real home has no scene file
+
+    def __init__(self, profile: str | RobotProfile = "spot", width: int = 256, height: int = 256, depth: bool = True,
+                 connect_timeout: float = 30.0, stale_after: float = 1.0, call_timeout: float = 10.0,
+                 rooms: Mapping[str, Sequence[float]] | None = None, sim_truth: bool = False) -> None:
+        if width <= 0 or height <= 0:
+            raise ValueError(f"width and height must be positive, not {width}x{height}")
+        try:
+            self.profile = profile if isinstance(profile, RobotProfile) else load_profile(profile)
+        except ProfileError as err:
+            raise ValueError(str(err)) from None
+        self.size = (int(height), int(width))
+        self.depth = bool(depth)
+        self.rooms = _rooms(rooms)
+        from homiebot.ros.robot import Ros2Robot  # rclpy only when this world is used
+
+        self._robot = Ros2Robot(self.profile, connect_timeout=connect_timeout, stale_after=stale_after,
+                                call_timeout=call_timeout, view_aliases=True)
+        try:
+            self._robot.start()
+        except (RobotUnavailable, Unsupported) as err:
+            self._robot.close()
+            raise ValueError(f"robot '{self.profile.robot}' cannot start: {err}") from None
+        self._belief: Any = RobotBelief(self._robot)
+        self.truth: SimTruth | None = None
+        if sim_truth:
+            self.truth = self._follow_truth(connect_timeout)
+            self._belief = TruthBelief(self.truth)
+        self._path = 0.0
+        self._last: tuple[float, float] | None = None
+
+    def _follow_truth(self, timeout: float) -> SimTruth:
+        """Subscribe to the sim driver's truth topic and wait for its first message."""
+        import time
+
+        from std_msgs.msg import String
+
+        from homiebot.ros.rpc import RELIABLE, RpcClient
+
+        node = self._robot.node
+        client = RpcClient(node, EXPERT_SERVICE)
+        truth = SimTruth(lambda method, params, t: client.call(method, params, timeout=t))
+        node.create_subscription(String, TRUTH_TOPIC, lambda msg: truth.update(msg.data), RELIABLE)
+        deadline = time.monotonic() + timeout
+        while not truth.fresh:
+            if time.monotonic() > deadline:
+                self._robot.close()
+                raise ValueError(f"sim_truth: nothing arrived on {TRUTH_TOPIC} within {timeout:.0f} s; is homiebot_sim_driver "
+                                 f"running (same ROS_DOMAIN_ID)? On a robot leave sim_truth out")
+            time.sleep(0.05)
+        return truth
+
+    def ground_truth(self) -> SimTruth | None:
+        """The sim driver's truth (``sim_truth: true``); None on a robot."""
+        return self.truth
+
+    def own_robot(self) -> Robot:
+        return self._robot
+
+    @property
+    def belief(self) -> Any:
+        return self._belief
+
+    def reset(self) -> None:
+        """Stop the base and start counting the path afresh (a robot cannot be put back)."""
+        self._robot.stop()
+        pose = self._robot.odometry()
+        self._path, self._last = 0.0, (pose.x, pose.y)
+
+    def _track(self, x: float, y: float) -> None:
+        if self._last is not None:
+            self._path += math.dist(self._last, (x, y))
+        self._last = (x, y)
+
+    def observe(self, round_index: int) -> Observation:
+        views = {}
+        depth_views = set(self._robot.capabilities.depth) if self.depth else set()
+        for view in VIEW_NAMES:
+            if view not in self.profile.views:
+                blank = np.zeros((*self.size, 3), dtype=np.uint8)
+                views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None)
+                continue
+            frame = self._robot.read_camera(view, self.size, depth=view in depth_views)
+            views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None)
+        pose = self._robot.odometry()
+        self._track(pose.x, pose.y)
+        return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory())
+
+    def floor_plan(self) -> dict[str, Any] | None:
+        if self.rooms is None:
+            return None
+        return {name: {"name": name, "x0": b[0], "y0": b[1], "x1": b[2], "y1": b[3]} for name, b in self.rooms.items()}
+
+    def path_length(self) -> float:
+        """Metres between the odometry poses seen since reset (at each observation)."""
+        return self._path
+
+    def inventory(self) -> list[str]:
+        held = self.belief.held_object()
+        return [held] if held else []
+
+    def scene_description(self) -> dict[str, Any]:
+        return {"robot": self.profile.robot, "namespace": self.profile.namespace}
+
+    def close(self) -> None:
+        if self._guarded is not None:
+            self._guarded.close()
+        self._robot.close()
+
+
+__all__ = ["RobotBelief", "Ros2RobotWorld"]
