@@ -17,18 +17,10 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from homiebot.ros.graph import graph
+from homiebot.ros.graph import graph, robot_config
 from launch import LaunchDescription
 
 RESPAWN_DELAY = 1.0  # seconds before a node that died is started again
-
-
-def robot_config(robot: str, sim_driver: bool, share: str) -> str:
-    """The shipped run configuration of a robot (with the sim driver or without)."""
-    path = os.path.join(share, "config", "robots", f"{robot}_sim.yaml") if sim_driver else os.path.join(share, "config", f"robot_{robot}.yaml")
-    if not os.path.exists(path):
-        raise RuntimeError(f"no run configuration for robot '{robot}' at {path}; give config:=/path/to/robot.yaml")
-    return path
 
 
 def _share() -> str:
@@ -45,7 +37,7 @@ def _nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     sim_driver = LaunchConfiguration("sim_driver").perform(context).lower() in ("true", "1", "yes")
     if not config and robot:
-        config = robot_config(robot, sim_driver, _share())
+        config = robot_config(robot, sim_driver, os.path.join(_share(), "config"))
     if not config:
         raise RuntimeError("real.launch.py needs robot:=spot|fetch [sim_driver:=true] or config:=/path/to/robot.yaml")
     record_bag = LaunchConfiguration("record_bag").perform(context).lower() in ("true", "1", "yes")

@@ -41,6 +41,21 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
     return specs + policy_servers(config)
 
 
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+
+
+def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
+    """The shipped run configuration of a robot: ``config/robot_<robot>.yaml`` (the graph deployed on
+    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver)."""
+    base = Path(config_dir) if config_dir is not None else CONFIG_DIR
+    path = base / "robots" / f"{robot}_sim.yaml" if sim_driver else base / f"robot_{robot}.yaml"
+    if not path.is_file():
+        shipped = sorted(p.stem.removeprefix("robot_") for p in base.glob("robot_*.yaml"))
+        raise ValueError(f"no run configuration for robot '{robot}'{' with the sim driver' if sim_driver else ''} ({path}); "
+                         f"shipped robots: {', '.join(shipped) or 'none'}")
+    return str(path)
+
+
 def sim_driver(config: str = "") -> list[NodeSpec]:
     """The sim driver node when the config has a ``sim_driver`` section: the embedded home served under
     the world's robot profile (the graph a user deploys on the robot, run against simulation)."""
