@@ -147,7 +147,7 @@ def test_the_same_expert_navigation_in_process_reaches_the_same_goal(bridged) ->
         bridged_go = bridged["go_to"]
         # the same goal: at the table within the skill's goal gap (the stand-off pose may differ: the bridged
         # robot drives at Spot's limits with the bridge's latency, so its path and the goal pose it ends at can)
-        assert bridged_go["status"] == "success" and max(in_process, bridged_go["distance"]) <= skill.goal_gap
+        assert bridged_go["status"] == "success" and max(in_process, bridged_go["distance"]) <= skill.tolerances.goal_gap
     finally:
         world.close()
 
