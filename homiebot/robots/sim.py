@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from homiebot.errors import EntityLike, SnapshotBelief
+from homiebot.robot import RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
 EXPERT_SERVICE = "sim/expert"  # RPC topics /homiebot/sim/expert/{request,reply}
@@ -54,11 +55,12 @@ class SimTruth:
             return self._data is not None and time.monotonic() - self._received <= self.stale_after
 
     def latest(self) -> dict[str, Any]:
-        """The newest message; RuntimeError when none arrived lately (the sim driver is gone)."""
+        """The newest message; RobotUnavailable when none arrived lately (the sim driver is gone: a skill
+        attempt judged by this truth fails with the reason ``unavailable``)."""
         with self._lock:
             data, age = self._data, time.monotonic() - self._received
         if data is None or age > self.stale_after:
-            raise RuntimeError(f"no simulator truth on {TRUTH_TOPIC} for {age:.1f} s: is the sim driver running?")
+            raise RobotUnavailable(f"no simulator truth on {TRUTH_TOPIC} for {age:.1f} s: is the sim driver running?")
         return data
 
     def counters(self) -> dict[str, int]:
