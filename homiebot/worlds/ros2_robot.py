@@ -134,7 +134,11 @@ class Ros2RobotWorld(World):
         node = self._robot.node
         client = RpcClient(node, EXPERT_SERVICE)
         truth = SimTruth(lambda method, params, t: client.call(method, params, timeout=t))
-        node.create_subscription(String, TRUTH_TOPIC, lambda msg: truth.update(msg.data), RELIABLE)
+
+        def on_truth(msg: String) -> None:
+            truth.update(str(msg.data))
+
+        node.create_subscription(String, TRUTH_TOPIC, on_truth, RELIABLE)
         deadline = time.monotonic() + timeout
         while not truth.fresh:
             if time.monotonic() > deadline:

@@ -12,7 +12,6 @@ reaches the same goal.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

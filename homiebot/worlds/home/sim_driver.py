@@ -46,9 +46,9 @@ from homiebot.robots.sim import EXPERT_SERVICE, TRUTH_TOPIC
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import stamp_of
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
+from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import PolicyObservation, PrivilegedPolicy
 from homiebot.skills.policy_wire import encode_commands
-from homiebot.ros.wire import WireError, safe_callback
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.generate import generate_scene
 from homiebot.worlds.home.scene import load_scene
