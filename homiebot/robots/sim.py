@@ -63,6 +63,10 @@ class SimTruth:
             raise RobotUnavailable(f"no simulator truth on {TRUTH_TOPIC} for {age:.1f} s: is the sim driver running?")
         return data
 
+    def dynamic(self) -> dict[str, Any]:
+        """The home's moving state (what the world node mirrors for privileged planners)."""
+        return dict(self.latest().get("dynamic") or {})
+
     def counters(self) -> dict[str, int]:
         """The sim driver's command counters (cmd_vel received, applied, timeouts, arm goals, services)."""
         return dict(self.latest().get("counters") or {})

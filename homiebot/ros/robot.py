@@ -77,7 +77,8 @@ class Ros2Robot(Robot):
         self._executor: SingleThreadedExecutor | None = None  # spinning a node of our own
         if node is None:
             init(None)
-            node = Node(f"homiebot_bridge_{profile.robot}_{int(time.time() * 1000) % 100000}")
+            # use_global_arguments=False: a node process's `-r __node:=...` names its own node, not this one
+            node = Node(f"homiebot_bridge_{profile.robot}_{int(time.time() * 1000) % 100000}", use_global_arguments=False)
             self._executor, _ = spin_in_background(node)
         self.node = node
         self._lock = threading.Lock()
