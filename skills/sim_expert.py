@@ -3,7 +3,7 @@
 The embedded home's expert policies (``expert_waypoints``, ``expert_discrete``, ``expert_ee``) read
 its truth, which only the simulator has. When the home runs as a robot driver in another process
 (``homiebot_sim_driver``), this policy asks that process for each next command over its ``sim/expert``
-service (``homiebot.robots.sim``); the commands are then executed like a learned model's, through
+service's ``expert_reset`` / ``expert_act`` (``homiebot.robots.sim``); the commands are then executed like a learned model's, through
 the robot interface and the profile's driver topics. Like every privileged policy it needs the
 world's ground truth (a ``ros2_robot`` world with ``sim_truth: true`` next to a sim driver) and
 refuses at start-up elsewhere: on a robot, learned models take its place.
@@ -61,11 +61,11 @@ class SimExpertPolicy(PrivilegedPolicy):
     def reset(self, instruction: str = "", goal_image: Any = None) -> None:
         assert self._subtask is not None or self._call is None
         self._diagnosis = ""
-        self._ask("reset", {"policy": self.expert, "policy_params": self.expert_params, "instruction": instruction,
+        self._ask("expert_reset", {"policy": self.expert, "policy_params": self.expert_params, "instruction": instruction,
                             "subtask": self._subtask.model_dump(mode="json") if self._subtask else None})
 
     def act(self, obs: PolicyObservation) -> list[Command]:
-        reply = self._ask("act", {"step": obs.step})
+        reply = self._ask("expert_act", {"step": obs.step})
         try:
             self._diagnosis = str(reply.get("diagnosis") or "")
             return decode_commands(reply["commands"])

@@ -2,10 +2,12 @@
 
 Gazebo publishes model states next to a simulated robot's driver topics; the sim driver
 (``homiebot_sim_driver``) likewise publishes the embedded home's truth on ``TRUTH_TOPIC`` and serves
-privileged expert policies on the ``EXPERT_SERVICE`` RPC service (``homiebot.ros.rpc``). Nothing here
+simulator-only calls on the ``SIM_SERVICE`` RPC service (``homiebot.ros.rpc``): ``expert_reset`` and
+``expert_act`` (privileged expert policies computed from its truth), ``goal`` (whether task goal
+conditions hold) and ``restart`` (the home back to its initial state, a new episode). Nothing here
 imports the home: a bridged world (``ros2_robot`` with ``sim_truth: true``) reads the topic into a
-``SimTruth``, whose belief is the error detector's truth in simulation and whose ``expert`` call
-lets the ``sim_expert`` policy ask the simulator for the next command. A real robot has neither.
+``SimTruth``, whose belief is the error detector's truth in simulation and whose ``call`` lets the
+``sim_expert`` policy ask the simulator for the next command. A real robot has neither.
 
 Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
 state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
@@ -23,16 +25,18 @@ from homiebot.errors import EntityLike, SnapshotBelief
 from homiebot.robot import RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
-EXPERT_SERVICE = "sim/expert"  # RPC topics /homiebot/sim/expert/{request,reply}
+SIM_SERVICE = "sim/driver"  # RPC topics /homiebot/sim/driver/{request,reply}
 
 
 class SimTruth:
     """The newest truth message of the sim driver, and its expert service (see the module doc).
 
-    ``call(method, params, timeout)`` reaches the sim driver's ``EXPERT_SERVICE``; ``stale_after``
-    seconds without a message and the truth is gone (``fresh`` is false)."""
+    ``call(method, params, timeout)`` reaches the sim driver's ``SIM_SERVICE``; ``stale_after``
+    seconds without a message and the truth is gone (``fresh`` is false). The driver publishes it at
+    5 Hz between camera renderings, so on a loaded machine it may pause for a second or two; that the
+    driver died is told by its odometry (the bridge's ``stale_after``), not by this."""
 
-    def __init__(self, call: Any, stale_after: float = 2.0) -> None:
+    def __init__(self, call: Any, stale_after: float = 5.0) -> None:
         self.call = call
         self.stale_after = stale_after
         self._lock = threading.Lock()
@@ -97,4 +101,4 @@ class TruthBelief:
         return self._now().enclosing_container(obj)
 
 
-__all__ = ["EXPERT_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief"]
+__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief"]

@@ -42,7 +42,7 @@ from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
 from homiebot.errors import EntityLike
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
-from homiebot.robots.sim import EXPERT_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief
+from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief
 from homiebot.worlds.base import World
 
 
@@ -115,6 +115,8 @@ class Ros2RobotWorld(World):
         except (RobotUnavailable, Unsupported) as err:
             self._robot.close()
             raise ValueError(f"robot '{self.profile.robot}' cannot start: {err}") from None
+        self._call_timeout = call_timeout
+        self._restarted_at = 0.0
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
         if sim_truth:
@@ -132,7 +134,7 @@ class Ros2RobotWorld(World):
         from homiebot.ros.rpc import RELIABLE, RpcClient
 
         node = self._robot.node
-        client = RpcClient(node, EXPERT_SERVICE)
+        client = RpcClient(node, SIM_SERVICE)
         truth = SimTruth(lambda method, params, t: client.call(method, params, timeout=t))
 
         def on_truth(msg: String) -> None:
@@ -160,8 +162,15 @@ class Ros2RobotWorld(World):
         return self._belief
 
     def reset(self) -> None:
-        """Stop the base and start counting the path afresh (a robot cannot be put back)."""
+        """Stop the base and start counting the path afresh. A robot cannot be put back; in simulation
+        (``sim_truth``) the sim driver restarts the home from its initial state."""
         self._robot.stop()
+        if self.truth is not None:
+            import time
+
+            self._restarted_at = time.time()  # the driver stamps odometry with its wall clock
+            self.truth.call("restart", {}, self._call_timeout)
+            self._wait_for_odometry_after_restart()
         pose = self._robot.odometry()
         self._path, self._last = 0.0, (pose.x, pose.y)
 
@@ -184,6 +193,21 @@ class Ros2RobotWorld(World):
         self._track(pose.x, pose.y)
         return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory())
 
+    def _wait_for_odometry_after_restart(self) -> None:
+        """Odometry from before a restart is stale: wait (bounded) until it shows the restarted pose."""
+        import time
+
+        deadline = time.monotonic() + self._call_timeout
+        while time.monotonic() < deadline and self._robot.odometry().stamp <= self._restarted_at:
+            time.sleep(0.02)
+
+    def goal_satisfied(self, goal: list[Any]) -> bool | None:
+        """In simulation the sim driver tells whether the goal holds; a robot cannot (None)."""
+        if self.truth is None:
+            return None
+        conditions = [c.model_dump(mode="json") if hasattr(c, "model_dump") else c for c in goal]
+        return bool(self.truth.call("goal", {"goal": conditions}, self._call_timeout))
+
     def floor_plan(self) -> dict[str, Any] | None:
         if self.rooms is None:
             return None
@@ -194,7 +218,10 @@ class Ros2RobotWorld(World):
         return self._path
 
     def inventory(self) -> list[str]:
-        held = self.belief.held_object()
+        try:
+            held = self.belief.held_object()
+        except RobotUnavailable:  # the sim driver's truth is gone: nothing is known to be held
+            return []
         return [held] if held else []
 
     def scene_description(self) -> dict[str, Any]:

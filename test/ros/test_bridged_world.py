@@ -1,10 +1,11 @@
-"""The deploy graph's world against simulation: the ``ros2_robot`` world plugin over Spot's driver names,
-with the embedded home served by the sim driver (started as ``graph()`` starts it for
-``config/robots/spot_sim.yaml``), learned-policy skills fed by the simulator's expert sources.
+"""The deploy graph against simulation: ``homiebot up`` with ``config/robots/spot_sim.yaml`` (the
+``ros2_robot`` world over Spot's driver names, the sim driver serving the embedded home, learned-policy
+skills fed by the simulator's expert sources) runs a task to its goal.
 
-One sim driver and one process that does what the node running skills does (world and skills built
-from the shipped config by the runtime): it must never import the embedded home; every command goes
-through the profile's topics and services (the driver's command counters); killing the driver
+Then one process does what the node running skills does (world and skills built from the same config
+by the runtime) against the graph's sim driver: it never imports the home either; every command goes
+through the profile's topics and services (the driver's command counters); without simulator truth
+(the robot's own config) the expert sources refuse at start-up; stopping the graph (its sim driver)
 mid-skill fails the attempt with the reason ``unavailable``. The same expert navigation in-process
 reaches the same goal.
 """
@@ -12,6 +13,7 @@ reaches the same goal.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.contracts import Action, Subtask  # noqa: E402
-from homiebot.ros.graph import graph, robot_config, ros_args  # noqa: E402
+from homiebot.ros.graph import robot_config  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
@@ -71,31 +73,59 @@ say(phase="killed", code=run.feedback.code.value if run.feedback.code else None,
 '''
 
 
+REPLAY = ('planner: {name: replay, params: {outputs: ['
+          '"{\\"analysis\\": \\"the table is in the living room\\", \\"subtask\\": \\"[Go to, brown_table]\\", \\"model\\": \\"NoMaD\\"}"]}}')
+TASK = "id: to_the_table\ninstruction: go to the brown table\ngoal:\n  - {kind: robot_in, room: living_room}\n"
+
+
 @pytest.fixture(scope="module")
-def bridged():
-    config = robot_config("spot", sim_driver=True)
+def bridged(tmp_path_factory):
+    """``homiebot up`` with spot_sim (a replay planner: Go to the brown table, End) runs one episode; then a
+    process builds the world and skills from the same config against the graph's sim driver, and the graph
+    is stopped (its sim driver with it) while that process runs a skill."""
+    tmp = tmp_path_factory.mktemp("bridged")
+    text = Path(robot_config("spot", sim_driver=True)).read_text()
+    assert "planner: {name: heuristic}" in text and "../scenes/demo.yaml" in text
+    config = tmp / "spot_sim_replay.yaml"
+    config.write_text(text.replace("planner: {name: heuristic}", REPLAY).replace("../scenes/demo.yaml", str(ROOT / "config" / "scenes" / "demo.yaml")))
+    task = tmp / "task.yaml"
+    task.write_text(TASK)
     env = ros_environment(DOMAIN)
-    driver_spec = next(s for s in graph(config) if s.name == "sim_driver")
-    driver = subprocess.Popen([sys.executable, "-m", driver_spec.module, *ros_args(driver_spec)], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    proc = subprocess.Popen([sys.executable, "-c", SKILL_PROCESS, config], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out", str(tmp / "runs"), "--no-bag"],
+                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = None
     phases: dict[str, dict] = {}
     try:
+        submitted = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(task), "--timeout", "240"], cwd=ROOT,
+                                   env=env, capture_output=True, text=True, timeout=300)
+        phases["episode"] = {"returncode": submitted.returncode, "stdout": submitted.stdout + submitted.stderr,
+                             "record": json.loads(next((tmp / "runs").glob("*/episode.json")).read_text())}
+        proc = subprocess.Popen([sys.executable, "-c", SKILL_PROCESS, str(config)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
         for line in proc.stdout:  # type: ignore[union-attr]
             data = json.loads(line)
             phases[data["phase"]] = data
             if data["phase"] == "kill me":
-                driver.terminate()  # a process we started, while the skill process starts its next skill
-                driver.wait(timeout=30)
+                up.send_signal(signal.SIGINT)  # the graph we started stops, its sim driver with it, mid-skill
+                up.wait(timeout=60)
         proc.wait(timeout=120)
         assert "killed" in phases, f"the skill process ended early ({proc.returncode}): {proc.stderr.read()[-2000:]}"  # type: ignore[union-attr]
         yield phases
     finally:
-        for p in (proc, driver):
-            if p.poll() is None:
+        for p in (proc, up):
+            if p is not None and p.poll() is None:
                 p.kill()  # processes we started
                 p.wait()
+
+
+def test_homiebot_up_with_spot_sim_reaches_the_tasks_goal_through_the_bridge(bridged) -> None:
+    episode = bridged["episode"]
+    assert episode["returncode"] == 0 and "goal reached" in episode["stdout"], episode["stdout"]
+    record = episode["record"]
+    assert record["goal_satisfied"] is True and record["termination"] == "end"
+    step = record["steps"][0]
+    assert step["skill"] == "policy:sim_expert" and step["feedback"]["status"] == "success"
+    assert record["path_length"] > 1.0  # odometry: the robot drove from the kitchen to the living room
 
 
 def test_the_bridged_world_sees_through_spots_cameras_without_truth_in_its_views(bridged) -> None:

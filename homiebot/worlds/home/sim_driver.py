@@ -15,9 +15,11 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 * ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state and its belief
   snapshot, see ``homiebot.robots.sim``), a simulator-only topic for privileged components, as Gazebo
   publishes model states;
-* the ``sim/expert`` RPC service (``reset`` {policy, policy_params, subtask}, ``act`` -> commands in
-  the policy wire's JSON): the embedded home's expert policies computed from its truth, for the
-  ``sim_expert`` policy of a bridged world; their commands come back through the profile's topics.
+* the ``sim/driver`` RPC service, simulator-only (``homiebot.robots.sim``): ``expert_reset``
+  {policy, policy_params, subtask} and ``expert_act`` -> commands in the policy wire's JSON (the
+  home's expert policies computed from its truth, for the ``sim_expert`` policy of a bridged world;
+  their commands come back through the profile's topics), ``goal`` {goal} -> whether the task's goal
+  conditions hold, ``restart`` -> the home back to its initial state (a bridged world's reset).
 
 Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p scene:=0``.
 """
@@ -42,13 +44,14 @@ from std_srvs.srv import Trigger
 from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
-from homiebot.robots.sim import EXPERT_SERVICE, TRUTH_TOPIC
+from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import stamp_of
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import PolicyObservation, PrivilegedPolicy
 from homiebot.skills.policy_wire import encode_commands
+from homiebot.tasks import Task
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.generate import generate_scene
 from homiebot.worlds.home.scene import load_scene
@@ -93,7 +96,8 @@ class SimDriver:
         for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
             if iface.type == "std_srvs/srv/Trigger":
                 node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
-        self.expert_server = RpcServer(node, EXPERT_SERVICE, {"reset": self._expert_reset, "act": self._expert_act})
+        self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
+                                                        "goal": self._goal, "restart": self._restart})
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_tick)
         node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
@@ -180,6 +184,20 @@ class SimDriver:
             commands = self._expert.act(PolicyObservation(rgb=np.zeros((1, 1, 3), dtype=np.uint8)))
             self.counters["expert_acts"] += 1
             return {"commands": encode_commands(commands), "diagnosis": self._expert.diagnosis()}
+
+    def _goal(self, params: dict, ctx: CallContext) -> bool:
+        """Whether the task goal conditions ``goal`` hold in the home now."""
+        task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": params["goal"]})
+        with self._lock:
+            return bool(self.world.goal_satisfied(task.goal or []))
+
+    def _restart(self, params: dict, ctx: CallContext) -> dict:
+        """The home back to its initial state for a new episode; commands dropped, power kept."""
+        with self._lock:
+            self.world.reset()
+            self._cmd, self._ee_goal, self._expert = None, None, None
+            r = self.world.state.robot
+            return {"x": r.x, "y": r.y, "yaw": r.yaw}
 
     # ---- the simulation, in real time -------------------------------------------------------------
     def _state_tick(self) -> None:
