@@ -24,12 +24,8 @@ RESPAWN_DELAY = 1.0  # seconds before a node that died is started again
 
 
 def _share() -> str:
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        return get_package_share_directory("homiebot")
-    except (ImportError, LookupError):  # a source checkout: the repository root
-        return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """Where config/ is: share/homiebot once installed (launch/ sits next to it), the repository root in a checkout."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _nodes(context, *args, **kwargs):
