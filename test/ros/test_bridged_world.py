@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.contracts import Action, Subtask  # noqa: E402
-from homiebot.ros.graph import robot_config  # noqa: E402
+from homiebot.ros.graph import graph, robot_config, ros_args  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
@@ -181,3 +181,46 @@ def test_the_same_expert_navigation_in_process_reaches_the_same_goal(bridged) ->
         world.close()
 
 
+
+
+FETCH_PROCESS = r'''
+import json, sys
+from homiebot.config import load_config
+from homiebot.contracts import Action, Subtask
+from homiebot.executor import Executor
+from homiebot.runtime import build_skills, build_world
+
+cfg = load_config(sys.argv[1])
+world = build_world(cfg, None)
+skills = build_skills(cfg, world)
+world.reset()
+obs = world.observe(0)
+run = Executor(skills.skills, max_attempts=2).execute(Subtask(action=Action.GO_TO, target="brown_table"), "NoMaD", world, 0, 1)
+print(json.dumps({"skills": sorted(skills.skills), "unavailable": skills.unavailable, "status": run.feedback.status.value,
+                  "message": run.feedback.message, "distance": world.belief.distance_to("brown_table"),
+                  "blank": {v: int(i.rgb.max()) == 0 for v, i in obs.views.items()}, "driver": world.ground_truth().counters(),
+                  "bridge": world.own_robot().counters.counts,
+                  "home": sorted(m for m in sys.modules if m.startswith("homiebot.worlds.home"))}), flush=True)
+world.close()
+'''
+
+
+def test_fetch_sim_navigates_through_fetchs_names_and_refuses_its_unverified_arm_at_start_up() -> None:
+    config = robot_config("fetch", sim_driver=True)
+    env = ros_environment(DOMAIN)
+    spec = next(s for s in graph(config) if s.name == "sim_driver")  # the driver as `homiebot up` starts it
+    driver = subprocess.Popen([sys.executable, "-m", spec.module, *ros_args(spec)], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        out = subprocess.run([sys.executable, "-c", FETCH_PROCESS, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    finally:
+        driver.terminate()  # a process we started
+        driver.wait(timeout=30)
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["skills"] == ["NoMaD", "PixNav"]
+    assert r["unavailable"] == {"octo": "the robot lacks an arm and a gripper", "RT-1-X": "the robot lacks an arm and a gripper"}
+    assert r["blank"] == {"front": False, "left": True, "back": True, "right": True}  # one head camera: the front view
+    assert r["status"] == "success" and r["distance"] <= 0.45, r["message"]
+    assert r["driver"]["cmd_vel"] > 0 and r["driver"]["applied"] > 0 and r["bridge"]["cmd_vel"] > 0  # through /cmd_vel
+    assert r["home"] == []
