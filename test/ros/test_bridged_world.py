@@ -224,3 +224,17 @@ def test_fetch_sim_navigates_through_fetchs_names_and_refuses_its_unverified_arm
     assert r["status"] == "success" and r["distance"] <= 0.45, r["message"]
     assert r["driver"]["cmd_vel"] > 0 and r["driver"]["applied"] > 0 and r["bridge"]["cmd_vel"] > 0  # through /cmd_vel
     assert r["home"] == []
+
+
+def test_a_profile_naming_a_topic_nobody_publishes_stops_homiebot_run_with_the_name(tmp_path: Path) -> None:
+    profile = tmp_path / "spot_typo.yaml"
+    profile.write_text((ROOT / "config" / "robots" / "spot.yaml").read_text().replace("{name: odometry,", "{name: odometry_typo,"))
+    config = tmp_path / "robot.yaml"
+    config.write_text(f"version: 1\nworld: {{name: ros2_robot, params: {{profile: {profile}, connect_timeout: 3}}}}\n"
+                      "skills: [{name: policy_skill, model: NoMaD, params: {policy: nomad}}]\n")
+    out = subprocess.run([sys.executable, "-m", "homiebot.cli", "run", "go to the brown table", "--config", str(config), "--out",
+                          str(tmp_path / "runs")], cwd=ROOT, env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    error = out.stderr.strip().splitlines()[-1]
+    assert error.startswith("homiebot: error: world 'Ros2RobotWorld': robot 'spot' cannot start") and "/spot/odometry_typo" in error
+    assert "within 3 s" in error
