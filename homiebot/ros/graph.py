@@ -33,6 +33,8 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
         "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }
     specs = sim_driver(config)
+    if _bridges_a_robot(config):  # a robot moves in real time: an attempt is bounded by its skill's own step budget
+        extra["executor"] = {"attempt_timeout": ROBOT_ATTEMPT_TIMEOUT}
     for name in GRAPH_NODES:
         if name == "recorder" and not record_bag:
             continue
@@ -54,6 +56,16 @@ def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | 
         raise ValueError(f"no run configuration for robot '{robot}'{' with the sim driver' if sim_driver else ''} ({path}); "
                          f"shipped robots: {', '.join(shipped) or 'none'}")
     return str(path)
+
+
+ROBOT_ATTEMPT_TIMEOUT = 300.0  # s the executor waits for one skill attempt on a robot (the default, 30 s, suits the simulator)
+
+
+def _bridges_a_robot(config: str) -> bool:
+    """Whether the config's world is the ROS 2 robot bridge (its skills act in real time)."""
+    from homiebot.config import load_config
+
+    return load_config(config or None).world.name == "ros2_robot"
 
 
 def sim_driver(config: str = "") -> list[NodeSpec]:

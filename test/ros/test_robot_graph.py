@@ -34,6 +34,8 @@ def test_graph_node_lists_for_each_robot_with_and_without_the_sim_driver(robot: 
         assert (driver.module, driver.executable) == ("homiebot.worlds.home.sim_driver", "homiebot_sim_driver")
         assert driver.parameters["robot"] == robot
         assert Path(driver.parameters["scene"]) == ROOT / "config" / "scenes" / "demo.yaml"  # relative to the config file
+    executor = next(s for s in specs if s.name == "executor")
+    assert executor.parameters["attempt_timeout"] == 300.0  # a robot moves in real time
     # the rest of the graph is the same on the robot and against simulation
     assert [(s.name, s.module) for s in graph(robot_config(robot, not sim)) if s.name != "sim_driver"] == \
         [(s.name, s.module) for s in specs if s.name != "sim_driver"]
