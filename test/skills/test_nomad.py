@@ -95,7 +95,7 @@ def make_policy(target=None, **kw) -> tuple[NoMaDPolicy, FakeNoMaD]:
 
 
 def test_act_exploration_decodes_metric_waypoints():
-    pol, fake = make_policy()
+    pol, fake = make_policy(controller="waypoints", context_pad="repeat")
     pol.reset()
     cmds = pol.act(PolicyObservation(rgb=frame(100)))
     assert len(cmds) == 1 and isinstance(cmds[0], Waypoints)
@@ -115,7 +115,7 @@ def test_act_exploration_decodes_metric_waypoints():
 def test_goal_conditioned_mask_zero_and_left_turn():
     target = np.zeros((8, 2))
     target[:, 1] = 0.5  # dy = 0.5 normalised -> +2 units each step (left)
-    pol, fake = make_policy(target, waypoint_scale=0.25)
+    pol, fake = make_policy(target, waypoint_scale=0.25, controller="waypoints", context_pad="repeat")
     pol.reset(goal_image=frame(50))
     pts = pol.act(PolicyObservation(rgb=frame(100)))[0].points
     enc = [kw for name, kw in fake.calls if name == "vision_encoder"][0]
@@ -126,7 +126,7 @@ def test_goal_conditioned_mask_zero_and_left_turn():
 
 
 def test_context_window_oldest_first_and_reset():
-    pol, fake = make_policy()
+    pol, fake = make_policy(context_pad="repeat")
     pol.reset()
     for v in (10, 20, 30, 40, 50):
         pol.act(PolicyObservation(rgb=frame(v)))
@@ -142,11 +142,17 @@ def test_context_window_oldest_first_and_reset():
     assert len(pol.context.frames) == 0
 
 
-def test_context_wait_mode_returns_nothing_until_full():
-    pol, _ = make_policy(context_pad="wait")
+def test_waits_for_its_context_by_default():
+    pol, fake = make_policy()  # upstream: no command until context_size + 1 = 4 frames arrived
     pol.reset()
-    outs = [pol.act(PolicyObservation(rgb=frame(v))) for v in range(4)]
-    assert [len(o) for o in outs] == [0, 0, 0, 1]
+    outs = [pol.act(PolicyObservation(rgb=frame(v))) for v in (10, 20, 30, 40, 50)]
+    assert [len(o) for o in outs] == [0, 0, 0, 1, 1]
+    assert pol.last_info["waypoint_index"] == 2
+    first = [kw["obs_img"] for name, kw in fake.calls if name == "vision_encoder"][0]
+    got = [float(first[0, 3 * i, 0, 0]) for i in range(4)]  # four real frames, no copies of the first
+    np.testing.assert_allclose(got, [(v / 255 - 0.485) / 0.229 for v in (10, 20, 30, 40)], atol=1e-4)
+    pol.reset()
+    assert pol.act(PolicyObservation(rgb=frame(0))) == []
 
 
 def test_availability_names_missing_code_and_checkpoint(tmp_path):
@@ -166,7 +172,8 @@ def test_availability_names_missing_code_and_checkpoint(tmp_path):
 def test_upstream_config_sets_image_size_and_context(tmp_path):
     cfg = tmp_path / "nomad.yaml"
     cfg.write_text("context_size: 2\nimage_size: [64, 48]\nlen_traj_pred: 8\nnum_diffusion_iters: 10\n")
-    pol = NoMaDPolicy(config=str(cfg), model=FakeNoMaD(np.zeros((8, 2))), num_samples=1, prefer_diffusers=False)
+    pol = NoMaDPolicy(config=str(cfg), model=FakeNoMaD(np.zeros((8, 2))), num_samples=1, prefer_diffusers=False,
+                      context_pad="repeat")
     assert pol.image_size == (48, 64) and pol.context.length == 3
     pol.reset()
     pol.act(PolicyObservation(rgb=frame(10, 100)))

@@ -72,6 +72,7 @@ from homiebot.worlds.home.robot import (
 from homiebot.worlds.home.state import HomeState, ObjectLocation, RobotPose
 
 if TYPE_CHECKING:
+    from homiebot.camera_geometry import CameraSpec
     from homiebot.worlds.home.render import HomeRenderer, RenderedView
     from homiebot.worlds.home.world import EmbeddedHome
 
@@ -141,6 +142,10 @@ class HomeControl(Robot):
         native = self.world.renderer
         # the world's own renderer at its size (its field of view may be configured), else one of ours
         r = native if (native.height, native.width) == tuple(size) else self.renderer(size, native.fovy)
+        return self._camera_info(camera, r)
+
+    def _camera_info(self, camera: str, r: HomeRenderer) -> CameraInfo:
+        size = (r.height, r.width)
         r.sync(self.state)
         base = self.state.robot
         c, s = math.cos(base.yaw), math.sin(base.yaw)
@@ -154,6 +159,15 @@ class HomeControl(Robot):
         size = size or self._native_size()
         view = self.render(size, (camera,), fovy=self.world.renderer.fovy)[camera]
         return CameraFrame(view.rgb, self.camera_info(camera, size), self.sim_time, view.depth if depth else None)
+
+    def read_policy_camera(self, camera: str, spec: CameraSpec, depth: bool = False, model: str = "the model") -> CameraFrame:
+        """The model's training camera rendered directly: its field of view and aspect at ``spec.frame_size``
+        (the head camera's pose; nothing is cropped, so no resolution is lost)."""
+        size = spec.frame_size
+        fovy = round(spec.vfov_deg, 6)  # one cached renderer per spec
+        view = self.render(size, (camera,), fovy=fovy)[camera]
+        return CameraFrame(view.rgb, self._camera_info(camera, self.renderer(size, fovy)), self.sim_time,
+                           view.depth if depth else None)
 
     def _native_size(self) -> tuple[int, int]:
         return (self.world.renderer.height, self.world.renderer.width)
