@@ -49,6 +49,7 @@ from homiebot.skills.training_cameras import training_camera, with_input_size
 
 INSTALL_HINT = ("git clone https://github.com/octo-models/octo.git && cd octo && pip install -e . && "
                 "pip install -r requirements.txt && pip install --upgrade \"jax[cuda11_pip]==0.4.20\" "
+                "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html "
                 "(CPU: pip install jax==0.4.20); note that the PyPI package named 'octo' is unrelated")
 CHECKPOINT_HINT = ("a directory with config.json, example_batch.msgpack, dataset_statistics.json and orbax step "
                    "folders, e.g. a local copy of rail-berkeley/octo-small-1.5 or octo-base-1.5 from Hugging Face; "
