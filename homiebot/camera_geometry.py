@@ -143,7 +143,8 @@ def _resample(image: np.ndarray, box: tuple[float, float, float, float], size: t
         xs = np.clip(np.floor(box[0] + (np.arange(w) + 0.5) * (box[2] - box[0]) / w), 0, arr.shape[1] - 1).astype(int)
         return arr[ys][:, xs]
     img = Image.fromarray(arr)
-    out = img.resize((w, h), Image.Resampling.BILINEAR, box=tuple(float(v) for v in box))
+    x0, y0, x1, y1 = (float(v) for v in box)
+    out = img.resize((w, h), Image.Resampling.BILINEAR, box=(x0, y0, x1, y1))
     return np.asarray(out)
 
 
@@ -166,13 +167,14 @@ def match_camera(frame: CameraFrame, spec: CameraSpec) -> CameraFrame:
     return CameraFrame(rgb, new_info, frame.stamp, depth)
 
 
-_warned: set[tuple[str, float, float]] = set()
+_warned: set[tuple[str, float, float, float, float]] = set()
 
 
 def warn_if_narrow(info: CameraInfo, spec: CameraSpec, model: str = "the model") -> str | None:
     """Log (once per camera and spec) when ``info`` is narrower than the training camera; the message or None."""
     why = fov_shortfall(info, spec)
-    key = (info.name, spec.hfov_deg, spec.aspect)
+    hfov, vfov = camera_fov_deg(info)
+    key = (info.name, round(hfov, 1), round(vfov, 1), spec.hfov_deg, spec.aspect)
     if why and key not in _warned:
         _warned.add(key)
         LOG.warning("%s: %s", model, why)
