@@ -166,3 +166,17 @@ def test_goal_view_uses_the_training_camera(home):
     image, mask = check.goal_view(Subtask(action=Action.GO_TO, target="fridge"), ctl, (224, 224), spec)
     assert image is not None and image.shape == (*spec.frame_size, 3)
     assert mask is not None and mask.shape == spec.frame_size and mask.any()
+
+
+def test_the_safety_wrapper_passes_the_training_camera_through(home):
+    from homiebot.safety import SafeRobot, SafetySettings, SafetyState
+
+    ctl, width_m, distance = home
+    spec = policies()["PixNav"].camera
+    safe = SafeRobot(ctl, SafetySettings(), SafetyState())
+    try:
+        frame = safe.read_policy_camera("front", spec, depth=True)
+        np.testing.assert_array_equal(frame.rgb, ctl.read_policy_camera("front", spec).rgb)  # rendered, not cropped
+        assert camera_fov_deg(frame.info)[0] == pytest.approx(79.0, abs=0.3)
+    finally:
+        safe.close()
