@@ -212,9 +212,10 @@ class TopoMap:
     """A topological map of goal images, in the order the robot recorded them (node 0 where it started,
     the last node at the goal), as ``deployment/src/navigate.py`` reads ``topomaps/images/<dir>``.
 
-    Build it from a directory of numbered images (upstream's ``create_topomap.py`` output, or frames
-    the robot recorded when it explored), from a list of frames (``from_frames``, keeping one every
-    ``every`` frames), or from views rendered along a path (``from_views``)."""
+    Build it from a directory of numbered images (upstream's ``create_topomap.py`` output), from frames
+    the robot recorded when it explored (``from_frames`` keeps one every ``every`` frames,
+    ``from_recording`` one every ``spacing`` metres of its odometry), or from views rendered at poses
+    along a path planned on the map (``from_views``)."""
 
     def __init__(self, images: list[np.ndarray]) -> None:
         if not images:
@@ -247,6 +248,24 @@ class TopoMap:
         if frames and (len(frames) - 1) % every:
             picked.append(frames[-1])
         return cls(picked)
+
+    @classmethod
+    def from_recording(cls, frames: list[np.ndarray], poses: list[tuple[float, float, float]], spacing: float = 1.0) -> TopoMap:
+        """Frames recorded while the robot explored, with its (x, y, yaw) at each: a node whenever it moved
+        ``spacing`` metres since the last node (upstream samples by time, ``create_topomap.py --dt``);
+        the first and the last frame are always nodes."""
+        if len(frames) != len(poses):
+            raise ValueError(f"{len(frames)} frames but {len(poses)} poses")
+        if not frames:
+            raise ValueError("a topological map needs at least one image")
+        keep = [0]
+        for i in range(1, len(frames)):
+            last = poses[keep[-1]]
+            if math.hypot(poses[i][0] - last[0], poses[i][1] - last[1]) >= spacing:
+                keep.append(i)
+        if keep[-1] != len(frames) - 1:
+            keep.append(len(frames) - 1)
+        return cls([frames[i] for i in keep])
 
     @classmethod
     def from_views(cls, render: Callable[[tuple[float, float, float]], np.ndarray], poses: list[tuple[float, float, float]]) -> TopoMap:
