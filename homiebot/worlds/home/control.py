@@ -165,7 +165,7 @@ class HomeControl(Robot):
         (the head camera's pose; nothing is cropped, so no resolution is lost)."""
         size = spec.frame_size
         fovy = round(spec.vfov_deg, 6)  # one cached renderer per spec
-        view = self.render(size, (camera,), fovy=fovy)[camera]
+        view = self.render(size, (camera,), fovy=fovy, segmentation=False)[camera]  # a policy sees no labels
         return CameraFrame(view.rgb, self._camera_info(camera, self.renderer(size, fovy)), self.sim_time,
                            view.depth if depth else None)
 
@@ -584,9 +584,10 @@ class HomeControl(Robot):
         return self._renderers[key]
 
     def render(self, size: tuple[int, int], views: tuple[str, ...] = ("front",), robot_pose: tuple[float, float, float] | None = None,
-               fovy: float = 90.0) -> dict[str, RenderedView]:
+               fovy: float = 90.0, segmentation: bool = True) -> dict[str, RenderedView]:
         """Render head camera views at ``size`` (height, width); ``robot_pose`` renders as if the
-        base stood there (e.g. a goal view) without changing the state."""
+        base stood there (e.g. a goal view) without changing the state; ``segmentation=False`` skips
+        the instance-id pass (half the cost)."""
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown views {bad}; expected some of {list(VIEWS)}")
@@ -596,7 +597,13 @@ class HomeControl(Robot):
             state = copy.copy(state)
             state.robot = type(self.state.robot)(*robot_pose)
         r.sync(state)
-        return r.render(views)
+        if segmentation:
+            return r.render(views)
+        r.segmentation_enabled = False
+        try:
+            return r.render(views)
+        finally:
+            r.segmentation_enabled = True
 
     def close(self) -> None:
         for r in self._renderers.values():
