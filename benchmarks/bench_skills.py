@@ -139,7 +139,7 @@ def main() -> None:
             cells.append(f"{att:>6} {succ:>6} {100 * succ / att if att else 0:>7.1f}%")
         print(f"{action:<8} | {cells[0]} | {cells[1]}")
     print()
-    print("Control stepping speed (policy steps per wall second; camera RGB + depth + segmentation)")
+    print("Control stepping speed (policy steps per wall second; training camera: RGB + depth, square: RGB + depth + segmentation)")
     print(f"{'skill':<10} {'camera':<22} {'steps':>7} {'with camera':>12} {'blind':>10}")
     experts = skill_sets(args.size, render=False, camera=args.camera)["expert"]
     for (label, model), (steps, wall) in sorted(timing.items()):
