@@ -180,3 +180,38 @@ def test_the_safety_wrapper_passes_the_training_camera_through(home):
         assert camera_fov_deg(frame.info)[0] == pytest.approx(79.0, abs=0.3)
     finally:
         safe.close()
+
+
+def test_nomad_follows_a_topological_map_built_from_the_homes_views(home):
+    """A map of views rendered along a path through the training camera; a stand-in network whose
+    predicted distance is the images' mean difference localises the robot at the node it stands on."""
+    import torch
+
+    from homiebot.skills.nomad import NoMaDPolicy, TopoMap
+    from homiebot.skills.policy import PolicyObservation
+
+    ctl, _, _ = home
+    spec = policies()["NoMaD"].camera
+    fovy = round(spec.vfov_deg, 6)
+    path = [(3.0, 2.0, math.pi), (2.5, 2.0, math.pi), (2.0, 2.0, math.pi), (1.5, 2.0, math.pi)]
+    topo = TopoMap.from_views(lambda pose: ctl.render(spec.frame_size, robot_pose=pose, fovy=fovy, segmentation=False)["front"].rgb, path)
+
+    class ImageDistance(torch.nn.Module):
+        def forward(self, func_name, **kw):
+            if func_name == "vision_encoder":
+                d = (kw["obs_img"][:, -3:] - kw["goal_img"]).abs().mean(dim=(1, 2, 3))
+                return torch.stack([d, torch.zeros_like(d)], dim=1)
+            if func_name == "dist_pred_net":
+                return kw["obsgoal_cond"][:, :1]
+            return torch.zeros_like(kw["sample"])
+
+    pol = NoMaDPolicy(model=ImageDistance(), num_samples=1, prefer_diffusers=False, context_pad="repeat", topomap=topo,
+                      close_threshold=0.0)
+    pol.reset()
+    ctl.state.robot = RobotPose(*path[2])
+    try:
+        pol.act(PolicyObservation(rgb=ctl.read_policy_camera("front", spec).rgb))
+    finally:
+        ctl.state.robot = RobotPose(ROBOT_X, 2.0, math.pi)
+    assert pol.last_info["closest_node"] == 2 and pol.last_info["subgoal_node"] == 2
+    assert float(pol.last_info["node_distances"][2]) < 1e-6 < float(min(np.delete(pol.last_info["node_distances"], 2)))
