@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.errors import WorldBelief
 from homiebot.robot import Robot, Unsupported
@@ -52,7 +52,7 @@ class AttemptCheck(ABC):
         return None
 
     def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int],
-                  camera: CameraSpec | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+                  camera: TrainingCamera | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
         """A goal image and the target's mask in it, for image-goal navigation models (through the model's
         training ``camera`` when given, else at ``size``); None if unknown."""
         return None, None

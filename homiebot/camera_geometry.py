@@ -3,7 +3,7 @@
 A model sees the world through the camera of its training data: NoMaD through 4:3 wide-angle frames
 squashed to 96x96, PixNav through Habitat's 640x480 at a 79 degree horizontal field of view resized
 to 224x224, Octo through Bridge's 4:3 frames squashed to 256x256, RT-1-X through 4:3 frames
-letterboxed into 256x320. A ``CameraSpec`` states that camera (resolution, field of view) and how the
+letterboxed into 256x320. A ``TrainingCamera`` states that camera (resolution, field of view) and how the
 model's own preprocessing brings its frames to the network input (``squash``, ``letterbox`` or
 ``center_crop``).
 
@@ -31,7 +31,7 @@ FOV_TOLERANCE_DEG = 0.5  # a narrower camera within this is treated as matching
 
 
 @dataclass(frozen=True)
-class CameraSpec:
+class TrainingCamera:
     """A model's training camera.
 
     ``height`` x ``width`` is the training camera's resolution (its aspect is the frames' aspect);
@@ -82,7 +82,7 @@ class CameraSpec:
                 "resize": self.resize, "capture_size": list(self.frame_size), "note": self.note}
 
     @classmethod
-    def from_dict(cls, d: dict) -> CameraSpec:
+    def from_dict(cls, d: dict) -> TrainingCamera:
         """Inverse of ``to_dict`` (also accepts a skill config's mapping)."""
         cap = d.get("capture_size")
         return cls(int(d["height"]), int(d["width"]), float(d["hfov_deg"]), tuple(int(n) for n in d["input_size"]),  # type: ignore[arg-type]
@@ -103,7 +103,7 @@ def camera_fov_deg(info: CameraInfo) -> tuple[float, float]:
     return math.degrees(2 * math.atan2(half_w, fx)), math.degrees(2 * math.atan2(half_h, fy))
 
 
-def fov_shortfall(info: CameraInfo, spec: CameraSpec) -> str | None:
+def fov_shortfall(info: CameraInfo, spec: TrainingCamera) -> str | None:
     """Why ``info`` cannot give the view ``spec`` was trained on (its field of view is narrower), or None."""
     hfov, vfov = camera_fov_deg(info)
     short = []
@@ -117,7 +117,7 @@ def fov_shortfall(info: CameraInfo, spec: CameraSpec) -> str | None:
             f"the model sees a narrower view than it was trained on")
 
 
-def crop_box(info: CameraInfo, spec: CameraSpec) -> tuple[float, float, float, float]:
+def crop_box(info: CameraInfo, spec: TrainingCamera) -> tuple[float, float, float, float]:
     """The region (x0, y0, x1, y1), pixel edges, of ``info``'s image that shows the training camera's view:
     centred on the principal point, the training field of view, the training aspect. When the camera
     is narrower the box is the largest one of the training aspect that fits around the principal point."""
@@ -148,7 +148,7 @@ def _resample(image: np.ndarray, box: tuple[float, float, float, float], size: t
     return np.asarray(out)
 
 
-def match_camera(frame: CameraFrame, spec: CameraSpec) -> CameraFrame:
+def match_camera(frame: CameraFrame, spec: TrainingCamera) -> CameraFrame:
     """A robot camera's frame as the training camera would have taken it: cropped to the training field of
     view and aspect around the principal point, resized to ``spec.frame_size``. The returned frame's
     ``info`` describes the new image (a narrower camera's warning is in ``fov_shortfall``)."""
@@ -170,7 +170,7 @@ def match_camera(frame: CameraFrame, spec: CameraSpec) -> CameraFrame:
 _warned: set[tuple[str, float, float, float, float]] = set()
 
 
-def warn_if_narrow(info: CameraInfo, spec: CameraSpec, model: str = "the model") -> str | None:
+def warn_if_narrow(info: CameraInfo, spec: TrainingCamera, model: str = "the model") -> str | None:
     """Log (once per camera and spec) when ``info`` is narrower than the training camera; the message or None."""
     why = fov_shortfall(info, spec)
     hfov, vfov = camera_fov_deg(info)
@@ -181,7 +181,7 @@ def warn_if_narrow(info: CameraInfo, spec: CameraSpec, model: str = "the model")
     return why
 
 
-def model_input(image: np.ndarray, spec: CameraSpec) -> np.ndarray:
+def model_input(image: np.ndarray, spec: TrainingCamera) -> np.ndarray:
     """A training-camera frame brought to the network input as ``spec.resize`` says (the reference geometry
     of the wrappers' own upstream resizers): ``squash`` stretches to ``input_size``; ``letterbox`` fits
     it inside keeping the aspect and pads with black; ``center_crop`` crops the centre to the input's
@@ -212,5 +212,5 @@ def projected_extent_px(size_m: float, distance_m: float, focal_px: float) -> fl
     return focal_px * size_m / distance_m
 
 
-__all__ = ["CameraSpec", "RESIZE_METHODS", "camera_fov_deg", "crop_box", "fov_shortfall", "match_camera", "model_input",
+__all__ = ["TrainingCamera", "RESIZE_METHODS", "camera_fov_deg", "crop_box", "fov_shortfall", "match_camera", "model_input",
            "projected_extent_px", "vfov_from_hfov", "warn_if_narrow"]

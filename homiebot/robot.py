@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import CameraSpec
+    from homiebot.camera_geometry import TrainingCamera
 
 
 class RobotUnavailable(RuntimeError):
@@ -221,7 +221,7 @@ class Robot(ABC):
         """The newest image of a camera, at ``size`` (height, width) when given; with ``depth`` the
         registered depth image too (``Unsupported`` if the camera has none)."""
 
-    def read_policy_camera(self, camera: str, spec: CameraSpec, depth: bool = False, model: str = "the model") -> CameraFrame:
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
         """A camera's newest frame as a model's training camera (``spec``) would have taken it: the native
         image cropped to the training field of view and aspect around the principal point and resized
         to ``spec.frame_size`` (``homiebot.camera_geometry.match_camera``); a camera narrower than the

@@ -427,7 +427,7 @@ class NoMaDPolicy(Policy):
             model: an already built network with upstream's ``model(func_name, **kwargs)`` interface
                 (injected instead of loading ``checkpoint``).
             camera: the training camera the observation is produced as (default 4:3 wide-angle frames;
-                a family name or ``CameraSpec`` fields; see ``skills.training_cameras``).
+                a family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
             controller: "pd" (upstream's PD controller to ``waypoint_index``, one ``Velocity`` per step) or
                 "waypoints" (all waypoints of the sample, tracked by the robot).
             max_w: the PD controller's angular limit (upstream robot.yaml 0.4 rad/s).

@@ -210,7 +210,7 @@ class OctoPolicy(Policy):
             seed, argmax, temperature: sampling (``jax.random.PRNGKey(seed)``, split each call).
             model: an object with OctoModel's ``create_tasks`` / ``sample_actions`` (injected instead of loading).
             camera: the training camera of the primary image (default Bridge's 4:3 frames at hfov 70; a
-                family name or ``CameraSpec`` fields; see ``skills.training_cameras``).
+                family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
         """
         self.checkpoint = expand(checkpoint)
         self.step = step

@@ -263,7 +263,7 @@ class PixNavPolicy(Policy):
                 ``dim_feedforward``); leave unset for upstream checkpoints.
             model: an already built network with upstream's ``forward(goal_mask, goal_image, episode_image)``.
             camera: the training camera the observation is produced as (default Habitat's 640x480, hfov 79;
-                a family name or ``CameraSpec`` fields; see ``skills.training_cameras``).
+                a family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
         """
         self.checkpoint = expand(checkpoint)
         self.device = torch_device(device)

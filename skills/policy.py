@@ -8,7 +8,7 @@ one of three kinds, the kinds the upstream models emit:
 * ``EndEffectorDelta`` Octo / RT-1-X-style: a delta of the end effector pose plus a gripper command.
 
 (``Velocity``, a base velocity for one control period, is what NoMaD's PD controller makes of its
-waypoints.) A policy's ``camera`` is the camera it was trained with (``CameraSpec``): the skill gives
+waypoints.) A policy's ``camera`` is the camera it was trained with (``TrainingCamera``): the skill gives
 it that camera's view, rendered in simulation or cropped from a robot's camera.
 
 Frames: the robot base frame has x forward, y left, z up (metres, radians). Learned wrappers and
@@ -29,7 +29,7 @@ import numpy as np
 from homiebot.robot import MotionReport, Robot, Unsupported
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import CameraSpec
+    from homiebot.camera_geometry import TrainingCamera
     from homiebot.contracts import Subtask
     from homiebot.worlds.base import World
 
@@ -113,7 +113,7 @@ class Policy(ABC):
     kind: str = "navigation"  # what its commands move: "navigation" (base) or "manipulation" (arm, gripper)
     image_size: tuple[int, int] = (256, 256)  # (height, width) the policy expects
     rate_hz: float = 5.0  # control rate it was trained at
-    camera: CameraSpec | None = None  # the camera it was trained with (None: a square image at image_size)
+    camera: TrainingCamera | None = None  # the camera it was trained with (None: a square image at image_size)
 
     def availability(self) -> str | None:
         """None if the policy can run here, else what is missing and the exact install hint."""

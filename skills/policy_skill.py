@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.robot import MotionReport, Robot, RobotUnavailable, Stopped
 from homiebot.skills.base import Skill, SkillContext, SkillResult
@@ -102,7 +102,7 @@ class PolicySkill(Skill):
     and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``camera``
     the robot camera the policy sees (default: the robot's policy camera, e.g. the home's front view,
     Spot's hand camera); ``training_camera`` the camera the policy was trained with (default the
-    policy's own ``camera``; a family name such as ``nomad`` or ``CameraSpec`` fields): the robot
+    policy's own ``camera``; a family name such as ``nomad`` or ``TrainingCamera`` fields): the robot
     renders it or crops its camera to it; ``stow`` brings the arm back to its carry
     pose after manipulation; ``render=False`` feeds blank images (only sensible for expert policies,
     to time the control path alone); ``check`` how success is judged: ``auto`` (the world's own
@@ -121,7 +121,7 @@ class PolicySkill(Skill):
                  max_collisions: int = 5, goal_gap: float = 0.45, facing_deg: float = 30.0,
                  image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True,
                  process: dict | None = None, camera: str | None = None, check: str = "auto",
-                 training_camera: str | dict | CameraSpec | None = None) -> None:
+                 training_camera: str | dict | TrainingCamera | None = None) -> None:
         self.process = dict(process) if process is not None else None
         if isinstance(policy, Policy):
             self.policy = policy
@@ -168,7 +168,7 @@ class PolicySkill(Skill):
         self.training_camera = self._training_camera()
         return reason
 
-    def _training_camera(self) -> CameraSpec | None:
+    def _training_camera(self) -> TrainingCamera | None:
         """The camera the observation is produced as: the configured one, else the policy's own (unless an
         explicit ``image_size`` asks for a plain square image)."""
         if self._camera_override is not None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.skills.policy import Command, Policy, PolicyError, PolicyObservation
 from homiebot.skills.policy_wire import WireError, decode_commands, encode_array, encode_observation
 from homiebot.skills.training_cameras import default_training_camera
@@ -180,7 +180,7 @@ class RemotePolicy(Policy):
         self.image_size = (height, width)
         self.rate_hz = float(info.get("rate_hz", self.rate_hz))
         if info.get("camera"):  # a server that reports its policy's training camera
-            self.camera = CameraSpec.from_dict(info["camera"])
+            self.camera = TrainingCamera.from_dict(info["camera"])
         return info
 
     def availability(self) -> str | None:

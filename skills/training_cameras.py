@@ -1,4 +1,4 @@
-"""The cameras the supported low-level models were trained with (``homiebot.camera_geometry.CameraSpec``).
+"""The cameras the supported low-level models were trained with (``homiebot.camera_geometry.TrainingCamera``).
 
 * NoMaD: its datasets' frames are centre-cropped to 4:3 when processed (``IMAGE_ASPECT_RATIO = 4/3`` in
   ``vint_train/process_data``) and squashed to 96x96 by ``transform_images``; the cameras are wide-angle
@@ -18,20 +18,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 
-NOMAD_CAMERA = CameraSpec(480, 640, 120.0, (96, 96), "squash", (96, 128),
+NOMAD_CAMERA = TrainingCamera(480, 640, 120.0, (96, 96), "squash", (96, 128),
                           "4:3 wide-angle frames (pinhole stand-in for the datasets' fisheye) squashed to 96x96")
-PIXNAV_CAMERA = CameraSpec(480, 640, 79.0, (224, 224), "squash", (240, 320),
+PIXNAV_CAMERA = TrainingCamera(480, 640, 79.0, (224, 224), "squash", (240, 320),
                            "Habitat 640x480 at hfov 79 resized to 224x224")
-OCTO_BRIDGE_CAMERA = CameraSpec(480, 640, 70.0, (256, 256), "squash", (240, 320),
+OCTO_BRIDGE_CAMERA = TrainingCamera(480, 640, 70.0, (256, 256), "squash", (240, 320),
                                 "BridgeData V2 640x480 (Logitech C920) squashed to 256x256")
-RT1X_BRIDGE_CAMERA = CameraSpec(480, 640, 70.0, (256, 320), "letterbox", (240, 320),
+RT1X_BRIDGE_CAMERA = TrainingCamera(480, 640, 70.0, (256, 320), "letterbox", (240, 320),
                                 "4:3 Bridge frames letterboxed (resize_with_pad) into 256x320")
-RT1X_FRACTAL_CAMERA = CameraSpec(256, 320, 70.0, (256, 320), "letterbox", (256, 320),
+RT1X_FRACTAL_CAMERA = TrainingCamera(256, 320, 70.0, (256, 320), "letterbox", (256, 320),
                                  "RT-1 robot frames, natively 256x320")
 
-TRAINING_CAMERAS: dict[str, CameraSpec] = {
+TRAINING_CAMERAS: dict[str, TrainingCamera] = {
     "nomad": NOMAD_CAMERA,
     "pixnav": PIXNAV_CAMERA,
     "octo": OCTO_BRIDGE_CAMERA,
@@ -40,10 +40,10 @@ TRAINING_CAMERAS: dict[str, CameraSpec] = {
 }
 
 
-def training_camera(value: str | dict | CameraSpec | None) -> CameraSpec | None:
-    """A ``CameraSpec`` from a model family name (``nomad``, ``pixnav``, ``octo``, ``rt1x``,
-    ``rt1x_fractal``), a mapping of ``CameraSpec`` fields, or a spec; None stays None."""
-    if value is None or isinstance(value, CameraSpec):
+def training_camera(value: str | dict | TrainingCamera | None) -> TrainingCamera | None:
+    """A ``TrainingCamera`` from a model family name (``nomad``, ``pixnav``, ``octo``, ``rt1x``,
+    ``rt1x_fractal``), a mapping of ``TrainingCamera`` fields, or a spec; None stays None."""
+    if value is None or isinstance(value, TrainingCamera):
         return value
     if isinstance(value, str):
         key = value.lower().replace("-", "")
@@ -51,12 +51,12 @@ def training_camera(value: str | dict | CameraSpec | None) -> CameraSpec | None:
             raise ValueError(f"unknown training camera '{value}'; known: {sorted(TRAINING_CAMERAS)} (or give its fields)")
         return TRAINING_CAMERAS[key]
     try:
-        return CameraSpec.from_dict(dict(value))
+        return TrainingCamera.from_dict(dict(value))
     except (KeyError, TypeError) as err:
         raise ValueError(f"a training camera needs height, width, hfov_deg and input_size: {err}") from None
 
 
-def default_training_camera(family: str, params: dict | None = None) -> CameraSpec | None:
+def default_training_camera(family: str, params: dict | None = None) -> TrainingCamera | None:
     """The training camera a wrapper of ``family`` built with ``params`` declares (for a policy served by
     another process, before the server describes it)."""
     params = params or {}
@@ -67,7 +67,7 @@ def default_training_camera(family: str, params: dict | None = None) -> CameraSp
     return TRAINING_CAMERAS.get(family)
 
 
-def with_input_size(spec: CameraSpec | None, size: tuple[int, int]) -> CameraSpec | None:
+def with_input_size(spec: TrainingCamera | None, size: tuple[int, int]) -> TrainingCamera | None:
     """``spec`` with the network input a wrapper was configured with (e.g. a non-default image size)."""
     if spec is None or tuple(spec.input_size) == tuple(size):
         return spec

@@ -10,7 +10,7 @@ import pytest
 
 from homiebot import camera_geometry
 from homiebot.camera_geometry import (
-    CameraSpec,
+    TrainingCamera,
     camera_fov_deg,
     crop_box,
     fov_shortfall,
@@ -21,7 +21,7 @@ from homiebot.camera_geometry import (
 )
 from homiebot.robot import CameraFrame, CameraInfo
 
-SPEC = CameraSpec(480, 640, 90.0, (96, 96), "squash", (48, 64))
+SPEC = TrainingCamera(480, 640, 90.0, (96, 96), "squash", (48, 64))
 
 
 def pinhole(name: str, h: int, w: int, hfov: float, cx: float | None = None, cy: float | None = None) -> CameraInfo:
@@ -40,11 +40,11 @@ def test_spec_fields_validation_and_round_trip():
     assert SPEC.vfov_deg == pytest.approx(math.degrees(2 * math.atan(0.75)))
     assert vfov_from_hfov(90.0, 1.0) == pytest.approx(90.0)
     assert SPEC.frame_size == (48, 64) and SPEC.focal_px() == pytest.approx(32.0)
-    assert CameraSpec.from_dict(SPEC.to_dict()) == SPEC
+    assert TrainingCamera.from_dict(SPEC.to_dict()) == SPEC
     with pytest.raises(ValueError, match="resize must be one of"):
-        CameraSpec(480, 640, 90.0, (96, 96), "stretch")
+        TrainingCamera(480, 640, 90.0, (96, 96), "stretch")
     with pytest.raises(ValueError, match="hfov_deg"):
-        CameraSpec(480, 640, 180.0, (96, 96))
+        TrainingCamera(480, 640, 180.0, (96, 96))
 
 
 def test_wider_camera_of_another_shape_is_cropped_to_the_training_view():
@@ -98,12 +98,12 @@ def test_mismatched_image_and_info_is_a_clear_error():
 
 def test_model_input_resize_methods():
     img = np.full((240, 320, 3), 200, np.uint8)
-    squash = model_input(img, CameraSpec(480, 640, 70.0, (256, 256), "squash"))
+    squash = model_input(img, TrainingCamera(480, 640, 70.0, (256, 256), "squash"))
     assert squash.shape == (256, 256, 3) and squash.min() == 200
-    box = model_input(img, CameraSpec(480, 640, 70.0, (256, 320), "letterbox"))
+    box = model_input(img, TrainingCamera(480, 640, 70.0, (256, 320), "letterbox"))
     assert box.shape == (256, 320, 3)
     assert box[:8].max() == 0 and box[-8:].max() == 0 and box[8:248].min() == 200  # 240 rows of image, 8 padded each side
     ramp = checker(240, 320)
-    crop = model_input(ramp, CameraSpec(480, 640, 70.0, (224, 224), "center_crop"))
+    crop = model_input(ramp, TrainingCamera(480, 640, 70.0, (224, 224), "center_crop"))
     assert crop.shape == (224, 224, 3)
     assert crop[0, 0, 0] > ramp[0, 30, 0] and crop[0, -1, 0] < ramp[0, 290, 0]  # the sides are cut away

@@ -37,7 +37,7 @@ from homiebot.safety.settings import SafetySettings
 from homiebot.safety.state import SafetyState
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import CameraSpec
+    from homiebot.camera_geometry import TrainingCamera
 
 
 class SafeRobot(Robot):
@@ -78,7 +78,7 @@ class SafeRobot(Robot):
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         return self.inner.read_camera(camera, size, depth)
 
-    def read_policy_camera(self, camera: str, spec: CameraSpec, depth: bool = False, model: str = "the model") -> CameraFrame:
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
         return self.inner.read_policy_camera(camera, spec, depth, model)  # a simulator renders the training camera itself
 
     def odometry(self) -> BasePose:

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.skills.nomad import TopoMap
 from homiebot.skills.policy import Velocity
 from homiebot.skills.policy_wire import WireError, decode_commands, encode_commands
@@ -26,7 +26,7 @@ def test_training_camera_by_name_fields_or_spec():
     assert training_camera("NoMaD") is NOMAD_CAMERA and training_camera("rt-1-x") is RT1X_BRIDGE_CAMERA
     assert training_camera(None) is None and training_camera(NOMAD_CAMERA) is NOMAD_CAMERA
     custom = training_camera({"height": 720, "width": 1280, "hfov_deg": 100, "input_size": [96, 96], "capture_size": [72, 128]})
-    assert custom == CameraSpec(720, 1280, 100.0, (96, 96), "squash", (72, 128))
+    assert custom == TrainingCamera(720, 1280, 100.0, (96, 96), "squash", (72, 128))
     with pytest.raises(ValueError, match="unknown training camera 'fisheye'"):
         training_camera("fisheye")
     with pytest.raises(ValueError, match="needs height, width, hfov_deg and input_size"):
@@ -41,7 +41,7 @@ def test_a_served_policy_knows_its_camera_before_and_after_describe(monkeypatch)
     assert RemotePolicy("rt1x").rate_hz == 5.0
     assert default_training_camera("expert", {}) is None
     served = RemotePolicy("pixnav")
-    reported = CameraSpec(480, 640, 90.0, (224, 224), "squash", (120, 160))
+    reported = TrainingCamera(480, 640, 90.0, (224, 224), "squash", (120, 160))
     monkeypatch.setattr(served, "_call", lambda *a, **k: {"family": "pixnav", "image_size": [224, 224], "rate_hz": 4.0,
                                                            "camera": reported.to_dict(), "availability": None})
     served.describe()

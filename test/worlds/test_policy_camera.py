@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.camera_geometry import CameraSpec, camera_fov_deg, model_input
+from homiebot.camera_geometry import TrainingCamera, camera_fov_deg, model_input
 from homiebot.contracts import Action, Subtask
 from homiebot.robot import CameraFrame, CameraInfo, Robot
 from homiebot.skills.nomad import NoMaDPolicy
@@ -92,7 +92,7 @@ def front_depth(distance_m: float) -> float:
     return distance_m / math.cos(math.radians(-CAMERA_PITCH_DEG))
 
 
-def expected_width(spec: CameraSpec, frame_w: int, width_m: float, distance_m: float) -> float:
+def expected_width(spec: TrainingCamera, frame_w: int, width_m: float, distance_m: float) -> float:
     """Width in pixels of a fronto-parallel object ``width_m`` wide, ``distance_m`` ahead, in the centre row."""
     return spec.focal_px((0, frame_w)) * width_m / front_depth(distance_m)
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, Tolerances
-from homiebot.camera_geometry import CameraSpec
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.robot import Robot
 from homiebot.worlds.home.control import HomeControl
@@ -125,7 +125,7 @@ class SimTruthCheck(AttemptCheck):
         return stopped, f"{model} could not {verb} the {target} (it is {st.open_fraction(target) * 100:.0f}% open){detail}"
 
     def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int],
-                  camera: CameraSpec | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+                  camera: TrainingCamera | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The front view from the pose a Go to would end at, and the target's mask in it (through the
         model's training camera when ``camera`` is given)."""
         if subtask.action is not Action.GO_TO:

@@ -72,7 +72,7 @@ from homiebot.worlds.home.robot import (
 from homiebot.worlds.home.state import HomeState, ObjectLocation, RobotPose
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import CameraSpec
+    from homiebot.camera_geometry import TrainingCamera
     from homiebot.worlds.home.render import HomeRenderer, RenderedView
     from homiebot.worlds.home.world import EmbeddedHome
 
@@ -160,7 +160,7 @@ class HomeControl(Robot):
         view = self.render(size, (camera,), fovy=self.world.renderer.fovy)[camera]
         return CameraFrame(view.rgb, self.camera_info(camera, size), self.sim_time, view.depth if depth else None)
 
-    def read_policy_camera(self, camera: str, spec: CameraSpec, depth: bool = False, model: str = "the model") -> CameraFrame:
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
         """The model's training camera rendered directly: its field of view and aspect at ``spec.frame_size``
         (the head camera's pose; nothing is cropped, so no resolution is lost)."""
         size = spec.frame_size
