@@ -26,8 +26,9 @@ from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
+from homiebot.training.episodes import ExportError
 
-USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError)
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError)
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -107,6 +108,18 @@ def _parser() -> argparse.ArgumentParser:
     mer.add_argument("folders", nargs="+", help="shard folders")
     mer.add_argument("--out", required=True, help="new folder for the merged results")
     mer.add_argument("--allow-partial", action="store_true", help="merge even if shards are missing or unfinished")
+
+    exp = sub.add_parser("export", help="episode folders -> SFT or DPO training data (Hugging Face datasets)",
+                         description="Turn recorded episodes into SFT records or DPO pairs (docs/training.md).")
+    exp.add_argument("sources", nargs="+", metavar="SOURCE", help="episode folders, evaluation folders run with --save-episodes, "
+                     "or folders holding episode folders")
+    exp.add_argument("--format", required=True, choices=("sft", "dpo"), help="sft: conversation records; dpo: preference pairs")
+    exp.add_argument("--out", required=True, help="new folder for the dataset")
+    exp.add_argument("--split", default="train", choices=("train", "test", "all"), help="tasks of which split (default: train)")
+    exp.add_argument("--suite", default="home100", help="suite that tells a task's split when no results.jsonl does (default: home100)")
+    exp.add_argument("--sources", dest="keep", help="record sources to keep, comma-separated (sft: success,replan; "
+                     "dpo: replan,order_change,action_change,model_change; default: all)")
+    exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
 
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
@@ -254,6 +267,16 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from homiebot.training.export import export
+
+    stats = export(args.sources, args.format, Path(args.out), split=args.split, suite=args.suite, keep=args.keep,
+                   check_visible=not args.keep_unseen)
+    counts = ", ".join(f"{k} {v}" for k, v in stats["counts"].items())
+    print(f"{stats['records']} {args.format} records from {stats['episodes']} episodes ({counts}) -> {args.out}")
+    return 0
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.graph import graph
     from homiebot.ros.up import check_ros, ros_environment, run_graph
@@ -342,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
+               "export": _cmd_export,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
     try:
