@@ -121,6 +121,24 @@ def _parser() -> argparse.ArgumentParser:
                      "dpo: replan,order_change,action_change,model_change; default: all)")
     exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
 
+    bs = sub.add_parser("bootstrap", help="run a privileged planner over the train split and export SFT/DPO data",
+                        description="Run the oracle over a suite's train split under failure profiles of several strengths "
+                        "(resumable and sharded like eval), then export OUT/sft and OUT/dpo (docs/training.md).")
+    bs.add_argument("--out", required=True, help="folder for runs/ (evaluation folders with episodes), sft/ and dpo/")
+    bs.add_argument("--suites", help="suites, comma-separated (default: home100, and home100_persona when installed)")
+    bs.add_argument("--failure-scales", default="0.5,1,2", help="multipliers of the default failure profile, one run set "
+                    "each (0: perfect skills; default: 0.5,1,2)")
+    bs.add_argument("--runs", type=int, default=2, help="runs (seeds) per task and scale (default: 2)")
+    bs.add_argument("--planner", default="oracle", help="the planner that makes the data (default: oracle)")
+    bs.add_argument("--config", help="run configuration YAML")
+    bs.add_argument("--seed", type=int, help="base seed of the job seeds (default: config seed)")
+    bs.add_argument("--max-rounds", type=int, help="round limit per episode")
+    bs.add_argument("--split", default="train", choices=("train", "test", "all"), help="which tasks (default: train)")
+    bs.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    bs.add_argument("--shard", help="i/n: run only every n-th job, as eval does")
+    bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
+    bs.add_argument("--no-export", action="store_true", help="only run the episodes")
+
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
     up.add_argument("--config", default="", help="run configuration YAML given to every node")
@@ -277,6 +295,30 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bootstrap(args: argparse.Namespace) -> int:
+    from homiebot.bench.evaluate import config_for_eval
+    from homiebot.training.bootstrap import bootstrap, default_suites, parse_scales
+
+    cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, None)
+    data = cfg.model_dump(mode="json")
+    data["output"]["images"] = True  # the views are the training images
+    if args.seed is not None:
+        data["seed"] = args.seed
+    cfg = RunConfig.model_validate(data)
+    suites = [x.strip() for x in args.suites.split(",") if x.strip()] if args.suites else default_suites()
+    scales = parse_scales(args.failure_scales)
+    out = _out_dir(args.out)
+    print(f"bootstrapping with {cfg.planner.name} on {', '.join(suites)} (split {args.split}, failure scales "
+          f"{', '.join(f'{x:g}' for x in scales)}, {args.runs} runs per task) -> {out}", flush=True)
+    s = bootstrap(cfg, out, suites, scales, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
+                  shard=args.shard, export_data=not args.no_export)
+    for name, r in s["runs"].items():
+        print(f"{name}: {r['runs']} runs ({r['new_runs']} new), SR {r['SR']:.1f}")
+    for fmt, st in s["exports"].items():
+        print(f"{fmt}: {st['records']} records ({', '.join(f'{k} {v}' for k, v in st['counts'].items())}) -> {out / fmt}")
+    return 0
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.graph import graph
     from homiebot.ros.up import check_ros, ros_environment, run_graph
@@ -365,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
-               "export": _cmd_export,
+               "export": _cmd_export, "bootstrap": _cmd_bootstrap,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
     try:

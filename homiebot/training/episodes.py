@@ -40,7 +40,7 @@ class Episode:
     @property
     def profile(self) -> str:
         p = self.record.config.get("skill_profile", "unknown")
-        return p if isinstance(p, str) else "custom"
+        return p if isinstance(p, str) else str(p.get("name", "custom")) if isinstance(p, dict) else "custom"
 
     def rooms(self) -> set[str]:
         return {str(room.get("name")) for room in self.record.scene.get("rooms", []) if isinstance(room, dict)}
