@@ -112,9 +112,19 @@ def find_episodes(sources: list[str | Path], suite: str | None = "home100") -> l
 
     A task's split comes from the results of the evaluation folder it was found in, else from
     ``suite``; a task in neither is 'unknown'."""
-    suite_splits = _suite_splits(suite)
+    cache: dict[str, dict[str, str]] = {}
+
+    def suite_split(task_id: str) -> str:
+        if "suite" not in cache:  # read only when an episode is not in an evaluation's results (100 task files)
+            cache["suite"] = _suite_splits(suite)
+        return cache["suite"].get(task_id, "unknown")
+
+    for src in sources:
+        if not Path(src).exists():
+            raise ExportError(f"source {src}: no such file or folder")
     episodes: list[Episode] = []
     seen_folders: set[Path] = set()
+    splits_of: dict[Path, dict[str, str]] = {}
     for n, src in enumerate(sources):
         root = Path(src)
         if not root.exists():
@@ -139,7 +149,9 @@ def find_episodes(sources: list[str | Path], suite: str | None = "home100") -> l
             evals = [p for p in [f.parent, *f.parents] if (p / "results.jsonl").is_file()]
             split = "unknown"
             if record.task_id:
-                split = (_split_map(evals[0]).get(record.task_id) if evals else None) or suite_splits.get(record.task_id, "unknown")
+                if evals[:1] and evals[0] not in splits_of:
+                    splits_of[evals[0]] = _split_map(evals[0])
+                split = (splits_of[evals[0]].get(record.task_id) if evals else None) or suite_split(record.task_id)
             rel = f.parent.relative_to(root).as_posix()
             key = f"s{n}/{rel}" if rel != "." else f"s{n}/{root.name}"
             episodes.append(Episode(record, f.parent, key, split, _read_seen(f.parent, record)))

@@ -26,7 +26,7 @@ def _digests(folder: Path) -> dict[str, str]:
 def _bootstrap(suite: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
     cmd = [sys.executable, "-m", "homiebot.cli", "bootstrap", "--out", str(out), "--suites", str(suite), "--failure-scales", "2",
-           "--runs", "2", "--seed", "3", *extra]
+           "--runs", "1", "--seed", "3", *extra]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -44,12 +44,10 @@ def test_bootstrap_export_is_byte_identical_across_processes_and_workers(tmp_pat
         assert a == b
         assert {"data.jsonl", "data.parquet", "hf/state.json", "README.md", "stats.json"} <= set(a)
         assert any(k.startswith("images/") for k in a)
-    assert "sft: " in one.stdout and "4 runs (4 new)" in one.stdout
+    assert "sft: " in one.stdout and "2 runs (2 new)" in one.stdout
     again = _bootstrap(suite, tmp_path / "w1", "--workers", "1", "--resume")  # nothing to run; the export is rebuilt the same
-    assert again.returncode == 0 and "4 runs (0 new)" in again.stdout, again.stderr[-2000:]
+    assert again.returncode == 0 and "2 runs (0 new)" in again.stdout, again.stderr[-2000:]
     assert _digests(tmp_path / "w1" / "dpo") == _digests(tmp_path / "w2" / "dpo")
-    refused = _bootstrap(suite, tmp_path / "w1", "--workers", "1")  # without --resume: a folder with results is refused
-    assert refused.returncode == 2 and "--resume" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_default_suites_and_scaled_profiles() -> None:
