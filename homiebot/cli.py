@@ -139,6 +139,23 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
     bs.add_argument("--no-export", action="store_true", help="only run the episodes")
 
+    tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
+                        description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
+                        "is used with --planner trained (docs/training.md).")
+    tr.add_argument("stage", choices=("sft", "dpo"), help="sft: supervised on conversations; dpo: preference pairs")
+    tr.add_argument("--data", required=True, help="an export folder of the same format (homiebot export --format sft|dpo)")
+    tr.add_argument("--base", required=True, help="a local model folder (never downloaded), the --out of an earlier `train sft` "
+                    "(its merged model), or tiny:qwen2_vl (a random tiny Qwen2-VL for dry runs)")
+    tr.add_argument("--out", required=True, help="new folder for the adapter and its manifest")
+    tr.add_argument("--steps", type=int, default=50, help="optimizer steps (default: 50)")
+    tr.add_argument("--batch", type=int, default=1, help="records per step (default: 1)")
+    tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper)")
+    tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
+    tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
+    tr.add_argument("--image-size", type=int, default=56, help="views are resized to this many pixels a side (default: 56)")
+    tr.add_argument("--beta", type=float, default=0.1, help="DPO beta (default: 0.1)")
+    tr.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
+
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
     up.add_argument("--config", default="", help="run configuration YAML given to every node")
@@ -319,6 +336,17 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from homiebot.training.train import train
+
+    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch,
+              lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
+    print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
+          f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")
+    print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
+    return 0
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.graph import graph
     from homiebot.ros.up import check_ros, ros_environment, run_graph
@@ -408,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "export": _cmd_export, "bootstrap": _cmd_bootstrap,
+               "train": _cmd_train,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
     try:

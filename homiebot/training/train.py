@@ -58,10 +58,32 @@ def _base(base: str, out: Path) -> Path:
 
         return build_tiny_qwen2_vl(out / "base")
     path = Path(base).expanduser()
+    if (path / MANIFEST).is_file():  # an earlier `train` run: its base with the adapter merged in (DPO after SFT)
+        return _merged(path, out / "base")
     if not (path / "config.json").is_file():
         raise TrainError(f"--base {base}: not a local model folder (no config.json); models are never downloaded, "
                          f"give a folder written by save_pretrained, or {TINY} for a dry run")
     return path.resolve()
+
+
+def _merged(trained: Path, target: Path) -> Path:
+    """Write the base model of a ``train`` output with its adapter merged, beside the base's other files."""
+    import shutil
+
+    from homiebot.planners.base import PlannerConfigError
+    from homiebot.planners.trained import TrainedPlanner
+
+    try:
+        planner = TrainedPlanner(path=str(trained))
+        planner._load()
+    except PlannerConfigError as err:
+        raise TrainError(f"--base {trained}: {err}") from None
+    target.mkdir(parents=True)
+    for f in sorted(planner.model_path.iterdir()):
+        if f.is_file() and not f.name.endswith((".safetensors", ".bin")) and f.name != "model.safetensors.index.json":
+            shutil.copyfile(f, target / f.name)
+    planner.model.save_pretrained(str(target))
+    return target.resolve()
 
 
 def _answer_format(text: str) -> str:
