@@ -116,6 +116,8 @@ def build_sft(episodes: list[Episode], sources: tuple[str, ...] = SFT_SOURCES, c
             system = system_text(ep.record, fmt)
             built.records.append({
                 "id": f"{ep.key}/round_{step.round:02d}", **_meta(ep, step), "source": found,
+                "known": sorted(ep.known_names(i) or []),  # names the planner could know this round (candidates)
+                "rooms": sorted(ep.rooms()),
                 "messages": [{"role": "system", "content": system}, {"role": "user", "content": _user(step)},
                              {"role": "assistant", "content": answer}],
                 "images": images,
