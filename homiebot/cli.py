@@ -26,8 +26,9 @@ from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
+from homiebot.training.episodes import ExportError
 
-USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError)
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError)
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -107,6 +108,53 @@ def _parser() -> argparse.ArgumentParser:
     mer.add_argument("folders", nargs="+", help="shard folders")
     mer.add_argument("--out", required=True, help="new folder for the merged results")
     mer.add_argument("--allow-partial", action="store_true", help="merge even if shards are missing or unfinished")
+
+    exp = sub.add_parser("export", help="episode folders -> SFT or DPO training data (Hugging Face datasets)",
+                         description="Turn recorded episodes into SFT records or DPO pairs (docs/training.md).")
+    exp.add_argument("sources", nargs="+", metavar="SOURCE", help="episode folders, evaluation folders run with --save-episodes, "
+                     "or folders holding episode folders")
+    exp.add_argument("--format", required=True, choices=("sft", "dpo"), help="sft: conversation records; dpo: preference pairs")
+    exp.add_argument("--out", required=True, help="new folder for the dataset")
+    exp.add_argument("--split", default="train", choices=("train", "test", "all"), help="tasks of which split (default: train)")
+    exp.add_argument("--suite", default="home100", help="suite that tells a task's split when no results.jsonl does (default: home100)")
+    exp.add_argument("--sources", dest="keep", help="record sources to keep, comma-separated (sft: success,replan; "
+                     "dpo: replan,order_change,action_change,model_change; default: all)")
+    exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
+
+    bs = sub.add_parser("bootstrap", help="run a privileged planner over the train split and export SFT/DPO data",
+                        description="Run the oracle over a suite's train split under failure profiles of several strengths "
+                        "(resumable and sharded like eval), then export OUT/sft and OUT/dpo (docs/training.md).")
+    bs.add_argument("--out", required=True, help="folder for runs/ (evaluation folders with episodes), sft/ and dpo/")
+    bs.add_argument("--suites", help="suites, comma-separated (default: home100, and home100_persona when installed)")
+    bs.add_argument("--failure-scales", default="0.5,1,2", help="multipliers of the default failure profile, one run set "
+                    "each (0: perfect skills; default: 0.5,1,2)")
+    bs.add_argument("--runs", type=int, default=2, help="runs (seeds) per task and scale (default: 2)")
+    bs.add_argument("--planner", default="oracle", help="the planner that makes the data (default: oracle)")
+    bs.add_argument("--config", help="run configuration YAML")
+    bs.add_argument("--seed", type=int, help="base seed of the job seeds (default: config seed)")
+    bs.add_argument("--max-rounds", type=int, help="round limit per episode")
+    bs.add_argument("--split", default="train", choices=("train", "test", "all"), help="which tasks (default: train)")
+    bs.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    bs.add_argument("--shard", help="i/n: run only every n-th job, as eval does")
+    bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
+    bs.add_argument("--no-export", action="store_true", help="only run the episodes")
+
+    tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
+                        description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
+                        "is used with --planner trained (docs/training.md).")
+    tr.add_argument("stage", choices=("sft", "dpo"), help="sft: supervised on conversations; dpo: preference pairs")
+    tr.add_argument("--data", required=True, help="an export folder of the same format (homiebot export --format sft|dpo)")
+    tr.add_argument("--base", required=True, help="a local model folder (never downloaded), the --out of an earlier `train sft` "
+                    "(its merged model), or tiny:qwen2_vl (a random tiny Qwen2-VL for dry runs)")
+    tr.add_argument("--out", required=True, help="new folder for the adapter and its manifest")
+    tr.add_argument("--steps", type=int, default=50, help="optimizer steps (default: 50)")
+    tr.add_argument("--batch", type=int, default=1, help="records per step (default: 1)")
+    tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper)")
+    tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
+    tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
+    tr.add_argument("--image-size", type=int, default=56, help="views are resized to this many pixels a side (default: 56)")
+    tr.add_argument("--beta", type=float, default=0.1, help="DPO beta (default: 0.1)")
+    tr.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
 
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
@@ -254,6 +302,51 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from homiebot.training.export import export
+
+    stats = export(args.sources, args.format, Path(args.out), split=args.split, suite=args.suite, keep=args.keep,
+                   check_visible=not args.keep_unseen)
+    counts = ", ".join(f"{k} {v}" for k, v in stats["counts"].items())
+    print(f"{stats['records']} {args.format} records from {stats['episodes']} episodes ({counts}) -> {args.out}")
+    return 0
+
+
+def _cmd_bootstrap(args: argparse.Namespace) -> int:
+    from homiebot.bench.evaluate import config_for_eval
+    from homiebot.training.bootstrap import bootstrap, default_suites, parse_scales
+
+    cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, None)
+    data = cfg.model_dump(mode="json")
+    data["output"]["images"] = True  # the views are the training images
+    if args.seed is not None:
+        data["seed"] = args.seed
+    cfg = RunConfig.model_validate(data)
+    suites = [x.strip() for x in args.suites.split(",") if x.strip()] if args.suites else default_suites()
+    scales = parse_scales(args.failure_scales)
+    out = _out_dir(args.out)
+    print(f"bootstrapping with {cfg.planner.name} on {', '.join(suites)} (split {args.split}, failure scales "
+          f"{', '.join(f'{x:g}' for x in scales)}, {args.runs} runs per task) -> {out}", flush=True)
+    s = bootstrap(cfg, out, suites, scales, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
+                  shard=args.shard, export_data=not args.no_export)
+    for name, r in s["runs"].items():
+        print(f"{name}: {r['runs']} runs ({r['new_runs']} new), SR {r['SR']:.1f}")
+    for fmt, st in s["exports"].items():
+        print(f"{fmt}: {st['records']} records ({', '.join(f'{k} {v}' for k, v in st['counts'].items())}) -> {out / fmt}")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from homiebot.training.train import train
+
+    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch,
+              lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
+    print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
+          f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")
+    print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
+    return 0
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.graph import graph
     from homiebot.ros.up import check_ros, ros_environment, run_graph
@@ -342,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
+               "export": _cmd_export, "bootstrap": _cmd_bootstrap,
+               "train": _cmd_train,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
     try:

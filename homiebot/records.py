@@ -81,6 +81,10 @@ class EpisodeWriter:
                 target.parent.mkdir(exist_ok=True)
                 Image.fromarray(obs.views[view].rgb).save(target, compress_level=1)
                 paths[view] = rel
+            # what the views show by name (the instance labels), so exported training data can leave out
+            # rounds whose target the planner could not have seen
+            seen = sorted({label.name for label in obs.labels.values()})
+            atomic_write_text(self.work_dir / f"images/round_{round_index:02d}_seen.json", json.dumps(seen))
         if self.video:
             self._frames.append(self._mosaic(obs))
         return paths
