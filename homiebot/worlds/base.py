@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.contracts import Observation, Subtask
@@ -29,6 +32,19 @@ class PerceptionHints(Protocol):
     def held_name(self) -> str | None:
         """The simulator's name of the object in the gripper."""
         ...
+
+
+@dataclass(frozen=True)
+class TopDown:
+    """A plan view of the world for viewers: occupancy (True = blocked) of cells ``[ix, iy]`` whose
+    centres are ``origin + (ix + 0.5, iy + 0.5) * resolution`` in the map frame, room rectangles
+    ``(x0, y0, x1, y1)`` and where named things are."""
+
+    occupancy: np.ndarray
+    origin: tuple[float, float]
+    resolution: float
+    rooms: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    objects: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 class World(ABC):
@@ -89,6 +105,10 @@ class World(ABC):
 
     def room_of(self, name: str) -> str | None:
         """The room a named thing is in, as far as the world knows; None when unknown."""
+        return None
+
+    def top_down(self) -> TopDown | None:
+        """The plan view viewers draw (occupancy, rooms, things); None when the world has none."""
         return None
 
     def keep_out_rooms(self, rooms: set[str]) -> None:

@@ -112,6 +112,9 @@ class PerceivingWorld(World):
     def own_robot(self) -> Robot | None:
         return self.inner.robot
 
+    def top_down(self) -> Any:
+        return self.inner.top_down()
+
     def room_of(self, name: str) -> str | None:
         if name in self.map:
             return self.map.get(name).room

@@ -12,7 +12,7 @@ from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
 from homiebot.scenes import NoScene
 from homiebot.tasks import Condition
-from homiebot.worlds.base import World
+from homiebot.worlds.base import TopDown, World
 from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
@@ -66,6 +66,14 @@ class EmbeddedHome(World):
 
     def floor_plan(self) -> dict:
         return self.state.layout.rooms
+
+    def top_down(self) -> TopDown:
+        st = self.state
+        assert st.nav is not None
+        rooms = {n: (r.x0, r.y0, r.x1, r.y1) for n, r in st.layout.rooms.items()}
+        things = {n: (r.x, r.y) for n, r in st.layout.receptacles.items()}
+        things.update({n: (p[0], p[1]) for n, p in st.object_poses.items()})
+        return TopDown(st.nav.occupancy.copy(), st.nav.origin, st.nav.resolution, rooms, things)
 
     def perception_hints(self) -> Any:
         from homiebot.worlds.home.mapping import HomePerceptionHints  # perception modules only when mapping
