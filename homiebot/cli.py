@@ -258,11 +258,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     view = _live_view(args)
     try:
         record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view)
-    finally:
+    except BaseException:
         if view is not None:
-            view.close(keep_serving=False)
-            if view.queue.dropped:
-                print(f"live view: {view.queue.dropped} frames skipped to keep up", flush=True)
+            view.close()
+        raise
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
@@ -273,7 +272,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"views per round: {folder / 'images'}")
     if record.video:
         print(f"video: {folder / record.video}")
+    if view is not None:
+        _finish_view(view)
     return outcome(record.goal_satisfied, record.ended, record.termination)
+
+
+def _finish_view(view) -> None:  # view: homiebot.viz.live.LiveView
+    """Send the rest of the live view; a served viewer stays up until Ctrl-C (the episode is saved)."""
+    view.close(keep_serving=True)
+    if view.queue.dropped:
+        print(f"live view: {view.queue.dropped} frames skipped to keep up with the robot", flush=True)
+    if view.viewer is None:
+        view.close()
+        return
+    print(f"the live view stays up at {view.url} ; press Ctrl-C to stop", flush=True)
+    try:
+        while view.viewer.proc.poll() is None:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        view.close()
 
 
 def _cmd_scene(args: argparse.Namespace) -> int:

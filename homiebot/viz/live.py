@@ -45,6 +45,7 @@ class LiveView:
         self._safety: SafetyState | None = None
         self._safety_seen = 0
         self._round = 0
+        self._flushed = False
 
     @property
     def url(self) -> str | None:
@@ -95,9 +96,12 @@ class LiveView:
             self.queue.put(lambda: self.stream.log("timeline/episode", rr.TextLog(text)), droppable=False)
 
     def close(self, keep_serving: bool = False) -> None:
-        """Send what is queued, flush the sinks; stop the web viewer unless ``keep_serving``."""
+        """Send what is queued and flush the sinks (the .rrd file is complete after this); stop
+        the web viewer unless ``keep_serving``. Safe to call again."""
         self.queue.close()
-        self.stream.flush(timeout_sec=30.0)
+        if not self._flushed:
+            self.stream.flush(timeout_sec=30.0)
+            self._flushed = True
         if not keep_serving:
             self.stream.disconnect()
             if self.viewer is not None:

@@ -42,7 +42,7 @@ def episode_to_rrd(folder: str | Path, rrd: str | Path) -> int:
             rel = step.images.get(view)
             if rel and (root / rel).is_file():
                 with Image.open(root / rel) as img:
-                    stream.log(f"views/{view}", rr.Image(np.asarray(img.convert("RGB"))).compress(jpeg_quality=85))
+                    stream.log(f"views/{view}", rr.Image(np.asarray(img.convert("RGB"))))
         log.step(step)
     for event in record.safety_events:
         log.safety(event)

@@ -61,7 +61,7 @@ def occupancy_image(top: TopDown) -> np.ndarray:
 class RerunLog:
     """Logs observations, rounds, safety events and the map to one recording stream."""
 
-    def __init__(self, stream: rr.RecordingStream, jpeg_quality: int | None = 85) -> None:
+    def __init__(self, stream: rr.RecordingStream, jpeg_quality: int | None = None) -> None:
         self.rec = stream
         self.jpeg = jpeg_quality
         self.frame = 0

@@ -6,7 +6,9 @@ it serves here: a gRPC proxy that the episode streams to and the web viewer that
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,9 +26,15 @@ def free_port(host: str) -> int:
 
 
 def rerun_command() -> str:
-    """The ``rerun`` executable beside this Python (the rerun-sdk wheel installs it)."""
-    beside = Path(sys.executable).with_name("rerun")
-    found = str(beside) if beside.exists() else shutil.which("rerun")
+    """The ``rerun`` executable shipped in the rerun-sdk wheel (the binary itself, not the Python
+    launcher in bin/, so that stopping it stops the server)."""
+    try:
+        import rerun_cli
+
+        shipped = Path(rerun_cli.__file__).with_name("rerun")
+    except ImportError:
+        shipped = Path("/nonexistent")
+    found = str(shipped) if shipped.exists() else shutil.which("rerun")
     if not found:
         raise VizUnavailable(f"the rerun command is missing (part of rerun-sdk): {VIZ_EXTRA_HINT}")
     return found
@@ -82,11 +90,17 @@ class WebViewer:
         raise OSError(f"the rerun web viewer did not start listening on {self.host} within {timeout:.0f} s")
 
     def close(self) -> None:
-        """Stop the viewer process."""
+        """Stop the viewer process (and anything it started: it leads its own process group)."""
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self._signal(signal.SIGTERM)
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self._signal(signal.SIGKILL)
                 self.proc.wait()
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
