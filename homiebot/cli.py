@@ -136,6 +136,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
 
+    vd = sub.add_parser("video", help="make the video (episode.mp4, episode.vtt) of a recorded episode folder again",
+                        description="Replay the recorded episode (same scene, config, seed and planner answers) and write its video.")
+    vd.add_argument("folder", help="an episode folder (with episode.json)")
+
     vw = sub.add_parser("view", help="replay an episode folder or .rrd recording in the rerun web viewer (viz extra)")
     vw.add_argument("source", help="an episode folder (with episode.json) or an .rrd file")
     vw.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
@@ -167,6 +171,16 @@ def _live_view(args: argparse.Namespace):  # -> homiebot.viz.live.LiveView | Non
     if view.url:
         print(f"live view: {view.url}", flush=True)
     return view
+
+
+def _cmd_video(args: argparse.Namespace) -> int:
+    from homiebot.viz.rebuild import rebuild_video
+
+    path, differ = rebuild_video(args.folder)
+    for line in differ:
+        print(f"homiebot: warning: the replay differs from the record: {line}", file=sys.stderr)
+    print(f"video: {path}\ncaptions: {path.with_suffix('.vtt')}")
+    return 0
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
@@ -436,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
-               "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view}[args.command]
+               "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view, "video": _cmd_video}[args.command]
     try:
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:

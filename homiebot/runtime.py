@@ -222,7 +222,15 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal = task.goal
         goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
-        if observer is not None:
+        watchers: list[EpisodeObserver] = [observer] if observer is not None else []
+        if writer is not None and cfg.output.video:
+            from homiebot.viz.video import EpisodeVideo  # continuous motion, captions, WebVTT
+
+            video = EpisodeVideo()
+            writer.video_maker = video.write
+            watchers.append(video)
+        if watchers:
+            observer = _Fanout(watchers)
             observer.start(world, gate.state)
             agent.on_observe = observer.observation
             on_step = _both(observer.step, on_step)
@@ -251,3 +259,26 @@ def _both(first: Callable[[StepRecord], None], then: Callable[[StepRecord], None
         if then is not None:
             then(step)
     return call
+
+
+class _Fanout:
+    """Several observers as one."""
+
+    def __init__(self, observers: list[EpisodeObserver]) -> None:
+        self.observers = observers
+
+    def start(self, world: World, safety: SafetyState | None) -> None:
+        for o in self.observers:
+            o.start(world, safety)
+
+    def observation(self, obs: Observation) -> None:
+        for o in self.observers:
+            o.observation(obs)
+
+    def step(self, step: StepRecord) -> None:
+        for o in self.observers:
+            o.step(step)
+
+    def end(self, record: EpisodeRecord | None) -> None:
+        for o in self.observers:
+            o.end(record)

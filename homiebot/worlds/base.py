@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -110,6 +110,15 @@ class World(ABC):
     def top_down(self) -> TopDown | None:
         """The plan view viewers draw (occupancy, rooms, things); None when the world has none."""
         return None
+
+    def motion_snapshot(self) -> Any | None:
+        """The moving parts now (opaque), for ``in_between``; None when the world cannot show motion."""
+        return None
+
+    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Iterator[Observation]:
+        """RGB observations along the motion between two ``motion_snapshot``s, ``fps`` per second of
+        motion (videos of skills that jump, such as kinematic ones); none by default."""
+        return iter(())
 
     def keep_out_rooms(self, rooms: set[str]) -> None:
         """Make the robot's navigation avoid these rooms where it can (a safety rule); default: nothing."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,21 @@ class EmbeddedHome(World):
         things = {n: (r.x, r.y) for n, r in st.layout.receptacles.items()}
         things.update({n: (p[0], p[1]) for n, p in st.object_poses.items()})
         return TopDown(st.nav.occupancy.copy(), st.nav.origin, st.nav.resolution, rooms, things)
+
+    def motion_snapshot(self) -> dict:
+        return copy.deepcopy(self.state.dynamic())
+
+    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Iterator[Observation]:
+        from homiebot.worlds.home.motion import in_between
+
+        try:
+            for s in in_between(self.state, before, after, fps, max_frames):
+                self.renderer.sync(s)
+                rendered = self.renderer.render(VIEW_NAMES)
+                views = {v: ViewImage(rgb=rendered[v].rgb) for v in VIEW_NAMES}
+                yield Observation(round=0, views=views, pose=Pose2D(x=s.robot.x, y=s.robot.y, yaw=s.robot.yaw))
+        finally:
+            self.renderer.sync(self.state)
 
     def perception_hints(self) -> Any:
         from homiebot.worlds.home.mapping import HomePerceptionHints  # perception modules only when mapping
