@@ -5,8 +5,6 @@ and the one-line errors without the extra or with bad input."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
@@ -18,16 +16,10 @@ import pytest
 
 from homiebot.contracts import VIEW_NAMES
 from homiebot.viz.queue import DropQueue
-from test.viz.browser import CHROMIUM, screenshot_when_drawn
+from test.viz.browser import CHROMIUM
+from test.viz.conftest import DEMO, ENV, cli
 
 rr_chunk = pytest.importorskip("rerun.chunk")  # the viz extra (make installs it)
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
-
-
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "homiebot.cli", *args], env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
 def rrd_rows(path: Path) -> dict[str, list]:
@@ -37,45 +29,6 @@ def rrd_rows(path: Path) -> dict[str, list]:
         batch = chunk.to_record_batch().to_pylist()
         rows.setdefault(chunk.entity_path, []).extend(batch)
     return rows
-
-
-@pytest.fixture(scope="module")
-def live_run(tmp_path_factory) -> dict:
-    """One demo episode watched live: the screenshot taken while it is served, then Ctrl-C."""
-    tmp = tmp_path_factory.mktemp("live")
-    rrd = tmp / "demo.rrd"
-    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "run", "--task", str(DEMO), "--config", str(ROOT / "config" / "sim.yaml"),
-                             "--seed", "0", "--out", str(tmp / "runs"), "--quiet", "--view", "--save-rrd", str(rrd)],
-                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines: list[str] = []
-    served = threading.Event()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "stays up at" in line:
-                served.set()
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert served.wait(300), "".join(lines) + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        url = next(line.split("stays up at ")[1].split(" ;")[0] for line in lines if "stays up at" in line)
-        result: dict = {"url": url, "lines": lines, "tmp": tmp, "rrd": rrd}
-        host_port = url.split("//")[1].split("/")[0]
-        result["listening"] = socket.create_connection((host_port.split(":")[0], int(host_port.split(":")[1])), timeout=5).close() is None
-        if CHROMIUM:
-            result["colours"] = screenshot_when_drawn(url, tmp / "chromium", tmp / "viewer.png")
-        proc.send_signal(signal.SIGINT)
-        result["code"] = proc.wait(60)
-        reader.join(10)
-        result["stderr"] = proc.stderr.read() if proc.stderr else ""
-        result["folder"] = tmp / "runs" / "demo_seed0"
-        return result
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_web_viewer_served_on_loopback_draws_the_episode(live_run):

@@ -37,15 +37,37 @@ def _base_track(state: HomeState, start: RobotPose, end: RobotPose) -> list[tupl
 
 
 def _sample_track(track: list[tuple[float, float, float]], fps: float) -> list[tuple[float, float, float]]:
+    """Poses at ``fps`` along the track: turn towards each leg, drive it, turn to the final yaw."""
     out: list[tuple[float, float, float]] = []
-    for (x0, y0, a0), (x1, y1, a1) in zip(track, track[1:]):
-        seconds = max(math.dist((x0, y0), (x1, y1)) / BASE_SPEED, abs(_angle_lerp(a0, a1, 1.0) - a0) / TURN_SPEED)
-        n = max(1, round(seconds * fps))
-        heading = math.atan2(y1 - y0, x1 - x0) if math.dist((x0, y0), (x1, y1)) > 1e-3 else a1
-        for k in range(1, n + 1):
-            t = k / n
-            out.append((_lerp(x0, x1, t), _lerp(y0, y1, t), heading if t < 1 else a1))
+    x, y, yaw = track[0]
+
+    def turn(to: float) -> None:
+        nonlocal yaw
+        delta = _angle_lerp(yaw, to, 1.0) - yaw
+        n = round(abs(delta) / TURN_SPEED * fps)
+        out.extend((x, y, yaw + delta * k / n) for k in range(1, n + 1))
+        yaw = yaw + delta
+
+    for x1, y1, _ in track[1:]:
+        dist = math.dist((x, y), (x1, y1))
+        if dist < 1e-3:
+            continue
+        turn(math.atan2(y1 - y, x1 - x))
+        n = max(1, round(dist / BASE_SPEED * fps))
+        out.extend((_lerp(x, x1, k / n), _lerp(y, y1, k / n), yaw) for k in range(1, n + 1))
+        x, y = x1, y1
+    turn(track[-1][2])
     return out
+
+
+def _carried_pose(work: HomeState, obj: str, before: dict) -> tuple[float, float, float, float]:
+    """Where ``obj`` sits in the gripper with the base where it was before the motion."""
+    probe = copy.copy(work)
+    probe.object_poses = dict(work.object_poses)
+    probe.robot = RobotPose(*before["robot"])
+    probe.held = obj
+    probe._carry_held()
+    return probe.object_poses[obj]
 
 
 def in_between(state: HomeState, before: dict, after: dict, fps: float, max_frames: int) -> Iterator[HomeState]:
@@ -72,15 +94,18 @@ def in_between(state: HomeState, before: dict, after: dict, fps: float, max_fram
             work.arm = ArmPose(*(_lerp(a, b, t) for a, b in zip(arm0, arm1)))
             for rec, f1 in after["joint_open"].items():
                 work.joint_open[rec] = _lerp(before["joint_open"].get(rec, f1), f1, t)
+            # objects picked up or put down glide between the surface and the gripper
+            hand_pose = _carried_pose(work, after["held"], before) if after["held"] else None
             for obj, p1 in after["object_poses"].items():
+                p1 = hand_pose if obj == after["held"] and hand_pose is not None else p1
                 p0 = before["object_poses"].get(obj, p1)
-                if obj not in (after["held"], before["held"]) and p0 != p1:
+                if p0 != p1:
                     work.object_poses[obj] = tuple(_lerp(a, b, t) for a, b in zip(p0, p1))  # type: ignore[assignment]
-            work.held = before["held"] if t < 1 else after["held"]
+            work.held = None
         else:
             x, y, yaw = track[int(value)]
             work.robot = RobotPose(x, y, yaw)
             work.arm = ArmPose(*arm1)
             work.held = after["held"]
-        work._carry_held()
+            work._carry_held()
         yield work
