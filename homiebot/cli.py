@@ -118,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
     up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
+    up.add_argument("--foxglove", action="store_true", help="serve the graph's topics to Foxglove over WebSocket (viz extra)")
+    up.add_argument("--foxglove-host", default="127.0.0.1", help="address of the Foxglove server (default: 127.0.0.1)")
+    up.add_argument("--foxglove-port", type=int, default=8765, help="port of the Foxglove server (default: 8765)")
 
     sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
     sb.add_argument("instruction", nargs="?", help="what the robot should do")
@@ -372,7 +375,24 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise PluginError(f"unknown planner '{planner}'; available: {', '.join(registry.available('planners'))}")
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    return run_graph(graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag), env, compose=args.compose)
+    specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag)
+    if args.foxglove:
+        specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
+    return run_graph(specs, env, compose=args.compose)
+
+
+def _foxglove_node(host: str, port: int):  # -> homiebot.ros.graph.NodeSpec
+    """The Foxglove bridge node of ``up --foxglove`` (ImportError naming the extra without it)."""
+    from homiebot.ros.graph import NodeSpec
+    from homiebot.viz import VIZ_EXTRA_HINT, VizUnavailable
+
+    try:
+        import foxglove  # noqa: F401
+    except ImportError:
+        raise VizUnavailable(f"--foxglove needs the viz extra: {VIZ_EXTRA_HINT}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--foxglove-port {port}: not a port number")
+    return NodeSpec("foxglove", "homiebot.ros.nodes.foxglove", "homiebot_foxglove", {"host": host, "port": port})
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
