@@ -118,6 +118,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
     up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
+    up.add_argument("--view", action="store_true", help="a viewer node: the graph in the rerun web viewer (viz extra)")
+    up.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    up.add_argument("--view-port", type=int, default=0, help="web viewer port (default: a free one)")
+    up.add_argument("--save-rrd", help="also write the viewer node's view to this .rrd file")
     up.add_argument("--foxglove", action="store_true", help="serve the graph's topics to Foxglove over WebSocket (viz extra)")
     up.add_argument("--foxglove-host", default="127.0.0.1", help="address of the Foxglove server (default: 127.0.0.1)")
     up.add_argument("--foxglove-port", type=int, default=8765, help="port of the Foxglove server (default: 8765)")
@@ -378,6 +382,14 @@ def _cmd_up(args: argparse.Namespace) -> int:
     specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag)
     if args.foxglove:
         specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
+    if args.view or args.save_rrd:
+        from homiebot.ros.graph import NodeSpec
+        from homiebot.viz import require_rerun
+
+        require_rerun()
+        specs.append(NodeSpec("viewer", "homiebot.ros.nodes.viewer", "homiebot_viewer",
+                              {"host": args.view_host, "port": args.view_port, "serve": bool(args.view),
+                               "save_rrd": str(Path(args.save_rrd).resolve()) if args.save_rrd else ""}))
     return run_graph(specs, env, compose=args.compose)
 
 

@@ -61,6 +61,8 @@ def occupancy_image(top: TopDown) -> np.ndarray:
 class RerunLog:
     """Logs observations, rounds, safety events and the map to one recording stream."""
 
+    rr = rr  # the rerun module, for callers that build archetypes themselves
+
     def __init__(self, stream: rr.RecordingStream, jpeg_quality: int | None = None) -> None:
         self.rec = stream
         self.jpeg = jpeg_quality
@@ -86,6 +88,16 @@ class RerunLog:
             sizes = [((x1 - x0) / fm.res, (y1 - y0) / fm.res) for x0, y0, x1, y1 in top.rooms.values()]
             self.rec.log("map/rooms", rr.Boxes2D(mins=mins, sizes=sizes, labels=list(top.rooms), colors=[90, 140, 220]))
         self.things(top)
+
+    def map_grid(self, top: TopDown) -> None:
+        """A new occupancy grid (a map that grows); the path so far is kept."""
+        self.frame_map = MapFrame(top)
+        self.rec.log("map/occupancy", rr.Image(occupancy_image(top)))
+
+    def text(self, entity: str, text: str, round_index: int | None, level: str = "INFO") -> None:
+        """A timeline entry."""
+        self._time(round_index)
+        self.rec.log(entity, rr.TextLog(text, level=level))
 
     def things(self, top: TopDown | None) -> None:
         """Where named things are now."""
