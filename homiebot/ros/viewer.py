@@ -44,6 +44,7 @@ class GraphViewer:
         self.log = log  # homiebot.viz.rerun_log.RerunLog (rerun is imported by the caller)
         self.queue = DropQueue(queue_limit)
         self.round = 0
+        self.seen: dict[str, int] = {}  # messages received per entity
         group = ReentrantCallbackGroup()
 
         def sub(msg_type: type, topic: str, cb: Any) -> None:
@@ -73,6 +74,7 @@ class GraphViewer:
         entity = {"image": f"views/{view}", "depth": f"depth/{view}", "segmentation": f"segmentation/{view}"}[kind]
         archetype = {"image": lambda: rr.Image(array), "depth": lambda: rr.DepthImage(array.astype(np.float32), meter=1.0),
                      "segmentation": lambda: rr.SegmentationImage(array.astype(np.uint16))}[kind]
+        self.seen[entity] = self.seen.get(entity, 0) + 1
         self._at(lambda: self.log.rec.log(entity, archetype()))
 
     def _odom(self, msg: Odometry) -> None:

@@ -31,6 +31,8 @@ class ViewerNode:
 
     def close(self) -> None:
         self.viewer.close()
+        print(f"live view: {self.viewer.queue.done} items logged, {self.viewer.queue.dropped} frames skipped to keep up, "
+              f"errors: {self.viewer.queue.errors[:2]}, received {self.viewer.seen}", flush=True)
         self.stream.flush(timeout_sec=10.0)
         self.stream.disconnect()
         if self.server is not None:
