@@ -40,10 +40,11 @@ def grid_top_down(msg: OccupancyGrid) -> TopDown:
 class GraphViewer:
     """Feeds a ``RerunLog`` from the graph's topics on ``node``."""
 
-    def __init__(self, node: Node, log: Any, queue_limit: int = 8) -> None:
+    def __init__(self, node: Node, log: Any, queue_limit: int = 24) -> None:  # two rounds of 12 images
         self.log = log  # homiebot.viz.rerun_log.RerunLog (rerun is imported by the caller)
         self.queue = DropQueue(queue_limit)
         self.round = 0
+        self.frame = 0  # one per observation, as in the in-process view
         self.seen: dict[str, int] = {}  # messages received per entity
         group = ReentrantCallbackGroup()
 
@@ -61,9 +62,11 @@ class GraphViewer:
         sub(String, "/homiebot/map/summary", self._summary)
 
     def _at(self, apply: Any, droppable: bool = True) -> None:
-        r = self.round
+        r, frame = self.round, self.frame
 
         def run() -> None:
+            self.log.frame = frame
+            self.log.rec.set_time("frame", sequence=frame)
             self.log.rec.set_time("round", sequence=r)
             apply()
         self.queue.put(run, droppable)
@@ -85,6 +88,7 @@ class GraphViewer:
     def _observation(self, msg: String) -> None:
         meta = json.loads(msg.data)
         self.round = int(meta.get("round", self.round))
+        self.frame += 1
 
     def _subtask(self, msg: String) -> None:
         out = json.loads(msg.data)

@@ -1,8 +1,6 @@
 """`homiebot up --view --save-rrd`: the viewer node subscribed to a running graph serves the rerun web
 viewer on loopback and records the episode submitted to the graph: the four views, depth, and one
 timeline entry per round of the episode's record (read back with rerun's own reader).
-(Every round's frames reach the node; the .rrd written at shutdown keeps the latest of each view only,
-so frames are not counted here.)
 
 The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own (40-49)."""
 
@@ -63,6 +61,7 @@ def test_viewer_node_serves_and_records_the_graph(tmp_path):
     for chunk in rr_chunk.RrdReader(str(rrd)).store().stream():
         rows.setdefault(chunk.entity_path, []).extend(chunk.to_record_batch().to_pylist())
     for view in ("front", "left", "back", "right"):
+        # frames are skipped when the viewer is behind (a loaded machine): at least one of each arrives
         assert rows.get(f"/views/{view}") and rows.get(f"/depth/{view}"), log.read_text()[-3000:]
     entries = rows["/timeline/rounds"]
     assert sorted(e["round"] for e in entries) == [s.round for s in record.steps]
