@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_planners.py
 	$(BIN)/python benchmarks/bench_ros.py
 	$(BIN)/python benchmarks/bench_safety.py
+	$(BIN)/python benchmarks/bench_viz.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks
