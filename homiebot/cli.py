@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print only the summary")
     run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
                      help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
+    _view_args(run)
 
     scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
     scene.add_argument("seed", type=int)
@@ -165,6 +166,13 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
     up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
+    up.add_argument("--view", action="store_true", help="a viewer node: the graph in the rerun web viewer (viz extra)")
+    up.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    up.add_argument("--view-port", type=int, default=0, help="web viewer port (default: a free one)")
+    up.add_argument("--save-rrd", help="also write the viewer node's view to this .rrd file")
+    up.add_argument("--foxglove", action="store_true", help="serve the graph's topics to Foxglove over WebSocket (viz extra)")
+    up.add_argument("--foxglove-host", default="127.0.0.1", help="address of the Foxglove server (default: 127.0.0.1)")
+    up.add_argument("--foxglove-port", type=int, default=8765, help="port of the Foxglove server (default: 8765)")
 
     sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
     sb.add_argument("instruction", nargs="?", help="what the robot should do")
@@ -182,7 +190,87 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
+
+    vd = sub.add_parser("video", help="make the video (episode.mp4, episode.vtt) of a recorded episode folder again",
+                        description="Replay the recorded episode (same scene, config, seed and planner answers) and write its video.")
+    vd.add_argument("folder", help="an episode folder (with episode.json)")
+
+    vw = sub.add_parser("view", help="replay an episode folder or .rrd recording in the rerun web viewer (viz extra)")
+    vw.add_argument("source", help="an episode folder (with episode.json) or an .rrd file")
+    vw.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    vw.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    vw.add_argument("--save-rrd", help="write the recording to this .rrd file and exit instead of serving it")
     return p
+
+
+def _view_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--view", action="store_true", help="watch live in the rerun web viewer (viz extra)")
+    p.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    p.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    p.add_argument("--save-rrd", help="also write the live view to this .rrd file (viz extra)")
+
+
+def _live_view(args: argparse.Namespace):  # -> homiebot.viz.live.LiveView | None
+    """The live viewer that ``--view`` / ``--save-rrd`` ask for (ImportError naming the extra without it)."""
+    if not (args.view or args.save_rrd):
+        return None
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    from homiebot.viz.live import LiveView
+
+    try:
+        view = LiveView(serve=args.view, host=args.view_host, save=args.save_rrd, web_port=args.view_port)
+    except OSError as err:
+        raise ConfigError(f"--view: {err}") from None
+    if view.url:
+        print(f"live view: {view.url}", flush=True)
+    return view
+
+
+def _cmd_video(args: argparse.Namespace) -> int:
+    from homiebot.viz.rebuild import rebuild_video
+
+    path, differ = rebuild_video(args.folder)
+    for line in differ:
+        print(f"homiebot: warning: the replay differs from the record: {line}", file=sys.stderr)
+    print(f"video: {path}\ncaptions: {path.with_suffix('.vtt')}")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    import tempfile
+
+    from homiebot.viz.replay import episode_to_rrd
+    from homiebot.viz.server import WebViewer
+
+    src = Path(args.source)
+    if not src.exists():
+        raise ConfigError(f"{src}: no such episode folder or .rrd file")
+    with tempfile.TemporaryDirectory() as tmp:
+        if src.is_dir():
+            rrd = Path(args.save_rrd) if args.save_rrd else Path(tmp) / "episode.rrd"
+            rounds = episode_to_rrd(src, rrd)
+            print(f"{rounds} rounds of {src}" + (f" -> {rrd}" if args.save_rrd else ""), flush=True)
+        elif src.suffix == ".rrd":
+            rrd = src
+        else:
+            raise ConfigError(f"{src}: give an episode folder or an .rrd file")
+        if args.save_rrd:
+            return 0
+        try:
+            viewer = WebViewer(args.view_host, web_port=args.view_port, source=str(rrd.resolve()))
+        except OSError as err:
+            raise ConfigError(f"view: {err}") from None
+        print(f"viewer: {viewer.url.split('?')[0]}  (Ctrl-C to stop)", flush=True)
+        try:
+            viewer.proc.wait()
+        finally:
+            viewer.close()
+    return 0
 
 
 def _configure(args: argparse.Namespace) -> RunConfig:
@@ -236,7 +324,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from homiebot.safety.approval import TerminalApprover
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
-    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
+    view = _live_view(args)
+    try:
+        record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view)
+    except BaseException:
+        if view is not None:
+            view.close()
+        raise
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
@@ -247,7 +341,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"views per round: {folder / 'images'}")
     if record.video:
         print(f"video: {folder / record.video}")
+    if view is not None:
+        _finish_view(view)
     return outcome(record.goal_satisfied, record.ended, record.termination)
+
+
+def _finish_view(view) -> None:  # view: homiebot.viz.live.LiveView
+    """Send the rest of the live view; a served viewer stays up until Ctrl-C (the episode is saved)."""
+    view.close(keep_serving=True)
+    if view.queue.dropped:
+        print(f"live view: {view.queue.dropped} frames skipped to keep up with the robot", flush=True)
+    if view.viewer is None:
+        view.close()
+        return
+    print(f"the live view stays up at {view.url} ; press Ctrl-C to stop", flush=True)
+    try:
+        while view.viewer.proc.poll() is None:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        view.close()
 
 
 def _cmd_scene(args: argparse.Namespace) -> int:
@@ -358,7 +472,32 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise PluginError(f"unknown planner '{planner}'; available: {', '.join(registry.available('planners'))}")
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    return run_graph(graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag), env, compose=args.compose)
+    specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag)
+    if args.foxglove:
+        specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
+    if args.view or args.save_rrd:
+        from homiebot.ros.graph import NodeSpec
+        from homiebot.viz import require_rerun
+
+        require_rerun()
+        specs.append(NodeSpec("viewer", "homiebot.ros.nodes.viewer", "homiebot_viewer",
+                              {"host": args.view_host, "port": args.view_port, "serve": bool(args.view),
+                               "save_rrd": str(Path(args.save_rrd).resolve()) if args.save_rrd else ""}))
+    return run_graph(specs, env, compose=args.compose)
+
+
+def _foxglove_node(host: str, port: int):  # -> homiebot.ros.graph.NodeSpec
+    """The Foxglove bridge node of ``up --foxglove`` (ImportError naming the extra without it)."""
+    from homiebot.ros.graph import NodeSpec
+    from homiebot.viz import VIZ_EXTRA_HINT, VizUnavailable
+
+    try:
+        import foxglove  # noqa: F401
+    except ImportError:
+        raise VizUnavailable(f"--foxglove needs the viz extra: {VIZ_EXTRA_HINT}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--foxglove-port {port}: not a port number")
+    return NodeSpec("foxglove", "homiebot.ros.nodes.foxglove", "homiebot_foxglove", {"host": host, "port": port})
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -438,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
                "export": _cmd_export, "bootstrap": _cmd_bootstrap,
                "train": _cmd_train,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
-               "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
+               "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view, "video": _cmd_video}[args.command]
     try:
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:
