@@ -3,11 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-APT_PACKAGES := libosmesa6 libgl1 libegl1
+APT_PACKAGES := libosmesa6 libgl1 libegl1 chromium  # chromium: the live view's browser test
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 comma := ,
 # With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
-EXTRAS := sim,bench,ml,dev$(if $(ROS_DISTRO),,$(comma)ros)
+EXTRAS := sim,bench,ml,train,viz,dev$(if $(ROS_DISTRO),,$(comma)ros)
 VENV_FLAGS := $(if $(ROS_DISTRO),--system-site-packages,)
 
 # Headless CPU rendering, and ROS 2 discovery that never leaves this machine.
@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_planners.py
 	$(BIN)/python benchmarks/bench_ros.py
 	$(BIN)/python benchmarks/bench_safety.py
+	$(BIN)/python benchmarks/bench_viz.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check homiebot planners skills perception test benchmarks

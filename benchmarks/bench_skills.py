@@ -34,15 +34,20 @@ ROOT = Path(__file__).resolve().parents[1]
 CTX = SkillContext(episode_seed=0, round=1, attempt=1, max_attempts=1)
 
 
-def skill_sets(size: int, render: bool = True) -> dict[str, dict[str, Skill]]:
-    """name -> {"nav": skill, "nav2": skill, "manip": skill}."""
-    img = (size, size)
+def skill_sets(size: int, render: bool = True, camera: str = "training") -> dict[str, dict[str, Skill]]:
+    """name -> {"nav": skill, "nav2": skill, "manip": skill, "manip2": skill}. With ``camera="training"`` each
+    expert skill sees its model's training camera (NoMaD 4:3 wide, PixNav Habitat's, Octo and RT-1-X
+    Bridge's), else a ``size`` square at the home's 90 degree field of view."""
+    def cam(family: str) -> dict:
+        return {"training_camera": family} if camera == "training" else {"image_size": (size, size)}
+
     return {
         "privileged": {"nav": PrivilegedNavigation("privileged", profile="perfect"),
                        "manip": PrivilegedManipulation("privileged", profile="perfect")},
-        "expert": {"nav": PolicySkill("NoMaD", policy="expert_waypoints", image_size=img, render=render),
-                   "nav2": PolicySkill("PixNav", policy="expert_discrete", image_size=img, render=render),
-                   "manip": PolicySkill("RT-1-X", policy="expert_ee", image_size=img, render=render)},
+        "expert": {"nav": PolicySkill("NoMaD", policy="expert_waypoints", render=render, rate_hz=4.0, **cam("nomad")),
+                   "nav2": PolicySkill("PixNav", policy="expert_discrete", render=render, **cam("pixnav")),
+                   "manip": PolicySkill("RT-1-X", policy="expert_ee", render=render, rate_hz=5.0, **cam("rt1x")),
+                   "manip2": PolicySkill("Octo", policy="expert_ee", render=render, rate_hz=5.0, **cam("octo"))},
     }
 
 
@@ -69,7 +74,10 @@ def run_set(world: EmbeddedHome, skills: dict[str, Skill], table: dict, timing: 
     for seq in tasks(world):
         world.reset()
         for sub in seq:
-            use = [skills["nav"]] + ([skills["nav2"]] if "nav2" in skills else []) if sub.action is Action.GO_TO else [skills["manip"]]
+            if sub.action is Action.GO_TO:
+                use = [skills["nav"]] + ([skills["nav2"]] if "nav2" in skills else [])
+            else:
+                use = [skills["manip"]] + ([skills["manip2"]] if "manip2" in skills else [])
             skill = use[zlib.crc32((sub.target or "").encode()) % len(use)] if len(use) > 1 else use[0]
             t0 = time.perf_counter()
             result = skill.run(sub, world, CTX)
@@ -106,7 +114,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default="home100", help="benchmark suite whose homes are used ('' : the demo home + generated homes)")
     ap.add_argument("--scenes", type=int, default=5, help="distinct homes to use (from the suite, in task order; or generated)")
-    ap.add_argument("--size", type=int, default=96, help="policy camera resolution (square)")
+    ap.add_argument("--size", type=int, default=96, help="policy camera resolution with --camera square")
+    ap.add_argument("--camera", choices=("training", "square"), default="training",
+                    help="each model's training camera (default) or a square image at the home's 90 degree view")
     args = ap.parse_args()
     specs = suite_scenes(args.suite, args.scenes) if args.suite else (
         [load_scene(ROOT / "config" / "scenes" / "demo.yaml")] + [generate_scene(seed) for seed in range(args.scenes)])
@@ -115,9 +125,9 @@ def main() -> None:
     timing_blind: dict = defaultdict(lambda: [0, 0.0])
     for spec in specs:
         world = EmbeddedHome(spec, width=32, height=32, depth=False, segmentation=False)
-        for label, skills in skill_sets(args.size).items():
+        for label, skills in skill_sets(args.size, camera=args.camera).items():
             run_set(world, skills, table, timing, label)
-        run_set(world, skill_sets(args.size, render=False)["expert"], defaultdict(lambda: [0, 0]), timing_blind, "expert")
+        run_set(world, skill_sets(args.size, render=False, camera=args.camera)["expert"], defaultdict(lambda: [0, 0]), timing_blind, "expert")
         world.close()
     print(f"Per-action execution success over {len(specs)} homes{f' of suite {args.suite}' if args.suite else ''} (each action counted when reached in its sequence)")
     print(f"{'action':<8} | {'privileged':>22} | {'expert policies':>22}")
@@ -129,13 +139,18 @@ def main() -> None:
             cells.append(f"{att:>6} {succ:>6} {100 * succ / att if att else 0:>7.1f}%")
         print(f"{action:<8} | {cells[0]} | {cells[1]}")
     print()
-    print(f"Control stepping speed (policy steps per wall second; camera {args.size}x{args.size} RGB+depth+seg)")
-    print(f"{'skill':<10} {'steps':>7} {'with camera':>12} {'blind':>10}")
+    print("Control stepping speed (policy steps per wall second; training camera: RGB + depth, square: RGB + depth + segmentation)")
+    print(f"{'skill':<10} {'camera':<22} {'steps':>7} {'with camera':>12} {'blind':>10}")
+    experts = skill_sets(args.size, render=False, camera=args.camera)["expert"]
     for (label, model), (steps, wall) in sorted(timing.items()):
         if label != "expert":
             continue
         bs, bw = timing_blind.get((label, model), (0, 0.0))
-        print(f"{model:<10} {steps:>7} {steps / wall if wall else 0:>12.0f} {bs / bw if bw else 0:>10.0f}")
+        skill = next(s for s in experts.values() if s.model == model)
+        assert isinstance(skill, PolicySkill)
+        spec = skill.training_camera
+        cam = f"{spec.frame_size[1]}x{spec.frame_size[0]} hfov {spec.hfov_deg:.0f}" if spec else f"{args.size}x{args.size} vfov 90"
+        print(f"{model:<10} {cam:<22} {steps:>7} {steps / wall if wall else 0:>12.0f} {bs / bw if bw else 0:>10.0f}")
 
 
 if __name__ == "__main__":

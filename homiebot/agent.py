@@ -18,6 +18,7 @@ from homiebot.contracts import (
     EpisodeRecord,
     ErrorCode,
     Feedback,
+    Observation,
     PlannerOutput,
     StepRecord,
     Subtask,
@@ -83,6 +84,7 @@ class Agent:
         self.make_checker = make_checker  # e.g. a detector in another process; default: a local ErrorDetector
         self.prompts = PromptBuilder([(m.name, m.description) for m in models], actions=offered_actions(m.actions for m in models))
         self.system = self.prompts.system()
+        self.on_observe: Callable[[Observation], None] | None = None  # e.g. a live viewer; must not block
 
     def run(self, task: Task, seed: int, writer: EpisodeWriter | None = None, config: dict[str, Any] | None = None,
             on_step: Callable[[StepRecord], None] | None = None,
@@ -163,6 +165,8 @@ class Agent:
                history: list[str], feedback: Feedback | None, writer: EpisodeWriter | None) -> StepRecord:
         t0 = time.perf_counter()
         obs = self.world.observe(r)
+        if self.on_observe is not None:
+            self.on_observe(obs)
         inventory_before = self.world.inventory()
         window = self.settings.history_window
         shown = history[-window:] if window else history

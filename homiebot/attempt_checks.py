@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.errors import WorldBelief
 from homiebot.robot import Robot, Unsupported
@@ -50,8 +51,10 @@ class AttemptCheck(ABC):
         """The object a failed Put let go of somewhere else (E2), or None."""
         return None
 
-    def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int]) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """A goal image and the target's mask in it, for image-goal navigation models; None if unknown."""
+    def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int],
+                  camera: TrainingCamera | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """A goal image and the target's mask in it, for image-goal navigation models (through the model's
+        training ``camera`` when given, else at ``size``); None if unknown."""
         return None, None
 
 

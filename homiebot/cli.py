@@ -26,8 +26,9 @@ from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
+from homiebot.training.episodes import ExportError
 
-USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError)
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError)
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -78,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print only the summary")
     run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
                      help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
+    _view_args(run)
 
     scene = sub.add_parser("scene", help="print the YAML of a generated home", description="Print a generated scene as YAML.")
     scene.add_argument("seed", type=int)
@@ -108,6 +110,53 @@ def _parser() -> argparse.ArgumentParser:
     mer.add_argument("--out", required=True, help="new folder for the merged results")
     mer.add_argument("--allow-partial", action="store_true", help="merge even if shards are missing or unfinished")
 
+    exp = sub.add_parser("export", help="episode folders -> SFT or DPO training data (Hugging Face datasets)",
+                         description="Turn recorded episodes into SFT records or DPO pairs (docs/training.md).")
+    exp.add_argument("sources", nargs="+", metavar="SOURCE", help="episode folders, evaluation folders run with --save-episodes, "
+                     "or folders holding episode folders")
+    exp.add_argument("--format", required=True, choices=("sft", "dpo"), help="sft: conversation records; dpo: preference pairs")
+    exp.add_argument("--out", required=True, help="new folder for the dataset")
+    exp.add_argument("--split", default="train", choices=("train", "test", "all"), help="tasks of which split (default: train)")
+    exp.add_argument("--suite", default="home100", help="suite that tells a task's split when no results.jsonl does (default: home100)")
+    exp.add_argument("--sources", dest="keep", help="record sources to keep, comma-separated (sft: success,replan; "
+                     "dpo: replan,order_change,action_change,model_change; default: all)")
+    exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
+
+    bs = sub.add_parser("bootstrap", help="run a privileged planner over the train split and export SFT/DPO data",
+                        description="Run the oracle over a suite's train split under failure profiles of several strengths "
+                        "(resumable and sharded like eval), then export OUT/sft and OUT/dpo (docs/training.md).")
+    bs.add_argument("--out", required=True, help="folder for runs/ (evaluation folders with episodes), sft/ and dpo/")
+    bs.add_argument("--suites", help="suites, comma-separated (default: home100, and home100_persona when installed)")
+    bs.add_argument("--failure-scales", default="0.5,1,2", help="multipliers of the default failure profile, one run set "
+                    "each (0: perfect skills; default: 0.5,1,2)")
+    bs.add_argument("--runs", type=int, default=2, help="runs (seeds) per task and scale (default: 2)")
+    bs.add_argument("--planner", default="oracle", help="the planner that makes the data (default: oracle)")
+    bs.add_argument("--config", help="run configuration YAML")
+    bs.add_argument("--seed", type=int, help="base seed of the job seeds (default: config seed)")
+    bs.add_argument("--max-rounds", type=int, help="round limit per episode")
+    bs.add_argument("--split", default="train", choices=("train", "test", "all"), help="which tasks (default: train)")
+    bs.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    bs.add_argument("--shard", help="i/n: run only every n-th job, as eval does")
+    bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
+    bs.add_argument("--no-export", action="store_true", help="only run the episodes")
+
+    tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
+                        description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
+                        "is used with --planner trained (docs/training.md).")
+    tr.add_argument("stage", choices=("sft", "dpo"), help="sft: supervised on conversations; dpo: preference pairs")
+    tr.add_argument("--data", required=True, help="an export folder of the same format (homiebot export --format sft|dpo)")
+    tr.add_argument("--base", required=True, help="a local model folder (never downloaded), the --out of an earlier `train sft` "
+                    "(its merged model), or tiny:qwen2_vl (a random tiny Qwen2-VL for dry runs)")
+    tr.add_argument("--out", required=True, help="new folder for the adapter and its manifest")
+    tr.add_argument("--steps", type=int, default=50, help="optimizer steps (default: 50)")
+    tr.add_argument("--batch", type=int, default=1, help="records per step (default: 1)")
+    tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper)")
+    tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
+    tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
+    tr.add_argument("--image-size", type=int, default=56, help="views are resized to this many pixels a side (default: 56)")
+    tr.add_argument("--beta", type=float, default=0.1, help="DPO beta (default: 0.1)")
+    tr.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
+
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
     up.add_argument("--config", default="", help="run configuration YAML given to every node")
@@ -117,6 +166,13 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
     up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
+    up.add_argument("--view", action="store_true", help="a viewer node: the graph in the rerun web viewer (viz extra)")
+    up.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    up.add_argument("--view-port", type=int, default=0, help="web viewer port (default: a free one)")
+    up.add_argument("--save-rrd", help="also write the viewer node's view to this .rrd file")
+    up.add_argument("--foxglove", action="store_true", help="serve the graph's topics to Foxglove over WebSocket (viz extra)")
+    up.add_argument("--foxglove-host", default="127.0.0.1", help="address of the Foxglove server (default: 127.0.0.1)")
+    up.add_argument("--foxglove-port", type=int, default=8765, help="port of the Foxglove server (default: 8765)")
 
     sb = sub.add_parser("submit", help="send an instruction to a running graph and wait for its record")
     sb.add_argument("instruction", nargs="?", help="what the robot should do")
@@ -134,7 +190,87 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
+
+    vd = sub.add_parser("video", help="make the video (episode.mp4, episode.vtt) of a recorded episode folder again",
+                        description="Replay the recorded episode (same scene, config, seed and planner answers) and write its video.")
+    vd.add_argument("folder", help="an episode folder (with episode.json)")
+
+    vw = sub.add_parser("view", help="replay an episode folder or .rrd recording in the rerun web viewer (viz extra)")
+    vw.add_argument("source", help="an episode folder (with episode.json) or an .rrd file")
+    vw.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    vw.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    vw.add_argument("--save-rrd", help="write the recording to this .rrd file and exit instead of serving it")
     return p
+
+
+def _view_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--view", action="store_true", help="watch live in the rerun web viewer (viz extra)")
+    p.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
+    p.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
+    p.add_argument("--save-rrd", help="also write the live view to this .rrd file (viz extra)")
+
+
+def _live_view(args: argparse.Namespace):  # -> homiebot.viz.live.LiveView | None
+    """The live viewer that ``--view`` / ``--save-rrd`` ask for (ImportError naming the extra without it)."""
+    if not (args.view or args.save_rrd):
+        return None
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    from homiebot.viz.live import LiveView
+
+    try:
+        view = LiveView(serve=args.view, host=args.view_host, save=args.save_rrd, web_port=args.view_port)
+    except OSError as err:
+        raise ConfigError(f"--view: {err}") from None
+    if view.url:
+        print(f"live view: {view.url}", flush=True)
+    return view
+
+
+def _cmd_video(args: argparse.Namespace) -> int:
+    from homiebot.viz.rebuild import rebuild_video
+
+    path, differ = rebuild_video(args.folder)
+    for line in differ:
+        print(f"homiebot: warning: the replay differs from the record: {line}", file=sys.stderr)
+    print(f"video: {path}\ncaptions: {path.with_suffix('.vtt')}")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from homiebot.viz import require_rerun
+
+    require_rerun()
+    import tempfile
+
+    from homiebot.viz.replay import episode_to_rrd
+    from homiebot.viz.server import WebViewer
+
+    src = Path(args.source)
+    if not src.exists():
+        raise ConfigError(f"{src}: no such episode folder or .rrd file")
+    with tempfile.TemporaryDirectory() as tmp:
+        if src.is_dir():
+            rrd = Path(args.save_rrd) if args.save_rrd else Path(tmp) / "episode.rrd"
+            rounds = episode_to_rrd(src, rrd)
+            print(f"{rounds} rounds of {src}" + (f" -> {rrd}" if args.save_rrd else ""), flush=True)
+        elif src.suffix == ".rrd":
+            rrd = src
+        else:
+            raise ConfigError(f"{src}: give an episode folder or an .rrd file")
+        if args.save_rrd:
+            return 0
+        try:
+            viewer = WebViewer(args.view_host, web_port=args.view_port, source=str(rrd.resolve()))
+        except OSError as err:
+            raise ConfigError(f"view: {err}") from None
+        print(f"viewer: {viewer.url.split('?')[0]}  (Ctrl-C to stop)", flush=True)
+        try:
+            viewer.proc.wait()
+        finally:
+            viewer.close()
+    return 0
 
 
 def _configure(args: argparse.Namespace) -> RunConfig:
@@ -188,7 +324,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from homiebot.safety.approval import TerminalApprover
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
-    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
+    view = _live_view(args)
+    try:
+        record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view)
+    except BaseException:
+        if view is not None:
+            view.close()
+        raise
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
@@ -199,7 +341,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"views per round: {folder / 'images'}")
     if record.video:
         print(f"video: {folder / record.video}")
+    if view is not None:
+        _finish_view(view)
     return outcome(record.goal_satisfied, record.ended, record.termination)
+
+
+def _finish_view(view) -> None:  # view: homiebot.viz.live.LiveView
+    """Send the rest of the live view; a served viewer stays up until Ctrl-C (the episode is saved)."""
+    view.close(keep_serving=True)
+    if view.queue.dropped:
+        print(f"live view: {view.queue.dropped} frames skipped to keep up with the robot", flush=True)
+    if view.viewer is None:
+        view.close()
+        return
+    print(f"the live view stays up at {view.url} ; press Ctrl-C to stop", flush=True)
+    try:
+        while view.viewer.proc.poll() is None:
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        view.close()
 
 
 def _cmd_scene(args: argparse.Namespace) -> int:
@@ -254,6 +416,51 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from homiebot.training.export import export
+
+    stats = export(args.sources, args.format, Path(args.out), split=args.split, suite=args.suite, keep=args.keep,
+                   check_visible=not args.keep_unseen)
+    counts = ", ".join(f"{k} {v}" for k, v in stats["counts"].items())
+    print(f"{stats['records']} {args.format} records from {stats['episodes']} episodes ({counts}) -> {args.out}")
+    return 0
+
+
+def _cmd_bootstrap(args: argparse.Namespace) -> int:
+    from homiebot.bench.evaluate import config_for_eval
+    from homiebot.training.bootstrap import bootstrap, default_suites, parse_scales
+
+    cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, None)
+    data = cfg.model_dump(mode="json")
+    data["output"]["images"] = True  # the views are the training images
+    if args.seed is not None:
+        data["seed"] = args.seed
+    cfg = RunConfig.model_validate(data)
+    suites = [x.strip() for x in args.suites.split(",") if x.strip()] if args.suites else default_suites()
+    scales = parse_scales(args.failure_scales)
+    out = _out_dir(args.out)
+    print(f"bootstrapping with {cfg.planner.name} on {', '.join(suites)} (split {args.split}, failure scales "
+          f"{', '.join(f'{x:g}' for x in scales)}, {args.runs} runs per task) -> {out}", flush=True)
+    s = bootstrap(cfg, out, suites, scales, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
+                  shard=args.shard, export_data=not args.no_export)
+    for name, r in s["runs"].items():
+        print(f"{name}: {r['runs']} runs ({r['new_runs']} new), SR {r['SR']:.1f}")
+    for fmt, st in s["exports"].items():
+        print(f"{fmt}: {st['records']} records ({', '.join(f'{k} {v}' for k, v in st['counts'].items())}) -> {out / fmt}")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from homiebot.training.train import train
+
+    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch,
+              lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
+    print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
+          f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")
+    print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
+    return 0
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.graph import graph
     from homiebot.ros.up import check_ros, ros_environment, run_graph
@@ -265,7 +472,32 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise PluginError(f"unknown planner '{planner}'; available: {', '.join(registry.available('planners'))}")
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    return run_graph(graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag), env, compose=args.compose)
+    specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag)
+    if args.foxglove:
+        specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
+    if args.view or args.save_rrd:
+        from homiebot.ros.graph import NodeSpec
+        from homiebot.viz import require_rerun
+
+        require_rerun()
+        specs.append(NodeSpec("viewer", "homiebot.ros.nodes.viewer", "homiebot_viewer",
+                              {"host": args.view_host, "port": args.view_port, "serve": bool(args.view),
+                               "save_rrd": str(Path(args.save_rrd).resolve()) if args.save_rrd else ""}))
+    return run_graph(specs, env, compose=args.compose)
+
+
+def _foxglove_node(host: str, port: int):  # -> homiebot.ros.graph.NodeSpec
+    """The Foxglove bridge node of ``up --foxglove`` (ImportError naming the extra without it)."""
+    from homiebot.ros.graph import NodeSpec
+    from homiebot.viz import VIZ_EXTRA_HINT, VizUnavailable
+
+    try:
+        import foxglove  # noqa: F401
+    except ImportError:
+        raise VizUnavailable(f"--foxglove needs the viz extra: {VIZ_EXTRA_HINT}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--foxglove-port {port}: not a port number")
+    return NodeSpec("foxglove", "homiebot.ros.nodes.foxglove", "homiebot_foxglove", {"host": host, "port": port})
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -342,8 +574,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
+               "export": _cmd_export, "bootstrap": _cmd_bootstrap,
+               "train": _cmd_train,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
-               "cancel": _cmd_operator, "approve": _cmd_operator}[args.command]
+               "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view, "video": _cmd_video}[args.command]
     try:
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:

@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,7 @@ class EpisodeWriter:
         self.work_dir = self.out_dir / f"{self.episode_id}.partial"
         self._frames: list[np.ndarray] = []
         self.before_finish: list = []  # callables run before the folder is published (e.g. close a bag)
+        self.video_maker: Callable[[Path], str | None] | None = None  # writes the video into the folder, returns its name
 
     def _claim(self, base: str) -> str:
         """The first of ``base``, ``base_2``, ``base_3`` ... that no other episode uses, finished or
@@ -81,6 +83,10 @@ class EpisodeWriter:
                 target.parent.mkdir(exist_ok=True)
                 Image.fromarray(obs.views[view].rgb).save(target, compress_level=1)
                 paths[view] = rel
+            # what the views show by name (the instance labels), so exported training data can leave out
+            # rounds whose target the planner could not have seen
+            seen = sorted({label.name for label in obs.labels.values()})
+            atomic_write_text(self.work_dir / f"images/round_{round_index:02d}_seen.json", json.dumps(seen))
         if self.video:
             self._frames.append(self._mosaic(obs))
         return paths
@@ -111,7 +117,10 @@ class EpisodeWriter:
         """Write episode.json (and the video), move the folder into place; returns the final record."""
         for hook in self.before_finish:
             hook()
-        video = self._write_video() if self.video else None
+        if self.video_maker is not None:
+            video = self.video_maker(self.work_dir)
+        else:
+            video = self._write_video() if self.video else None
         if video:
             record = record.model_copy(update={"video": video})
         (self.work_dir / START_FILE).unlink(missing_ok=True)

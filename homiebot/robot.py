@@ -15,8 +15,12 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from homiebot.camera_geometry import TrainingCamera
 
 
 class RobotUnavailable(RuntimeError):
@@ -216,6 +220,17 @@ class Robot(ABC):
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         """The newest image of a camera, at ``size`` (height, width) when given; with ``depth`` the
         registered depth image too (``Unsupported`` if the camera has none)."""
+
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
+        """A camera's newest frame as a model's training camera (``spec``) would have taken it: the native
+        image cropped to the training field of view and aspect around the principal point and resized
+        to ``spec.frame_size`` (``homiebot.camera_geometry.match_camera``); a camera narrower than the
+        training one is logged once. A simulator may override this to render the training camera."""
+        from homiebot.camera_geometry import match_camera, warn_if_narrow
+
+        frame = self.read_camera(camera, None, depth)
+        warn_if_narrow(frame.info, spec, model)
+        return match_camera(frame, spec)
 
     @abstractmethod
     def odometry(self) -> BasePose:

@@ -6,12 +6,12 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
-from homiebot.contracts import Action, EpisodeRecord, StepRecord
+from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
 from homiebot.executor import Executor
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
 from homiebot.records import EpisodeWriter
@@ -22,6 +22,18 @@ from homiebot.scenes import DEFAULT_WORLD, scene_source
 from homiebot.skills.base import Skill
 from homiebot.tasks import Task, check_goal_names
 from homiebot.worlds.base import World
+
+
+class EpisodeObserver(Protocol):
+    """Watches an in-process episode (a live viewer). Called on the loop's thread: return at once."""
+
+    def start(self, world: World, safety: SafetyState | None) -> None: ...
+
+    def observation(self, obs: Observation) -> None: ...
+
+    def step(self, step: StepRecord) -> None: ...
+
+    def end(self, record: EpisodeRecord | None) -> None: ...
 
 
 def scene_for(task: Task, world: str = DEFAULT_WORLD) -> Any:
@@ -187,10 +199,11 @@ def build_safety(cfg: RunConfig, world: World, approver: Approver | None = None,
 
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
-                approver: Approver | None = None, safety_state: SafetyState | None = None) -> tuple[EpisodeRecord, Path | None]:
+                approver: Approver | None = None, safety_state: SafetyState | None = None,
+                observer: EpisodeObserver | None = None) -> tuple[EpisodeRecord, Path | None]:
     """Build everything, run one episode, write its folder (if ``out_dir``), release everything.
     ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
-    engage the e-stop or cancel from another thread."""
+    engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer)."""
     scene = scene_for(task, cfg.world.name)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
@@ -209,12 +222,28 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal = task.goal
         goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
+        watchers: list[EpisodeObserver] = [observer] if observer is not None else []
+        if writer is not None and cfg.output.video:
+            from homiebot.viz.video import EpisodeVideo  # continuous motion, captions, WebVTT
+
+            video = EpisodeVideo()
+            writer.video_maker = video.write
+            watchers.append(video)
+        if watchers:
+            observer = _Fanout(watchers)
+            observer.start(world, gate.state)
+            agent.on_observe = observer.observation
+            on_step = _both(observer.step, on_step)
+        record = None
         try:
             record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
         except PlannerConfigError:
             if writer is not None:
                 writer.discard()  # nothing was recorded: the episode never started
             raise
+        finally:
+            if observer is not None:
+                observer.end(record)
         return record, (writer.final_dir if writer else None)
     finally:
         if planner is not None:
@@ -222,3 +251,34 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         if executor is not None:
             executor.close()
         world.close()
+
+
+def _both(first: Callable[[StepRecord], None], then: Callable[[StepRecord], None] | None) -> Callable[[StepRecord], None]:
+    def call(step: StepRecord) -> None:
+        first(step)
+        if then is not None:
+            then(step)
+    return call
+
+
+class _Fanout:
+    """Several observers as one."""
+
+    def __init__(self, observers: list[EpisodeObserver]) -> None:
+        self.observers = observers
+
+    def start(self, world: World, safety: SafetyState | None) -> None:
+        for o in self.observers:
+            o.start(world, safety)
+
+    def observation(self, obs: Observation) -> None:
+        for o in self.observers:
+            o.observation(obs)
+
+    def step(self, step: StepRecord) -> None:
+        for o in self.observers:
+            o.step(step)
+
+    def end(self, record: EpisodeRecord | None) -> None:
+        for o in self.observers:
+            o.end(record)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,8 @@ from homiebot.skills._loading import (
     resize_pil,
     torch_device,
 )
-from homiebot.skills.policy import Command, Policy, PolicyObservation, Waypoints
+from homiebot.skills.policy import Command, DiscreteMove, Move, Policy, PolicyObservation, Velocity, Waypoints
+from homiebot.skills.training_cameras import training_camera, with_input_size
 
 if TYPE_CHECKING:
     import torch
@@ -54,12 +56,14 @@ NOMAD_DEFAULTS: dict[str, Any] = {
 }
 ACTION_STATS = {"min": np.array([-2.5, -4.0]), "max": np.array([5.0, 4.0])}
 MAX_V = 0.2  # m/s
+MAX_W = 0.4  # rad/s
 FRAME_RATE = 4.0  # Hz
+PD_EPS = 1e-8
 
 INSTALL_HINT = ("git clone https://github.com/robodhruv/visualnav-transformer.git && "
                 "pip install -e visualnav-transformer/train/ && "
                 "git clone https://github.com/real-stanford/diffusion_policy.git && pip install -e diffusion_policy/ && "
-                "pip install efficientnet_pytorch")
+                "pip install efficientnet_pytorch torchvision einops")
 CHECKPOINT_HINT = ("nomad.pth from the visualnav-transformer README's 'Pre-Trained Models' Google Drive folder; "
                    "set params.checkpoint")
 CONFIG_HINT = "train/config/nomad.yaml of visualnav-transformer; set params.config"
@@ -82,11 +86,11 @@ def stack_context(frames: list[np.ndarray]) -> np.ndarray:
 
 
 class ContextQueue:
-    """The last ``context_size + 1`` transformed frames. Upstream waits until the queue is full before it
-    acts; here the first frame of a subtask is repeated to fill it so that the first step can act
-    (``pad="repeat"``), or ``ready`` stays False until it is full (``pad="wait"``)."""
+    """The last ``context_size + 1`` transformed frames. As upstream, ``ready`` stays False until the
+    queue is full (``pad="wait"``, the default); ``pad="repeat"`` instead repeats the first frame of a
+    subtask to fill it, so that the first step can act."""
 
-    def __init__(self, context_size: int, pad: str = "repeat") -> None:
+    def __init__(self, context_size: int, pad: str = "wait") -> None:
         if pad not in ("repeat", "wait"):
             raise ValueError("pad must be 'repeat' or 'wait'")
         self.length = int(context_size) + 1
@@ -179,6 +183,115 @@ class DDPMSampler:
         return self._Out(mean)
 
 
+def clip_angle(theta: float) -> float:
+    """An angle wrapped into (-pi, pi] (upstream ``pd_controller.clip_angle``)."""
+    theta = math.fmod(theta, 2 * math.pi)
+    theta = theta + 2 * math.pi if theta < 0 else theta
+    return theta if theta < math.pi else theta - 2 * math.pi
+
+
+def pd_controller(waypoint: np.ndarray, dt: float, max_v: float = MAX_V, max_w: float = MAX_W) -> tuple[float, float]:
+    """Upstream's ``deployment/src/pd_controller.py``: one (dx, dy) or (dx, dy, hx, hy) waypoint in metres,
+    robot frame -> (v, w). It reaches the waypoint in one period ``dt`` (v = dx / dt, w = atan(dy / dx)
+    / dt), turns in place towards a waypoint beside the robot, and clips v to [0, max_v] (never
+    backwards) and w to [-max_w, max_w]."""
+    wp = np.asarray(waypoint, dtype=np.float64).reshape(-1)
+    if len(wp) not in (2, 4):
+        raise ValueError("a waypoint is (dx, dy) or (dx, dy, hx, hy)")
+    dx, dy = float(wp[0]), float(wp[1])
+    if len(wp) == 4 and abs(dx) < PD_EPS and abs(dy) < PD_EPS:
+        v, w = 0.0, clip_angle(math.atan2(float(wp[3]), float(wp[2]))) / dt
+    elif abs(dx) < PD_EPS:
+        v, w = 0.0, float(np.sign(dy)) * math.pi / (2 * dt)
+    else:
+        v, w = dx / dt, math.atan(dy / dx) / dt
+    return float(np.clip(v, 0.0, max_v)), float(np.clip(w, -max_w, max_w))
+
+
+class TopoMap:
+    """A topological map of goal images, in the order the robot recorded them (node 0 where it started,
+    the last node at the goal), as ``deployment/src/navigate.py`` reads ``topomaps/images/<dir>``.
+
+    Build it from a directory of numbered images (upstream's ``create_topomap.py`` output), from frames
+    the robot recorded when it explored (``from_frames`` keeps one every ``every`` frames,
+    ``from_recording`` one every ``spacing`` metres of its odometry), or from views rendered at poses
+    along a path planned on the map (``from_views``)."""
+
+    def __init__(self, images: list[np.ndarray]) -> None:
+        if not images:
+            raise ValueError("a topological map needs at least one image")
+        self.images = [np.asarray(im) for im in images]
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    @classmethod
+    def from_directory(cls, path: str | Path) -> TopoMap:
+        """Images named by their node number (``0.png``, ``1.png``, ...), sorted numerically as upstream."""
+        from PIL import Image
+
+        root = Path(path).expanduser()
+        if not root.is_dir():
+            raise FileNotFoundError(f"topological map directory {root} does not exist")
+        files = [f for f in root.iterdir() if f.suffix.lower() in (".png", ".jpg", ".jpeg") and f.stem.isdigit()]
+        if not files:
+            raise ValueError(f"{root} holds no numbered images (0.png, 1.png, ...) of a topological map")
+        files.sort(key=lambda f: int(f.stem))
+        return cls([np.asarray(Image.open(f).convert("RGB")) for f in files])
+
+    @classmethod
+    def from_frames(cls, frames: list[np.ndarray], every: int = 1) -> TopoMap:
+        """Recorded frames (oldest first), one node every ``every`` frames; the last frame is always a node."""
+        if every < 1:
+            raise ValueError("every must be >= 1")
+        picked = list(frames[::every])
+        if frames and (len(frames) - 1) % every:
+            picked.append(frames[-1])
+        return cls(picked)
+
+    @classmethod
+    def from_recording(cls, frames: list[np.ndarray], poses: list[tuple[float, float, float]], spacing: float = 1.0) -> TopoMap:
+        """Frames recorded while the robot explored, with its (x, y, yaw) at each: a node whenever it moved
+        ``spacing`` metres since the last node (upstream samples by time, ``create_topomap.py --dt``);
+        the first and the last frame are always nodes."""
+        if len(frames) != len(poses):
+            raise ValueError(f"{len(frames)} frames but {len(poses)} poses")
+        if not frames:
+            raise ValueError("a topological map needs at least one image")
+        keep = [0]
+        for i in range(1, len(frames)):
+            last = poses[keep[-1]]
+            if math.hypot(poses[i][0] - last[0], poses[i][1] - last[1]) >= spacing:
+                keep.append(i)
+        if keep[-1] != len(frames) - 1:
+            keep.append(len(frames) - 1)
+        return cls([frames[i] for i in keep])
+
+    @classmethod
+    def from_views(cls, render: Callable[[tuple[float, float, float]], np.ndarray], poses: list[tuple[float, float, float]]) -> TopoMap:
+        """Views rendered (e.g. by a simulator or from a map's stored views) at ``poses`` along a path to the goal."""
+        return cls([np.asarray(render(p)) for p in poses])
+
+    def save(self, path: str | Path) -> Path:
+        """Write the nodes as ``<n>.png`` (upstream's layout)."""
+        from PIL import Image
+
+        root = Path(path).expanduser()
+        root.mkdir(parents=True, exist_ok=True)
+        for i, im in enumerate(self.images):
+            Image.fromarray(im.astype(np.uint8)).save(root / f"{i}.png")
+        return root
+
+
+def localize(dists: np.ndarray, start: int, close_threshold: float) -> tuple[int, int]:
+    """Upstream's subgoal choice: the node with the smallest predicted distance is where the robot is;
+    the subgoal is the next node once that one is closer than ``close_threshold``. Returns
+    (closest node, subgoal index into ``dists``)."""
+    d = np.asarray(dists, dtype=np.float64).reshape(-1)
+    i = int(np.argmin(d))
+    return start + i, min(i + int(d[i] < close_threshold), len(d) - 1)
+
+
 def make_noise_scheduler(num_diffusion_iters: int, prefer_diffusers: bool = True):
     """diffusers' DDPMScheduler configured as upstream when diffusers is installed, else ``DDPMSampler``."""
     if prefer_diffusers and module_installed("diffusers"):
@@ -190,13 +303,15 @@ def make_noise_scheduler(num_diffusion_iters: int, prefer_diffusers: bool = True
 
 
 def sample_actions(model, noise_scheduler, obs_img, goal_img, goal_mask, num_samples: int, len_traj_pred: int,
-                   num_diffusion_iters: int, generator=None):
-    """Upstream's sampling loop: encode, repeat the condition ``num_samples`` times, denoise Gaussian noise
-    of shape (num_samples, len_traj_pred, 2). Returns the normalised deltas and the encoder condition."""
+                   num_diffusion_iters: int, generator=None, obs_cond=None):
+    """Upstream's sampling loop: encode (unless ``obs_cond`` is given, e.g. the topological map's chosen
+    subgoal), repeat the condition ``num_samples`` times, denoise Gaussian noise of shape
+    (num_samples, len_traj_pred, 2). Returns the normalised deltas and the encoder condition."""
     import torch
 
     with torch.no_grad():
-        obs_cond = model("vision_encoder", obs_img=obs_img, goal_img=goal_img, input_goal_mask=goal_mask)
+        if obs_cond is None:
+            obs_cond = model("vision_encoder", obs_img=obs_img, goal_img=goal_img, input_goal_mask=goal_mask)
         cond = obs_cond.repeat(num_samples, 1) if obs_cond.dim() == 2 else obs_cond.repeat(num_samples, 1, 1)
         naction = torch.randn((num_samples, len_traj_pred, 2), generator=generator).to(obs_img.device)
         noise_scheduler.set_timesteps(num_diffusion_iters)
@@ -268,11 +383,15 @@ def load_nomad(checkpoint: str | Path, config: dict, device: str = "cpu"):
 # --------------------------------------------------------------------------------------------------
 
 class NoMaDPolicy(Policy):
-    """NoMaD goal-conditioned navigation / exploration -> ``Waypoints`` in metres, robot frame.
+    """NoMaD goal-conditioned navigation / exploration, driven as upstream deploys it.
 
-    Goal-conditioned when ``reset`` (or the observation) gives a goal image, exploring otherwise.
-    ``act`` returns one ``Waypoints`` with all ``len_traj_pred`` waypoints of the chosen sample (upstream
-    drives to ``waypoint_index``, default 2, which is recorded in ``last_info``)."""
+    Goal-conditioned with a topological map (``topomap``: the subgoal is the node with the smallest
+    predicted distance, as ``navigate.py``), or with one goal image from ``reset`` / the observation;
+    exploring otherwise. Each step it samples trajectories and, with ``controller="pd"`` (default),
+    returns one ``Velocity``: upstream's PD controller towards waypoint ``waypoint_index`` (2) of the
+    chosen sample, at most ``max_v`` (0.2 m/s), re-planned at the next step. ``controller="waypoints"``
+    returns all waypoints for the robot's own tracker instead. Reaching the map's goal node returns
+    ``STOP``. Until ``context_size + 1`` frames arrived it returns no command (upstream waits)."""
 
     family = "nomad"
     image_size = (96, 96)
@@ -283,8 +402,10 @@ class NoMaDPolicy(Policy):
                  len_traj_pred: int | None = None, num_diffusion_iters: int | None = None,
                  num_samples: int = 8, sample_index: int = 0, waypoint_index: int = 2,
                  action_stats: dict | None = None, max_v: float = MAX_V, frame_rate: float = FRAME_RATE,
-                 waypoint_scale: float | None = None, context_pad: str = "repeat", seed: int | None = 0,
-                 prefer_diffusers: bool = True, model: Any = None) -> None:
+                 waypoint_scale: float | None = None, context_pad: str = "wait", seed: int | None = 0,
+                 prefer_diffusers: bool = True, model: Any = None, camera: str | dict | None = "nomad",
+                 controller: str = "pd", max_w: float = MAX_W, topomap: Any = None, goal_node: int = -1,
+                 radius: int = 4, close_threshold: float = 3.0) -> None:
         """
         Args:
             checkpoint: path to ``nomad.pth``.
@@ -299,12 +420,21 @@ class NoMaDPolicy(Policy):
                 units of ``max_v / frame_rate`` metres, as in upstream deployment.
             waypoint_scale: metres per unit; overrides ``max_v / frame_rate`` (e.g. the training dataset's
                 ``metric_waypoint_spacing``). 1.0 if the config has ``normalize: false``.
-            context_pad: "repeat" the first frame to fill the context, or "wait" (return no command) as
-                upstream does until context_size + 1 frames arrived.
+            context_pad: "wait" (return no command until context_size + 1 frames arrived, as upstream) or
+                "repeat" the first frame to fill the context.
             seed: seed of the sampling noise (None: nondeterministic).
             prefer_diffusers: use diffusers' DDPMScheduler when installed (else the built-in equivalent).
             model: an already built network with upstream's ``model(func_name, **kwargs)`` interface
                 (injected instead of loading ``checkpoint``).
+            camera: the training camera the observation is produced as (default 4:3 wide-angle frames;
+                a family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
+            controller: "pd" (upstream's PD controller to ``waypoint_index``, one ``Velocity`` per step) or
+                "waypoints" (all waypoints of the sample, tracked by the robot).
+            max_w: the PD controller's angular limit (upstream robot.yaml 0.4 rad/s).
+            topomap: a ``TopoMap`` or a directory of numbered images: navigate by the topological map.
+            goal_node: the map's goal node (-1: the last); radius: nodes either side of the closest one
+                compared each step (upstream 4); close_threshold: predicted distance under which the
+                next node becomes the subgoal (upstream 3).
         """
         self.checkpoint = expand(checkpoint)
         self.config_path = expand(config)
@@ -321,6 +451,14 @@ class NoMaDPolicy(Policy):
         self._explicit_scale = waypoint_scale is not None
         self.waypoint_scale = float(waypoint_scale) if waypoint_scale is not None else max_v / frame_rate
         self.context_pad = context_pad
+        if controller not in ("pd", "waypoints"):
+            raise ValueError("controller must be 'pd' or 'waypoints'")
+        self.controller = controller
+        self.max_v, self.max_w = float(max_v), float(max_w)
+        self.topomap = topomap if topomap is None or isinstance(topomap, TopoMap) else TopoMap.from_directory(str(topomap))
+        self.goal_node_param, self.radius, self.close_threshold = int(goal_node), int(radius), float(close_threshold)
+        self.closest_node = 0
+        self._camera_param = camera
         self.seed = seed
         self.prefer_diffusers = prefer_diffusers
         self._scheduler = None
@@ -339,11 +477,13 @@ class NoMaDPolicy(Policy):
         w, h = self.config["image_size"]
         self.image_size = (int(h), int(w))
         self.context = ContextQueue(int(self.config["context_size"]), self.context_pad)
+        self.camera = with_input_size(training_camera(self._camera_param), self.image_size)
 
     def availability(self) -> str | None:
         if self._model is not None:
             return None
-        missing = {m: INSTALL_HINT for m in missing_modules(["vint_train", "diffusion_policy", "efficientnet_pytorch"])}
+        missing = {m: INSTALL_HINT for m in missing_modules(["vint_train", "diffusion_policy", "efficientnet_pytorch",
+                                                             "torchvision", "einops"])}
         return availability_message("NoMaD", missing, {"checkpoint": (self.checkpoint, CHECKPOINT_HINT),
                                                        "config": (self.config_path, CONFIG_HINT)})
 
@@ -365,6 +505,7 @@ class NoMaDPolicy(Policy):
     def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
         self.context.reset()
         self.goal = None if goal_image is None else np.asarray(goal_image)
+        self.closest_node = 0
         if self.seed is not None:
             import torch
 
@@ -385,29 +526,72 @@ class NoMaDPolicy(Policy):
             mask = np.ones(1, dtype=np.int64)  # 1: the goal token is masked (exploration)
         return (self.context.stacked() if self.context.ready else None), goal_img, mask
 
+    @property
+    def goal_node(self) -> int:
+        """The topological map's goal node."""
+        assert self.topomap is not None
+        n = len(self.topomap)
+        if not -1 <= self.goal_node_param < n:
+            raise ValueError(f"goal_node {self.goal_node_param} is outside the topological map's {n} nodes")
+        return n - 1 if self.goal_node_param == -1 else self.goal_node_param
+
+    def _topomap_condition(self, model, obs_img):
+        """``navigate.py``'s localisation: encode the observation against the nodes within ``radius`` of the
+        closest one, pick the subgoal by predicted distance; returns its condition (1, D) and the info."""
+        import torch
+
+        assert self.topomap is not None
+        goal = self.goal_node
+        start = max(self.closest_node - self.radius, 0)
+        end = min(self.closest_node + self.radius + 1, goal)
+        wh = tuple(self.config["image_size"])
+        goals = torch.from_numpy(np.stack([transform_image(im, wh) for im in self.topomap.images[start:end + 1]])).to(self.device)
+        n = len(goals)
+        obs_t = torch.from_numpy(obs_img).to(self.device)
+        mask = torch.zeros(n, dtype=torch.long, device=self.device)
+        with torch.no_grad():
+            cond = model("vision_encoder", obs_img=obs_t.repeat(n, 1, 1, 1), goal_img=goals, input_goal_mask=mask)
+            dists = model("dist_pred_net", obsgoal_cond=cond).detach().cpu().numpy().reshape(-1)
+        self.closest_node, sg = localize(dists, start, self.close_threshold)
+        info = {"node_distances": dists, "closest_node": self.closest_node, "subgoal_node": start + sg, "goal_node": goal}
+        return cond[sg:sg + 1], info
+
     def act(self, obs: PolicyObservation) -> list[Command]:
         import torch
 
         model = self._ensure_model()
         obs_img, goal_img, mask = self.preprocess(obs)
         if obs_img is None:
+            self.last_info = {"waiting_for_context": len(self.context.frames)}
             return []
         if self._generator is None and self.seed is not None:
             self._generator = torch.Generator().manual_seed(int(self.seed))
         dev = self.device
+        info: dict = {}
+        cond = None
+        if self.topomap is not None:
+            cond, info = self._topomap_condition(model, obs_img)
+            mask = np.zeros(1, dtype=np.int64)
         naction, cond = sample_actions(model, self._scheduler, torch.from_numpy(obs_img).to(dev),
                                        torch.from_numpy(goal_img).to(dev), torch.from_numpy(mask).to(dev),
                                        self.num_samples, int(self.config["len_traj_pred"]),
-                                       int(self.config["num_diffusion_iters"]), self._generator)
+                                       int(self.config["num_diffusion_iters"]), self._generator, obs_cond=cond)
         samples = deltas_to_waypoints(naction.detach().cpu().numpy(), self.action_stats)
         chosen = samples[min(self.sample_index, len(samples) - 1)] * self.waypoint_scale
-        info: dict = {"samples_m": samples * self.waypoint_scale, "goal_conditioned": bool(mask[0] == 0),
-                      "waypoint_index": min(self.waypoint_index, len(chosen) - 1)}
-        if mask[0] == 0 and hasattr(model, "dist_pred_net"):
+        index = min(self.waypoint_index, len(chosen) - 1)
+        info.update({"samples_m": samples * self.waypoint_scale, "goal_conditioned": bool(mask[0] == 0),
+                     "waypoint_index": index, "waypoint_m": chosen[index].copy()})
+        if mask[0] == 0 and self.topomap is None and hasattr(model, "dist_pred_net"):
             with torch.no_grad():
                 info["temporal_distance"] = float(model("dist_pred_net", obsgoal_cond=cond).flatten()[0])
         self.last_info = info
-        return [Waypoints(points=chosen.astype(np.float64))]
+        if self.topomap is not None and self.closest_node == self.goal_node:
+            return [DiscreteMove(Move.STOP)]  # upstream publishes reached_goal and the controller stops
+        if self.controller == "waypoints":
+            return [Waypoints(points=chosen.astype(np.float64))]
+        v, w = pd_controller(chosen[index], 1.0 / self.rate_hz, self.max_v, self.max_w)
+        info["velocity"] = (v, w)
+        return [Velocity(v, w)]
 
     def close(self) -> None:
         self._model = None

@@ -45,9 +45,11 @@ from homiebot.skills._loading import (
     resize_pil,
 )
 from homiebot.skills.policy import Command, EndEffectorDelta, Policy, PolicyObservation
+from homiebot.skills.training_cameras import training_camera, with_input_size
 
 INSTALL_HINT = ("git clone https://github.com/octo-models/octo.git && cd octo && pip install -e . && "
                 "pip install -r requirements.txt && pip install --upgrade \"jax[cuda11_pip]==0.4.20\" "
+                "-f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html "
                 "(CPU: pip install jax==0.4.20); note that the PyPI package named 'octo' is unrelated")
 CHECKPOINT_HINT = ("a directory with config.json, example_batch.msgpack, dataset_statistics.json and orbax step "
                    "folders, e.g. a local copy of rail-berkeley/octo-small-1.5 or octo-base-1.5 from Hugging Face; "
@@ -191,7 +193,7 @@ class OctoPolicy(Policy):
                  exp_weight: float = 0.0, primary_size: int = 256, wrist_size: int = 128, use_wrist: bool | None = None,
                  average_crop: bool = True, binarize_gripper: float | None = 0.5, frame_rotation=None,
                  translation_scale=1.0, rotation_scale=1.0, seed: int = 0, argmax: bool = False,
-                 temperature: float = 1.0, model: Any = None) -> None:
+                 temperature: float = 1.0, model: Any = None, camera: str | dict | None = "octo") -> None:
         """
         Args:
             checkpoint: local Octo checkpoint directory (``OctoModel.load_pretrained``); ``step`` picks a step.
@@ -207,6 +209,8 @@ class OctoPolicy(Policy):
             translation_scale, rotation_scale: per-axis factors (number or 3 numbers).
             seed, argmax, temperature: sampling (``jax.random.PRNGKey(seed)``, split each call).
             model: an object with OctoModel's ``create_tasks`` / ``sample_actions`` (injected instead of loading).
+            camera: the training camera of the primary image (default Bridge's 4:3 frames at hfov 70; a
+                family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
         """
         self.checkpoint = expand(checkpoint)
         self.step = step
@@ -222,6 +226,7 @@ class OctoPolicy(Policy):
         self.exp_weight = float(exp_weight)
         self.primary_size = int(primary_size)
         self.image_size = (self.primary_size, self.primary_size)
+        self.camera = with_input_size(training_camera(camera), self.image_size)
         self.wrist_size = int(wrist_size)
         self.use_wrist = use_wrist
         self.average_crop = average_crop

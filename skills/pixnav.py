@@ -37,6 +37,7 @@ from homiebot.skills._loading import (
     torch_device,
 )
 from homiebot.skills.policy import Command, DiscreteMove, Move, Policy, PolicyObservation
+from homiebot.skills.training_cameras import training_camera, with_input_size
 
 PIXNAV_ACTIONS: tuple[Move, ...] = (Move.STOP, Move.FORWARD, Move.TURN_LEFT, Move.TURN_RIGHT, Move.LOOK_UP, Move.LOOK_DOWN)
 FORWARD_STEP_M = 0.25
@@ -244,7 +245,7 @@ class PixNavPolicy(Policy):
     def __init__(self, checkpoint: str | None = None, device: str = "cpu", image_size: int = 224,
                  max_token_length: int = 64, early_stop_steps: int | None = 32, swap_rb: bool = True,
                  goal_box_half: int | None = 8, truncate_history: bool = True, use_upstream_code: bool = False,
-                 network: dict | None = None, model: Any = None) -> None:
+                 network: dict | None = None, model: Any = None, camera: str | dict | None = "pixnav") -> None:
         """
         Args:
             checkpoint: path to a PixelNav policy checkpoint (a state dict of ``PixelNav_Policy``).
@@ -261,11 +262,14 @@ class PixNavPolicy(Policy):
             network: decoder overrides for the built-in network (``nhead``, ``num_layers``,
                 ``dim_feedforward``); leave unset for upstream checkpoints.
             model: an already built network with upstream's ``forward(goal_mask, goal_image, episode_image)``.
+            camera: the training camera the observation is produced as (default Habitat's 640x480, hfov 79;
+                a family name or ``TrainingCamera`` fields; see ``skills.training_cameras``).
         """
         self.checkpoint = expand(checkpoint)
         self.device = torch_device(device)
         self.size = int(image_size)
         self.image_size = (self.size, self.size)
+        self.camera = with_input_size(training_camera(camera), self.image_size)
         self.max_token_length = int(max_token_length)
         self.early_stop_steps = early_stop_steps
         self.swap_rb = swap_rb

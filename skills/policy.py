@@ -7,6 +7,10 @@ one of three kinds, the kinds the upstream models emit:
 * ``DiscreteMove``   PixNav-style: one discrete action (move forward, turn, look, stop);
 * ``EndEffectorDelta`` Octo / RT-1-X-style: a delta of the end effector pose plus a gripper command.
 
+(``Velocity``, a base velocity for one control period, is what NoMaD's PD controller makes of its
+waypoints.) A policy's ``camera`` is the camera it was trained with (``TrainingCamera``): the skill gives
+it that camera's view, rendered in simulation or cropped from a robot's camera.
+
 Frames: the robot base frame has x forward, y left, z up (metres, radians). Learned wrappers and
 privileged "expert" sources both speak this contract, so the same control path runs either one:
 ``apply_command`` maps every command onto the ``homiebot.robot.Robot`` interface.
@@ -25,6 +29,7 @@ import numpy as np
 from homiebot.robot import MotionReport, Robot, Unsupported
 
 if TYPE_CHECKING:
+    from homiebot.camera_geometry import TrainingCamera
     from homiebot.contracts import Subtask
     from homiebot.worlds.base import World
 
@@ -70,7 +75,16 @@ class EndEffectorDelta:
     terminate: bool = False
 
 
-Command = Waypoints | DiscreteMove | EndEffectorDelta
+@dataclass(frozen=True)
+class Velocity:
+    """A base velocity held for one control period: ``linear`` m/s forward, ``angular`` rad/s
+    counter-clockwise (NoMaD's PD controller output, as upstream publishes it on cmd_vel)."""
+
+    linear: float
+    angular: float
+
+
+Command = Waypoints | DiscreteMove | EndEffectorDelta | Velocity
 
 
 class PolicyError(RuntimeError):
@@ -80,9 +94,10 @@ class PolicyError(RuntimeError):
 
 @dataclass
 class PolicyObservation:
-    """What a policy sees at one control step. Images are already at the policy's ``image_size``."""
+    """What a policy sees at one control step: the view of the policy's training camera at its
+    ``frame_size`` (or, for a policy without one, an image at its ``image_size``)."""
 
-    rgb: np.ndarray  # HxWx3 uint8, the camera the policy is trained on (front head camera, or wrist)
+    rgb: np.ndarray  # HxWx3 uint8, the policy's training camera view (``Policy.camera``) or ``image_size``
     instruction: str = ""
     depth: np.ndarray | None = None  # HxW float32 metres
     goal_image: np.ndarray | None = None  # HxWx3 uint8 (NoMaD, PixNav)
@@ -98,6 +113,7 @@ class Policy(ABC):
     kind: str = "navigation"  # what its commands move: "navigation" (base) or "manipulation" (arm, gripper)
     image_size: tuple[int, int] = (256, 256)  # (height, width) the policy expects
     rate_hz: float = 5.0  # control rate it was trained at
+    camera: TrainingCamera | None = None  # the camera it was trained with (None: a square image at image_size)
 
     def availability(self) -> str | None:
         """None if the policy can run here, else what is missing and the exact install hint."""
@@ -137,6 +153,8 @@ def apply_command(robot: Robot, command: Command, duration: float) -> MotionRepo
     if isinstance(command, Waypoints):
         yaw = None if command.yaw is None or len(command.yaw) == 0 else float(command.yaw[-1])
         return robot.follow_waypoints(np.asarray(command.points, dtype=float).reshape(-1, 2), yaw, duration)
+    if isinstance(command, Velocity):
+        return robot.drive(float(command.linear), float(command.angular), duration)
     if isinstance(command, DiscreteMove):
         return _discrete(robot, command.move, duration)
     if isinstance(command, EndEffectorDelta):
@@ -145,7 +163,7 @@ def apply_command(robot: Robot, command: Command, duration: float) -> MotionRepo
         report = report.merge(robot.set_gripper(float(command.gripper)))
         report.duration = duration
         return report
-    raise TypeError(f"cannot execute {type(command).__name__}; expected Waypoints, DiscreteMove or EndEffectorDelta")
+    raise TypeError(f"cannot execute {type(command).__name__}; expected Waypoints, DiscreteMove, EndEffectorDelta or Velocity")
 
 
 def _discrete(robot: Robot, move: Move, duration: float) -> MotionReport:

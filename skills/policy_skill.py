@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.robot import MotionReport, Robot, RobotUnavailable, Stopped
 from homiebot.skills.base import Skill, SkillContext, SkillResult
@@ -36,6 +37,7 @@ from homiebot.skills.policy import (
     apply_command,
 )
 from homiebot.skills.scripted import ScriptedPolicy
+from homiebot.skills.training_cameras import training_camera as as_training_camera
 from homiebot.worlds.base import World
 
 POLICIES: dict[str, Callable[..., Policy]] = {
@@ -99,7 +101,9 @@ class PolicySkill(Skill):
     ``max_steps`` policy calls per attempt; ``max_collisions`` before giving up; ``goal_gap`` (m)
     and ``facing_deg`` the Go to success tolerance; ``image_size`` overrides the policy's; ``camera``
     the robot camera the policy sees (default: the robot's policy camera, e.g. the home's front view,
-    Spot's hand camera); ``stow`` brings the arm back to its carry
+    Spot's hand camera); ``training_camera`` the camera the policy was trained with (default the
+    policy's own ``camera``; a family name such as ``nomad`` or ``TrainingCamera`` fields): the robot
+    renders it or crops its camera to it; ``stow`` brings the arm back to its carry
     pose after manipulation; ``render=False`` feeds blank images (only sensible for expert policies,
     to time the control path alone); ``check`` how success is judged: ``auto`` (the world's own
     check: truth in simulation) or ``robot_signals`` (what a real robot can tell, plus the belief).
@@ -116,7 +120,8 @@ class PolicySkill(Skill):
                  policy_params: dict | None = None, rate_hz: float | None = None, max_steps: int = 400,
                  max_collisions: int = 5, goal_gap: float = 0.45, facing_deg: float = 30.0,
                  image_size: tuple[int, int] | list[int] | None = None, stow: bool = True, render: bool = True,
-                 process: dict | None = None, camera: str | None = None, check: str = "auto") -> None:
+                 process: dict | None = None, camera: str | None = None, check: str = "auto",
+                 training_camera: str | dict | TrainingCamera | None = None) -> None:
         self.process = dict(process) if process is not None else None
         if isinstance(policy, Policy):
             self.policy = policy
@@ -140,6 +145,8 @@ class PolicySkill(Skill):
         self.max_steps, self.max_collisions = int(max_steps), int(max_collisions)
         self.tolerances = Tolerances(goal_gap=float(goal_gap), facing=math.radians(facing_deg))
         self.image_size = _height_width(image_size) if image_size else _height_width(self.policy.image_size)
+        self._camera_override = training_camera
+        self.training_camera = self._training_camera()
         self.camera, self.check_name = camera, check
         self.stow = stow
         self.render = render
@@ -158,7 +165,15 @@ class PolicySkill(Skill):
             self.rate_hz = float(self.policy.rate_hz)
         if not self._size_override:
             self.image_size = _height_width(self.policy.image_size)
+        self.training_camera = self._training_camera()
         return reason
+
+    def _training_camera(self) -> TrainingCamera | None:
+        """The camera the observation is produced as: the configured one, else the policy's own (unless an
+        explicit ``image_size`` asks for a plain square image)."""
+        if self._camera_override is not None:
+            return as_training_camera(self._camera_override)
+        return None if self._size_override else getattr(self.policy, "camera", None)
 
     def supports(self, world: World) -> str | None:
         robot = world.robot
@@ -193,7 +208,7 @@ class PolicySkill(Skill):
                 self.policy.attach(world, robot, subtask)
                 goal_image, goal_mask = None, None
             else:
-                goal_image, goal_mask = check.goal_view(subtask, robot, self.image_size)
+                goal_image, goal_mask = check.goal_view(subtask, robot, self.image_size, self.training_camera)
             self.policy.reset(_instruction(subtask), goal_image)
             result = self._loop(robot, check, subtask, goal_image, goal_mask, attempt)
         except (PolicyError, RobotUnavailable) as err:  # a model server or the robot's driver is gone
@@ -258,12 +273,15 @@ class PolicySkill(Skill):
     def _observe(self, robot: Robot, sub: Subtask, step: int, goal_image: np.ndarray | None,
                  goal_mask: np.ndarray | None) -> PolicyObservation:
         if not self.render:
-            h, w = self.image_size
+            h, w = self.training_camera.frame_size if self.training_camera else self.image_size
             rgb = np.zeros((h, w, 3), dtype=np.uint8)  # for timing the control path alone
             return PolicyObservation(rgb=rgb, instruction=_instruction(sub), goal_image=goal_image, goal_mask=goal_mask, step=step)
         caps = robot.capabilities
         camera = self.camera or caps.default_camera or ""
-        frame = robot.read_camera(camera, self.image_size, depth=camera in caps.depth)
+        if self.training_camera is not None:
+            frame = robot.read_policy_camera(camera, self.training_camera, depth=camera in caps.depth, model=self.model)
+        else:
+            frame = robot.read_camera(camera, self.image_size, depth=camera in caps.depth)
         return PolicyObservation(rgb=frame.rgb, instruction=_instruction(sub), depth=frame.depth, goal_image=goal_image,
                                  goal_mask=goal_mask, step=step)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.skills.policy import Command, DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
+from homiebot.skills.policy import Command, DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Velocity, Waypoints
 
 ALLOWED_DTYPES = frozenset({"uint8", "bool", "int16", "int32", "int64", "float16", "float32", "float64"})
 
@@ -80,6 +80,8 @@ def encode_command(cmd: Command) -> dict:
         return {"kind": "ee", "translation": np.asarray(cmd.translation, dtype=float).tolist(),
                 "rotation": np.asarray(cmd.rotation, dtype=float).tolist(), "gripper": float(cmd.gripper),
                 "terminate": bool(cmd.terminate)}
+    if isinstance(cmd, Velocity):
+        return {"kind": "velocity", "linear": float(cmd.linear), "angular": float(cmd.angular)}
     raise WireError(f"not a policy command: {type(cmd).__name__}")
 
 
@@ -97,9 +99,14 @@ def decode_command(data: dict) -> Command:
             return EndEffectorDelta(np.asarray(data["translation"], dtype=float).reshape(3),
                                     np.asarray(data["rotation"], dtype=float).reshape(3), float(data["gripper"]),
                                     bool(data.get("terminate", False)))
+        if kind == "velocity":
+            linear, angular = float(data["linear"]), float(data["angular"])
+            if not (np.isfinite(linear) and np.isfinite(angular)):
+                raise ValueError("velocity must be finite")
+            return Velocity(linear, angular)
     except (KeyError, TypeError, ValueError) as err:
         raise WireError(f"bad command {str(data)[:80]}: {err}") from None
-    raise WireError(f"unknown command kind {kind!r}; known: waypoints, discrete, ee")
+    raise WireError(f"unknown command kind {kind!r}; known: waypoints, discrete, ee, velocity")
 
 
 def encode_commands(commands: list[Command]) -> list[dict]:

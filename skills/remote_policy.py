@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.skills.policy import Command, Policy, PolicyError, PolicyObservation
 from homiebot.skills.policy_wire import WireError, decode_commands, encode_array, encode_observation
+from homiebot.skills.training_cameras import default_training_camera
 
 if TYPE_CHECKING:
     from rclpy.executors import SingleThreadedExecutor
@@ -81,6 +83,9 @@ class RemotePolicy(Policy):
         self.spawn = spawn
         self.service = service or default_service(policy)
         self._copy_class_attributes()
+        self.camera = default_training_camera(self.family, self.policy_params)
+        if self.family == "rt1x" and "rate_hz" not in self.policy_params:
+            self.rate_hz = 3.0 if self.policy_params.get("profile") == "fractal" else 5.0
         self._lock = threading.Lock()
         self._client = None
         self._node = None
@@ -174,6 +179,8 @@ class RemotePolicy(Policy):
         height, width = (int(n) for n in info.get("image_size", self.image_size))
         self.image_size = (height, width)
         self.rate_hz = float(info.get("rate_hz", self.rate_hz))
+        if info.get("camera"):  # a server that reports its policy's training camera
+            self.camera = TrainingCamera.from_dict(info["camera"])
         return info
 
     def availability(self) -> str | None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from homiebot.skills._loading import (
     resize_with_pad,
 )
 from homiebot.skills.policy import Command, EndEffectorDelta, Policy, PolicyObservation
+from homiebot.skills.training_cameras import training_camera, with_input_size
 
 TF_INSTALL_HINT = "pip install tensorflow==2.15.0 tf-agents==0.19.0 tensorflow-hub"
 JAX_INSTALL_HINT = ("pip install jax flax tensorflow; git clone https://github.com/google-deepmind/open_x_embodiment.git "
@@ -64,8 +66,10 @@ EMBEDDER_HINT = ("a local copy of the Universal Sentence Encoder large v5 SavedM
 
 # world_vector metres per model unit, rotation radians per unit, gripper mode
 PROFILES: dict[str, dict[str, Any]] = {
-    "bridge": {"translation_scale": 0.05 / 1.75, "rotation_scale": 0.25 / 1.4, "gripper_mode": "absolute"},
-    "fractal": {"translation_scale": 1.0, "rotation_scale": 1.0, "gripper_mode": "relative"},
+    "bridge": {"translation_scale": 0.05 / 1.75, "rotation_scale": 0.25 / 1.4, "gripper_mode": "absolute", "rate_hz": 5.0,
+               "camera": "rt1x"},
+    "fractal": {"translation_scale": 1.0, "rotation_scale": 1.0, "gripper_mode": "relative", "rate_hz": 3.0,
+                "camera": "rt1x_fractal"},
 }
 JAX_MODEL_KWARGS = {"num_image_tokens": 81, "num_action_tokens": 11, "layer_size": 256, "vocab_size": 512,
                     "use_token_learner": True, "world_vector_range": (-2.0, 2.0)}
@@ -88,10 +92,16 @@ def prepare_jax_image(rgb: np.ndarray, size: int = 300) -> np.ndarray:
     return (resize_bilinear(as_rgb_uint8(rgb), (size, size)) / 255.0).astype(np.float32)
 
 
+def one_hot(indices: np.ndarray, depth: int) -> np.ndarray:
+    """``jax.nn.one_hot`` as int32: an index outside [0, depth) (an invalid token) gives all zeros."""
+    idx = np.asarray(indices).reshape(-1, 1)
+    return (idx == np.arange(depth)[None, :]).astype(np.int32)
+
+
 def detokenize_action(tokens: np.ndarray, vocab_size: int = 512, world_vector_range: tuple[float, float] = (-2.0, 2.0)) -> dict:
     """``rt1.detokenize_action`` in numpy: (B, 11) tokens -> action dict (batched)."""
     tokens = np.asarray(tokens)
-    out: dict[str, np.ndarray] = {"terminate_episode": np.eye(3, dtype=np.int32)[tokens[:, 0]]}
+    out: dict[str, np.ndarray] = {"terminate_episode": one_hot(tokens[:, 0], 3)}
     slices = {"world_vector": slice(1, 4), "rotation_delta": slice(4, 7), "gripper_closedness_action": slice(7, 8),
               "base_displacement_vertical_rotation": slice(8, 9), "base_displacement_vector": slice(9, 11)}
     for name, bounds in ACTION_BOUNDS:
@@ -272,12 +282,13 @@ class RT1XPolicy(Policy):
     family = "rt1x"
     kind = "manipulation"
     image_size = (256, 320)
-    rate_hz = 3.0
+    rate_hz = 5.0  # the Bridge profile's (fractal: 3 Hz)
 
     def __init__(self, checkpoint: str | None = None, backend: str = "tf", embedder: str | Callable | None = None,
                  code_path: str | None = None, profile: str = "bridge", translation_scale=None, rotation_scale=None,
                  gripper_mode: str | None = None, frame_rotation=None, image_height: int = 256, image_width: int = 320,
-                 jax_image_size: int = 300, seqlen: int = 15, seed: int = 0, runtime: Any = None) -> None:
+                 jax_image_size: int = 300, seqlen: int = 15, seed: int = 0, runtime: Any = None,
+                 camera: str | dict | None = None, rate_hz: float | None = None) -> None:
         """
         Args:
             checkpoint: SavedModel directory (tf) or flax checkpoint (jax).
@@ -290,6 +301,8 @@ class RT1XPolicy(Policy):
             frame_rotation: 3x3 from the model's base frame to homiebot's (identity).
             image_height, image_width: tf input (256x320); jax_image_size: jax input (300); seqlen: jax history (15).
             runtime: an object with ``reset()`` and ``step(image, embedding) -> action dict`` (injected).
+            camera: the training camera (default the profile's: Bridge 4:3 frames letterboxed, fractal 256x320).
+            rate_hz: control rate (default the profile's: Bridge 5 Hz, fractal 3 Hz).
         """
         if backend not in ("tf", "jax"):
             raise ValueError("backend must be 'tf' or 'jax'")
@@ -308,6 +321,11 @@ class RT1XPolicy(Policy):
         self.tf_size = (int(image_height), int(image_width))
         self.jax_image_size = int(jax_image_size)
         self.image_size = self.tf_size if backend == "tf" else (self.jax_image_size, self.jax_image_size)
+        spec = training_camera(camera if camera is not None else prof["camera"])
+        if spec is not None and backend == "jax":  # rt1_inference_example squashes to a square
+            spec = replace(spec, resize="squash")
+        self.camera = with_input_size(spec, self.image_size)
+        self.rate_hz = float(rate_hz if rate_hz is not None else prof["rate_hz"])
         self.seqlen = int(seqlen)
         self.seed = seed
         self._runtime = runtime

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +35,9 @@ from homiebot.robot import (
 )
 from homiebot.safety.settings import SafetySettings
 from homiebot.safety.state import SafetyState
+
+if TYPE_CHECKING:
+    from homiebot.camera_geometry import TrainingCamera
 
 
 class SafeRobot(Robot):
@@ -73,6 +77,9 @@ class SafeRobot(Robot):
 
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         return self.inner.read_camera(camera, size, depth)
+
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
+        return self.inner.read_policy_camera(camera, spec, depth, model)  # a simulator renders the training camera itself
 
     def odometry(self) -> BasePose:
         return self.inner.odometry()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.contracts import Observation, Subtask
@@ -29,6 +32,19 @@ class PerceptionHints(Protocol):
     def held_name(self) -> str | None:
         """The simulator's name of the object in the gripper."""
         ...
+
+
+@dataclass(frozen=True)
+class TopDown:
+    """A plan view of the world for viewers: occupancy (True = blocked) of cells ``[ix, iy]`` whose
+    centres are ``origin + (ix + 0.5, iy + 0.5) * resolution`` in the map frame, room rectangles
+    ``(x0, y0, x1, y1)`` and where named things are."""
+
+    occupancy: np.ndarray
+    origin: tuple[float, float]
+    resolution: float
+    rooms: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    objects: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 class World(ABC):
@@ -90,6 +106,19 @@ class World(ABC):
     def room_of(self, name: str) -> str | None:
         """The room a named thing is in, as far as the world knows; None when unknown."""
         return None
+
+    def top_down(self) -> TopDown | None:
+        """The plan view viewers draw (occupancy, rooms, things); None when the world has none."""
+        return None
+
+    def motion_snapshot(self) -> Any | None:
+        """The moving parts now (opaque), for ``in_between``; None when the world cannot show motion."""
+        return None
+
+    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Iterator[Observation]:
+        """RGB observations along the motion between two ``motion_snapshot``s, ``fps`` per second of
+        motion (videos of skills that jump, such as kinematic ones); none by default."""
+        return iter(())
 
     def keep_out_rooms(self, rooms: set[str]) -> None:
         """Make the robot's navigation avoid these rooms where it can (a safety rule); default: nothing."""

@@ -112,6 +112,15 @@ class PerceivingWorld(World):
     def own_robot(self) -> Robot | None:
         return self.inner.robot
 
+    def top_down(self) -> Any:
+        return self.inner.top_down()
+
+    def motion_snapshot(self) -> Any | None:
+        return self.inner.motion_snapshot()
+
+    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Any:
+        return self.inner.in_between(before, after, fps, max_frames)
+
     def room_of(self, name: str) -> str | None:
         if name in self.map:
             return self.map.get(name).room

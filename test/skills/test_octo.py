@@ -180,3 +180,12 @@ def test_availability_names_octo_install_and_checkpoint(tmp_path):
     assert f"checkpoint not found at {tmp_path / 'octo-small-1.5'}" in msg
     (tmp_path / "ckpt").mkdir()
     assert f"checkpoint config.json not found at {tmp_path / 'ckpt' / 'config.json'}" in OctoPolicy(checkpoint=str(tmp_path / "ckpt")).availability()
+
+
+def test_rotation_order_is_roll_pitch_yaw():
+    """Octo's Bridge actions are differences of a POS_EULER state (xyz, roll, pitch, yaw): action[5] is a
+    yaw delta, a turn about the base z axis; action[3] a roll about x."""
+    yaw_only = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.25, 1.0])
+    np.testing.assert_allclose(action_to_command(yaw_only, np.eye(3), np.ones(3), np.ones(3)).rotation, [0.0, 0.0, 0.25])
+    roll_only = np.array([0.0, 0.0, 0.0, -0.1, 0.0, 0.0, 1.0])
+    np.testing.assert_allclose(action_to_command(roll_only, np.eye(3), np.ones(3), np.ones(3)).rotation, [-0.1, 0.0, 0.0])

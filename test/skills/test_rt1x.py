@@ -15,6 +15,7 @@ from homiebot.skills.rt1x import (
     TFSavedModelRuntime,
     decode_action,
     detokenize_action,
+    one_hot,
     prepare_jax_image,
     prepare_tf_image,
 )
@@ -161,3 +162,34 @@ def test_learned_policy_registry():
     assert sorted(LEARNED_POLICIES) == ["nomad", "octo", "pixnav", "rt1x"]
     assert {name: cls.family for name, cls in LEARNED_POLICIES.items()} == {n: n for n in LEARNED_POLICIES}
     assert LEARNED_POLICIES["rt1x"].image_size == (256, 320) and LEARNED_POLICIES["nomad"].image_size == (96, 96)
+
+
+def test_invalid_terminate_token_gives_zeros_and_falls_back_to_base_mode():
+    """Upstream one-hot encodes the terminate token with ``jax.nn.one_hot``: a token outside 0..2 (the
+    network may emit any of its 512) gives all zeros, which ``rt1_inference_example`` replaces by the
+    base mode [0, 0, 1]. The tokens here are what the network argmaxes, not a constructed action."""
+    tokens = np.array([[7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [300, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+    assert detokenize_action(tokens, 512)["terminate_episode"].tolist() == [[0, 0, 0], [0, 0, 0], [0, 0, 1]]
+    assert one_hot(np.array([-1, 3, 0]), 3).tolist() == [[0, 0, 0], [0, 0, 0], [1, 0, 0]]
+
+    seqlen, n_img, n_act, vocab = 2, 4, 11, 16
+
+    def apply_fn(observation, rng):
+        per_step = np.zeros((1, seqlen, n_img + n_act, vocab), np.float32)
+        for i, tok in enumerate([9, 15, 0, 0, 0, 0, 0, 15, 0, 0, 0]):  # terminate slot: token 9, invalid
+            per_step[0, -1, n_img - 1 + i, tok] = 5.0
+        return per_step.reshape(1, -1, vocab)
+
+    runtime = JaxRuntime(None, seqlen=seqlen, model_kwargs={"num_image_tokens": n_img, "vocab_size": vocab}, apply_fn=apply_fn)
+    pol = RT1XPolicy(backend="jax", runtime=runtime, embedder=fake_embed, profile="fractal", jax_image_size=16)
+    pol.reset("pick the cup")
+    (cmd,) = pol.act(PolicyObservation(rgb=np.zeros((40, 40, 3), np.uint8)))
+    assert pol.last_info["raw_action"]["terminate_episode"].tolist() == [0, 0, 1]  # the fallback
+    assert not cmd.terminate and cmd.gripper == 1.0
+    np.testing.assert_allclose(cmd.translation[0], 2.0)
+
+
+def test_bridge_runs_at_5_hz_fractal_at_3():
+    assert RT1XPolicy(embedder=fake_embed).rate_hz == 5.0
+    assert RT1XPolicy(embedder=fake_embed, profile="fractal").rate_hz == 3.0
+    assert RT1XPolicy(embedder=fake_embed, rate_hz=2.0).rate_hz == 2.0

@@ -45,7 +45,11 @@ class DetectorNode:
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
         self.node = node
-        self._world: RpcClient | None = None  # made on the first resolving belief: oracle mode adds no endpoints
+        self._world: RpcClient | None = None  # oracle mode adds no endpoints
+        if self.cfg.perception.mode == "mapped":
+            # made now, so that its endpoints are discovered while the graph starts, not inside a round's check
+            # (discovery of a new endpoint on a loaded machine can take longer than a call's timeout)
+            self.world()
         self.server = RpcServer(node, "detector", {"check": self.check})
 
     def world(self) -> RpcClient:

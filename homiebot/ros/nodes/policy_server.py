@@ -58,7 +58,7 @@ class PolicyServer:
     def describe(self, params: dict, ctx: CallContext) -> dict:
         p = self.policy
         return {"policy": self.name, "family": p.family, "kind": p.kind, "image_size": list(p.image_size), "rate_hz": p.rate_hz,
-                "availability": self.reason}
+                "availability": self.reason, "camera": p.camera.to_dict() if p.camera is not None else None}
 
     def reset(self, params: dict, ctx: CallContext) -> dict:
         if self.reason:

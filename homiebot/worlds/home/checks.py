@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck, Tolerances
+from homiebot.camera_geometry import TrainingCamera
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.robot import Robot
 from homiebot.worlds.home.control import HomeControl
@@ -123,8 +124,10 @@ class SimTruthCheck(AttemptCheck):
         verb = "open" if subtask.action is Action.OPEN else "close"
         return stopped, f"{model} could not {verb} the {target} (it is {st.open_fraction(target) * 100:.0f}% open){detail}"
 
-    def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int]) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The front view from the pose a Go to would end at, and the target's mask in it."""
+    def goal_view(self, subtask: Subtask, robot: Robot, size: tuple[int, int],
+                  camera: TrainingCamera | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The front view from the pose a Go to would end at, and the target's mask in it (through the
+        model's training camera when ``camera`` is given)."""
         if subtask.action is not Action.GO_TO:
             return None, None
         ctl = self._control(robot)
@@ -133,8 +136,11 @@ class SimTruthCheck(AttemptCheck):
         free = [p for p in poses if st.nav is not None and st.nav.is_free(p.x, p.y)] or poses
         if not free:
             return None, None
-        view = ctl.render(size, robot_pose=(free[0].x, free[0].y, free[0].yaw))["front"]
-        ident = ctl.renderer(size).instance_ids.get(subtask.target or "")
+        fovy = 90.0
+        if camera is not None:
+            size, fovy = camera.frame_size, round(camera.vfov_deg, 6)
+        view = ctl.render(size, robot_pose=(free[0].x, free[0].y, free[0].yaw), fovy=fovy)["front"]
+        ident = ctl.renderer(size, fovy).instance_ids.get(subtask.target or "")
         mask = None if view.segmentation is None or ident is None else view.segmentation == ident
         return view.rgb, mask
 

@@ -72,6 +72,7 @@ from homiebot.worlds.home.robot import (
 from homiebot.worlds.home.state import HomeState, ObjectLocation, RobotPose
 
 if TYPE_CHECKING:
+    from homiebot.camera_geometry import TrainingCamera
     from homiebot.worlds.home.render import HomeRenderer, RenderedView
     from homiebot.worlds.home.world import EmbeddedHome
 
@@ -141,6 +142,10 @@ class HomeControl(Robot):
         native = self.world.renderer
         # the world's own renderer at its size (its field of view may be configured), else one of ours
         r = native if (native.height, native.width) == tuple(size) else self.renderer(size, native.fovy)
+        return self._camera_info(camera, r)
+
+    def _camera_info(self, camera: str, r: HomeRenderer) -> CameraInfo:
+        size = (r.height, r.width)
         r.sync(self.state)
         base = self.state.robot
         c, s = math.cos(base.yaw), math.sin(base.yaw)
@@ -154,6 +159,15 @@ class HomeControl(Robot):
         size = size or self._native_size()
         view = self.render(size, (camera,), fovy=self.world.renderer.fovy)[camera]
         return CameraFrame(view.rgb, self.camera_info(camera, size), self.sim_time, view.depth if depth else None)
+
+    def read_policy_camera(self, camera: str, spec: TrainingCamera, depth: bool = False, model: str = "the model") -> CameraFrame:
+        """The model's training camera rendered directly: its field of view and aspect at ``spec.frame_size``
+        (the head camera's pose; nothing is cropped, so no resolution is lost)."""
+        size = spec.frame_size
+        fovy = round(spec.vfov_deg, 6)  # one cached renderer per spec
+        view = self.render(size, (camera,), fovy=fovy, segmentation=False)[camera]  # a policy sees no labels
+        return CameraFrame(view.rgb, self._camera_info(camera, self.renderer(size, fovy)), self.sim_time,
+                           view.depth if depth else None)
 
     def _native_size(self) -> tuple[int, int]:
         return (self.world.renderer.height, self.world.renderer.width)
@@ -570,9 +584,10 @@ class HomeControl(Robot):
         return self._renderers[key]
 
     def render(self, size: tuple[int, int], views: tuple[str, ...] = ("front",), robot_pose: tuple[float, float, float] | None = None,
-               fovy: float = 90.0) -> dict[str, RenderedView]:
+               fovy: float = 90.0, segmentation: bool = True) -> dict[str, RenderedView]:
         """Render head camera views at ``size`` (height, width); ``robot_pose`` renders as if the
-        base stood there (e.g. a goal view) without changing the state."""
+        base stood there (e.g. a goal view) without changing the state; ``segmentation=False`` skips
+        the instance-id pass (half the cost)."""
         bad = [v for v in views if v not in VIEWS]
         if bad:
             raise ValueError(f"unknown views {bad}; expected some of {list(VIEWS)}")
@@ -582,7 +597,13 @@ class HomeControl(Robot):
             state = copy.copy(state)
             state.robot = type(self.state.robot)(*robot_pose)
         r.sync(state)
-        return r.render(views)
+        if segmentation:
+            return r.render(views)
+        r.segmentation_enabled = False
+        try:
+            return r.render(views)
+        finally:
+            r.segmentation_enabled = True
 
     def close(self) -> None:
         for r in self._renderers.values():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
 from homiebot.scenes import NoScene
 from homiebot.tasks import Condition
-from homiebot.worlds.base import World
+from homiebot.worlds.base import TopDown, World
 from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
@@ -66,6 +66,29 @@ class EmbeddedHome(World):
 
     def floor_plan(self) -> dict:
         return self.state.layout.rooms
+
+    def top_down(self) -> TopDown:
+        st = self.state
+        assert st.nav is not None
+        rooms = {n: (r.x0, r.y0, r.x1, r.y1) for n, r in st.layout.rooms.items()}
+        things = {n: (r.x, r.y) for n, r in st.layout.receptacles.items()}
+        things.update({n: (p[0], p[1]) for n, p in st.object_poses.items()})
+        return TopDown(st.nav.occupancy.copy(), st.nav.origin, st.nav.resolution, rooms, things)
+
+    def motion_snapshot(self) -> dict:
+        return copy.deepcopy(self.state.dynamic())
+
+    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Iterator[Observation]:
+        from homiebot.worlds.home.motion import in_between
+
+        try:
+            for s in in_between(self.state, before, after, fps, max_frames):
+                self.renderer.sync(s)
+                rendered = self.renderer.render(VIEW_NAMES)
+                views = {v: ViewImage(rgb=rendered[v].rgb) for v in VIEW_NAMES}
+                yield Observation(round=0, views=views, pose=Pose2D(x=s.robot.x, y=s.robot.y, yaw=s.robot.yaw))
+        finally:
+            self.renderer.sync(self.state)
 
     def perception_hints(self) -> Any:
         from homiebot.worlds.home.mapping import HomePerceptionHints  # perception modules only when mapping

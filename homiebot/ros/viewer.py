@@ -1,0 +1,122 @@
+"""The live rerun view of a running graph (``homiebot up --view``): subscribes to the graph's topics
+and logs them like the in-process view (``homiebot.viz``): the four views, depth and segmentation,
+the robot's pose and path, the map's occupancy and instances (mapped perception), one timeline
+entry per round, and safety events. Callbacks only queue; a background thread logs, and camera
+frames are dropped when it is behind."""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import partial
+from typing import Any
+
+import numpy as np
+from nav_msgs.msg import OccupancyGrid, Odometry
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from homiebot.contracts import VIEW_NAMES, Pose2D, SafetyEvent
+from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic
+from homiebot.ros.safety import EVENTS_TOPIC
+from homiebot.ros.wire import safe_callback
+from homiebot.viz.queue import DropQueue
+from homiebot.worlds.base import TopDown
+
+QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+def grid_top_down(msg: OccupancyGrid) -> TopDown:
+    """An OccupancyGrid as the viewer's plan view (unknown cells shown as free)."""
+    w, h = msg.info.width, msg.info.height
+    cells = np.asarray(msg.data, dtype=np.int8).reshape(h, w).T  # [ix, iy]
+    o = msg.info.origin.position
+    return TopDown(cells >= 50, (float(o.x), float(o.y)), float(msg.info.resolution))
+
+
+class GraphViewer:
+    """Feeds a ``RerunLog`` from the graph's topics on ``node``."""
+
+    def __init__(self, node: Node, log: Any, queue_limit: int = 24) -> None:  # two rounds of 12 images
+        self.log = log  # homiebot.viz.rerun_log.RerunLog (rerun is imported by the caller)
+        self.queue = DropQueue(queue_limit)
+        self.round = 0
+        self.frame = 0  # one per observation, as in the in-process view
+        self.seen: dict[str, int] = {}  # messages received per entity
+        group = ReentrantCallbackGroup()
+
+        def sub(msg_type: type, topic: str, cb: Any) -> None:
+            node.create_subscription(msg_type, topic, safe_callback(node, topic, cb), QOS, callback_group=group)
+        for view in VIEW_NAMES:
+            for kind in IMAGE_KINDS:
+                sub(Image, image_topic(view, kind), partial(self._image, view, kind))
+        sub(Odometry, "/homiebot/odom", self._odom)
+        sub(String, "/homiebot/observation", self._observation)
+        sub(String, "/homiebot/task/status", self._status)
+        sub(String, "/homiebot/subtask", self._subtask)
+        sub(String, EVENTS_TOPIC, self._safety)
+        sub(OccupancyGrid, "/homiebot/map/occupancy", self._grid)
+        sub(String, "/homiebot/map/summary", self._summary)
+
+    def _at(self, apply: Any, droppable: bool = True) -> None:
+        r, frame = self.round, self.frame
+
+        def run() -> None:
+            self.log.frame = frame
+            self.log.rec.set_time("frame", sequence=frame)
+            self.log.rec.set_time("round", sequence=r)
+            apply()
+        self.queue.put(run, droppable)
+
+    def _image(self, view: str, kind: str, msg: Image) -> None:
+        array = from_image(msg)
+        rr = self.log.rr
+        entity = {"image": f"views/{view}", "depth": f"depth/{view}", "segmentation": f"segmentation/{view}"}[kind]
+        archetype = {"image": lambda: rr.Image(array), "depth": lambda: rr.DepthImage(array.astype(np.float32), meter=1.0),
+                     "segmentation": lambda: rr.SegmentationImage(array.astype(np.uint16))}[kind]
+        self.seen[entity] = self.seen.get(entity, 0) + 1
+        self._at(lambda: self.log.rec.log(entity, archetype()))
+
+    def _odom(self, msg: Odometry) -> None:
+        q = msg.pose.pose.orientation
+        pose = Pose2D(x=msg.pose.pose.position.x, y=msg.pose.pose.position.y, yaw=2 * math.atan2(q.z, q.w))
+        self._at(lambda: self.log.pose(pose), droppable=False)
+
+    def _observation(self, msg: String) -> None:
+        meta = json.loads(msg.data)
+        self.round = int(meta.get("round", self.round))
+        self.frame += 1
+
+    def _subtask(self, msg: String) -> None:
+        out = json.loads(msg.data)
+        sub = out.get("subtask") or {}
+        text = "[" + ", ".join(str(v) for v in (sub.get("action"), sub.get("target"), sub.get("place")) if v) + "]"
+        self._at(lambda: self.log.planned(self.round, text, out.get("model")), droppable=False)
+
+    def _status(self, msg: String) -> None:
+        event = json.loads(msg.data)
+        if event.get("state") == "round":
+            r = int(event.get("round", self.round))
+            text = f"round {r}: {event.get('subtask') or '[invalid output]'} {event.get('code') or 'ok'}"
+            self._at(lambda: self.log.text("timeline/rounds", text, r, "INFO" if not event.get("code") else "WARN"), droppable=False)
+        elif event.get("state") in ("finished", "failed"):
+            text = f"episode {event.get('id', '')}: {event.get('state')} ({event.get('termination', '')})"
+            self._at(lambda: self.log.text("timeline/episode", text, self.round, "INFO"), droppable=False)
+
+    def _safety(self, msg: String) -> None:
+        event = SafetyEvent.model_validate_json(msg.data)
+        self._at(lambda: self.log.safety(event), droppable=False)
+
+    def _grid(self, msg: OccupancyGrid) -> None:
+        top = grid_top_down(msg)
+        self._at(lambda: self.log.map_grid(top))
+
+    def _summary(self, msg: String) -> None:
+        summary = json.loads(msg.data)
+        self._at(lambda: self.log.semantic_map(summary))
+
+    def close(self) -> None:
+        self.queue.close(timeout=10)

@@ -1,0 +1,64 @@
+"""The ``trained`` planner: a model fine-tuned by ``homiebot train`` (its base model plus the LoRA adapter).
+
+``path`` is the folder ``homiebot train`` wrote; its manifest (``homiebot_train.json``) names the base
+model folder, the adapter and the output format the model was trained on. The base model is loaded
+exactly as the ``hf`` planner loads it, the adapter is merged into it, and every round is decoded by
+the model with the ``hf`` planner's prompt and decoding (``constrained: true`` keeps the answer's
+skeleton and lets the model choose the action, target and model). Its text goes back to the agent
+unchanged, so malformed output becomes F1 feedback as with any planner. Other parameters are the
+``hf`` planner's (``device``, ``dtype``, ``max_new_tokens``, ``temperature``, ``constrained`` ...);
+``base`` overrides the base folder named in the manifest (after moving it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from homiebot.planners.base import PlannerConfigError
+from homiebot.planners.hf import HFPlanner
+
+MANIFEST = "homiebot_train.json"
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of a training output folder (PlannerConfigError when it is not one)."""
+    try:
+        data = json.loads((path / MANIFEST).read_text())
+    except (OSError, ValueError):
+        raise PlannerConfigError(f"trained planner: {path} has no readable {MANIFEST}; give path: the --out folder of "
+                                 "`homiebot train sft|dpo`") from None
+    if not isinstance(data, dict) or data.get("recipe") != "vlm_lora" or not isinstance(data.get("base"), str):
+        raise PlannerConfigError(f"trained planner: {path / MANIFEST} is not a manifest written by `homiebot train`")
+    return data
+
+
+class TrainedPlanner(HFPlanner):
+    """Plans with a base model and the LoRA adapter ``homiebot train`` saved."""
+
+    def __init__(self, path: str, base: str | None = None, **params: Any) -> None:
+        folder = Path(str(path)).expanduser()
+        manifest = read_manifest(folder)
+        adapter = folder / str(manifest.get("adapter", "adapter"))
+        if not (adapter / "adapter_config.json").is_file():
+            raise PlannerConfigError(f"trained planner: no adapter in {adapter} (adapter_config.json missing)")
+        params.setdefault("output_format", manifest.get("output_format", "json"))
+        if manifest.get("image_size"):
+            params.setdefault("image_size", manifest["image_size"])
+        super().__init__(model_path=base or manifest["base"], **params)
+        self.adapter = adapter
+        self.manifest = manifest
+
+    def _load(self) -> None:
+        super()._load()
+        try:
+            from peft import PeftModel
+        except ImportError:
+            raise PlannerConfigError("trained planner: the adapter needs peft: pip install 'homiebot[train]'") from None
+        try:
+            self.model = PeftModel.from_pretrained(self.model, str(self.adapter)).merge_and_unload()
+        except Exception as err:  # an adapter for another base model, a damaged file ...
+            raise PlannerConfigError(f"trained planner: cannot apply the adapter {self.adapter}: {type(err).__name__}: {err}") from err
+        self.model.to(self.device)
+        self.model.eval()
