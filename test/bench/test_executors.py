@@ -1,0 +1,207 @@
+"""Evaluation on Ray: same results as the local pool, worker loss retried, driver kill resumed.
+
+A private Ray head is started here (loopback only, 2 CPUs, no dashboard, its own temp dir and
+ports) and killed by its process group at the end. The evaluations run through the real CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from homiebot.bench.evaluate import evaluate
+from homiebot.bench.executors import RAY_MISSING, ExecutorError, LocalExecutor, make_executor
+from homiebot.bench.results import read_results
+from homiebot.bench.suite import suite_path
+from homiebot.config import RunConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS, RUNS = 4, 2
+ray = pytest.importorskip("ray", reason="Ray is an extra: pip install -e .[ray]")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env() -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa"), "RAY_USAGE_STATS_ENABLED": "0",
+            "PYTHONPATH": f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)}
+
+
+@pytest.fixture(scope="module")
+def head():
+    """A Ray head on 127.0.0.1 with 2 CPUs; yields its address."""
+    tmp = tempfile.mkdtemp(prefix="hbray", dir="/tmp")  # short: Ray's socket paths must fit 107 characters
+    port = _free_port()
+    cmd = [str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
+           "--port", str(port), "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard", "false", "--disable-usage-stats",
+           "--temp-dir", tmp, "--dashboard-agent-listen-port", str(_free_port()), "--dashboard-agent-grpc-port", str(_free_port()),
+           "--runtime-env-agent-port", str(_free_port()), "--metrics-export-port", str(_free_port())]
+    log = open(Path(tmp) / "head.log", "w")
+    proc = subprocess.Popen(cmd, env=_env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while "will now block" not in (Path(tmp) / "head.log").read_text():
+            assert proc.poll() is None, (Path(tmp) / "head.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "the Ray head did not start"
+            time.sleep(0.2)
+        yield address
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the head and everything it started (its own process group)
+        proc.wait(timeout=60)
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """A slice of home100, the oracle with the failure profile (seeds matter), and the local pool's results."""
+    base = tmp_path_factory.mktemp("ray")
+    suite = base / "suite"
+    suite.mkdir()
+    for path in sorted(suite_path("home100").glob("*.yaml"))[:TASKS]:
+        shutil.copy(path, suite)
+    cfg = RunConfig.model_validate({"planner": {"name": "oracle"}, "skill_profile": "default",
+                                    "world": {"name": "embedded_home", "params": {"width": 32, "height": 32, "depth": False,
+                                                                                  "segmentation": False}}})
+    cfg_file = base / "cfg.yaml"
+    cfg_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+    evaluate(str(suite), cfg, base / "local", runs=RUNS, progress=False, executor=LocalExecutor(1))
+    return suite, cfg_file, base / "local"
+
+
+def _eval_cmd(suite: Path, cfg_file: Path, out: Path, address: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "homiebot.cli", "eval", "--suite", str(suite), "--config", str(cfg_file), "--runs", str(RUNS),
+            "--executor", "ray", "--address", address, "--out", str(out), *extra]
+
+
+def _lines(folder: Path) -> list[str]:
+    return [line for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _assert_same(folder: Path, reference: Path) -> None:
+    """Every job exactly once, each identical to the local run but for its wall time."""
+    content = read_results(folder / "results.jsonl")
+    assert len(_lines(folder)) == TASKS * RUNS and content.duplicates == 0 and content.skipped == 0
+    got = {r.key: r.model_copy(update={"wall_time": 0}) for r in read_results(folder / "results.jsonl").results}
+    want = {r.key: r.model_copy(update={"wall_time": 0}) for r in read_results(reference / "results.jsonl").results}
+    assert got == want
+    assert not [r for r in got.values() if r.termination in ("error", "planner_error")], "no infrastructure failure in the results"
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.is_file() and path.read_text().count("\n") >= n):
+        assert proc.poll() is None, "the evaluation ended before it could be interrupted"
+        assert time.monotonic() < deadline, "no results in time"
+        time.sleep(0.05)
+
+
+def test_ray_results_equal_the_local_pool(head, setup, tmp_path):
+    suite, cfg_file, local = setup
+    res = subprocess.run(_eval_cmd(suite, cfg_file, tmp_path / "r", head), cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Ray, 1 node, 2 CPUs" in res.stdout and "ETA" in res.stderr
+    _assert_same(tmp_path / "r", local)
+    report = subprocess.run([sys.executable, "-m", "homiebot.cli", "report", str(tmp_path / "r")], cwd=ROOT, env=_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert report.returncode == 0 and "| oracle |" in report.stdout
+
+
+def _busy_workers() -> list[int]:
+    """PIDs of Ray workers executing a job (Ray titles a busy worker 'ray::<function>')."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if title.startswith(b"ray::_ray_job"):
+                pids.append(int(entry.name))
+    return pids
+
+
+def test_killed_worker_jobs_are_retried_and_the_set_is_complete(head, setup, tmp_path):
+    suite, cfg_file, local = setup
+    out = tmp_path / "w"
+    err_file = tmp_path / "stderr.txt"
+    with open(err_file, "w") as err:
+        proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head, "--retries", "5"), cwd=ROOT, env=_env(),
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        try:
+            kills = 0
+            deadline = time.monotonic() + 300
+            while "lost to the infrastructure" not in err_file.read_text() and kills < 3 and time.monotonic() < deadline:
+                assert proc.poll() is None, "the evaluation ended before a worker could be killed"
+                busy = _busy_workers()
+                if busy:
+                    os.kill(busy[0], signal.SIGKILL)  # a Ray worker, mid-job
+                    kills += 1
+                    time.sleep(1.0)
+                time.sleep(0.05)
+            assert proc.wait(timeout=600) == 0, err_file.read_text()[-3000:]
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=60)
+    stderr = err_file.read_text()
+    assert "lost to the infrastructure" in stderr and "WorkerCrashedError" in stderr and "retried" in stderr
+    _assert_same(out, local)
+
+
+def test_resume_after_the_driver_is_killed(head, setup, tmp_path):
+    suite, cfg_file, local = setup
+    out = tmp_path / "d"
+    proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _wait_for_lines(out / "results.jsonl", 2, proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver only: Ray's workers belong to the head
+        proc.wait(timeout=60)
+    before = len(_lines(out))
+    assert 2 <= before < TASKS * RUNS
+    res = subprocess.run(_eval_cmd(suite, cfg_file, out, head, "--resume"), cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"{TASKS * RUNS - before} new" in res.stdout
+    _assert_same(out, local)
+
+
+def test_executor_choice_errors_are_one_line(tmp_path, monkeypatch):
+    with pytest.raises(ExecutorError, match="--executor ray"):
+        make_executor("local", address="127.0.0.1:1")
+    with pytest.raises(ExecutorError, match="unknown executor"):
+        make_executor("slurm")
+    with pytest.raises(ExecutorError, match="--workers"):
+        make_executor("local", workers=0)
+    # without Ray installed: one line naming the extra (Ray hidden from the CLI process)
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "ray.py").write_text("raise ImportError('No module named ray')\n")
+    env = {**_env(), "PYTHONPATH": f"{hide}{os.pathsep}{_env()['PYTHONPATH']}"}
+    res = subprocess.run([sys.executable, "-m", "homiebot.cli", "eval", "--suite", "home100", "--executor", "ray",
+                          "--out", str(tmp_path / "x")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stderr.strip() == f"homiebot: error: {RAY_MISSING}"
+    # an address where no cluster listens: one line, no traceback
+    res = subprocess.run([sys.executable, "-m", "homiebot.cli", "eval", "--suite", "home100", "--executor", "ray", "--address",
+                          f"127.0.0.1:{_free_port()}", "--out", str(tmp_path / "y")], cwd=ROOT,
+                         env=_env(), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "cannot start or reach Ray at 127.0.0.1:" in res.stderr and "Traceback" not in res.stderr
