@@ -253,7 +253,8 @@ class RayExecutor(JobExecutor):
                 while pending and len(running) < window:
                     i = pending.pop()
                     running[task.remote(setup, payloads[i])] = i
-                ready, _ = ray.wait(list(running), num_returns=1)
+                # a timeout hands control back to Python now and then, so Ctrl-C and SIGTERM are not held up
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
                 for ref in ready:
                     i = running.pop(ref)
                     try:

@@ -7,6 +7,7 @@ ports) and killed by its process group at the end. The evaluations run through t
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -14,13 +15,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from homiebot.bench.evaluate import evaluate
-from homiebot.bench.executors import RAY_MISSING, ExecutorError, LocalExecutor, make_executor
+from homiebot.bench.evaluate import evaluate, job_resources
+from homiebot.bench.executors import RAY_MISSING, ExecutorError, JobResources, LocalExecutor, make_executor
 from homiebot.bench.results import read_results
 from homiebot.bench.suite import suite_path
 from homiebot.config import RunConfig
@@ -36,15 +38,24 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+TOKEN = secrets.token_hex(32)  # the head's own token: ~/.ray/auth_token may belong to another cluster or change meanwhile
+
+
 def _env() -> dict[str, str]:
     path = os.environ.get("PYTHONPATH", "")
     return {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa"), "RAY_USAGE_STATS_ENABLED": "0",
-            "PYTHONPATH": f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)}
+            "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN, "PYTHONPATH": f"{ROOT}{os.pathsep}{path}" if path else str(ROOT)}
+
+
+@dataclass(frozen=True)
+class Head:
+    address: str
+    session: int  # the session of the head's processes (its workers' too): the only ones a test may kill
 
 
 @pytest.fixture(scope="module")
 def head():
-    """A Ray head on 127.0.0.1 with 2 CPUs; yields its address."""
+    """A Ray head on 127.0.0.1 with 2 CPUs, in a session of its own."""
     tmp = tempfile.mkdtemp(prefix="hbray", dir="/tmp")  # short: Ray's socket paths must fit 107 characters
     port = _free_port()
     cmd = [str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", "--node-ip-address", "127.0.0.1",
@@ -60,7 +71,7 @@ def head():
             assert proc.poll() is None, (Path(tmp) / "head.log").read_text()[-2000:]
             assert time.monotonic() < deadline, "the Ray head did not start"
             time.sleep(0.2)
-        yield address
+        yield Head(address, proc.pid)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the head and everything it started (its own process group)
         proc.wait(timeout=60)
@@ -104,17 +115,17 @@ def _assert_same(folder: Path, reference: Path) -> None:
     assert not [r for r in got.values() if r.termination in ("error", "planner_error")], "no infrastructure failure in the results"
 
 
-def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 300) -> None:
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, stderr: Path, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while not (path.is_file() and path.read_text().count("\n") >= n):
-        assert proc.poll() is None, "the evaluation ended before it could be interrupted"
+        assert proc.poll() is None, f"the evaluation ended before it could be interrupted: {stderr.read_text()[-2000:]}"
         assert time.monotonic() < deadline, "no results in time"
         time.sleep(0.05)
 
 
 def test_ray_results_equal_the_local_pool(head, setup, tmp_path):
     suite, cfg_file, local = setup
-    res = subprocess.run(_eval_cmd(suite, cfg_file, tmp_path / "r", head), cwd=ROOT, env=_env(), capture_output=True, text=True,
+    res = subprocess.run(_eval_cmd(suite, cfg_file, tmp_path / "r", head.address), cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Ray, 1 node, 2 CPUs" in res.stdout and "ETA" in res.stderr
@@ -124,16 +135,17 @@ def test_ray_results_equal_the_local_pool(head, setup, tmp_path):
     assert report.returncode == 0 and "| oracle |" in report.stdout
 
 
-def _busy_workers() -> list[int]:
-    """PIDs of Ray workers executing a job (Ray titles a busy worker 'ray::<function>')."""
+def _busy_workers(session: int) -> list[int]:
+    """PIDs of this head's Ray workers executing a job (Ray titles a busy worker 'ray::<function>')."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 title = (entry / "cmdline").read_bytes().split(b"\0")[0]
-            except OSError:
+                sid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
+            except (OSError, IndexError, ValueError):
                 continue
-            if title.startswith(b"ray::_ray_job"):
+            if title.startswith(b"ray::_ray_job") and sid == session:
                 pids.append(int(entry.name))
     return pids
 
@@ -143,14 +155,14 @@ def test_killed_worker_jobs_are_retried_and_the_set_is_complete(head, setup, tmp
     out = tmp_path / "w"
     err_file = tmp_path / "stderr.txt"
     with open(err_file, "w") as err:
-        proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head, "--retries", "5"), cwd=ROOT, env=_env(),
+        proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head.address, "--retries", "5"), cwd=ROOT, env=_env(),
                                 stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         try:
             kills = 0
             deadline = time.monotonic() + 300
             while "lost to the infrastructure" not in err_file.read_text() and kills < 3 and time.monotonic() < deadline:
                 assert proc.poll() is None, "the evaluation ended before a worker could be killed"
-                busy = _busy_workers()
+                busy = _busy_workers(head.session)
                 if busy:
                     os.kill(busy[0], signal.SIGKILL)  # a Ray worker, mid-job
                     kills += 1
@@ -162,6 +174,7 @@ def test_killed_worker_jobs_are_retried_and_the_set_is_complete(head, setup, tmp
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=60)
     stderr = err_file.read_text()
+    assert kills, "no Ray worker was seen running a job"
     assert "lost to the infrastructure" in stderr and "WorkerCrashedError" in stderr and "retried" in stderr
     _assert_same(out, local)
 
@@ -169,16 +182,19 @@ def test_killed_worker_jobs_are_retried_and_the_set_is_complete(head, setup, tmp
 def test_resume_after_the_driver_is_killed(head, setup, tmp_path):
     suite, cfg_file, local = setup
     out = tmp_path / "d"
-    proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    err_file = tmp_path / "stderr.txt"
+    with open(err_file, "w") as err:
+        proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head.address), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                                stderr=err, start_new_session=True)
     try:
-        _wait_for_lines(out / "results.jsonl", 2, proc)
+        _wait_for_lines(out / "results.jsonl", 2, proc, err_file)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver only: Ray's workers belong to the head
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver only: Ray's workers belong to the head
         proc.wait(timeout=60)
     before = len(_lines(out))
     assert 2 <= before < TASKS * RUNS
-    res = subprocess.run(_eval_cmd(suite, cfg_file, out, head, "--resume"), cwd=ROOT, env=_env(), capture_output=True, text=True,
+    res = subprocess.run(_eval_cmd(suite, cfg_file, out, head.address, "--resume"), cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert f"{TASKS * RUNS - before} new" in res.stdout
@@ -205,3 +221,33 @@ def test_executor_choice_errors_are_one_line(tmp_path, monkeypatch):
                           f"127.0.0.1:{_free_port()}", "--out", str(tmp_path / "y")], cwd=ROOT,
                          env=_env(), capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "cannot start or reach Ray at 127.0.0.1:" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_job_no_node_can_hold_is_refused_before_anything_runs(head, setup, tmp_path):
+    suite, cfg_file, _ = setup
+    data = yaml.safe_load(cfg_file.read_text())
+    data["planner"]["resources"] = {"num_gpus": 1}
+    gpu_cfg = tmp_path / "gpu.yaml"
+    gpu_cfg.write_text(yaml.safe_dump(data))
+    res = subprocess.run(_eval_cmd(suite, gpu_cfg, tmp_path / "g", head.address), cwd=ROOT, env=_env(), capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 2 and "no Ray node has what one job asks for (GPU 1" in res.stderr, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr and not _lines_or_none(tmp_path / "g")
+
+
+def _lines_or_none(folder: Path) -> list[str]:
+    return _lines(folder) if (folder / "results.jsonl").is_file() else []
+
+
+def test_job_resources_sum_over_planner_world_and_skills():
+    data = RunConfig().model_dump(mode="json")
+    data["planner"] = {"name": "oracle", "resources": {"num_gpus": 0.5, "memory_mb": 4000}}
+    data["skills"][0]["resources"] = {"num_gpus": 0.25, "num_cpus": 1}
+    data["skills"][2]["resources"] = {"num_gpus": 0.25, "memory_mb": 1000}
+    res = job_resources(RunConfig.model_validate(data))
+    assert res == JobResources(num_cpus=2.0, num_gpus=1.0, memory_mb=5000)
+    assert res.ray_options() == {"num_cpus": 2.0, "num_gpus": 1.0, "memory": 5000 * 1024 * 1024}
+    assert job_resources(RunConfig()) == JobResources(num_cpus=1.0)
+    data["planner"]["resources"] = {"num_gpus": -1}
+    with pytest.raises(ValueError, match="num_gpus"):
+        RunConfig.model_validate(data)
