@@ -7,7 +7,7 @@
    as the pool has workers. Target: Ray within 15 % of the pool.
 2. Scheduling overhead per job: a batch of trivial jobs (a seed computation) through each executor;
    wall time per job is what the executor itself costs.
-Without --address a private single-machine Ray instance is started on 127.0.0.1 (no dashboard).
+Without --address a private single-machine Ray instance of --workers CPUs is started on 127.0.0.1 (no dashboard).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def main() -> int:
     args = ap.parse_args()
 
     local = LocalExecutor(args.workers)
-    ray_ex = RayExecutor(args.address, max_in_flight=args.workers)
+    # as `homiebot eval --executor ray --workers N`: a cluster's jobs at once capped, or a private instance of N CPUs
+    ray_ex = RayExecutor(args.address, max_in_flight=args.workers) if args.address else RayExecutor(None, local_cpus=args.workers)
     print(f"executors: local ({local.describe()}) and {ray_ex.describe()}")
     (start_local, per_local), (start_ray, per_ray) = _overhead(local, args.overhead_jobs), _overhead(ray_ex, args.overhead_jobs)
     print(f"scheduling overhead ({args.overhead_jobs} trivial jobs): local pool {1e3 * per_local:.3f} ms per job "

@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--profile", help=f"failure profile of privileged skills: {', '.join(PROFILES)} or a YAML file")
     ev.add_argument("--runs", type=int, default=3, help="runs per task (default: 3)")
     ev.add_argument("--max-rounds", type=int, help="round limit per episode (default: config, 20)")
-    ev.add_argument("--workers", type=int, help="worker processes (default: 1); with --executor ray: most jobs at once (default: what the cluster fits)")
+    ev.add_argument("--workers", type=int, help="worker processes (default: 1); with --executor ray: most jobs at once (default: what the cluster "
+                    "fits), or the CPUs of the private instance started without --address")
     ev.add_argument("--executor", default="local", choices=EXECUTORS, help="where jobs run: local processes (default) or a Ray cluster")
     ev.add_argument("--address", help="with --executor ray: the cluster's HOST:PORT, or 'auto' (default: RAY_ADDRESS, else a private local instance)")
     ev.add_argument("--retries", type=int, default=3, help="with --executor ray: times a job lost with its worker or node is run again (default: 3)")

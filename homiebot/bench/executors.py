@@ -168,17 +168,19 @@ class RayExecutor(JobExecutor):
     """A Ray cluster (``address``: 'HOST:PORT', 'auto', or None for RAY_ADDRESS or a new local instance).
 
     ``max_in_flight`` caps the jobs submitted at once (e.g. to match a shared planner server's
-    throughput); None lets the cluster's resources decide. ``retries`` is how often one job may be
-    lost to the infrastructure before the evaluation gives up on it."""
+    throughput); None lets the cluster's resources decide. ``local_cpus`` sizes the private
+    instance started when there is no address. ``retries`` is how often one job may be lost to the
+    infrastructure before the evaluation gives up on it."""
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, max_in_flight: int | None = None, retries: int = 3) -> None:
-        if max_in_flight is not None and max_in_flight < 1:
+    def __init__(self, address: str | None = None, max_in_flight: int | None = None, retries: int = 3,
+                 local_cpus: int | None = None) -> None:
+        if (max_in_flight is not None and max_in_flight < 1) or (local_cpus is not None and local_cpus < 1):
             raise ExecutorError("--workers must be at least 1")
         if retries < 0:
             raise ExecutorError("--retries must be 0 or more")
-        self.address, self.max_in_flight, self.retries = address, max_in_flight, retries
+        self.address, self.max_in_flight, self.retries, self.local_cpus = address, max_in_flight, retries, local_cpus
         self._ray = import_ray()
         self._started = False
 
@@ -192,8 +194,10 @@ class RayExecutor(JobExecutor):
             kwargs["address"] = address
         else:  # a private single-machine instance, only on this machine's loopback
             kwargs["_node_ip_address"] = "127.0.0.1"
-            if self.max_in_flight:
-                kwargs["num_cpus"] = self.max_in_flight
+            # Ray runs workers at nice 15 by default; like the local pool's, these jobs are the point of the run
+            os.environ.setdefault("RAY_worker_niceness", "0")
+            if self.local_cpus:
+                kwargs["num_cpus"] = self.local_cpus
         if address and ":" in address and "://" not in address:
             _reachable(address)
         try:
@@ -287,5 +291,7 @@ def make_executor(kind: str = "local", workers: int | None = None, address: str 
             raise ExecutorError("--address needs --executor ray")
         return LocalExecutor(1 if workers is None else workers)
     if kind == "ray":
-        return RayExecutor(address, max_in_flight=workers, retries=retries)
+        if address or os.environ.get("RAY_ADDRESS"):
+            return RayExecutor(address, max_in_flight=workers, retries=retries)
+        return RayExecutor(None, retries=retries, local_cpus=workers)  # the private instance's CPUs bound the jobs at once
     raise ExecutorError(f"unknown executor '{kind}'; choose one of {', '.join(EXECUTORS)}")
