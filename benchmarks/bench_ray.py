@@ -1,6 +1,6 @@
 """Local process pool vs Ray on this machine: evaluation throughput and per-job scheduling overhead.
 
-    python benchmarks/bench_ray.py [--workers 2] [--runs 3] [--suite home100] [--address HOST:PORT]
+    python benchmarks/bench_ray.py [--workers 2] [--runs 3] [--suite home100] [--repeat 1] [--address HOST:PORT]
 
 1. Throughput (episodes/s) of the whole suite x runs with the oracle (default failure profile, the
    default 256x256 views), once through the local pool and once through Ray with as many jobs at once
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -57,7 +58,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", default="default")
     ap.add_argument("--address", help="an existing Ray cluster (default: a private local instance)")
-    ap.add_argument("--overhead-jobs", type=int, default=2000)
+    ap.add_argument("--overhead-jobs", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=1, help="alternate the two executors this many times (median)")
     ap.add_argument("--skip-episodes", action="store_true", help="only measure the scheduling overhead")
     args = ap.parse_args()
 
@@ -69,12 +71,15 @@ def main() -> int:
     print(f"scheduling overhead ({args.overhead_jobs} trivial jobs): local pool {1e3 * per_local:.3f} ms per job "
           f"(+ {start_local:.2f} s start-up per evaluation), Ray {1e3 * per_ray:.3f} ms per job (+ {start_ray:.2f} s)")
     if not args.skip_episodes:
-        rates = {}
-        for name, ex in (("local", local), ("ray", ray_ex)):
-            rate, n, sr = _throughput(ex, args.suite, args.runs, args.profile)
-            rates[name] = rate
-            print(f"{name:>5}: {n} episodes ({args.suite} x {args.runs}, oracle, profile {args.profile}) "
-                  f"{rate:.3f} episodes/s, SR {sr:.2f}", flush=True)
+        samples: dict[str, list[float]] = {"local": [], "ray": []}
+        for _ in range(args.repeat):  # alternated, so that a change in the machine's load hits both alike
+            for name, ex in (("local", local), ("ray", ray_ex)):
+                rate, n, sr = _throughput(ex, args.suite, args.runs, args.profile)
+                samples[name].append(rate)
+                print(f"{name:>5}: {n} episodes ({args.suite} x {args.runs}, oracle, profile {args.profile}) "
+                      f"{rate:.3f} episodes/s, SR {sr:.2f}", flush=True)
+        rates = {k: statistics.median(v) for k, v in samples.items()}
+        print(f"median episodes/s: local {rates['local']:.3f}, Ray {rates['ray']:.3f}")
         gap = 100 * (rates["local"] - rates["ray"]) / rates["local"]
         print(f"Ray is {abs(gap):.1f} % {'slower' if gap > 0 else 'faster'} than the local pool (target: within 15 %)")
     ray_ex.close()

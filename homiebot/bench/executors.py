@@ -20,6 +20,7 @@ import hashlib
 import multiprocessing as mp
 import os
 import socket
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -235,6 +236,17 @@ class RayExecutor(JobExecutor):
                                 f"the cluster has {', '.join(f'{k} {res.get(k, 0):g}' for k in short)}); "
                                 "lower the resources in the config or add such nodes")
 
+    def _window(self, resources: JobResources) -> int:
+        """Jobs to keep submitted: the cap, else twice what the cluster runs at once (the rest waits on
+        the driver, so that waiting on the submitted ones stays cheap however long the job list)."""
+        if self.max_in_flight:
+            return self.max_in_flight
+        res = self._ray.cluster_resources()
+        fits = [res.get("CPU", 0) / resources.num_cpus if resources.num_cpus else float("inf"),
+                res.get("GPU", 0) / resources.num_gpus if resources.num_gpus else float("inf")]
+        at_once = min(fits)
+        return max(1, 2 * int(at_once)) if at_once != float("inf") else 64
+
     def run(self, fn: Callable[..., Any], payloads: Sequence[tuple[Any, ...]], init: Callable[..., None] | None = None,
             init_args: tuple[Any, ...] = (), resources: JobResources = JobResources(),
             on_retry: Callable[[Retry], None] | None = None) -> Generator[tuple[int, Any], None, None]:
@@ -251,9 +263,11 @@ class RayExecutor(JobExecutor):
         attempts: dict[int, int] = {}
         running: dict[Any, int] = {}
         lost: dict[int, str] = {}
-        window = self.max_in_flight or len(payloads)
+        window, sized = self._window(resources), time.monotonic()
         try:
             while pending or running:
+                if not self.max_in_flight and time.monotonic() - sized > 10:  # nodes come and go
+                    window, sized = self._window(resources), time.monotonic()
                 while pending and len(running) < window:
                     i = pending.pop()
                     running[task.remote(setup, payloads[i])] = i
