@@ -19,7 +19,9 @@ import functools
 import hashlib
 import multiprocessing as mp
 import os
+import signal
 import socket
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Sequence
@@ -201,12 +203,18 @@ class RayExecutor(JobExecutor):
                 kwargs["num_cpus"] = self.local_cpus
         if address and ":" in address and "://" not in address:
             _reachable(address)
+        main = threading.current_thread() is threading.main_thread()
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if main else {}
         try:
             self._ray.init(**kwargs)
         except Exception as err:  # ConnectionError, RuntimeError, ValueError depending on what is wrong
             where = f"at {address}" if address else "on this machine"
             raise ExecutorError(f"cannot start or reach Ray {where}: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
                                 f"{' (is `ray start --head` running there?)' if address else ''}") from None
+        finally:
+            for sig, handler in handlers.items():  # Ray's driver replaces them; the caller's own say how to stop
+                if handler is not None:
+                    signal.signal(sig, handler)
         self._started = True
 
     def describe(self) -> str:

@@ -251,3 +251,22 @@ def test_job_resources_sum_over_planner_world_and_skills():
     data["planner"]["resources"] = {"num_gpus": -1}
     with pytest.raises(ValueError, match="num_gpus"):
         RunConfig.model_validate(data)
+
+
+def test_sigterm_stops_a_ray_evaluation_like_ctrl_c(head, setup, tmp_path):
+    suite, cfg_file, _ = setup
+    out = tmp_path / "t"
+    err_file = tmp_path / "stderr.txt"
+    with open(err_file, "w") as err:
+        proc = subprocess.Popen(_eval_cmd(suite, cfg_file, out, head.address), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                                stderr=err, start_new_session=True)
+    try:
+        _wait_for_lines(out / "results.jsonl", 1, proc, err_file)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 130, err_file.read_text()[-2000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+    assert "interrupted; what was recorded so far has been saved" in err_file.read_text()
+    assert read_results(out / "results.jsonl").skipped == 0
