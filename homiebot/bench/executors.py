@@ -300,8 +300,9 @@ class RayExecutor(JobExecutor):
                         raise cause from None
                     yield i, value
         finally:
-            for ref in running:
-                ray.cancel(ref, force=True)
+            # jobs still running are not cancelled one by one here (Ray's driver can trip over a cancel racing a
+            # completion); close(), as the CLI does on every exit, disconnects and Ray ends them with the driver
+            running.clear()
         if lost:
             raise InfrastructureFailure(lost)
 

@@ -1,7 +1,9 @@
 """Evaluation on Ray: same results as the local pool, worker loss retried, driver kill resumed.
 
-A private Ray head is started here (loopback only, 2 CPUs, no dashboard, its own temp dir and
-ports) and killed by its process group at the end. The evaluations run through the real CLI.
+A private Ray head is started here (node address 127.0.0.1, 2 CPUs, no dashboard, its own temp dir,
+ports and a random auth token) and killed by its process group at the end. Ray's GCS and raylet
+listen on every interface whatever the node address (no Ray option changes that), so outside a
+private network namespace the token is what keeps others out. The evaluations run through the CLI.
 """
 
 from __future__ import annotations
