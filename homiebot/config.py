@@ -103,6 +103,15 @@ class RunConfig(_Strict):
     perception: PerceptionSettings = PerceptionSettings()
     output: OutputSettings = OutputSettings()
     safety: SafetySettings = SafetySettings()
+    user: str = Field("none", description="who answers the planner's questions (Ask): none, simulated (from the "
+                                          "task's hidden intent), persona:<name or file> (simulated, in character)")
+
+    @field_validator("user")
+    @classmethod
+    def _known_user(cls, value: str) -> str:
+        if value not in ("none", "simulated") and not value.startswith("persona:"):
+            raise ValueError(f"unknown user '{value}'; choose none, simulated or persona:<name or file>")
+        return value
 
     @model_validator(mode="after")
     def _mapped_skills(self) -> RunConfig:

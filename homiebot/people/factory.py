@@ -1,0 +1,23 @@
+"""Build the user a run configuration names (``RunConfig.user``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homiebot.config import ConfigError
+from homiebot.people.base import User
+from homiebot.people.simulated import SimulatedUser
+from homiebot.tasks import Task
+
+
+def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
+    """``simulated`` or ``persona:<name or file>``; ConfigError when the task has no goal to answer from."""
+    if task.goal is None:
+        raise ConfigError(f"user '{spec}': task '{task.id}' has no goal, so a simulated user has nothing to answer from")
+    if spec == "simulated":
+        return SimulatedUser(task.instruction, task.goal, scene)
+    if spec.startswith("persona:"):
+        from homiebot.people.persona import PersonaUser, load_persona
+
+        return PersonaUser(load_persona(spec.removeprefix("persona:")), task.instruction, task.goal, scene, seed)
+    raise ConfigError(f"unknown user '{spec}'; choose none, simulated or persona:<name or file>")
