@@ -33,7 +33,7 @@ from homiebot.planners.instructions import (
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ROOM_WORDS = {"bathroom", "bedroom", "living room", "office", "dining room", "kitchen", "hallway"}
-VOCAB_OBJECTS = {c.replace("_", " ") for c in OBJECT_CLASSES}
+VOCAB_OBJECTS = {c.replace("_", " ") for c in OBJECT_CLASSES} | {c.category for c in OBJECT_CLASSES.values()} | {"drink"}
 VOCAB_PLACES = {t.replace("_", " ") for t in RECEPTACLE_TYPES} | {"tv", "counter", "couch", "table"}
 # everyday words for things the vocabulary names otherwise
 SYNONYMS = {"crackers": "cracker box", "cracker": "cracker box", "teddy": "teddy bear", "couch": "sofa", "tv": "tv stand",
@@ -114,6 +114,8 @@ def _normalise(text: str) -> str:
     for g, v in _GERUND.items():
         t = re.sub(rf"\b{g}\b", v, t)
     t = re.sub(r"\bopen up\b", "open", t)
+    t = re.sub(r"\bover to\b", "to", t)
+    t = re.sub(r"\bfrom inside\b", "from", t)
     t = re.sub(r"\b(?:down|back|up) (?=(?:on|in|onto|into)\b)", "", t)
     t = re.sub(r"\b(?:in|to) the (?P<r>bathroom|bedroom|living room|office|dining room|kitchen) (?:somewhere|anywhere)\b",
                r"somewhere in the \g<r>", t)
@@ -163,6 +165,8 @@ def _thing(phrase: str, st: _State) -> Things | None:
     p = phrase.strip()
     if re.fullmatch(r"(?:it|them|that|this one|that one|this)", p):
         return _thing(st.referent, st) if st.referent else None
+    if m := re.match(r"^(?:something|anything) to (?P<k>drink|eat)$", p):
+        return Things(kind=m["k"], count=1)
     if m := re.match(r"^one of (?:the|my) (?P<k>[\w\s]+?)$", p):
         return Things(kind=singular(m["k"].strip()), count=1)
     if m := re.match(r"^(?:any|either|a|an) (?P<k>[\w\s]+?)$", p):
@@ -391,9 +395,45 @@ def _check(plan: Plan, embedder: TextEmbedder | None) -> list[str]:
     return bad
 
 
+_KNOWN_WORDS = {w for v in VOCAB_OBJECTS | VOCAB_PLACES | ROOM_WORDS | set(SYNONYMS) for w in v.split()} | COLOUR_WORDS \
+    | {"room", "something", "drink", "eat", "thing", "grey"}
+
+
+def _strict(plan: Plan) -> bool:
+    """Every word of every phrase is a vocabulary, colour or little word: the older grammar read it
+    without swallowing other words into a name ("could it", "everything on it can")."""
+    phrases: list[str] = []
+    for g in plan.goals:
+        if isinstance(g, Move):
+            phrases += list(g.things.names) + [x for x in (g.things.kind, g.dest) if x]
+        elif isinstance(g, Toggle):
+            phrases.append(g.target)
+        elif isinstance(g, Fetch):
+            phrases.append(g.thing)
+        elif isinstance(g, IfEmpty):
+            phrases += [g.thing, g.container, g.otherwise]
+        elif isinstance(g, IfAbsent):
+            phrases += [g.kind, g.container]
+        elif isinstance(g, Keep):
+            phrases += [g.kind, g.dest]
+        elif isinstance(g, Clear):
+            phrases += [x for x in (g.source, g.dest) if x]
+    for p in phrases:
+        ws = re.findall(r"[a-z]+", p.lower())
+        if any(w in ("the", "a", "an", "of", "my") for w in ws[1:]):  # "can the red mug": words swallowed
+            return False
+        if not all(singular(w) in _KNOWN_WORDS or w in _KNOWN_WORDS or w in STOP for w in ws):
+            return False
+    return True
+
+
 def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Understanding:
     """Read a free-form instruction; ``unsure`` lists what could not be read or grounded."""
     t = _normalise(text)
+    if len(_sentences(t)) == 1:  # one sentence: the older, stricter grammar first, when it reads every word
+        legacy = _legacy(text, embedder)
+        if legacy is not None:
+            return Understanding(legacy, [])
     cond = None
     for candidate in (t, re.sub(_ASKING, "", t), " ".join(re.sub(_ASKING, "", s) for s in _sentences(t))):
         cond = _condition(re.sub(r"[?.]", ",", candidate).replace(",,", ",").strip(" ,").replace(" ,", ","))
@@ -405,7 +445,7 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
         return Understanding(plan, _check(plan, embedder))
     st = _State()
     failed: list[str] = []
-    clauses = [c for sentence in _sentences(t) for c in _clauses(sentence)]
+    clauses = [c for sentence in _sentences(t) for c in _clauses(_lists(sentence, st))]
     for i, c in enumerate(clauses):
         if not _clause(c, st, " ".join(clauses[i + 1:])):
             failed.append(c)
@@ -413,13 +453,39 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
         failed.append(f"what to do with {st.pending}")
     plan = Plan(goals=st.goals)
     unsure = st.unsure + failed
-    if not plan.goals:
-        try:  # the older grammar knows a few more forms (clear, keep N, every X that is not ...)
-            legacy = parse_instruction(text)
-            if not _check(legacy, embedder):
-                return Understanding(legacy, [])
-        except UnsupportedInstruction:
-            pass
+    if plan.goals and not unsure:
+        unsure = _check(plan, embedder)
+    if not plan.goals or unsure:
+        legacy = _legacy(text, embedder)
+        if legacy is not None:
+            return Understanding(legacy, [])
     if not plan.goals:
         return Understanding(plan, unsure or [text.strip()])
-    return Understanding(plan, unsure + _check(plan, embedder))
+    return Understanding(plan, unsure)
+
+
+def _legacy(text: str, embedder: TextEmbedder | None) -> Plan | None:
+    """The older grammar's reading (clear, keep N, every X that is not ..., if there is no ...), when it
+    reads every word of its phrases as a known thing; None otherwise."""
+    try:
+        plan = parse_instruction(text)
+    except UnsupportedInstruction:
+        return None
+    plan.goals = [Move(g.things, g.dest, "room") if isinstance(g, Move) and g.dest in ROOM_WORDS else g for g in plan.goals]
+    return plan if _strict(plan) and not _check(plan, embedder) else None
+
+
+def _lists(sentence: str, st: _State) -> str:
+    """'bring the a, the b and the c to the d' / 'the a, b and c all go in the d': one goal for the
+    listed things (recorded here; the sentence is consumed)."""
+    item = r"(?:the |my )?[\w\s]+?"
+    body = rf"(?P<list>{item}(?:, {item})*,? and {item})"
+    m = re.match(rf"^(?:{_VERB}|collect|gather) {body}(?: and (?:put|bring|take) them(?: all)?)? (?:{_PREP}) (?:the )?(?P<d>[\w\s]+)$",
+                 sentence) or re.match(rf"^{body} (?:all )?(?:go|belong|should go) (?:{_PREP}) (?:the )?(?P<d>[\w\s]+)$", sentence)
+    if not m:
+        return sentence
+    items = [_strip_article(x) for x in re.split(r",\s*(?:and\s+)?|\s+and\s+", m["list"]) if x.strip()]
+    if not all(_is_thing(x) and not re.search(rf"\s{_PREP}\s", f" {x} ") for x in items):
+        return sentence
+    _record(st, Things(names=tuple(items)), m["d"])
+    return ""

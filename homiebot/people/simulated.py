@@ -101,7 +101,22 @@ class SimulatedUser(User):
         which = bool(re.search(r"\b(which|what|do you mean|the one|one of)\b", low)) or not where
         return conds, where, which
 
+    def statement(self) -> str:
+        """The whole intent in plain words, for a question about what to do at all."""
+        parts = []
+        for cond in self.goal:
+            if isinstance(cond, ObjectAt):
+                what = self.facts.describe_object(cond.object) if cond.object else f"a {words(cond.object_class or '')}"
+                where = " or ".join(f"{self.facts.preposition(r)} the {words(r)}" for r in cond.receptacles)
+                parts.append(f"put {what} {where}")
+            elif hasattr(cond, "open"):
+                parts.append(f"{'open' if cond.open else 'close'} the {words(cond.receptacle)}")
+        return "Please " + " and ".join(parts) + "." if parts else "Nothing needs doing."
+
     def answer(self, question: str, round_index: int) -> Exchange:
+        if re.search(r"\b(?:what (?:should|do you want|would you like)|did not understand|didn't understand|rephrase|say again|"
+                     r"not sure what you mean)\b", question.lower()):
+            return Exchange(question=question, answer=self.statement(), relevant=False, answerer=self.name)
         conds, where, which = self._about(question)
         if not conds:  # a question naming nothing of the intent is about the one condition, if there is one
             open_conds = sorted({s.index for s in self.slots if s not in self.answered})
