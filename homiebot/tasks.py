@@ -81,7 +81,7 @@ class Task(BaseModel):
     id: str = "task"
     instruction: str
     attributes: list[Attribute] = []
-    split: Literal["train", "test"] | None = None
+    split: Literal["train", "dev", "test"] | None = None  # dev: the half of a suite to tune on
     scene: dict[str, Any] | None = None
     scene_file: str | None = None
     scene_seed: int | None = None

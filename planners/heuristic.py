@@ -60,6 +60,7 @@ from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
 GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}
 MAX_FAILS = 3
+USUALLY_ONE = {"fridge", "kitchen counter", "tv stand"}  # a home rarely has two: not worth a question
 
 
 class _Decision(Exception):
@@ -130,6 +131,10 @@ class HeuristicPlanner(Planner):
             for phrase in self._bare_phrases():
                 self.questions.append((f"Which {phrase} do you mean?", phrase))
             for goal in self.plan_.goals:
+                if isinstance(goal, Move) and goal.dest and goal.dest_kind is None and goal.dest.replace(" ", "_") in RECEPTACLE_TYPES \
+                        and goal.dest not in USUALLY_ONE:
+                    self.questions.append((f"Which {goal.dest} do you mean?", f"place:{goal.dest}"))
+            for goal in self.plan_.goals:
                 if isinstance(goal, Move) and goal.dest_kind == "room":
                     self.questions.append((f"Where in the {goal.dest} should it go?", f"room:{goal.dest}"))
 
@@ -163,6 +168,13 @@ class HeuristicPlanner(Planner):
                 self.read, self.plan_ = again, again.plan
             else:
                 self._report = f"I still could not understand the request (answer: '{answer}')"
+            return
+        if about.startswith("place:"):
+            m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
+            if m:
+                old = about.removeprefix("place:")
+                self.plan_.goals = [Move(g.things, m.group(1), None) if isinstance(g, Move) and g.dest == old else g
+                                    for g in self.plan_.goals]
             return
         if about.startswith("room:"):
             m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
@@ -484,6 +496,7 @@ class HeuristicPlanner(Planner):
             for phrase in things.names:
                 obj = self._object(phrase)
                 if obj is None:
+                    self._look_where_said(phrase)
                     self._explore(phrase)
                 found.append(obj)
             return found
@@ -511,6 +524,18 @@ class HeuristicPlanner(Planner):
             self._explore("a container that closes")
         near = [b for b in boxes if b == self.mem.near]
         return (near or sorted(boxes))[0]
+
+    def _look_where_said(self, phrase: str) -> None:
+        """'the soap on the dining room shelf' not seen yet: look there first (once)."""
+        m = re.search(r"\s(?:on|in|from|inside|by|near)\s+(?:the\s+)?(?P<w>[a-z_ ]+)$", phrase)
+        place = self._receptacle(m["w"]) if m else None
+        if place is None or place in self.mem.inspected:
+            return
+        if self._closable(place) and place not in self.mem.opened and self.mem.held is None:
+            self.mem.searched.add(place)
+            self._act(Action.OPEN, place, f"the {phrase} should be inside the {place}")
+        self.mem.inspected.add(place)
+        self._go(place, f"the user said where the {phrase.split(' on ')[0]} is")
 
     def _room_dest(self, room: str, obj: str | None) -> str:
         """Somewhere in a room: a receptacle seen there (map), one already holding the object, or a

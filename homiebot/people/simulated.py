@@ -96,9 +96,10 @@ class SimulatedUser(User):
                 if subject and set(words(subject).split()) & q:
                     conds.append(i)
         low = question.lower()
-        where = any(w in low for w in WHERE_WORDS) or any(
-            set(words(t).split()) <= q for t in set(self.facts.receptacle_type.values()) | set(self.facts.rooms))
-        which = bool(re.search(r"\b(which|what|do you mean|the one|one of)\b", low)) or not where
+        places = any(set(words(t).split()) <= q for t in set(self.facts.receptacle_type.values()) | set(self.facts.rooms))
+        where = any(w in low for w in WHERE_WORDS) or places
+        which = bool(conds) and not any(w in low for w in WHERE_WORDS) or (
+            not places and bool(re.search(r"\b(which|what|do you mean|the one|one of)\b", low))) or not where
         return conds, where, which
 
     def statement(self) -> str:
