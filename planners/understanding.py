@@ -122,12 +122,13 @@ def _normalise(text: str) -> str:
     t = re.sub(r"\(([^()]*)\)", r", \1,", t)  # parentheses become their own clause
     for pat in _POLITE:
         t = re.sub(pat, " ", t)
-    return re.sub(r"\s+", " ", t).strip(" ,.")
+    t = re.sub(r"\s+([?.,;])", r"\1", re.sub(r"\s+", " ", t))
+    return re.sub(r"([?.,;])(?:\s*[?.,;])+", r"\1", t).strip(" ,.?;")
 
 
 def _sentences(t: str) -> list[str]:
     parts = re.split(r"(?<=[a-z0-9])\s*[.?;]\s*|\s*[.?;]\s+", t)
-    return [p.strip(" ,") for p in parts if p.strip(" ,")]
+    return [p.strip(" ,") for p in parts if re.search(r"[a-z0-9]", p)]
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -139,7 +140,7 @@ def _clauses(sentence: str) -> list[str]:
     for p in parts:
         p = re.sub(_ASKING, "", p.strip(" ,"))
         p = re.sub(r"^(?:and|also|then|so|but)\s+", "", p)
-        if p:
+        if re.search(r"[a-z0-9]", p):
             out.append(p)
     return out
 
@@ -207,7 +208,7 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
         return True
     # "the orange on the tv stand, can you put it ...": a thing located, for a later 'it'
     if re.search(r"\b(?:it|them)\b", later) and (m := re.fullmatch(r"(?P<o>[\w\s]+?) (?:on|by|near|in) (?:the )?(?P<l>[\w\s]+)", c)) \
-            and _is_thing(m["o"]) and not re.search(rf"\b(?:it|them|should|goes|go|be|belongs?|needs|{_VERB})\b", m["o"]):
+            and _is_thing(m["o"]) and not re.search(rf"\b(?:it|them|should|goes|go|be|belongs?|needs|see|there|where|left|{_VERB})\b", m["o"]):
         st.referent = st.pending = f"{_strip_article(m['o'])} on the {m['l']}"
         st.intro = True
         return True
@@ -265,7 +266,8 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
             st.referent = st.pending = f"{obj} on the {m['z']}" if " on the " not in obj else obj
             return True
     # copula: "X goes / belongs / should be / should go / needs to go / can go in Y"
-    cop = r"(?:goes|go|belongs|belong|should be|should go|should end up|needs to go|need to go|has to go|can go|could go|is going)"
+    c = re.sub(r"^(?:can|could|will) (.+?) go\b", r"\1 goes", c)
+    cop = r"(?:goes|go|belongs|belong|should be|should go|should end up|needs to go|need to go|has to go|is going)"
     if m := re.match(rf"^(?:can |could |will )?(?P<o>[\w\s]+?) {cop}(?: back)? (?P<rest>.+)$", c):
         room = _somewhere(m["rest"])
         obj = m["o"]
