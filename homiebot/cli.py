@@ -41,6 +41,8 @@ def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
         return USER_ERROR
     if termination == "cancelled":
         return INTERRUPTED
+    if termination == "reported":  # the planner stopped to say what it could not understand
+        return GOAL_NOT_REACHED
     reached = goal_satisfied if goal_satisfied is not None else ended
     return GOAL_REACHED if reached else GOAL_NOT_REACHED
 
@@ -76,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--video", action="store_true", help="also write episode.mp4")
     run.add_argument("--no-images", action="store_true", help="do not save the per-round PNG views")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
+    run.add_argument("--ask-me", action="store_true",
+                     help="answer the planner's clarifying questions ([Ask, ...]) in this terminal")
+    run.add_argument("--ask-timeout", type=float, default=120.0, help="seconds to wait for an answer (--ask-me)")
     run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
                      help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
 
@@ -188,7 +193,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from homiebot.safety.approval import TerminalApprover
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
-    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver)
+    user = None
+    if getattr(args, "ask_me", False):
+        from homiebot.people.terminal import TerminalUser
+
+        user = TerminalUser(timeout=args.ask_timeout, stdin=sys.stdin, stdout=sys.stderr)
+    record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, user=user)
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]

@@ -258,7 +258,7 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
         _record(st, _thing(st.pending, st), m["d"])
         return True
     # take X out of / off / from Z (a place to come later)
-    if (m := re.match(rf"^(?:take|get|grab|pick up|lift) (?P<o>[\w\s]+?) (?:out of|off|from|from inside) (?:the )?(?P<z>[\w\s]+?)$", c)) \
+    if (m := re.match(r"^(?:take|get|grab|pick up|lift) (?P<o>[\w\s]+?) (?:out of|off|from|from inside) (?:the )?(?P<z>[\w\s]+?)$", c)) \
             and not re.search(r"\b(?:to|onto|into)\b", m["z"]):
         th = _thing(m["o"], st)
         if th and th.names:

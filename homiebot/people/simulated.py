@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from homiebot.contracts import Exchange
 from homiebot.people.base import User
 from homiebot.people.scene_facts import SceneFacts, words
-from homiebot.tasks import Condition, ObjectAt
+from homiebot.tasks import Condition, ContainerState, ObjectAt
 
 WHERE_WORDS = {"where", "which place", "put it", "place", "go", "goes", "destination", "leave it", "bring it"}
 
@@ -110,7 +110,7 @@ class SimulatedUser(User):
                 what = self.facts.describe_object(cond.object) if cond.object else f"a {words(cond.object_class or '')}"
                 where = " or ".join(f"{self.facts.preposition(r)} the {words(r)}" for r in cond.receptacles)
                 parts.append(f"put {what} {where}")
-            elif hasattr(cond, "open"):
+            elif isinstance(cond, ContainerState):
                 parts.append(f"{'open' if cond.open else 'close'} the {words(cond.receptacle)}")
         return "Please " + " and ".join(parts) + "." if parts else "Nothing needs doing."
 

@@ -162,3 +162,21 @@ def test_a_question_nobody_answers_costs_a_round_with_u1(monkeypatch) -> None:
                             _demo_task())
     assert record.steps[0].feedback.code is ErrorCode.U1 and "Nobody answered" in record.steps[0].feedback.message
     assert not spy.ask
+
+
+def test_ask_me_in_the_terminal_through_the_real_command_line(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
+    scene = str(DEMO_TASK.parent.parent / "scenes" / "demo.yaml")
+    proc = subprocess.run([sys.executable, "-m", "homiebot.cli", "run", "put the whatsit thing on the blue sofa", "--scene", scene,
+                           "--ask-me", "--ask-timeout", "30", "--out", str(tmp_path), "--quiet"],
+                          input="put the red book on the blue sofa\n", capture_output=True, text=True, timeout=300, env=env)
+    assert "the robot asks:" in proc.stderr, proc.stderr[-2000:]
+    record = json.loads(next(tmp_path.rglob("episode.json")).read_text())
+    first = record["steps"][0]
+    assert first["output"]["subtask"]["action"] == "Ask" and first["exchange"]["answer"] == "put the red book on the blue sofa"
+    assert first["exchange"]["answerer"] == "terminal"
+    assert record["steps"][-1]["output"]["subtask"]["action"] == "End" and record["goal_satisfied"] in (None, True)

@@ -16,12 +16,12 @@ from pathlib import Path
 from homiebot.bench.keypaths import keypaths
 from homiebot.bench.suite import BUILTIN, load_suite
 from homiebot.people.persona import builtin_personas, load_persona, reword
-from homiebot.people.simulated import open_slots
 from homiebot.people.scene_facts import SceneFacts
+from homiebot.people.simulated import open_slots
+from homiebot.runtime import scene_json
 from homiebot.tasks import ObjectAt, Task
 from homiebot.worlds.home.build_suite import Home, _aliases, words, write_suite
 from homiebot.worlds.home.generate import generate_scene
-from homiebot.runtime import scene_json
 
 AMBIGUITY_SEEDS = range(8000, 8400)
 
