@@ -57,12 +57,41 @@ def reader_accuracy(verbose: bool = False) -> dict[str, float]:
             "silent_misreadings": wrong}
 
 
+def suite_figures(suite: str, split: str, user: str) -> dict[str, float | int]:
+    """The heuristic planner on a suite (one run per task), with the given user."""
+    from homiebot.bench import metrics
+    from homiebot.bench.results import RunResult, summarise_steps
+    from homiebot.bench.suite import load_suite
+    from homiebot.config import RunConfig
+    from homiebot.planners.base import PlannerConfigError
+    from homiebot.runtime import run_episode
+
+    cfg = RunConfig.model_validate({"user": user, "world": {"name": "embedded_home", "params": {"width": 64, "height": 64}}})
+    results = []
+    for t in load_suite(suite, split):
+        try:
+            rec, _ = run_episode(cfg, t)
+            steps, termination = summarise_steps(rec), rec.termination
+        except PlannerConfigError:
+            steps, termination = [], "refused"
+        results.append(RunResult(task_id=t.id, run=0, seed=0, keypaths=t.keypaths, aliases=t.aliases, steps=steps,
+                                 min_questions=t.min_questions, termination=termination))
+    return metrics.summary(results)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--suites", action="store_true")
     args = ap.parse_args(argv)
     print("reader on the frozen free-form file:", reader_accuracy(args.verbose))
+    if args.suites:
+        print("ambiguity test, simulated user:", suite_figures("ambiguity", "test", "simulated"))
+        persona = suite_figures("home100_persona", "all", "none")
+        original = suite_figures("home100", "all", "none")
+        print("home100_persona:", persona)
+        print("home100:", original)
+        print(f"persona SR / original SR: {persona['SR'] / original['SR'] if original['SR'] else 0.0:.2f}")
     return 0
 
 
