@@ -11,7 +11,11 @@ from homiebot.tasks import Task
 
 
 def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
-    """``simulated`` or ``persona:<name or file>``; ConfigError when the task has no goal to answer from."""
+    """``simulated``, ``persona:<name or file>`` or ``ros``; ConfigError when a simulated user has no goal."""
+    if spec == "ros":
+        from homiebot.people.ros_user import RosUser
+
+        return RosUser()
     if task.goal is None:
         raise ConfigError(f"user '{spec}': task '{task.id}' has no goal, so a simulated user has nothing to answer from")
     if spec == "simulated":
