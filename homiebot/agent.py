@@ -17,9 +17,11 @@ from homiebot.contracts import (
     Action,
     EpisodeRecord,
     ErrorCode,
+    Exchange,
     Feedback,
     Observation,
     PlannerOutput,
+    Status,
     StepRecord,
     Subtask,
     Timings,
@@ -28,6 +30,7 @@ from homiebot.contracts import (
 from homiebot.errors import CheckResult, ErrorDetector
 from homiebot.executor import Execution
 from homiebot.parsing import FormatError, parse_planner_output
+from homiebot.people.base import NOBODY_ANSWERED, User
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
 from homiebot.prompting import PromptBuilder, history_line
 from homiebot.records import EpisodeWriter
@@ -72,8 +75,10 @@ class Agent:
 
     def __init__(self, world: World, planner: Planner, executor: Runs, models: list[ModelInfo],
                  settings: AgentSettings = AgentSettings(), planner_name: str = "planner",
-                 make_checker: Callable[[Task], Checker] | None = None, safety: SafetyGate | None = None) -> None:
-        """``safety``: keep-out rules, approval, e-stop and cancel around each round (``SafetyGate``)."""
+                 make_checker: Callable[[Task], Checker] | None = None, safety: SafetyGate | None = None,
+                 user: User | None = None) -> None:
+        """``safety``: keep-out rules, approval, e-stop and cancel around each round (``SafetyGate``);
+        ``user``: who answers [Ask, ...] (None: Ask is not offered, and a question asked anyway gets U1)."""
         self.world = world
         self.safety = safety
         self.planner = planner
@@ -82,7 +87,9 @@ class Agent:
         self.settings = settings
         self.planner_name = planner_name
         self.make_checker = make_checker  # e.g. a detector in another process; default: a local ErrorDetector
-        self.prompts = PromptBuilder([(m.name, m.description) for m in models], actions=offered_actions(m.actions for m in models))
+        self.user = user
+        self.prompts = PromptBuilder([(m.name, m.description) for m in models],
+                                     actions=offered_actions((m.actions for m in models), ask=user is not None))
         self.system = self.prompts.system()
         self.on_observe: Callable[[Observation], None] | None = None  # e.g. a live viewer; must not block
 
@@ -94,7 +101,10 @@ class Agent:
         if self.safety is not None:
             self.safety.state.new_episode()
         self.world.reset()
-        self.planner.reset(EpisodeContext(task=task, models=self.models, seed=seed, world=self.world))
+        # the planner gets the task without its hidden intent (what a simulated user answers from)
+        seen_task = task.model_copy(update={"intent": None, "min_questions": None})
+        self.planner.reset(EpisodeContext(task=seen_task, models=self.models, seed=seed, world=self.world,
+                                          ask=self.user is not None))
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
             far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,
@@ -118,6 +128,9 @@ class Agent:
                     on_step(step)
                 if step.output is not None and step.output.subtask.action is Action.END:
                     ended, termination = True, "end"
+                    report = self.planner.report()
+                    if report:  # it stopped to say what it could not understand or ground
+                        termination, error = "reported", report
                     break
                 planner_errors = planner_errors + 1 if step.raw_output == "" and step.feedback.code is ErrorCode.F1 else 0
                 if planner_errors >= self.settings.max_planner_errors:
@@ -141,7 +154,7 @@ class Agent:
                 episode_id=writer.episode_id if writer else f"{task.id}_seed{seed}",
                 instruction=task.instruction, task_id=task.id, scene=self.world.scene_description(),
                 planner=self.planner_name, seed=seed, max_rounds=self.settings.max_rounds, config=config or {},
-                steps=steps, ended=ended, termination=termination, error=error,
+                steps=steps, ended=ended, termination=termination, error=error, understood=self.planner.understood(),
                 goal_satisfied=_settled(goal_check, None, termination) if goal_check else None,
                 path_length=round(_settled(self.world.path_length, 0.0, termination), 4), wall_time=time.perf_counter() - started,
                 safety_events=self.safety.state.take_events() if self.safety is not None else [],
@@ -192,8 +205,12 @@ class Agent:
             fb = Feedback.fail(ErrorCode.F1, f"The planner produced no answer ({err}). Answer again with the next subtask.")
         t2 = time.perf_counter()
         skill, attempts, travelled, acted = None, 0, 0.0, None
+        exchange: Exchange | None = None
         t3 = t2
-        if output is not None and output.subtask.action is not Action.END:
+        if output is not None and output.subtask.action is Action.ASK:
+            exchange, fb = self._ask(output.subtask.target or "", r)
+            t3 = time.perf_counter()
+        elif output is not None and output.subtask.action is not Action.END:
             check = detector.check(output)
             t3 = time.perf_counter()
             if check.passed and self.safety is not None:
@@ -208,15 +225,27 @@ class Agent:
                 fb = check.feedback
         t4 = time.perf_counter()
         label = output.subtask.text() if output else "[invalid output]"
-        history.append(history_line(len(history) + 1, label, output.model if output else None, fb.success))
+        line = history_line(len(history) + 1, label, output.model if output else None, fb.success)
+        if exchange is not None:
+            line += f" answer: {exchange.answer or NOBODY_ANSWERED}"
+        history.append(line)
         images = writer.write_views(r, obs) if writer else {}
         t5 = time.perf_counter()
         return StepRecord(
             round=r, prompt=user, raw_output=raw, output=output, feedback=fb,
             inventory_before=inventory_before, inventory_after=self.world.inventory(),
             skill=skill, acted=acted, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
-            timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
+            exchange=exchange, timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
         )
+
+    def _ask(self, question: str, r: int) -> tuple[Exchange, Feedback]:
+        """Put the planner's question to the user; the answer is this round's feedback."""
+        exchange = self.user.answer(question, r) if self.user is not None else Exchange(question=question, answerer="none")
+        if exchange.answer is None:
+            return exchange, Feedback.fail(ErrorCode.U1, f"Nobody answered your question ('{question}'). Carry on with "
+                                                         "what you know, or report what you cannot resolve.", answer=NOBODY_ANSWERED)
+        return exchange, Feedback(status=Status.SUCCESS, message=f"The user answered: {exchange.answer}",
+                                  details={"answer": exchange.answer})
 
 
 def _settled(read: Callable[[], T], fallback: T, termination: str) -> T:

@@ -44,6 +44,8 @@ def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
         return USER_ERROR
     if termination == "cancelled":
         return INTERRUPTED
+    if termination == "reported":  # the planner stopped to say what it could not understand
+        return GOAL_NOT_REACHED
     reached = goal_satisfied if goal_satisfied is not None else ended
     return GOAL_REACHED if reached else GOAL_NOT_REACHED
 
@@ -79,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--video", action="store_true", help="also write episode.mp4")
     run.add_argument("--no-images", action="store_true", help="do not save the per-round PNG views")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
+    run.add_argument("--ask-me", action="store_true",
+                     help="answer the planner's clarifying questions ([Ask, ...]) in this terminal")
+    run.add_argument("--ask-timeout", type=float, default=120.0, help="seconds to wait for an answer (--ask-me)")
     run.add_argument("--approve", choices=("every_subtask", "manipulation", "never"),
                      help="ask in this terminal before running subtasks (overrides safety.approve of the config)")
     _view_args(run)
@@ -330,9 +335,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from homiebot.safety.approval import TerminalApprover
 
         approver = TerminalApprover(sys.stdin, sys.stderr)
+    user = None
+    if args.ask_me:
+        from homiebot.people.terminal import TerminalUser
+
+        user = TerminalUser(timeout=args.ask_timeout, stdin=sys.stdin, stdout=sys.stderr)
     view = _live_view(args)
     try:
-        record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view)
+        record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view,
+                                     user=user)
     except BaseException:
         if view is not None:
             view.close()

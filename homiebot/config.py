@@ -123,6 +123,16 @@ class RunConfig(_Strict):
     output: OutputSettings = OutputSettings()
     safety: SafetySettings = SafetySettings()
     sim_driver: SimDriverSettings | None = Field(None, description="start the sim driver node serving the world's robot profile")
+    user: str = Field("none", description="who answers the planner's questions (Ask): none, simulated (from the "
+                                          "task's hidden intent), persona:<name or file> (simulated, in character), ros (/homiebot/ask and "
+                                          "/homiebot/answer topics)")
+
+    @field_validator("user")
+    @classmethod
+    def _known_user(cls, value: str) -> str:
+        if value not in ("none", "simulated", "ros") and not value.startswith("persona:"):
+            raise ValueError(f"unknown user '{value}'; choose none, simulated, ros or persona:<name or file>")
+        return value
 
     @model_validator(mode="after")
     def _mapped_skills(self) -> RunConfig:

@@ -18,7 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 # 2: skill failures carry a typed reason (``SkillFailure``) in E1/E2 feedback details; termination
 #    "refused" (a planner that declines the instruction) and "cancelled" (by an operator); safety error
 #    codes S1 (a keep-out rule) and S2 (the operator rejected the subtask); safety events in records.
-CONTRACT_VERSION = 2
+# 3: the Ask action ([Ask, <question>]: a clarifying question to the user, answered in that round's
+#    feedback); error code U1 (nobody answered); ``Exchange`` (question, answer, relevance) in step records;
+#    ``understood`` (the goal a planner read from the instruction) in episode records; termination "reported"
+#    (a planner that stops to say which part of the instruction it could not understand or ground).
+CONTRACT_VERSION = 3
 ViewName = Literal["front", "left", "back", "right"]
 VIEW_NAMES: tuple[ViewName, ...] = ("front", "left", "back", "right")
 
@@ -33,15 +37,18 @@ class Action(str, Enum):
     CLOSE = "Close"
     END = "End"
     EXPLORE = "Explore"  # look around a room for what has not been seen yet: [Explore, kitchen]
+    ASK = "Ask"  # a clarifying question to the user: [Ask, which mug do you mean?]; needs no model
 
 
 EMMOE_ACTIONS = (Action.GO_TO, Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE, Action.END)
+NO_MODEL_ACTIONS = (Action.END, Action.ASK)  # decided by the planner alone: no low-level model runs them
 
 
-def offered_actions(model_actions: Iterable[Iterable[str]]) -> list[str]:
-    """The actions to offer a planner: the EMMOE six always, extensions (Explore) only when a model can do them."""
+def offered_actions(model_actions: Iterable[Iterable[str]], ask: bool = False) -> list[str]:
+    """The actions to offer a planner: the EMMOE six always, extensions (Explore) only when a model can do them,
+    Ask only when someone can answer (``ask``)."""
     extra = {a for acts in model_actions for a in acts}
-    return [a.value for a in Action if a in EMMOE_ACTIONS or a.value in extra]
+    return [a.value for a in Action if a in EMMOE_ACTIONS or a.value in extra or (ask and a is Action.ASK)]
 
 
 class ErrorCode(str, Enum):
@@ -60,10 +67,13 @@ class ErrorCode(str, Enum):
     # homiebot's safety codes, beyond the paper's ten
     S1 = "S1"  # a keep-out rule forbids the subtask (a place, an object or an action on it)
     S2 = "S2"  # the operator rejected the subtask (or did not answer in time)
+    # people in the loop
+    U1 = "U1"  # a question (Ask) got no answer: nobody to ask, or nobody answered in time
 
     @property
     def category(self) -> str:
-        return {"F": "format", "L": "logical", "D": "distance", "E": "execution", "S": "safety"}[self.value[0]]
+        return {"F": "format", "L": "logical", "D": "distance", "E": "execution", "S": "safety",
+                "U": "user"}[self.value[0]]
 
 
 class SkillFailure(str, Enum):
@@ -105,7 +115,8 @@ NDArray = Annotated[np.ndarray, PlainValidator(_array_from_any), PlainSerializer
 
 
 class Subtask(_Contract):
-    """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[Explore, kitchen]``, ``[End]``."""
+    """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[Explore, kitchen]``, ``[End]``,
+    ``[Ask, which mug do you mean?]`` (the question is the target)."""
 
     action: Action
     target: str | None = None
@@ -138,6 +149,16 @@ class Subtask(_Contract):
 
     def __str__(self) -> str:
         return self.text()
+
+
+class Exchange(_Contract):
+    """A question the planner asked (Ask) and what came back."""
+
+    question: str
+    answer: str | None = Field(None, description="None when nobody answered")
+    relevant: bool | None = Field(None, description="the simulated user's judgement: does the question bear on "
+                                                    "what it wants (None: a person or graph answered, no judgement)")
+    answerer: str = Field("", description="who answered: simulated, persona:<name>, terminal, ros, none")
 
 
 class PlannerOutput(_Contract):
@@ -251,6 +272,7 @@ class StepRecord(_Contract):
     path_length: float = 0.0
     images: dict[ViewName, str] = Field(default_factory=dict, description="view -> PNG path relative to the episode folder")
     planner_usage: dict[str, float] = Field(default_factory=dict)
+    exchange: Exchange | None = Field(None, description="the question and its answer, when the subtask was Ask")
     timings: Timings = Timings()
 
     @property
@@ -260,8 +282,9 @@ class StepRecord(_Contract):
 
 # How an episode ended: the planner's End; the round limit; repeated planner failures; a stop from
 # outside (Ctrl-C, SIGTERM, a stopping graph); a component that failed (a node died, a call timed
-# out); the planner declining the instruction before the first round.
-Termination = Literal["end", "max_rounds", "planner_error", "interrupted", "error", "refused", "cancelled"]
+# out); the planner declining the instruction before the first round; the planner stopping to report a part
+# of the instruction it could not understand or ground (with nobody to ask).
+Termination = Literal["end", "max_rounds", "planner_error", "interrupted", "error", "refused", "cancelled", "reported"]
 
 
 class SafetyEvent(_Contract):
@@ -293,6 +316,7 @@ class EpisodeRecord(_Contract):
     error: str | None = Field(None, description="what stopped the episode when termination is 'error' or 'refused'")
     safety_events: list[SafetyEvent] = Field(default_factory=list, description="limits clipped, keep-out refusals, "
                                              "watchdog stops, e-stops, cancels and approvals, in order")
+    understood: str | None = Field(None, description="the goal the planner read from the instruction, in its words")
     goal_satisfied: bool | None = Field(None, description="simulator check of the task goal, when the task has one")
     path_length: float = 0.0
     wall_time: float = 0.0

@@ -7,6 +7,7 @@ Accepted forms (case and spacing are forgiven, code fences and surrounding prose
   ``{"action": ..., "target": ..., "place": ...}``.
 * The EMMOE text form: ``Analysis: ...`` / ``Subtask: [Put, green_can, fridge]`` / ``Model: RT-1-X``,
   including ``Subtask: [Go to, sofa] (PixNav)`` with the model in parentheses.
+* ``[Ask, <question>]`` (a question may hold commas) and ``[End]`` need no model.
 
 Failures raise ``FormatError`` whose message is written for the planner to read and fix.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from homiebot.contracts import Action, PlannerOutput, Subtask
+from homiebot.contracts import NO_MODEL_ACTIONS, Action, PlannerOutput, Subtask
 
 ACTION_LIST = "[" + ", ".join(a.value for a in Action) + "]"
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
@@ -60,6 +61,10 @@ def subtask_from_parts(parts: Sequence[Any]) -> Subtask:
     args = items[1:]
     if action is Action.END:
         return Subtask(action=action)
+    if action is Action.ASK:
+        if not args:
+            raise FormatError("Ask needs a question: write [Ask, <your question to the user>].")
+        return Subtask(action=action, target=", ".join(args))
     if action is Action.PUT:
         if len(args) != 2:
             raise FormatError("Put needs the object and the place: write [Put, object, place], e.g. [Put, green_can, fridge].")
@@ -169,7 +174,7 @@ def parse_planner_output(raw: str, models: Sequence[str]) -> PlannerOutput:
             f"'Model: ...', choosing the action from {ACTION_LIST} and the model from [{', '.join(models)}]."
         )
     analysis, subtask, model_text = parsed
-    if subtask.action is Action.END:
+    if subtask.action in NO_MODEL_ACTIONS:
         return PlannerOutput(analysis=analysis, subtask=subtask, model=None)
     if not model_text or _key(model_text) == "none":
         raise FormatError(f"No model was chosen for {subtask.text()}. Choose one from the model list [{', '.join(models)}].")

@@ -32,16 +32,23 @@ FORMATS = {
              '{"analysis": "<what you see, what happened so far, and why this step comes next>", '
              '"subtask": ["<action>", "<target>"], "model": "<model>"}\n'
              'Put takes an object and a place: ["Put", "<object>", "<place>"]. When the task is complete answer '
-             '{"analysis": "...", "subtask": ["End"], "model": null}.'),
+             '{"analysis": "...", "subtask": ["End"], "model": null}.$ask'),
     "text": ("Answer with the single next subtask, never a whole plan, in exactly three lines:\n"
              "Analysis: <what you see, what happened so far, and why this step comes next>\n"
              "Subtask: [<action>, <target>]   (Put takes an object and a place: [Put, <object>, <place>])\n"
              "Model: <model>\n"
-             "When the task is complete answer Subtask: [End] and Model: None."),
+             "When the task is complete answer Subtask: [End] and Model: None.$ask"),
 }
 
 RULES = """Only refer to things you can see or have seen. Go next to something before handling it, open a container
 before you pick up what goes inside it, and pay attention to the feedback: it says what to fix."""
+
+ASK = {"json": ('\nWhen the task is ambiguous (which of several things, where to, what the person prefers), ask before acting: '
+               '{"analysis": "...", "subtask": ["Ask", "<one short question>"], "model": null}. Asking costs a round; the '
+               'answer comes back as the feedback. Ask only what you need.'),
+       "text": ("\nWhen the task is ambiguous (which of several things, where to, what the person prefers), ask before "
+                "acting: Subtask: [Ask, <one short question>] and Model: None. Asking costs a round; the answer comes back "
+                "as the feedback. Ask only what you need.")}
 
 DEFAULT_SYSTEM = "$role\n\nActions: $actions.\nModels: $models.\n\n$format\n\n$rules"
 DEFAULT_USER = "Task: $task\nInventory: $inventory\nHistorical Execution:\n$history\nFeedback: $feedback\n" \
@@ -85,9 +92,11 @@ class PromptBuilder:
     def system(self) -> str:
         """The instructions: role, views, one-hand rule, actions, models, output format."""
         listed = "; ".join(f"{name} ({desc})" if desc else name for name, desc in self.models)
+        ask = ASK[self.output_format] if "Ask" in self.actions else ""
+        fmt = Template(FORMATS[self.output_format]).safe_substitute(ask=ask)
         return Template(self.system_template).safe_substitute(
             role=ROLE, actions=", ".join(self.actions), models=listed,
-            model_names=", ".join(name for name, _ in self.models), format=FORMATS[self.output_format], rules=RULES)
+            model_names=", ".join(name for name, _ in self.models), format=fmt, rules=RULES)
 
     def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,
              round_index: int = 0) -> str:
@@ -95,4 +104,5 @@ class PromptBuilder:
         return Template(self.user_template).safe_substitute(
             task=instruction, inventory=", ".join(inventory) if inventory else "None",
             history="\n".join(history) if history else "None",
-            feedback="None" if feedback is None or feedback.success else feedback.message, round=round_index)
+            feedback="None" if feedback is None or (feedback.success and "answer" not in feedback.details) else feedback.message,
+            round=round_index)

@@ -13,6 +13,7 @@ from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
 from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
 from homiebot.executor import Executor
+from homiebot.people.base import User
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
 from homiebot.records import EpisodeWriter
 from homiebot.safety.approval import Approver
@@ -200,10 +201,11 @@ def build_safety(cfg: RunConfig, world: World, approver: Approver | None = None,
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
                 approver: Approver | None = None, safety_state: SafetyState | None = None,
-                observer: EpisodeObserver | None = None) -> tuple[EpisodeRecord, Path | None]:
+                observer: EpisodeObserver | None = None, user: User | None = None) -> tuple[EpisodeRecord, Path | None]:
     """Build everything, run one episode, write its folder (if ``out_dir``), release everything.
     ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
-    engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer)."""
+    engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer); ``user``
+    answers the planner's questions (default: the one ``cfg.user`` names)."""
     scene = scene_for(task, cfg.world.name)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
@@ -217,7 +219,11 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         planner = build_planner(cfg, planner_override)
         settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
                                  near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
-        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate)
+        if user is None and cfg.user != "none":
+            from homiebot.people.factory import make_user
+
+            user = make_user(cfg.user, task, world.scene_description(), cfg.seed)
+        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate, user=user)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal = task.goal

@@ -81,7 +81,7 @@ class Task(BaseModel):
     id: str = "task"
     instruction: str
     attributes: list[Attribute] = []
-    split: Literal["train", "test"] | None = None
+    split: Literal["train", "dev", "test"] | None = None  # dev: the half of a suite to tune on
     scene: dict[str, Any] | None = None
     scene_file: str | None = None
     scene_seed: int | None = None
@@ -89,6 +89,9 @@ class Task(BaseModel):
     keypaths: list[list[str]] = []
     expert_length: int | None = Field(None, ge=1)
     aliases: dict[str, str] = {}
+    intent: str | None = Field(None, description="what the person really wants, in words; hidden from planners "
+                                                 "(a simulated user answers questions from it and the goal)")
+    min_questions: int | None = Field(None, ge=0, description="K: the fewest questions that pin the goal down")
 
     @field_validator("scene", mode="before")
     @classmethod

@@ -43,6 +43,7 @@ class EpisodeContext:
     models: list[ModelInfo]
     seed: int
     world: GroundTruthSource | None = None  # only privileged planners may use it
+    ask: bool = False  # someone answers [Ask, <question>]: the planner may ask
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,14 @@ class Planner(ABC):
     @abstractmethod
     def plan(self, request: PlannerRequest) -> PlannerReply:
         """Return the raw text of the next decision; raise PlannerError if none can be produced."""
+
+    def understood(self) -> str | None:
+        """What the planner read the instruction to mean, in its words (None: it does not say)."""
+        return None
+
+    def report(self) -> str | None:
+        """Set when the planner ended the episode to report what it could not understand or ground."""
+        return None
 
     def close(self) -> None:
         """Release clients, weights or servers."""

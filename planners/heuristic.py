@@ -13,7 +13,12 @@ four views, and what seems to rest on what) and from feedback, and chooses the n
   E1 -> retry with another model, then give up on that object if an alternative exists;
   E2 -> find the dropped object and pick it up again.
 
-An instruction outside its subset is refused at the start with a message listing the subset.
+Instructions are read by ``homiebot.planners.understanding`` (free-form: questions, politeness,
+pronouns, several destinations, relative places, "somewhere in the kitchen", "one of", conditions,
+negation). The first round's analysis states the goal it understood (also in the episode record).
+What it cannot read or ground, and (with someone to ask) an object named only by its kind, it asks
+about in the first rounds ([Ask, ...]); with nobody to ask it reports it and ends (termination
+"reported"). An instruction of which nothing can be read is refused at the start.
 
 With mapped perception (``request.scene_map`` is set) it reads only the semantic map's summary, never
 the observation's labels: what it knows are map instance ids (``can_1``) with their categories,
@@ -27,6 +32,7 @@ the rooms; then surfaces from close by and closed containers, as in oracle perce
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -48,11 +54,13 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.models import choose_model
+from homiebot.planners.understanding import Understanding, understand
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
 GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}
 MAX_FAILS = 3
+USUALLY_ONE = {"fridge", "kitchen counter", "tv stand"}  # a home rarely has two: not worth a question
 
 
 class _Decision(Exception):
@@ -94,26 +102,120 @@ class HeuristicPlanner(Planner):
         self.plan_: Plan = Plan()
         self.mem = _Memory()
         self._last: tuple[Subtask, str | None] | None = None
+        self.read = Understanding(Plan())
+        self.can_ask = False
+        self.questions: list[tuple[str, str]] = []  # (question, what it is about: "unsure" or a phrase)
+        self._report: str | None = None
+        self._asked: str | None = None
 
     def reset(self, context: EpisodeContext) -> None:
-        try:
-            self.plan_ = parse_instruction(context.task.instruction)
-        except UnsupportedInstruction as err:
-            raise PlannerConfigError(str(err)) from None
+        self.read = understand(context.task.instruction, SHARED_EMBEDDER if self.embeddings else None)
+        self.can_ask = context.ask
+        if not self.read.plan.goals and not self.can_ask:
+            try:  # nothing could be read: the older grammar's refusal lists what it understands
+                parse_instruction(context.task.instruction)
+            except UnsupportedInstruction as err:
+                raise PlannerConfigError(str(err)) from None
+            raise PlannerConfigError(f"the heuristic planner could not read '{context.task.instruction.strip()}'")
+        self.plan_ = self.read.plan
         self.grounder = Grounder(context.task.aliases, SHARED_EMBEDDER if self.embeddings else None)
         self.models = context.models
         self.mem = _Memory()
         self._last = None
+        self._report = None
+        self._asked = None
+        self.questions = []
+        if self.read.unsure:
+            self.questions.append((f"I am not sure what you mean by '{'; '.join(self.read.unsure)}'. What should I do?", "unsure"))
+        elif self.can_ask:
+            for phrase in self._bare_phrases():
+                self.questions.append((f"Which {phrase} do you mean?", phrase))
+            for goal in self.plan_.goals:
+                if isinstance(goal, Move) and goal.dest and goal.dest_kind is None and goal.dest.replace(" ", "_") in RECEPTACLE_TYPES \
+                        and goal.dest not in USUALLY_ONE:
+                    self.questions.append((f"Which {goal.dest} do you mean?", f"place:{goal.dest}"))
+            for goal in self.plan_.goals:
+                if isinstance(goal, Move) and goal.dest_kind == "room":
+                    self.questions.append((f"Where in the {goal.dest} should it go?", f"room:{goal.dest}"))
+
+    def _bare_phrases(self) -> list[str]:
+        """Object names given by kind alone ('the mug'): with someone to ask, worth a question."""
+        out = []
+        for goal in self.plan_.goals:
+            names = goal.things.names if isinstance(goal, Move) else ((goal.thing,) if isinstance(goal, (Fetch, IfEmpty)) else ())
+            for phrase in names:
+                words = words_of(phrase)
+                if not any(w in COLOUR_WORDS for w in words) and " on the " not in phrase and "_".join(words) in OBJECT_CLASSES:
+                    out.append(phrase)
+        return out
+
+    def understood(self) -> str | None:
+        return self.read.statement() or None
+
+    def report(self) -> str | None:
+        return self._report
+
+    def _apply_answer(self, about: str, answer: str | None) -> None:
+        """Fold the user's answer into the plan: a whole new reading, a more precise object, or a place."""
+        if answer is None:  # nobody answered
+            if about == "unsure" or about.startswith("room:"):
+                self._report = f"I could not understand or place '{'; '.join(self.read.unsure) or about}' and nobody answered"
+            return
+        text = answer.lower()
+        if about == "unsure":
+            again = understand(answer, SHARED_EMBEDDER if self.embeddings else None)
+            if again.plan.goals and not again.unsure:
+                self.read, self.plan_ = again, again.plan
+            else:
+                self._report = f"I still could not understand the request (answer: '{answer}')"
+            return
+        if about.startswith("place:"):
+            m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
+            if m:
+                old = about.removeprefix("place:")
+                self.plan_.goals = [Move(g.things, m.group(1), None) if isinstance(g, Move) and g.dest == old else g
+                                    for g in self.plan_.goals]
+            return
+        if about.startswith("room:"):
+            m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
+            if m:
+                self.plan_.goals = [Move(g.things, m.group(1), None) if isinstance(g, Move) and g.dest_kind == "room" else g
+                                    for g in self.plan_.goals]
+            return
+        m = re.search(rf"\bthe ((?:[a-z]+ )*?{re.escape(about.split()[-1])}(?: (?:on|in) the [a-z ]+?)?)(?:[.,!]|$)", text)
+        if m:
+            better = m.group(1).strip()
+            self.plan_.goals = [_rename(g, about, better) for g in self.plan_.goals]
 
     # ---- per round ----------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
         self._perceive(request)
-        self._learn(request.feedback)
+        if self._last is not None and self._last[0].action is Action.ASK and self._asked is not None:
+            fb = request.feedback
+            self._apply_answer(self._asked, fb.details.get("answer") if fb is not None and fb.success else None)
+            self._asked = None
+        else:
+            self._learn(request.feedback)
         try:
-            self._decide()
-            sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"
+            if self._report:
+                sub, why = Subtask(action=Action.END), f"I stop to report: {self._report}"
+            elif self.questions and self.can_ask:
+                question, self._asked = self.questions.pop(0)
+                sub, why = Subtask(action=Action.ASK, target=question), f"before acting I need to know: {question}"
+            elif self.read.unsure:
+                self._report = f"I could not understand or ground '{'; '.join(self.read.unsure)}'"
+                sub, why = Subtask(action=Action.END), f"I stop to report: {self._report}"
+            else:
+                self._decide()
+                sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"
         except _Decision as d:
             sub, why = d.sub, d.why
+        if request.round == 1:
+            why = f"I understood: {self.read.statement() or 'nothing I can act on'}. {why}"
+        if sub.action in (Action.END, Action.ASK):
+            self._last = (sub, None)
+            return PlannerReply(json.dumps({"analysis": why, "subtask": [sub.action.value, *([sub.target] if sub.target else [])],
+                                            "model": None}))
         kind = self._kind(sub.target) if sub.action is Action.GO_TO else None
         model = choose_model(sub, kind, self.models, self.mem.fails.get(sub.text(), []))
         self._last = (sub, model)
@@ -267,9 +369,15 @@ class HeuristicPlanner(Planner):
         return {n: c for n, c in self.mem.known.items() if c in kinds and n not in self.mem.banned}
 
     def _object(self, phrase: str) -> str | None:
+        head, _, where = re.split(r"\s+(on|from|off|by|in|near|inside|out of)\s+(?:the\s+)?", phrase, maxsplit=1) + ["", ""][:0] \
+            if re.search(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase) else (phrase, "", "")
         if self.mem.mapped:
-            return self._map_ground(phrase, OBJECT_CLASSES)
-        found = self.grounder.ground(phrase, self._of(OBJECT_CLASSES))
+            return self._map_ground(head, OBJECT_CLASSES)
+        found = self.grounder.ground(head, self._of(OBJECT_CLASSES))
+        if where and len(found) > 1:  # "the mug on the tv stand": prefer the one resting there
+            place = self._receptacle(where)
+            there = [f for f in found if place is not None and self.mem.support.get(f) == place]
+            found = there or found
         return found[0] if found else None
 
     def _receptacle(self, phrase: str) -> str | None:
@@ -388,6 +496,7 @@ class HeuristicPlanner(Planner):
             for phrase in things.names:
                 obj = self._object(phrase)
                 if obj is None:
+                    self._look_where_said(phrase)
                     self._explore(phrase)
                 found.append(obj)
             return found
@@ -400,6 +509,8 @@ class HeuristicPlanner(Planner):
         return pool[: things.count]
 
     def _dest(self, goal: Move, obj: str | None = None) -> str:
+        if goal.dest_kind == "room" and goal.dest is not None:
+            return self._room_dest(goal.dest, obj)
         if goal.dest is not None:
             dest = self._receptacle(goal.dest)
             if dest is None:
@@ -414,8 +525,36 @@ class HeuristicPlanner(Planner):
         near = [b for b in boxes if b == self.mem.near]
         return (near or sorted(boxes))[0]
 
+    def _look_where_said(self, phrase: str) -> None:
+        """'the soap on the dining room shelf' not seen yet: look there first (once)."""
+        m = re.search(r"\s(?:on|in|from|inside|by|near)\s+(?:the\s+)?(?P<w>[a-z_ ]+)$", phrase)
+        place = self._receptacle(m["w"]) if m else None
+        if place is None or place in self.mem.inspected:
+            return
+        if self._closable(place) and place not in self.mem.opened and self.mem.held is None:
+            self.mem.searched.add(place)
+            self._act(Action.OPEN, place, f"the {phrase} should be inside the {place}")
+        self.mem.inspected.add(place)
+        self._go(place, f"the user said where the {phrase.split(' on ')[0]} is")
+
+    def _room_dest(self, room: str, obj: str | None) -> str:
+        """Somewhere in a room: a receptacle seen there (map), one already holding the object, or a
+        receptacle whose name says the room; else explore the room."""
+        key = room.replace(" ", "_")
+        if obj is not None and self.mem.support.get(obj) and key in (self.mem.support.get(obj) or ""):
+            return self.mem.support[obj]  # type: ignore[return-value]
+        recs = sorted(n for n in self._of(RECEPTACLE_TYPES))
+        named = [r for r in recs if r.startswith(key) or (key == "kitchen" and self.mem.known.get(r) in ("kitchen_counter", "fridge"))
+                 or (key == "bedroom" and self.mem.known.get(r) == "bed") or (key == "living_room" and self.mem.known.get(r) in ("sofa", "tv_stand"))
+                 or (key == "bathroom" and r.startswith("bathroom"))]
+        if named:
+            return named[0]
+        self._explore(room)
+
     def _move_goal(self, goal: Move) -> None:
-        dest = self._dest(goal) if goal.dest is not None else None
+        dest = self._dest(goal) if goal.dest is not None and goal.dest_kind != "room" else None
+        if goal.dest_kind == "room":
+            dest = self._dest(goal)
         if goal.things.kind and goal.things.count is None:  # every object of a kind
             assert dest is not None  # instructions about every object of a kind name where they go
             for obj in self._objects_of_kind(goal.things.kind):
@@ -512,3 +651,15 @@ class HeuristicPlanner(Planner):
         for box in dict.fromkeys(d for d in dests if self._closable(d)):
             if box in self.mem.opened:
                 self._act(Action.CLOSE, box, f"the task asks me to close the {box} at the end")
+
+
+def _rename(goal: object, old: str, new: str) -> object:
+    """The goal with object phrase ``old`` replaced by ``new`` (after an answer made it precise)."""
+    if isinstance(goal, Move) and old in goal.things.names:
+        names = tuple(new if n == old else n for n in goal.things.names)
+        return Move(Things(names=names, kind=goal.things.kind, count=goal.things.count), goal.dest, goal.dest_kind)
+    if isinstance(goal, Fetch) and goal.thing == old:
+        return Fetch(new, goal.pick)
+    if isinstance(goal, IfEmpty) and goal.thing == old:
+        return IfEmpty(goal.container, new, goal.otherwise)
+    return goal

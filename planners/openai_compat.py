@@ -252,7 +252,7 @@ class OpenAIPlanner(Planner):
                                           self.template)
         except PromptError as err:
             raise PlannerConfigError(f"openai planner: {err}") from None
-        self._schema = subtask_schema([m.name for m in context.models], offered_actions(m.actions for m in context.models))
+        self._schema = subtask_schema([m.name for m in context.models], offered_actions((m.actions for m in context.models), ask=context.ask))
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
         user_text = self._prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round)

@@ -166,9 +166,44 @@ def matched_nodes(steps: Sequence[StepSummary], keypath: Sequence[str], aliases:
     for step in steps:
         if i == len(nodes):
             break
+        if action_key(step.action) == _ASK_KEY:  # questions are never keypath nodes: skipped
+            continue
         if step_matches(step, nodes[i], aliases):
             i += 1
     return i
+
+
+_ASK_KEY = "ask"
+
+
+def questions(result: RunResult) -> tuple[int, int]:
+    """(relevant, irrelevant) questions of a run: its Ask steps, by the simulated user's judgement; a
+    question nobody judged (a person answered, or nobody did) counts as irrelevant."""
+    asks = [s for s in result.steps if action_key(s.action) == _ASK_KEY]
+    relevant = sum(1 for s in asks if s.relevant)
+    return relevant, len(asks) - relevant
+
+
+def ask_run_score(result: RunResult) -> float | None:
+    """ARS of one run (Ask-to-Act, section 5): ``success / (1 + |q_relevant - K| + q_irrelevant)`` in
+    [0, 1]; None when the task has no K."""
+    if result.min_questions is None:
+        return None
+    rel, irr = questions(result)
+    return (1.0 if is_success(result) else 0.0) / (1 + abs(rel - result.min_questions) + irr)
+
+
+def ars(results: Iterable[RunResult]) -> float:
+    """Ask run score x100: the mean of :func:`ask_run_score` over runs whose task has a K; 0.0 for none."""
+    scores = [x for x in (ask_run_score(r) for r in results) if x is not None]
+    return 100.0 * sum(scores) / len(scores) if scores else 0.0
+
+
+def qr(results: Iterable[RunResult]) -> float:
+    """Question ratio: the mean over runs with K > 0 of ``(q_relevant + q_irrelevant) / K`` (1.0 asks exactly
+    as many questions as needed); 0.0 for none."""
+    ratios = [sum(questions(r)) / r.min_questions for r in results if r.min_questions]
+    return sum(ratios) / len(ratios) if ratios else 0.0
 
 
 def _best_match(result: RunResult) -> tuple[int, int]:
@@ -395,13 +430,14 @@ def sr_by_attribute(results: Iterable[RunResult]) -> dict[str, tuple[float, int]
 
 
 def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
-    """The paper's Table 2 row: ``{"runs", "tasks", "SR", "PLWSR", "TP", "SRR", "SER"}``.
+    """The paper's Table 2 row: ``{"runs", "tasks", "SR", "PLWSR", "TP", "SRR", "SER"}``, plus ``ARS``, ``QR`` and
+    ``questions`` when some run's task has a minimum number of questions K.
 
     ``runs`` is the number of results, ``tasks`` the number of distinct task ids; the rates are in
     percent as computed by :func:`sr`, :func:`plwsr`, :func:`mean_tp`, :func:`srr` and :func:`ser`.
     """
     runs = list(results)
-    return {
+    out: dict[str, float | int] = {
         "runs": len(runs),
         "tasks": len({r.task_id for r in runs}),
         "SR": sr(runs),
@@ -410,3 +446,6 @@ def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
         "SRR": srr(runs),
         "SER": ser(runs),
     }
+    if any(r.min_questions is not None for r in runs):  # tasks that leave things open: the asking metrics
+        out.update(ARS=ars(runs), QR=qr(runs), questions=sum(sum(questions(r)) for r in runs))
+    return out

@@ -294,6 +294,13 @@ def _section_main(evals: list[_Evaluation], links: dict[str, str]) -> list[str]:
              *_table(["Model", "Runs", "Tasks", *MAIN_METRICS], rows, "lrrrrrrr"), ""]
     if "metrics" in links:
         lines += [f"![SR, PLWSR and TP per evaluation]({links['metrics']})", ""]
+    asking = [(ev, s) for ev, s in zip(evals, summaries) if "ARS" in s]
+    if asking:
+        lines += ["Asking (tasks whose instruction leaves things open): ask run score ARS = success / (1 + |relevant "
+                  "questions - K| + irrelevant questions), x100 averaged over runs; question ratio QR = questions / K "
+                  "averaged over runs (1.0: exactly the questions needed).", "",
+                  *_table(["Model", "ARS", "QR", "Questions"],
+                          [[ev.label, _num(s["ARS"]), f"{float(s['QR']):.2f}", s["questions"]] for ev, s in asking], "lrrr"), ""]
     return lines
 
 

@@ -29,6 +29,7 @@ class StepSummary(BaseModel):
     model: str | None = None
     success: bool
     code: str | None = Field(None, description="error code (F1 ... E2) when the step failed")
+    relevant: bool | None = Field(None, description="for an Ask step: the simulated user's relevance judgement")
 
     def text(self) -> str:
         """The bracketed form, e.g. '[Put, green_can, fridge]'; '[]' for an unusable output."""
@@ -57,6 +58,7 @@ class RunResult(BaseModel):
     wall_time: float = 0.0
     error: str | None = None  # why the run could not run or stopped (e.g. the planner refused the instruction)
     safety_events: dict[str, int] = {}  # safety events of the episode by kind (limit_clipped, keep_out, estop, ...)
+    min_questions: int | None = None  # K of a task whose instruction leaves things open (ARS, QR)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -73,6 +75,7 @@ def summarise_steps(record: EpisodeRecord) -> list[StepSummary]:
             action=sub.action.value if sub else "", target=names.target if names else None, place=names.place if names else None,
             model=s.output.model if s.output else None, success=s.feedback.success,
             code=s.feedback.code.value if s.feedback.code else None,
+            relevant=s.exchange.relevant if s.exchange is not None else None,
         ))
     return out
 

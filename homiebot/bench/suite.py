@@ -7,7 +7,7 @@ from pathlib import Path
 from homiebot.tasks import Task, TaskError, load_task
 
 BUILTIN = Path(__file__).parent / "suites"
-SPLITS = ("train", "test", "all")
+SPLITS = ("train", "dev", "test", "all")
 
 
 def builtin_suites() -> list[str]:

@@ -1,0 +1,99 @@
+"""People in the loop: the instruction reader on the frozen free-form file, and (with --suites) the
+heuristic planner with a simulated user on the ambiguity suite and on persona rewordings of home100.
+
+    python benchmarks/bench_people.py            # reader accuracy on the frozen file
+    python benchmarks/bench_people.py --suites   # + ambiguity and persona suites (a few minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+import homiebot.bench
+from homiebot.people.scene_facts import SceneFacts
+from homiebot.planners.goal_grounding import SceneGrounder, Unsure, same_goal
+from homiebot.planners.understanding import understand
+
+FILE = Path(homiebot.bench.__file__).parent / "data" / "freeform_instructions.yaml"
+
+
+def reader_accuracy(verbose: bool = False) -> dict[str, float]:
+    """Understood (goal equal to the written one), unsure (asked or reported) and silently misread."""
+    from homiebot.scenes import scene_source
+
+    source = scene_source("embedded_home")
+    assert source is not None
+    data = yaml.safe_load(FILE.read_text())
+    right = unsure = wrong = 0
+    for g in data["goals"]:
+        from homiebot.tasks import Task
+
+        scene = source.to_json(source.load(Task(instruction="-", scene_seed=g["scene_seed"])))
+        facts = SceneFacts.from_scene(scene)
+        grounder = SceneGrounder(facts)
+        for text in g["phrasings"]:
+            u = understand(text)
+            try:
+                if u.unsure:
+                    raise Unsure("; ".join(u.unsure))
+                got = grounder.conditions(u.plan)
+            except Unsure as why:
+                unsure += 1
+                if verbose:
+                    print(f"UNSURE {g['id']}: {text!r}: {why}")
+                continue
+            if same_goal(got, g["goal"], facts):
+                right += 1
+            else:
+                wrong += 1
+                if verbose:
+                    print(f"WRONG  {g['id']}: {text!r}: read {u.statement()} -> {got}")
+    n = right + unsure + wrong
+    return {"instructions": n, "accuracy_%": round(100 * right / n, 1), "unsure_%": round(100 * unsure / n, 1),
+            "silent_misreadings": wrong}
+
+
+def suite_figures(suite: str, split: str, user: str) -> dict[str, float | int]:
+    """The heuristic planner on a suite (one run per task), with the given user."""
+    from homiebot.bench import metrics
+    from homiebot.bench.results import RunResult, summarise_steps
+    from homiebot.bench.suite import load_suite
+    from homiebot.config import RunConfig
+    from homiebot.planners.base import PlannerConfigError
+    from homiebot.runtime import run_episode
+
+    cfg = RunConfig.model_validate({"user": user, "world": {"name": "embedded_home", "params": {"width": 64, "height": 64}}})
+    results = []
+    for t in load_suite(suite, split):
+        try:
+            rec, _ = run_episode(cfg, t)
+            steps, termination = summarise_steps(rec), rec.termination
+        except PlannerConfigError:
+            steps, termination = [], "refused"
+        results.append(RunResult(task_id=t.id, run=0, seed=0, keypaths=t.keypaths, aliases=t.aliases, steps=steps,
+                                 min_questions=t.min_questions, termination=termination))
+    return metrics.summary(results)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--suites", action="store_true")
+    args = ap.parse_args(argv)
+    print("reader on the frozen free-form file:", reader_accuracy(args.verbose))
+    if args.suites:
+        print("ambiguity test, simulated user:", suite_figures("ambiguity", "test", "simulated"))
+        persona = suite_figures("home100_persona", "all", "none")
+        original = suite_figures("home100", "all", "none")
+        print("home100_persona:", persona)
+        print("home100:", original)
+        print(f"persona SR / original SR: {persona['SR'] / original['SR'] if original['SR'] else 0.0:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Build the user a run configuration names (``RunConfig.user``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from homiebot.config import ConfigError
+from homiebot.people.base import User
+from homiebot.people.simulated import SimulatedUser
+from homiebot.tasks import Task
+
+
+def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
+    """``simulated``, ``persona:<name or file>`` or ``ros``; ConfigError when a simulated user has no goal."""
+    if spec == "ros":
+        from homiebot.people.ros_user import RosUser
+
+        return RosUser()
+    if task.goal is None:
+        raise ConfigError(f"user '{spec}': task '{task.id}' has no goal, so a simulated user has nothing to answer from")
+    if spec == "simulated":
+        return SimulatedUser(task.instruction, task.goal, scene)
+    if spec.startswith("persona:"):
+        from homiebot.people.persona import PersonaUser, load_persona
+
+        return PersonaUser(load_persona(spec.removeprefix("persona:")), task.instruction, task.goal, scene, seed)
+    raise ConfigError(f"unknown user '{spec}'; choose none, simulated or persona:<name or file>")
