@@ -62,7 +62,7 @@ def boot(tmp_path_factory) -> tuple[Path, list[str]]:
 
 def test_train_heads_cli_is_deterministic_and_the_trained_planner_plans_with_it(boot) -> None:
     root, tasks = boot
-    runs = [_cli("train", "heads", "--data", str(root / "boot" / "sft"), "--out", str(root / f"m{i}"), "--epochs", "8",
+    runs = [_cli("train", "heads", "--data", str(root / "boot" / "sft"), "--out", str(root / f"m{i}"), "--epochs", "8", "--batch", "4",
                  "--seed", "1") for i in (0, 1)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr[-2000:]
     assert "trained heads for 8 epochs" in runs[0].stdout
