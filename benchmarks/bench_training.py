@@ -1,13 +1,16 @@
 """Training data and trained planners: bootstrap and export speed; planners on the test split.
 
-    python benchmarks/bench_training.py [--shard 0/6] [--workers 2] [--runs 5] [--trained]
+    python benchmarks/bench_training.py [--shard 0/6] [--workers 2] [--runs 5] [--trained] [--heads] [--boot DIR]
 
 1. `homiebot bootstrap` (oracle, failure scales 0.5,1,2, one run per task) over a shard of home100's
    train split: episodes/s and exported rounds/s; then `homiebot export` alone: SFT and DPO records/s.
 2. SR and TP on the test split, --runs runs per task, with 95 % confidence intervals (Student t over the
    per-run means: each run index is one pass over the test tasks), for the heuristic and the oracle,
    and with --trained for the `trained` planner fine-tuned on the bootstrapped SFT data (the GPU recipe
-   on a tiny random Qwen2-VL, constrained decoding: a dry run of the pipeline, not a useful planner).
+   on a tiny random Qwen2-VL, constrained decoding: a dry run of the pipeline, not a useful planner),
+   and with --heads for the CPU recipe (`train heads`: frozen MiniLM + trained heads) on the same data.
+   --boot DIR reuses an earlier `homiebot bootstrap --out DIR` instead of bootstrapping a shard;
+   --tasks N evaluates only the first N test tasks (a smaller slice, printed as such).
 """
 
 from __future__ import annotations
@@ -42,9 +45,20 @@ def interval(values: list[float]) -> str:
     return f"{mean:.1f} ± {half:.1f}"
 
 
-def compare(name: str, cfg: RunConfig, out: Path, runs: int, workers: int) -> str:
+def compare(name: str, cfg: RunConfig, out: Path, runs: int, workers: int, tasks: int | None = None) -> str:
     t0 = time.perf_counter()
-    evaluate("home100", cfg, out, runs=runs, split="test", workers=workers, progress=False)
+    suite: str | Path = "home100"
+    if tasks:  # a slice: the first N test tasks copied into their own suite folder
+        import shutil
+
+        from homiebot.bench.suite import load_suite, suite_path
+
+        suite = out.parent / f"slice{tasks}"
+        if not suite.is_dir():
+            suite.mkdir(parents=True)
+            for t in load_suite("home100", "test")[:tasks]:
+                shutil.copy(suite_path("home100") / f"{t.id}.yaml", suite)
+    evaluate(str(suite), cfg, out, runs=runs, split="test" if not tasks else "all", workers=workers, progress=False)
     wall = time.perf_counter() - t0
     results = read_results(out / "results.jsonl").results
     per_run = [[r for r in results if r.run == k] for k in range(runs)]
@@ -59,10 +73,17 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--trained", action="store_true", help="also train and evaluate the tiny-model trained planner")
+    ap.add_argument("--heads", action="store_true", help="also train and evaluate the CPU recipe (MiniLM + heads)")
+    ap.add_argument("--epochs", type=int, default=10, help="--heads: training epochs (default 10)")
+    ap.add_argument("--boot", help="an existing bootstrap folder to use instead of bootstrapping --shard")
+    ap.add_argument("--tasks", type=int, help="evaluate only the first N test tasks (a smaller slice)")
+    ap.add_argument("--only-heads", action="store_true", help="skip the heuristic and oracle rows")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cfg = RunConfig.model_validate({"planner": {"name": "oracle"}})
+        if args.boot:
+            return _heads_only(Path(args.boot), root, args)
         t0 = time.perf_counter()
         s = bootstrap(cfg, root / "boot", ["home100"], [0.5, 1, 2], runs=1, workers=args.workers, shard=args.shard, progress=False)
         wall = time.perf_counter() - t0
@@ -87,6 +108,31 @@ def main() -> int:
             params = {"path": str(root / "model"), "constrained": True, "max_new_tokens": 16}
             cfg = RunConfig.model_validate({"planner": {"name": "trained", "params": params}})
             print(compare("trained (tiny Qwen2-VL, 20 SFT steps)", cfg, root / "eval_trained", args.runs, args.workers), flush=True)
+        if args.heads:
+            print(_heads_row(root / "boot", root, args), flush=True)
+    return 0
+
+
+def _heads_row(boot: Path, root: Path, args: argparse.Namespace) -> str:
+    from homiebot.training.heads import train_heads
+
+    m = train_heads(boot / "sft", root / "heads", epochs=args.epochs)
+    print(f"train heads: {m['records']} records, {m['texts_embedded']} texts embedded in {m['embed_s']} s, "
+          f"{m['epochs']} epochs in {m['train_s']} s, loss {m['losses'][0]} -> {m['losses'][-1]}", flush=True)
+    cfg = RunConfig.model_validate({"planner": {"name": "trained", "params": {"path": str(root / "heads")}}})
+    return compare(f"trained, CPU recipe (MiniLM + heads, {m['records']} SFT records)", cfg, root / "eval_heads", args.runs,
+                   args.workers, args.tasks)
+
+
+def _heads_only(boot: Path, root: Path, args: argparse.Namespace) -> int:
+    slice_note = f"first {args.tasks} test tasks (a slice)" if args.tasks else "test split"
+    print(f"{slice_note} of home100, {args.runs} runs per task, default failure profile; 95 % t-intervals over the runs\n")
+    print("| planner | SR | TP | episodes | wall |\n| --- | ---: | ---: | ---: | ---: |")
+    if not args.only_heads:
+        for name in ("heuristic", "oracle"):
+            print(compare(name, RunConfig.model_validate({"planner": {"name": name}}), root / f"eval_{name}", args.runs, args.workers,
+                          args.tasks), flush=True)
+    print(_heads_row(boot, root, args), flush=True)
     return 0
 
 

@@ -154,14 +154,17 @@ def _parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
                         description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
                         "is used with --planner trained (docs/training.md).")
-    tr.add_argument("stage", choices=("sft", "dpo"), help="sft: supervised on conversations; dpo: preference pairs")
+    tr.add_argument("stage", choices=("sft", "dpo", "heads"), help="sft: supervised on conversations; dpo: preference pairs; "
+                    "heads: the CPU recipe, small heads over the frozen MiniLM encoder trained on an SFT export (no --base)")
     tr.add_argument("--data", required=True, help="an export folder of the same format (homiebot export --format sft|dpo)")
-    tr.add_argument("--base", required=True, help="a local model folder (never downloaded), the --out of an earlier `train sft` "
+    tr.add_argument("--base", help="sft/dpo: a local model folder (never downloaded), the --out of an earlier `train sft` "
                     "(its merged model), or tiny:qwen2_vl (a random tiny Qwen2-VL for dry runs)")
     tr.add_argument("--out", required=True, help="new folder for the adapter and its manifest")
     tr.add_argument("--steps", type=int, default=50, help="optimizer steps (default: 50)")
-    tr.add_argument("--batch", type=int, default=1, help="records per step (default: 1)")
-    tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper)")
+    tr.add_argument("--batch", type=int, help="records per step (default: 1; heads: 32)")
+    tr.add_argument("--epochs", type=int, default=40, help="heads: passes over the data (default: 40)")
+    tr.add_argument("--hidden", type=int, default=128, help="heads: hidden width (default: 128)")
+    tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper; heads: 2e-3)")
     tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
     tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
     tr.add_argument("--image-size", type=int, default=56, help="views are resized to this many pixels a side (default: 56)")
@@ -478,9 +481,22 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from homiebot.training.train import train
+    from homiebot.training.train import TrainError, train
 
-    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch,
+    if args.stage == "heads":
+        from homiebot.training.heads import train_heads
+
+        if args.base:
+            raise TrainError("train heads: --base is not used (the encoder is the shipped MiniLM model); leave it out")
+        h = train_heads(Path(args.data), Path(args.out), epochs=args.epochs, lr=args.lr or 2e-3, hidden=args.hidden,
+                        batch=args.batch or 32, seed=args.seed)
+        print(f"trained heads for {h['epochs']} epochs on {h['records']} records ({h['texts_embedded']} texts embedded in "
+              f"{h['embed_s']} s, training {h['train_s']} s; loss {h['losses'][0]} -> {h['losses'][-1]}); {Path(args.out) / h['weights']}")
+        print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
+        return 0
+    if not args.base:
+        raise TrainError(f"train {args.stage}: --base is required (a local model folder, an earlier --out, or tiny:qwen2_vl)")
+    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch or 1,
               lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
     print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
           f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")

@@ -8,6 +8,9 @@ skeleton and lets the model choose the action, target and model). Its text goes 
 unchanged, so malformed output becomes F1 feedback as with any planner. Other parameters are the
 ``hf`` planner's (``device``, ``dtype``, ``max_new_tokens``, ``temperature``, ``constrained`` ...);
 ``base`` overrides the base folder named in the manifest (after moving it).
+
+A folder written by ``homiebot train heads`` (manifest ``recipe: minilm_heads``, the CPU recipe) is
+served by ``homiebot.planners.heads_planner.HeadsPlanner`` instead; it takes only ``path``.
 """
 
 from __future__ import annotations
@@ -29,13 +32,27 @@ def read_manifest(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         raise PlannerConfigError(f"trained planner: {path} has no readable {MANIFEST}; give path: the --out folder of "
                                  "`homiebot train sft|dpo`") from None
+    if isinstance(data, dict) and data.get("recipe") == "minilm_heads":
+        return data
     if not isinstance(data, dict) or data.get("recipe") != "vlm_lora" or not isinstance(data.get("base"), str):
         raise PlannerConfigError(f"trained planner: {path / MANIFEST} is not a manifest written by `homiebot train`")
     return data
 
 
 class TrainedPlanner(HFPlanner):
-    """Plans with a base model and the LoRA adapter ``homiebot train`` saved."""
+    """Plans with a base model and the LoRA adapter ``homiebot train`` saved (or, for a folder of
+    ``homiebot train heads``, is a ``HeadsPlanner``: the manifest's ``recipe`` says which)."""
+
+    def __new__(cls, path: str, base: str | None = None, **params: Any) -> Any:
+        folder = Path(str(path)).expanduser()
+        manifest = read_manifest(folder)
+        if manifest.get("recipe") == "minilm_heads":
+            if params or base:
+                raise PlannerConfigError(f"trained planner: a minilm_heads model takes only path (got {', '.join(sorted([*params, *(['base'] if base else [])]))})")
+            from homiebot.planners.heads_planner import HeadsPlanner
+
+            return HeadsPlanner(folder, manifest)
+        return super().__new__(cls)
 
     def __init__(self, path: str, base: str | None = None, **params: Any) -> None:
         folder = Path(str(path)).expanduser()
