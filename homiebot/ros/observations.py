@@ -11,7 +11,7 @@ from typing import cast
 import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
@@ -21,6 +21,12 @@ from homiebot.ros.rpc import RELIABLE
 from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+# A round's JSON data is kept by its publisher for late joiners: a subscription matched a moment after the
+# round was published (discovery on a loaded machine) still gets it. Volatile subscribers (a plain client,
+# the recorder) match too and get only new messages.
+ROUND_DATA = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+ROUND_TOPICS = ("observation", "world/belief", "world/state", "world/map", "belief", "map/summary")
 
 
 class ObservationCache:
@@ -38,7 +44,8 @@ class ObservationCache:
                 node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)), IMAGES, callback_group=group)
         self._limit = message_limit(node)
         for topic in json_topics:
-            node.create_subscription(String, f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._json_cb(topic)), RELIABLE,
+            node.create_subscription(String, f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._json_cb(topic)),
+                                     ROUND_DATA if topic in ROUND_TOPICS else RELIABLE,
                                      callback_group=group)
 
     def _image_cb(self, view: str, kind: str):

@@ -17,11 +17,13 @@ import time
 
 import rclpy
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+# a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data)
+PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SERVICES = ("world", "planner", "detector", "executor", "recorder")
 JSON_TOPICS = ("task/submit", "world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
@@ -50,7 +52,7 @@ class Client:
 
     def pub(self, topic: str, kind=String):
         if topic not in self.pubs:
-            self.pubs[topic] = self.node.create_publisher(kind, topic, QOS)
+            self.pubs[topic] = self.node.create_publisher(kind, topic, PUB_QOS)
         return self.pubs[topic]
 
     def spin(self, seconds: float) -> None:

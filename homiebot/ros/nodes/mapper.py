@@ -29,7 +29,7 @@ from std_msgs.msg import String
 
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import to_occupancy_grid
-from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.observations import ROUND_DATA
 from homiebot.ros.wire import MapMessage, ObservationMeta, Stamped, message_limit, parse, safe_callback
 
 # the latest grid stays available to late subscribers (like a map server's)
@@ -44,13 +44,13 @@ class MapperNode:
             raise ValueError(f"perception '{params['perception']}' is not available; use one of {', '.join(PERCEPTION)}")
         self.node = node
         self.seen: dict[str, dict] = {}
-        self.belief_pub = node.create_publisher(String, "/homiebot/belief", RELIABLE)
-        self.summary_pub = node.create_publisher(String, "/homiebot/map/summary", RELIABLE)
+        self.belief_pub = node.create_publisher(String, "/homiebot/belief", ROUND_DATA)
+        self.summary_pub = node.create_publisher(String, "/homiebot/map/summary", ROUND_DATA)
         self.grid_pub = node.create_publisher(OccupancyGrid, "/homiebot/map/occupancy", MAP_QOS)
         self.limit = message_limit(node)
         for topic, callback in (("/homiebot/world/belief", self._relay), ("/homiebot/observation", self._remember),
                                 ("/homiebot/world/map", self._map)):
-            node.create_subscription(String, topic, safe_callback(node, topic, callback), RELIABLE)
+            node.create_subscription(String, topic, safe_callback(node, topic, callback), ROUND_DATA)
 
     def _relay(self, msg: String) -> None:
         parse(Stamped, msg.data, self.limit)  # only well-formed beliefs go on to the detector

@@ -39,7 +39,7 @@ from homiebot.errors import take_snapshot
 from homiebot.executor import is_last_attempt, run_attempt, skill_name, stopped
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
-from homiebot.ros.observations import IMAGES
+from homiebot.ros.observations import IMAGES, ROUND_DATA
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.wire import read_json, safe_callback
@@ -66,7 +66,7 @@ class WorldNode:
         self.mapped = False  # the world keeps a semantic map (mapped perception)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
-        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("observation", "world/belief", "world/state", "world/map")}
+        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", ROUND_DATA) for t in ("observation", "world/belief", "world/state", "world/map")}
         self.server = RpcServer(node, "world", {"reset": self.reset, "observe": self.observe, "skills": self.list_skills,
                                                 "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info,
                                                 "resolve": self.resolve, "room_of": self.room_of, "route": self.route})
