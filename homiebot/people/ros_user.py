@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import queue
+from typing import Any
 
 from homiebot.contracts import Exchange
 from homiebot.people.base import User
@@ -19,22 +20,27 @@ class RosUser(User):
 
     name = "ros"
 
-    def __init__(self, timeout: float = 60.0) -> None:
+    def __init__(self, timeout: float = 60.0, node: Any = None) -> None:
+        """``node``: a spun rclpy node to ask through (a graph node's own); None: a node of its own."""
         from rclpy.node import Node
         from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
         from std_msgs.msg import String
 
         from homiebot.ros.common import init, spin_in_background
 
-        init(None)
         self.timeout = timeout
         self._string = String
-        self.node = Node("homiebot_ask")
+        self._own = node is None
+        if self._own:
+            init(None)
+            node = Node("homiebot_ask")
+        self.node = node
         qos = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
         self.pub = self.node.create_publisher(String, ASK_TOPIC, qos)
         self.answers: queue.Queue[tuple[int | None, str]] = queue.Queue()
         self.node.create_subscription(String, ANSWER_TOPIC, self._on_answer, 10)
-        spin_in_background(self.node)
+        if self._own:
+            spin_in_background(self.node)
 
     def _on_answer(self, msg) -> None:
         try:
@@ -58,4 +64,5 @@ class RosUser(User):
         return Exchange(question=question, answer=None, answerer=self.name)
 
     def close(self) -> None:
-        self.node.destroy_node()
+        if self._own:
+            self.node.destroy_node()

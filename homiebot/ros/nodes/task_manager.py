@@ -29,6 +29,9 @@ from std_msgs.msg import String
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
 from homiebot.contracts import StepRecord
+from homiebot.people.base import User
+from homiebot.people.factory import make_user
+from homiebot.people.ros_user import RosUser
 from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
@@ -76,6 +79,8 @@ class TaskManagerNode:
                                       heartbeat=self.cfg.safety.estop_heartbeat)
         self.safety_link.hear_others(self.safety.add)
         self.approver = TopicApprover(node) if self.cfg.safety.approve != "never" else None
+        # questions go out on /homiebot/ask from this node (``user: ros``); made once, answers are matched by round
+        self.ros_user = RosUser(timeout=float(params["ask_timeout"]), node=node) if self.cfg.user == "ros" else None
         self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)
         node.create_subscription(String, CANCEL_TOPIC, safe_callback(node, CANCEL_TOPIC, self._on_cancel), RELIABLE)
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
@@ -176,6 +181,14 @@ class TaskManagerNode:
         self.safety.cancel(f"cancel of '{running[0]}'")
         self.pub_cancelled.publish(String(data=json.dumps({"episode": running[1].episode})))
 
+    def _user(self, task: Task, world: RemoteWorld, seed: int) -> User | None:
+        """Who answers the planner's questions: the config's ``user`` (none, ros, simulated or a persona)."""
+        if self.cfg.user == "none":
+            return None
+        if self.ros_user is not None:
+            return self.ros_user
+        return make_user(self.cfg.user, task, world.scene_description(), seed)
+
     def _task(self, request: dict) -> Task:
         if "task" in request:
             try:
@@ -269,7 +282,7 @@ class TaskManagerNode:
         self.running = (rid, world)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
                       make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
-                                                                   executor.unavailable), safety=gate)
+                                                                   executor.unavailable), safety=gate, user=self._user(task, world, seed))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
                             "max_rounds": c.max_rounds, "scene": world.scene_description()})
@@ -317,6 +330,7 @@ PARAMS = (
     Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),
     Param("record_bag", True, "have the recorder node write every /homiebot topic of each episode into <episode>/bag (MCAP)"),
     Param("max_instruction_chars", 2000, "longest instruction accepted in a submission", positive),
+    Param("ask_timeout", 60.0, "seconds to wait on /homiebot/answer for the answer to a question (user: ros)", positive),
     Param("heartbeat_timeout", 3.0, "seconds without a node's heartbeat after which its death fails the episode", positive),
 )
 
