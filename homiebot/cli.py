@@ -209,8 +209,9 @@ def _parser() -> argparse.ArgumentParser:
                         description="Replay the recorded episode (same scene, config, seed and planner answers) and write its video.")
     vd.add_argument("folder", help="an episode folder (with episode.json)")
 
-    vw = sub.add_parser("view", help="replay an episode folder or .rrd recording in the rerun web viewer (viz extra)")
-    vw.add_argument("source", help="an episode folder (with episode.json) or an .rrd file")
+    vw = sub.add_parser("view", help="replay an episode folder, a graph episode's bag or an .rrd recording in the rerun web viewer (viz extra)")
+    vw.add_argument("source", help="an episode folder (with episode.json), its bag folder (<episode>/bag, written by `homiebot up`) "
+                                   "or an .rrd file")
     vw.add_argument("--view-host", default="127.0.0.1", help="address the web viewer listens on (default: 127.0.0.1)")
     vw.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
     vw.add_argument("--save-rrd", help="write the recording to this .rrd file and exit instead of serving it")
@@ -252,6 +253,18 @@ def _cmd_video(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bag_to_rrd(bag: Path, rrd: Path) -> int:
+    """A graph episode's bag replayed into an .rrd (needs ROS 2 to read its messages)."""
+    try:
+        from homiebot.ros.viewer import bag_to_rrd
+    except ImportError as err:
+        raise ConfigError(f"view: replaying a bag needs ROS 2 (rclpy): {err}") from None
+    try:
+        return bag_to_rrd(bag, rrd)
+    except ValueError as err:
+        raise ConfigError(f"view: {err}") from None
+
+
 def _cmd_view(args: argparse.Namespace) -> int:
     from homiebot.viz import require_rerun
 
@@ -263,16 +276,17 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
     src = Path(args.source)
     if not src.exists():
-        raise ConfigError(f"{src}: no such episode folder or .rrd file")
+        raise ConfigError(f"{src}: no such episode folder, bag or .rrd file")
     with tempfile.TemporaryDirectory() as tmp:
         if src.is_dir():
             rrd = Path(args.save_rrd) if args.save_rrd else Path(tmp) / "episode.rrd"
-            rounds = episode_to_rrd(src, rrd)
+            is_bag = (src / "metadata.yaml").is_file()  # a graph episode's bag (<episode>/bag), else an episode folder
+            rounds = _bag_to_rrd(src, rrd) if is_bag else episode_to_rrd(src, rrd)
             print(f"{rounds} rounds of {src}" + (f" -> {rrd}" if args.save_rrd else ""), flush=True)
         elif src.suffix == ".rrd":
             rrd = src
         else:
-            raise ConfigError(f"{src}: give an episode folder or an .rrd file")
+            raise ConfigError(f"{src}: give an episode folder, its bag folder or an .rrd file")
         if args.save_rrd:
             return 0
         try:

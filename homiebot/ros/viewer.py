@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,26 +41,29 @@ def grid_top_down(msg: OccupancyGrid) -> TopDown:
 class GraphViewer:
     """Feeds a ``RerunLog`` from the graph's topics on ``node``."""
 
-    def __init__(self, node: Node, log: Any, queue_limit: int = 24) -> None:  # two rounds of 12 images
+    def __init__(self, node: Node | None, log: Any, queue_limit: int = 24) -> None:  # two rounds of 12 images
+        """``node``: subscribe on it (live); None: messages come through ``feed`` (a bag's replay)."""
         self.log = log  # homiebot.viz.rerun_log.RerunLog (rerun is imported by the caller)
         self.queue = DropQueue(queue_limit)
         self.round = 0
         self.frame = 0  # one per observation, as in the in-process view
         self.seen: dict[str, int] = {}  # messages received per entity
-        group = ReentrantCallbackGroup()
-
-        def sub(msg_type: type, topic: str, cb: Any) -> None:
-            node.create_subscription(msg_type, topic, safe_callback(node, topic, cb), QOS, callback_group=group)
+        self.handlers: dict[str, tuple[type, Any]] = {}
         for view in VIEW_NAMES:
             for kind in IMAGE_KINDS:
-                sub(Image, image_topic(view, kind), partial(self._image, view, kind))
-        sub(Odometry, "/homiebot/odom", self._odom)
-        sub(String, "/homiebot/observation", self._observation)
-        sub(String, "/homiebot/task/status", self._status)
-        sub(String, "/homiebot/subtask", self._subtask)
-        sub(String, EVENTS_TOPIC, self._safety)
-        sub(OccupancyGrid, "/homiebot/map/occupancy", self._grid)
-        sub(String, "/homiebot/map/summary", self._summary)
+                self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
+        self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
+                              "/homiebot/task/status": (String, self._status), "/homiebot/subtask": (String, self._subtask),
+                              EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
+                              "/homiebot/map/summary": (String, self._summary)})
+        if node is not None:
+            group = ReentrantCallbackGroup()
+            for topic, (msg_type, cb) in self.handlers.items():
+                node.create_subscription(msg_type, topic, safe_callback(node, topic, cb), QOS, callback_group=group)
+
+    def feed(self, topic: str, msg: Any) -> None:
+        """One message of ``topic``, as a subscription would deliver it."""
+        self.handlers[topic][1](msg)
 
     def _at(self, apply: Any, droppable: bool = True) -> None:
         r, frame = self.round, self.frame
@@ -120,3 +124,35 @@ class GraphViewer:
 
     def close(self) -> None:
         self.queue.close(timeout=10)
+
+
+def bag_to_rrd(bag: str | Path, rrd: str | Path) -> int:
+    """Replay an episode's bag (the recorder's MCAP rosbag2 folder) into an .rrd file, as ``homiebot up
+    --view`` would have shown it live; nothing is dropped. Returns the number of rounds seen.
+
+    ValueError (one line) when the folder is not a readable bag."""
+    import rerun as rr
+    from rclpy.serialization import deserialize_message
+    from rosbags.rosbag2 import Reader
+
+    from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
+
+    stream = rr.RecordingStream(APP_ID)
+    stream.set_sinks(rr.FileSink(str(rrd)), default_blueprint=blueprint())
+    viewer = GraphViewer(None, RerunLog(stream), queue_limit=10**7)
+    rounds: set[int] = set()
+    try:
+        with Reader(Path(bag)) as reader:
+            wanted = [c for c in reader.connections if c.topic in viewer.handlers]
+            for conn, _, raw in reader.messages(connections=wanted):
+                msg_type = viewer.handlers[conn.topic][0]
+                viewer.feed(conn.topic, deserialize_message(bytes(raw), msg_type))
+                if conn.topic == "/homiebot/observation":
+                    rounds.add(viewer.round)
+    except Exception as err:  # rosbags raises its own errors for a folder that is no bag
+        viewer.close()
+        raise ValueError(f"{bag}: not a readable episode bag ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+    viewer.close()
+    stream.flush(timeout_sec=30.0)
+    stream.disconnect()
+    return len(rounds)

@@ -104,6 +104,28 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env):
     assert counts["/homiebot/task/status"] >= rounds + 1
 
 
+def test_view_replays_the_bag_of_a_graph_episode_into_a_recording(running_graph, env, tmp_path):
+    rr_chunk = pytest.importorskip("rerun.chunk")  # the viz extra (make installs it)
+    out = submit(env, "--task", str(DEMO), "--seed", "6")
+    assert out.returncode == 0, out.stderr
+    folder = record_path(out.stdout).parent
+    rounds = len(load_episode(folder).steps)
+    rrd = tmp_path / "bag.rrd"
+    view = subprocess.run([sys.executable, "-m", "homiebot.cli", "view", str(folder / "bag"), "--save-rrd", str(rrd)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert view.returncode == 0, view.stderr
+    assert f"{rounds} rounds of" in view.stdout
+    rows: dict[str, int] = {}
+    for chunk in rr_chunk.RrdReader(str(rrd)).store().stream():
+        rows[chunk.entity_path] = rows.get(chunk.entity_path, 0) + chunk.to_record_batch().num_rows
+    for view_name in ("front", "left", "back", "right"):
+        assert rows.get(f"/views/{view_name}") == rounds, rows
+    assert rows.get("/timeline/rounds") == rounds, rows
+    bad = subprocess.run([sys.executable, "-m", "homiebot.cli", "view", str(folder / "bag" / "metadata.yaml")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
 def test_a_plain_rclpy_client_sees_images_and_json_and_can_submit(running_graph, env, tmp_path):
     script = tmp_path / "client.py"
     script.write_text(f'''
