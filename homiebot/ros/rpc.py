@@ -76,6 +76,11 @@ class Cancelled(Exception):
     """Raised inside a handler when its request was cancelled."""
 
 
+class BadRequest(ValueError):
+    """Raised by a handler whose parameters are missing or malformed: the caller gets the message, the
+    node logs one warning line (a hostile or broken client is not the node's failure)."""
+
+
 @dataclass
 class CallContext:
     """Given to handlers: publish progress, and check for cancellation."""
@@ -325,6 +330,9 @@ class RpcServer:
                 after()
         except Cancelled:
             self._send({"id": ctx.request_id, "kind": "error", "message": "cancelled"})
+        except BadRequest as err:
+            self.node.get_logger().warning(f"{self.service}: refused a '{method}' request: {err}")
+            self._send({"id": ctx.request_id, "kind": "error", "message": f"BadRequest: {err}"[:2000], "type": "BadRequest"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
             if not (self._closing or isinstance(err, RpcInterrupted)):
                 self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")

@@ -24,7 +24,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from homiebot.ros.rpc import PING, RELIABLE, RpcClient  # noqa: E402
+from homiebot.ros.rpc import PING, RELIABLE, RpcClient, RpcError  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 
 DOMAIN = 30 + os.getpid() % 30  # apart from the graph tests' domains
@@ -32,17 +32,23 @@ SERVER = """
 import sys, rclpy
 from rclpy.node import Node
 from homiebot.ros.common import spin_in_background
-from homiebot.ros.rpc import RpcServer
+from homiebot.ros.rpc import BadRequest, RpcServer
 rclpy.init()
 node = Node("echo_server")
-RpcServer(node, "echo_test", {"echo": lambda params, ctx: {"echo": params, "server": sys.argv[1]}})
+
+def strict(params, ctx):
+    if not isinstance(params.get("n"), int):
+        raise BadRequest("strict needs n, an integer")
+    return params["n"]
+
+RpcServer(node, "echo_test", {"echo": lambda params, ctx: {"echo": params, "server": sys.argv[1]}, "strict": strict})
 executor, thread = spin_in_background(node)
 thread.join()
 """
 
 
-def start_server(tag: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", SERVER, tag], env=ros_environment(DOMAIN))
+def start_server(tag: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", SERVER, tag], env=ros_environment(DOMAIN), **kwargs)
 
 
 @pytest.fixture
@@ -107,3 +113,17 @@ def test_a_ping_precedes_the_first_call_to_each_server_process(client):
         assert settle(requests, 1)[0] == PING
     finally:
         stop(second)
+
+
+def test_a_bad_request_is_answered_with_its_reason_and_logged_in_one_line(client):
+    rpc, _ = client
+    server = start_server("strict", stderr=subprocess.PIPE, text=True)
+    try:
+        assert rpc.call("strict", {"n": 3}, timeout=60) == 3
+        with pytest.raises(RpcError, match="strict needs n, an integer") as err:
+            rpc.call("strict", {"n": "three"}, timeout=60)
+        assert err.value.remote_type == "BadRequest"
+    finally:
+        stop(server)
+    log = server.stderr.read()
+    assert "refused a 'strict' request: strict needs n, an integer" in log and "Traceback" not in log, log

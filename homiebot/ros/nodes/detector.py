@@ -20,7 +20,7 @@ from homiebot.contracts import Action, PlannerOutput
 from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import CallContext, RpcClient, RpcServer
+from homiebot.ros.rpc import BadRequest, CallContext, RpcClient, RpcServer
 
 
 class WorldResolvedBelief(SnapshotBelief):
@@ -59,15 +59,20 @@ class DetectorNode:
         return self._world
 
     def check(self, params: dict, ctx: CallContext) -> dict:
-        episode = int(params["episode"])
-        message = self.cache.wait_json("belief", episode, int(params["round"]), self.wait)
+        try:
+            episode, round_index = int(params["episode"]), int(params["round"])
+            caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
+            output = PlannerOutput.model_validate(params["output"])
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # pydantic's ValidationError is a ValueError
+            raise BadRequest("check needs episode and round (integers), capabilities ({model: [actions]}) and the planner's "
+                             f"output: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        message = self.cache.wait_json("belief", episode, round_index, self.wait)
         belief = (WorldResolvedBelief(message["snapshot"], self.world(), episode, self.wait) if message.get("resolves")
                   else SnapshotBelief(message["snapshot"]))
         d = self.cfg.detector
-        caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
         detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names,
                                  unavailable=params.get("unavailable") or {})
-        result = detector.check(PlannerOutput.model_validate(params["output"]))
+        result = detector.check(output)
         return {"feedback": result.feedback.model_dump(mode="json") if result.feedback else None,
                 "subtask": result.subtask.model_dump(mode="json") if result.subtask else None}
 
