@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import queue
+import time
 from typing import Any
 
 from homiebot.contracts import Exchange
@@ -51,8 +52,6 @@ class RosUser(User):
 
     def answer(self, question: str, round_index: int) -> Exchange:
         self.pub.publish(self._string(data=json.dumps({"round": round_index, "question": question})))
-        import time
-
         deadline = time.monotonic() + self.timeout
         while (left := deadline - time.monotonic()) > 0:
             try:
