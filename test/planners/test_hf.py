@@ -25,24 +25,16 @@ from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerConfigError
 from homiebot.planners.hf import EXAMPLE_TASK, HFPlanner  # noqa: E402
 from homiebot.prompting import FORMATS, PromptBuilder  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
+from homiebot.training.tiny import CHAT_TEMPLATE, IMAGE, SPECIAL, build_tiny_qwen2_vl  # noqa: E402
 
 from ..conftest import small_render  # noqa: E402
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-CHAT_TEMPLATE = (
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
-    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 MODELS = [
     ModelInfo("NoMaD", ("Go to",), "image-goal navigation"),
     ModelInfo("PixNav", ("Go to",), "pixel-goal navigation"),
     ModelInfo("octo", ("Open", "Close", "Pick", "Put"), "manipulation"),
     ModelInfo("RT-1-X", ("Pick", "Put", "Open", "Close"), "manipulation"),
 ]
-IMAGE = 56  # one 4x4 grid of 14-pixel patches: 4 image tokens per view after the 2x2 merge
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -73,29 +65,7 @@ def _tokenizer():
 @pytest.fixture(scope="module")
 def tiny_qwen2_vl(tmp_path_factory):
     """A folder like a Qwen2-VL checkpoint: config, random weights, tokenizer, PIL image processor, chat template."""
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
-
-    path = tmp_path_factory.mktemp("tiny_qwen2_vl")
-    tokenizer = _tokenizer()
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL}
-    config = transformers.Qwen2VLConfig(
-        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-                     "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 4096,
-                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
-                     "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"], "pad_token_id": ids["<|endoftext|>"]},
-        vision_config={"depth": 1, "embed_dim": 32, "hidden_size": 32, "num_heads": 2, "mlp_ratio": 2, "patch_size": 14,
-                       "spatial_merge_size": 2, "temporal_patch_size": 2},
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-    )
-    torch.manual_seed(0)
-    model = transformers.Qwen2VLForConditionalGeneration(config)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    # the processor itself cannot be built without torchvision (its video part), so its parts are saved,
-    # as in a hub checkpoint; the planner assembles them
-    Qwen2VLImageProcessorPil(min_pixels=IMAGE * IMAGE, max_pixels=IMAGE * IMAGE).save_pretrained(path)
-    return path
+    return build_tiny_qwen2_vl(tmp_path_factory.mktemp("tiny_qwen2_vl"))
 
 
 @pytest.fixture(scope="module")
