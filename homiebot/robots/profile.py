@@ -56,6 +56,8 @@ class Interface(_Strict):
 
 
 class LimitsSpec(_Strict):
+    """Speed limits, and the arm's workspace box in homiebot's base frame (on the floor under the robot)."""
+
     max_linear: float = Field(0.5, gt=0)
     max_angular: float = Field(1.0, gt=0)
     max_ee_speed: float = Field(0.2, gt=0)
@@ -79,6 +81,8 @@ class RobotProfile(_Strict):
     robot: str
     namespace: str = ""
     base_frame: str = "base_link"
+    base_height: float = Field(0.0, ge=0, description="height of the driver's base frame above the floor. homiebot's base "
+                               "frame is on the floor under the robot: arm goals are sent shifted down by this")
     odom_frame: str = "odom"
     cmd_vel: Interface
     odometry: Interface
@@ -88,6 +92,8 @@ class RobotProfile(_Strict):
     views: dict[str, str] = Field(description="the planner's front/left/back/right views -> driver cameras")
     policy_camera: str = Field(description="the camera low-level policies see")
     arm: dict[str, Interface] = Field(default_factory=dict, description="e.g. pose (PoseStamped end-effector goals)")
+    arm_ready: tuple[float, float, float] = Field((0.6, 0.0, 0.4), description="where the arm_unstow service puts the "
+                                                  "hand (base frame, metres): end-effector goals are integrated from there")
     gripper: dict[str, Interface] = Field(default_factory=dict, description="e.g. open, close (Trigger services)")
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")

@@ -12,6 +12,8 @@ imports the home: a bridged world (``ros2_robot`` with ``sim_truth: true``) read
 Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
 state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
 ``powered``, ``standing``, ``counters`` (commands the driver received and applied).
+
+``TruthCheck`` judges skill attempts of a bridged world in simulation from that truth.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import threading
 import time
 from typing import Any
 
+from homiebot.attempt_checks import RobotSignalsCheck, Tolerances
+from homiebot.contracts import Action, Subtask
 from homiebot.errors import EntityLike, SnapshotBelief
-from homiebot.robot import RobotUnavailable
+from homiebot.robot import Robot, RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
 SIM_SERVICE = "sim/driver"  # RPC topics /homiebot/sim/driver/{request,reply}
@@ -52,6 +56,15 @@ class SimTruth:
         if isinstance(data, dict) and isinstance(data.get("belief"), dict) and isinstance(data["belief"].get("entities"), dict):
             with self._lock:
                 self._data, self._received = data, time.monotonic()
+
+    def wait_for_next(self, timeout: float = 1.0) -> None:
+        """Wait (at most ``timeout`` s) for a message newer than this call: the truth after the last command."""
+        asked = time.monotonic()
+        while time.monotonic() - asked < timeout:
+            with self._lock:
+                if self._received > asked:
+                    return
+            time.sleep(0.01)
 
     @property
     def fresh(self) -> bool:
@@ -101,4 +114,30 @@ class TruthBelief:
         return self._now().enclosing_container(obj)
 
 
-__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief"]
+class TruthCheck(RobotSignalsCheck):
+    """Judges a bridged robot's attempts from the sim driver's truth, as the embedded home's own check
+    does in-process: Pick when the target is held, Put when it rests on or in the place, Open and Close
+    when the door state says so, Go to as the robot's signals do (the truth's distance)."""
+
+    def __init__(self, truth: SimTruth) -> None:
+        super().__init__(TruthBelief(truth))
+        self.truth = truth
+
+    def _holding(self, robot: Robot) -> bool | None:
+        return self.belief.held_object() is not None
+
+    def succeeded(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        target = subtask.target or ""
+        self.truth.wait_for_next()  # judged on the state after the attempt's last command
+        if subtask.action is Action.PICK:
+            return self.belief.held_object() == target
+        if subtask.action is Action.PUT:
+            where = (self.truth.dynamic().get("locations") or {}).get(target) or [None]
+            return self.belief.held_object() is None and where[0] == subtask.place
+        if subtask.action in (Action.OPEN, Action.CLOSE):
+            entity = self.belief.lookup(target)
+            return entity is not None and entity.is_open is (subtask.action is Action.OPEN)
+        return super().succeeded(subtask, robot, tol)
+
+
+__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief", "TruthCheck"]

@@ -17,9 +17,10 @@ home under the same names.
 * Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
   is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
   with them. A camera without a static pose in the profile (a hand camera) reports an identity pose.
-* The arm takes end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame); the
-  bridge integrates the deltas it sends from a ready pose, since the driver's own end-effector
-  state needs message types (spot_msgs) that are not available here. The gripper is its open /
+* The arm takes end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame). The
+  driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
+  here, so the bridge integrates the deltas it sends from the profile's ``arm_ready`` pose: before the
+  first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
   close services; whether it holds something is unknown (None) for the same reason.
 """
 
@@ -59,7 +60,6 @@ from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
 
 RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
-READY_EE = np.array([0.6, 0.0, 0.4])  # where the integrated end-effector estimate starts (base frame)
 
 
 class Ros2Robot(Robot):
@@ -87,7 +87,9 @@ class Ros2Robot(Robot):
         self._images: dict[str, Image] = {}
         self._depths: dict[str, Image] = {}
         self._infos: dict[str, CameraInfoMsg] = {}
-        self._ee = READY_EE.copy()
+        self._ee = np.array(self.profile.arm_ready, dtype=float)  # the integrated end-effector estimate (base frame)
+        self._ee_yaw = 0.0  # and its yaw about the base's z axis
+        self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
         p = profile
         self.cmd_pub = node.create_publisher(Twist, p.topic(p.cmd_vel.name), 10)
@@ -253,7 +255,7 @@ class Ros2Robot(Robot):
             joints = self._joints
         names = tuple(joints.name) if joints is not None else ()
         positions = tuple(float(v) for v in joints.position) if joints is not None else ()
-        return ArmState(self._ee.copy(), 0.0, names, positions)
+        return ArmState(self._ee.copy(), self._ee_yaw, names, positions)
 
     def gripper_state(self) -> GripperState:
         if not self.capabilities.gripper:
@@ -304,6 +306,7 @@ class Ros2Robot(Robot):
         if self.arm_pub is None or not self.capabilities.arm:
             raise Unsupported(f"{self.profile.robot} has no arm the bridge can command")
         self._alive()
+        self._unstow()
         lim = self.profile.limits
         t = np.asarray(translation, dtype=float).reshape(3)
         step = lim.max_ee_speed * duration
@@ -312,15 +315,30 @@ class Ros2Robot(Robot):
         if clipped:
             t = t * (step / norm)
         target = np.clip(self._ee + t, lim.workspace_min, lim.workspace_max)
+        turn = float(np.asarray(rotation, dtype=float).reshape(3)[2]) if rotation is not None else 0.0
+        yaw_step = self.limits.max_ee_yaw_rate * duration
+        clipped = clipped or abs(turn) > yaw_step
+        yaw = math.remainder(self._ee_yaw + float(np.clip(turn, -yaw_step, yaw_step)), 2 * math.pi)
         msg = PoseStamped()
         msg.header.frame_id = self.profile.base_frame
-        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in target)
-        msg.pose.orientation.w = 1.0
+        # the driver's base frame sits base_height above homiebot's (on the floor)
+        msg.pose.position.x, msg.pose.position.y = float(target[0]), float(target[1])
+        msg.pose.position.z = float(target[2]) - self.profile.base_height
+        msg.pose.orientation.z, msg.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
         self.arm_pub.publish(msg)
         self.counters.add("arm_pose")
-        self._ee = target
+        self._ee, self._ee_yaw = target, yaw
         time.sleep(duration)
         return MotionReport(clipped=clipped, duration=duration)
+
+    def _unstow(self) -> None:
+        """Bring the hand to the ready pose the estimate starts from, once after start-up or a stow."""
+        if self._arm_ready:
+            return
+        if "arm_unstow" in self.services:
+            self.call("arm_unstow")
+        self._ee, self._ee_yaw = np.array(self.profile.arm_ready, dtype=float), 0.0
+        self._arm_ready = True
 
     def set_gripper(self, closedness: float) -> MotionReport:
         if not self.capabilities.gripper:
@@ -334,7 +352,7 @@ class Ros2Robot(Robot):
         if "arm_stow" not in self.services:
             raise Unsupported(f"{self.profile.robot}'s profile has no arm_stow service")
         self.call("arm_stow")
-        self._ee = READY_EE.copy()
+        self._arm_ready = False
         return MotionReport()
 
     def close(self) -> None:

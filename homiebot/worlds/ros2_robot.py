@@ -11,7 +11,8 @@ hosts a ``Ros2Robot`` bridge over them and gives the agent what it needs from a 
   error detector answers F2 for every target); with ``perception: {mode: mapped}`` the runtime wraps
   this world in the perceiving world, whose semantic map is built from these cameras (the camera
   rig comes from the robot's ``camera_info`` and odometry) and whose belief names what was seen.
-* ``attempt_check``: the robot's own signals plus the belief (``RobotSignalsCheck``).
+* ``attempt_check``: the robot's own signals plus the belief (``RobotSignalsCheck``); in simulation
+  (``sim_truth``) the sim driver's truth (``TruthCheck``).
 * ``floor_plan``: the named room rectangles given as the ``rooms`` parameter (the site's map), the
   semantic map's room prior; none by default.
 * no scenes (``scenes = None``) and no ground truth: privileged skills and expert policies refuse
@@ -38,11 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
 from homiebot.errors import EntityLike
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
-from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief
+from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief, TruthCheck
 from homiebot.worlds.base import World
 
 
@@ -82,13 +84,26 @@ def _rooms(rooms: Any) -> dict[str, list[float]] | None:
     return out
 
 
+def _with_workspace(profile: RobotProfile, box: Sequence[Sequence[float]]) -> RobotProfile:
+    """The profile with another arm workspace box (checked)."""
+    if not (len(box) == 2 and all(len(c) == 3 and all(isinstance(v, (int, float)) for v in c) for c in box)):
+        raise ValueError(f"workspace: give [[x, y, z] min, [x, y, z] max] in metres, not {box!r}")
+    lo, hi = (tuple(float(v) for v in c) for c in box)
+    if any(a >= b for a, b in zip(lo, hi)):
+        raise ValueError(f"workspace: each minimum must be below its maximum, not {list(lo)} and {list(hi)}")
+    limits = profile.limits.model_copy(update={"workspace_min": lo, "workspace_max": hi})
+    return profile.model_copy(update={"limits": limits})
+
+
 class Ros2RobotWorld(World):
     """A robot behind its ROS 2 driver, configured by a robot profile (see the module doc).
 
     ``profile``: a profile name (``spot``, ``fetch``) or YAML file; ``width``/``height``: the planner
     views' size; ``depth``: read registered depth with the views; ``connect_timeout``: seconds to wait
     for the driver at start-up; ``stale_after``: odometry older than this means the driver is gone;
-    ``call_timeout``: seconds per service call; ``rooms``: the site's named room rectangles.
+    ``call_timeout``: seconds per service call; ``rooms``: the site's named room rectangles;
+    ``workspace``: ``[[x, y, z] min, [x, y, z] max]`` replaces the profile's arm workspace (another arm
+    mount; in simulation, the embedded home's arm standing in for the robot's).
     """
 
     name = "ros2_robot"
@@ -96,13 +111,16 @@ class Ros2RobotWorld(World):
 
     def __init__(self, profile: str | RobotProfile = "spot", width: int = 256, height: int = 256, depth: bool = True,
                  connect_timeout: float = 30.0, stale_after: float = 1.0, call_timeout: float = 10.0,
-                 rooms: Mapping[str, Sequence[float]] | None = None, sim_truth: bool = False) -> None:
+                 rooms: Mapping[str, Sequence[float]] | None = None, sim_truth: bool = False,
+                 workspace: Sequence[Sequence[float]] | None = None) -> None:
         if width <= 0 or height <= 0:
             raise ValueError(f"width and height must be positive, not {width}x{height}")
         try:
             self.profile = profile if isinstance(profile, RobotProfile) else load_profile(profile)
         except ProfileError as err:
             raise ValueError(str(err)) from None
+        if workspace is not None:
+            self.profile = _with_workspace(self.profile, workspace)
         self.size = (int(height), int(width))
         self.depth = bool(depth)
         self.rooms = _rooms(rooms)
@@ -156,6 +174,10 @@ class Ros2RobotWorld(World):
 
     def own_robot(self) -> Robot:
         return self._robot
+
+    def attempt_check(self) -> AttemptCheck:
+        """The sim driver's truth in simulation (``sim_truth``); the robot's own signals on a robot."""
+        return TruthCheck(self.truth) if self.truth is not None else super().attempt_check()
 
     @property
     def belief(self) -> Any:

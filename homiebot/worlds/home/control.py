@@ -569,6 +569,24 @@ class HomeControl(Robot):
     def stow_arm(self) -> StepReport:
         return self.stow()
 
+    def ready(self, position: tuple[float, float, float], steps: int = 5) -> StepReport:
+        """Bring the gripper to ``position`` (robot frame) by a joint-space motion, as a driver's unstow
+        does (no collision check; what it holds comes along). Out of the arm's reach: nothing moves."""
+        st = self.state
+        target = arm_ik(tuple(position), 0.0, st.arm.gripper)
+        if target is None:
+            return StepReport(clipped=True, message=f"{tuple(position)} is out of the arm's reach")
+        start = st.arm
+        for k in range(1, steps + 1):
+            a = k / steps
+            lift, shoulder, elbow, wrist = (s + a * (t - s) for s, t in zip(start.as_list()[:4], target.as_list()[:4]))
+            st.arm = ArmPose(lift, shoulder, elbow, wrist, gripper=start.gripper)
+            st._carry_held()
+        report = StepReport(duration=steps * self.dt)
+        self.sim_time += report.duration
+        self.counters.add("ready_arm")
+        return report
+
     def reset(self) -> None:
         """Forget couplings (called when the world is reset: a new episode starts with open hands)."""
         self._coupling = None

@@ -11,7 +11,8 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 * Trigger services that behave as on the robot: with ``sim.needs_power`` the base refuses to move
   until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too;
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
-  end-effector speed limit, and the gripper's open / close services;
+  end-effector speed limit, ``arm_unstow`` (the hand to the profile's ``arm_ready`` pose) and
+  ``arm_stow``, and the gripper's open / close services;
 * ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state and its belief
   snapshot, see ``homiebot.robots.sim``), a simulator-only topic for privileged components, as Gazebo
   publishes model states;
@@ -77,12 +78,13 @@ class SimDriver:
         self.robot: HomeControl = self.world.own_robot()
         p = self.profile
         self.robot.max_linear, self.robot.max_angular = p.limits.max_linear, p.limits.max_angular
+        self.robot.max_ee_speed = p.limits.max_ee_speed
         self.powered = self.standing = not p.sim.needs_power
         self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0, "expert_acts": 0}
         self._expert: PrivilegedPolicy | None = None
         self._lock = threading.Lock()
         self._cmd: tuple[float, float, float] | None = None  # (v, w, wall time received)
-        self._ee_goal: np.ndarray | None = None
+        self._ee_goal: tuple[np.ndarray, float] | None = None  # (position, yaw) in the base frame
         self._moving = False
         self._last_tick = time.monotonic()
         self._frame = 0
@@ -117,7 +119,9 @@ class SimDriver:
             raise WireError("arm pose with a non-finite position")
         with self._lock:
             self.counters["arm_goals"] += 1
-            self._ee_goal = np.array([pos.x, pos.y, pos.z])
+            q = msg.pose.orientation
+            yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+            self._ee_goal = (np.array([pos.x, pos.y, pos.z + self.profile.base_height]), yaw)  # the home's frame is on the floor
 
     def _trigger(self, role: str):  # noqa: ANN202 - a service callback
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
@@ -159,7 +163,15 @@ class SimDriver:
             self.robot.stow()
             self._ee_goal = None
             return True, "arm stowed"
+        if role == "arm_unstow":
+            return self._unstow()
         return True, f"{role}: done"  # claim, release, arm_unstow, estop_release: nothing to simulate
+
+    def _unstow(self) -> tuple[bool, str]:
+        """The hand to the profile's ready pose in front of the body (what the bridge's estimate starts from)."""
+        self._ee_goal = None
+        report = self.robot.ready(self.profile.arm_ready)
+        return (False, report.message) if report.clipped else (True, "arm ready")
 
     # ---- privileged experts, computed from the home's truth ---------------------------------------------
     def _expert_reset(self, params: dict, ctx: CallContext) -> dict:
@@ -214,12 +226,12 @@ class SimDriver:
                 self.robot.drive(cmd[0], cmd[1], dt)
                 self.counters["applied"] += 1
             if self._ee_goal is not None and can_move and dt > 0:
-                here = self.robot.gripper_pose()[0]
-                step = self._ee_goal - here
-                if float(np.linalg.norm(step)) < 0.005:
+                here, here_yaw = self.robot.gripper_pose()
+                step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
+                if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
                     self._ee_goal = None
                 else:
-                    self.robot.move_end_effector(step, None, dt)
+                    self.robot.move_end_effector(step, [0.0, 0.0, turn], dt)
             stamp = time.time_ns()
             self.odom_pub.publish(self._odometry(stamp))
             if self.joint_pub is not None:
