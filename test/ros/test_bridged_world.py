@@ -44,8 +44,9 @@ def say(**kw):
 
 cfg = load_config(sys.argv[1])
 world = build_world(cfg, None)
-# where the graph's episode left the robot, and what the sim driver counted (before this process restarts the home)
-say(phase="after_episode", distance=world.belief.distance_to("brown_table"), driver=world.ground_truth().counters())
+# where the graph's episode left the can, and what the sim driver counted (before this process restarts the home)
+truth = world.ground_truth()
+say(phase="after_episode", can=truth.dynamic()["locations"]["green_can"], held=world.belief.held_object(), driver=truth.counters())
 skills = build_skills(cfg, world)
 world.reset()
 obs = world.observe(0)
@@ -70,14 +71,18 @@ say(phase="modules", home=sorted(m for m in sys.modules if m.startswith("homiebo
 '''
 
 
-REPLAY = ('planner: {name: replay, params: {outputs: ['
-          '"{\\"analysis\\": \\"the table is in the living room\\", \\"subtask\\": \\"[Go to, brown_table]\\", \\"model\\": \\"NoMaD\\"}"]}}')
-TASK = "id: to_the_table\ninstruction: go to the brown table\ngoal:\n  - {kind: robot_in, room: living_room}\n"
+PLAN = [("the fridge is closed: go there", "[Go to, fridge]", "NoMaD"), ("open it first", "[Open, fridge]", "octo"),
+        ("the can is on the brown table", "[Go to, green_can]", "PixNav"), ("take it", "[Pick, green_can]", "RT-1-X"),
+        ("back to the fridge", "[Go to, fridge]", "NoMaD"), ("put it in", "[Put, green_can, fridge]", "RT-1-X"), ("done", "[End]", None)]
+REPLAY = "planner: {name: replay, params: {outputs: %s}}" % json.dumps(
+    [json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in PLAN])
+TASK = ("id: demo\ninstruction: put the green can from the brown table into the fridge\n"
+        "goal:\n  - {kind: object_at, object: green_can, receptacle: fridge}\n")
 
 
 @pytest.fixture(scope="module")
 def bridged(tmp_path_factory):
-    """``homiebot up`` with spot_sim (a replay planner: Go to the brown table, End) runs one episode; then a
+    """``homiebot up`` with spot_sim (a replay planner: the demo task's plan) runs one episode; then a
     process builds the world and skills from the same config against the graph's sim driver, and the graph
     is stopped (its sim driver with it) while that process runs a skill."""
     tmp = tmp_path_factory.mktemp("bridged")
@@ -120,9 +125,10 @@ def test_homiebot_up_with_spot_sim_reaches_the_tasks_goal_through_the_bridge(bri
     assert episode["returncode"] == 0 and "goal reached" in episode["stdout"], episode["stdout"]
     record = episode["record"]
     assert record["goal_satisfied"] is True and record["termination"] == "end"
-    step = record["steps"][0]
-    assert step["skill"] == "policy:sim_expert" and step["feedback"]["status"] == "success"
-    assert record["path_length"] > 1.0  # odometry: the robot drove from the kitchen to the living room
+    steps = record["steps"][:-1]
+    assert [s["skill"] for s in steps] == ["policy:sim_expert"] * 6  # learned-policy skills fed by the simulator's experts
+    assert all(s["feedback"]["status"] == "success" for s in steps), [s["feedback"]["message"] for s in steps]
+    assert record["path_length"] > 1.0  # odometry: the robot drove between the rooms
 
 
 def test_the_bridged_world_sees_through_spots_cameras_without_truth_in_its_views(bridged) -> None:
@@ -136,10 +142,12 @@ def test_the_bridged_world_sees_through_spots_cameras_without_truth_in_its_views
 
 def test_every_command_of_the_episode_went_through_the_profiles_topics_and_services(bridged) -> None:
     after = bridged["after_episode"]
-    assert after["distance"] <= 0.45  # the sim driver's truth: the robot stands at the table the episode went to
+    assert after["can"][0] == "fridge" and after["held"] is None  # the sim driver's truth: the can is in the fridge
     driver = after["driver"]
     assert driver["cmd_vel"] > 0 and driver["applied"] > 0 and driver["expert_acts"] > 0  # /spot/cmd_vel, the expert service
-    assert driver["services"] >= 3  # claim, power_on, stand: Spot refuses to move without them
+    assert driver["arm_goals"] > 0  # /spot/arm_pose_commands
+    # claim, power_on, stand (Spot refuses to move without them), arm_unstow, open_gripper, close_gripper, arm_stow
+    assert driver["services"] >= 3 + 4
     bridge = bridged["built"]["bridge"]  # the skill process's own bridge ran the same start-up procedure
     assert all(bridge[f"service:{s}"] == 1 for s in ("claim", "power_on", "stand"))
 
@@ -159,22 +167,22 @@ def test_killing_the_sim_driver_mid_skill_fails_the_attempt_as_unavailable(bridg
     assert killed["code"] == "E1" and killed["reason"] == "unavailable", killed["message"]
 
 
-def test_the_same_expert_navigation_in_process_reaches_the_same_goal(bridged) -> None:
+def test_the_same_expert_episode_in_process_reaches_the_same_goal(bridged) -> None:
     from homiebot.worlds.home.scene import load_scene
     from homiebot.worlds.home.world import EmbeddedHome
 
     world = EmbeddedHome(load_scene(ROOT / "config" / "scenes" / "demo.yaml"), width=64, height=64, depth=False, segmentation=False)
+    experts = {"NoMaD": "expert_waypoints", "PixNav": "expert_discrete", "octo": "expert_ee", "RT-1-X": "expert_ee"}
     try:
         world.reset()
-        skill = PolicySkill("NoMaD", policy="expert_waypoints", image_size=(64, 64), max_steps=400)
-        result = skill.run(Subtask(action=Action.GO_TO, target="brown_table"), world, SkillContext(0, 1, 1, 2))
-        assert result.success, result.message
-        in_process = world.belief.distance_to("brown_table")
-        bridged_step = bridged["episode"]["record"]["steps"][0]
-        # the same goal: at the table within the skill's goal gap (the stand-off pose may differ: the bridged
-        # robot drives at Spot's limits with the bridge's latency, so its path and the goal pose it ends at can)
-        assert bridged_step["feedback"]["status"] == "success"
-        assert max(in_process, bridged["after_episode"]["distance"]) <= skill.tolerances.goal_gap
+        for _, text, model in PLAN[:-1]:
+            action, *names = [p.strip() for p in text.strip("[]").split(",")]
+            sub = Subtask(action=Action(action), target=names[0], place=names[1] if len(names) > 1 else None)
+            skill = PolicySkill(str(model), policy=experts[str(model)], image_size=(64, 64), max_steps=400)
+            result = skill.run(sub, world, SkillContext(0, 1, 1, 2))
+            assert result.success, f"{text}: {result.message}"
+        assert world.state.dynamic()["locations"]["green_can"][0] == "fridge"  # where the bridged episode left it
+        assert bridged["after_episode"]["can"][0] == "fridge"
     finally:
         world.close()
 
