@@ -62,7 +62,8 @@ class BuildError(Exception):
     """A build step failed; the message says which and what to do."""
 
 
-def _paths(prefix: Path) -> dict[str, Path]:
+def prefix_paths(prefix: Path) -> dict[str, Path]:
+    """Where an environment keeps libraries, headers, shared data and Python packages."""
     site = Path(sysconfig.get_paths(vars={"base": str(prefix), "platbase": str(prefix)})["platlib"])
     return {"prefix": prefix, "lib": prefix / "lib", "include": prefix / "include", "share": prefix / "share",
             "site": site, "python_include": Path(sysconfig.get_paths()["include"])}
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the generated sources and objects in this folder")
     parser.add_argument("--hashes", action="store_true", help="print the installed types' RIHS01 hashes")
     args = parser.parse_args(argv)
-    paths = _paths(args.prefix.resolve())
+    paths = prefix_paths(args.prefix.resolve())
     start = time.monotonic()
     try:
         fingerprint = _fingerprint()

@@ -250,10 +250,10 @@ def test_the_wire_type_hashes_are_those_of_the_upstream_definitions(node):
 def test_the_installed_type_descriptions_carry_the_upstream_hashes():
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        from build_control_msgs import _paths, type_hashes
+        from build_control_msgs import prefix_paths, type_hashes
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    installed = type_hashes(_paths(Path(sys.prefix)))
+    installed = type_hashes(prefix_paths(Path(sys.prefix)))
     assert {name: installed.get(name) for name in UPSTREAM_TYPE_HASHES} == UPSTREAM_TYPE_HASHES
     assert {name: installed.get(name) for name in UPSTREAM_HASHES} == UPSTREAM_HASHES
 
