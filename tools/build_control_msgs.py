@@ -363,6 +363,28 @@ def _verify(paths: dict[str, Path]) -> None:
         "assert back.trajectory.points[0].positions[0] == 0.5, back\n"
         "assert back.goal_tolerance[0].name == 'shoulder_pan_joint', back\n"
         "assert GripperCommand.Goal().command.max_effort == 0.0 and PointHead.Result() is not None\n"
+        # Every library loads with all its symbols resolved, and the introspection type support (the one
+        # other middlewares use; Fast DDS uses its own) describes the goal with the hash rosidl computed.
+        "import ctypes, json, os, sys\n"
+        "from ctypes import POINTER, Structure, c_char_p, c_uint8, c_uint32, c_void_p\n"
+        "lib = {k: ctypes.CDLL(os.path.join(sys.prefix, 'lib', f'libcontrol_msgs__rosidl_{k}.so'), mode=os.RTLD_NOW)\n"
+        "       for k in ('generator_c', 'typesupport_c', 'typesupport_introspection_c', 'typesupport_fastrtps_c',\n"
+        "                 'generator_py')}\n"
+        "class Hash(Structure): _fields_ = [('version', c_uint8), ('value', c_uint8 * 32)]\n"
+        "class Members(Structure): _fields_ = [('ns', c_char_p), ('name', c_char_p), ('count', c_uint32)]\n"
+        "class Support(Structure): _fields_ = [('id', c_char_p), ('data', c_void_p), ('func', c_void_p),\n"
+        "                                      ('hash', ctypes.CFUNCTYPE(POINTER(Hash), c_void_p))]\n"
+        "get = lib['typesupport_introspection_c'].rosidl_typesupport_introspection_c__get_message_type_support_handle__"
+        "control_msgs__action__FollowJointTrajectory_Goal\n"
+        "get.restype = POINTER(Support)\n"
+        "support = get()\n"
+        "members = ctypes.cast(support.contents.data, POINTER(Members)).contents\n"
+        "assert (members.name, members.count) == (b'FollowJointTrajectory_Goal', 7), (members.name, members.count)\n"
+        "h = support.contents.hash(ctypes.cast(support, c_void_p)).contents\n"
+        "wire = f'RIHS{h.version:02}_' + bytes(h.value).hex()\n"
+        "desc = json.load(open(os.path.join(sys.prefix, 'share/control_msgs/action/FollowJointTrajectory.json')))\n"
+        "want = {t['type_name']: t['hash_string'] for t in desc['type_hashes']}\n"
+        "assert wire == want['control_msgs/action/FollowJointTrajectory_Goal'], wire\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "_ROS_WHEELS_BOOTSTRAP_COMPLETE"}
     python = paths["prefix"] / "bin" / "python"
