@@ -111,6 +111,7 @@ class Ros2RobotWorld(World):
 
     name = "ros2_robot"
     scenes = None  # a real home has no scene file
+    reached_through_driver = True  # the graph's executor node runs the skills with a bridge of its own
 
     def __init__(self, profile: str | RobotProfile = "spot", width: int = 256, height: int = 256, depth: bool = True,
                  connect_timeout: float = 30.0, stale_after: float = 1.0, call_timeout: float = 10.0,
@@ -198,7 +199,7 @@ class Ros2RobotWorld(World):
         cols = (np.arange(self.size[1]) * ids.shape[1] // self.size[1])[None, :]
         return np.ascontiguousarray(ids[rows, cols])
 
-    def _labels(self, views: dict[str, ViewImage]) -> dict[int, InstanceLabel]:
+    def _labels(self, views: Mapping[Any, ViewImage]) -> dict[int, InstanceLabel]:
         """Names and categories of the instances visible in the views' segmentation (the sim driver's labels)."""
         segs = [v.segmentation for v in views.values() if v.segmentation is not None]
         if not segs or self.truth is None:
