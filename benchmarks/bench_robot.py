@@ -9,7 +9,11 @@ without middleware (render, policy, command).
 
 Target: the bridge sustains a 10 Hz loop with p95 latency <= 50 ms on the 2-core machine.
 
-    python benchmarks/bench_robot.py [--steps 100]
+``--episode`` also times the demo task end to end: ``homiebot up --config config/robots/spot_sim.yaml``
+and ``homiebot submit --task config/tasks/demo.yaml`` (real time, every command through Spot's names)
+against ``homiebot run`` with ``config/sim_expert.yaml`` (the same planner and experts in-process).
+
+    python benchmarks/bench_robot.py [--steps 100] [--episode]
 """
 
 from __future__ import annotations
@@ -125,15 +129,47 @@ def in_process(steps: int) -> tuple[list[float], float]:
     return latencies, rate
 
 
+def episode_times(domain: int = 231) -> list[tuple[str, float, str]]:
+    """(how, wall seconds, outcome line) of the demo task through the bridged graph and in-process."""
+    import json
+    import signal
+    import tempfile
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = ros_environment(domain)
+        up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", "config/robots/spot_sim.yaml", "--out",
+                               f"{tmp}/bridged", "--no-bag"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            start = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", "config/tasks/demo.yaml", "--timeout", "900"],
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=960)
+            out.append(("bridged graph (spot_sim, start-up included)", time.monotonic() - start, done.stdout.strip().splitlines()[-2:][0]))
+        finally:
+            up.send_signal(signal.SIGINT)  # a process we started; it stops its nodes
+            up.wait(timeout=60)
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "homiebot.cli", "run", "--task", "config/tasks/demo.yaml", "--config", "config/sim_expert.yaml",
+                        "--out", f"{tmp}/in_process"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        record = json.loads(next(Path(tmp, "in_process").glob("*/episode.json")).read_text())
+        out.append(("in-process (sim_expert)", time.monotonic() - start,
+                    f"goal {'reached' if record['goal_satisfied'] else 'not reached'} after {len(record['steps'])} rounds"))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--episode", action="store_true", help="also time the demo task through the bridged graph and in-process")
     args = parser.parse_args()
     for name, run in (("in-process", in_process), ("bridge (sim driver, Spot profile)", bridged)):
         lat, rate = run(args.steps)
         print(f"{name:36s} {rate:6.1f} steps/s   camera->command median {statistics.median(lat) * 1000:6.1f} ms, "
               f"p95 {percentile(lat, 0.95) * 1000:6.1f} ms   (n={len(lat)})")
     print("target: the bridge sustains 10 Hz with p95 <= 50 ms")
+    if args.episode:
+        for how, seconds, outcome in episode_times():
+            print(f"demo task, {how:44s} {seconds:7.1f} s   {outcome}")
     return 0
 
 
