@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 Vector = Sequence[float] | np.ndarray
 
 

@@ -75,8 +75,8 @@ say(phase="modules", home=sorted(m for m in sys.modules if m.startswith("homiebo
 PLAN = [("the fridge is closed: go there", "[Go to, fridge]", "NoMaD"), ("open it first", "[Open, fridge]", "octo"),
         ("the can is on the brown table", "[Go to, green_can]", "PixNav"), ("take it", "[Pick, green_can]", "RT-1-X"),
         ("back to the fridge", "[Go to, fridge]", "NoMaD"), ("put it in", "[Put, green_can, fridge]", "RT-1-X"), ("done", "[End]", None)]
-REPLAY = "planner: {name: replay, params: {outputs: %s}}" % json.dumps(
-    [json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in PLAN])
+OUTPUTS = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in PLAN])
+REPLAY = f"planner: {{name: replay, params: {{outputs: {OUTPUTS}}}}}"
 TASK = ("id: demo\ninstruction: put the green can from the brown table into the fridge\n"
         "goal:\n  - {kind: object_at, object: green_can, receptacle: fridge}\n")
 
