@@ -22,11 +22,14 @@ from homiebot.robot import Robot, Unsupported
 @dataclass(frozen=True)
 class Tolerances:
     """When a Go to counts as arrived: ``goal_gap`` metres from the target's edge, within
-    ``facing`` radians of facing it; ``early_gap`` ends the attempt before the policy stops."""
+    ``facing`` radians of facing it; ``early_gap`` ends the attempt before the policy stops;
+    ``min_gap``: closer to a thing than this the arm cannot extend (the detector answers D2 below
+    0.1 m), so a robot judged by its signals has not arrived there."""
 
     goal_gap: float = 0.45
     facing: float = 0.52
     early_gap: float = 0.27  # the manipulation standoff is 0.25 m
+    min_gap: float = 0.12
 
 
 class AttemptCheck(ABC):
@@ -82,16 +85,25 @@ class RobotSignalsCheck(AttemptCheck):
         except (KeyError, ValueError):
             return float("inf")
 
+    def _arrived(self, subtask: Subtask, gap: float, tol: Tolerances) -> bool:
+        """Within ``gap`` of the target, and for a thing (not a room) no closer than the arm needs: a
+        robot that overshot backs off on the next attempt instead of standing too close."""
+        now = self._gap(subtask)
+        if now > gap:
+            return False
+        entity = self.belief.lookup(subtask.target or "")
+        return entity is None or entity.kind == "room" or now >= tol.min_gap
+
     def done_early(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
         if subtask.action is Action.GO_TO:
-            return self._gap(subtask) <= min(tol.early_gap, tol.goal_gap)  # never "done" short of success
+            return self._arrived(subtask, min(tol.early_gap, tol.goal_gap), tol)  # never "done" short of success
         if subtask.action is Action.PICK:
             return self._holding(robot) is True
         return False
 
     def succeeded(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
         if subtask.action is Action.GO_TO:
-            return self._gap(subtask) <= tol.goal_gap
+            return self._arrived(subtask, tol.goal_gap, tol)
         if subtask.action is Action.PICK:
             return self._holding(robot) is True
         if subtask.action is Action.PUT:

@@ -152,6 +152,16 @@ class SkillSet:
     fallbacks: dict[str, str] = field(default_factory=dict)  # unavailable model -> model running in its place
 
 
+def skills_run_in_executor(cfg: RunConfig) -> bool:
+    """Whether the graph's executor node runs the skills itself, with a world of its own: the world
+    reaches its robot through a driver (``World.reached_through_driver``) and the belief skills are
+    judged by is not a semantic map that only the world node builds (mapped perception). Otherwise the
+    skills run in the world node, next to the simulator or the map."""
+    cls = registry.load("worlds", cfg.world.name)
+    driven = isinstance(cls, type) and issubclass(cls, World) and cls.reached_through_driver
+    return bool(driven) and cfg.perception.mode != "mapped"
+
+
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:
     """Instantiate configured skills; those that cannot run here are reported, not used."""
     skills: dict[str, Skill] = {}

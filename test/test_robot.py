@@ -10,7 +10,7 @@ import pytest
 from homiebot.attempt_checks import RobotSignalsCheck
 from homiebot.contracts import Action, ErrorCode, SkillFailure, Subtask
 from homiebot.executor import Executor
-from homiebot.robot import Unsupported
+from homiebot.robot import BasePose, Unsupported
 from homiebot.skills.base import SkillContext
 from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyObservation, Waypoints, apply_command
 from homiebot.skills.policy_skill import PolicySkill
@@ -80,3 +80,19 @@ def test_failures_carry_a_typed_reason_into_the_e1_details() -> None:
     fb = run.feedback
     assert fb.code is ErrorCode.E1 and fb.details["reason"] == "unavailable" and run.attempts == 3
     assert "stopped answering" in fb.message
+
+
+def test_a_robot_that_overshot_a_thing_has_not_arrived_until_it_backs_off() -> None:
+    from homiebot.attempt_checks import Tolerances
+    from homiebot.errors import Entity
+
+    world = PlanarWorld()
+    check = RobotSignalsCheck(world.belief)
+    robot, tol = world.own_robot(), Tolerances()
+    robot.pose = BasePose(1.85, 0.0, 0.0)  # 0.05 m from the marker's edge: the arm could not extend (the detector's D2)
+    assert not check.succeeded(GO, robot, tol) and not check.done_early(GO, robot, tol)
+    robot.pose = BasePose(1.7, 0.0, 0.0)  # 0.2 m: at the standoff
+    assert check.succeeded(GO, robot, tol) and check.done_early(GO, robot, tol)
+    world.belief.lookup = lambda name: Entity(name, "room")  # type: ignore[method-assign]
+    robot.pose = BasePose(1.9, 0.0, 0.0)  # inside a room is where a Go to a room ends
+    assert check.succeeded(GO, robot, tol)

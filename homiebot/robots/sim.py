@@ -11,7 +11,9 @@ imports the home: a bridged world (``ros2_robot`` with ``sim_truth: true``) read
 
 Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
 state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
-``powered``, ``standing``, ``counters`` (commands the driver received and applied).
+``powered``, ``standing``, ``counters`` (commands the driver received and applied), ``labels``
+(instance id -> {name, category} for the segmentation images on ``segmentation_topic(camera)``, which
+the driver publishes for the cameras of the planner's views).
 
 ``TruthCheck`` judges skill attempts of a bridged world in simulation from that truth.
 """
@@ -30,6 +32,12 @@ from homiebot.robot import Robot, RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
 SIM_SERVICE = "sim/driver"  # RPC topics /homiebot/sim/driver/{request,reply}
+
+
+def segmentation_topic(camera: str) -> str:
+    """The sim-only instance segmentation of a driver camera (sensor_msgs/Image 32SC1, mounted as the camera
+    is; ids as in the truth message's ``labels``), as a simulator's segmentation camera publishes it."""
+    return f"/homiebot/sim/{camera}/segmentation"
 
 
 class SimTruth:
@@ -83,6 +91,10 @@ class SimTruth:
     def dynamic(self) -> dict[str, Any]:
         """The home's moving state (what the world node mirrors for privileged planners)."""
         return dict(self.latest().get("dynamic") or {})
+
+    def labels(self) -> dict[int, dict[str, str]]:
+        """Instance id -> {name, category} of the sim driver's segmentation images."""
+        return {int(k): v for k, v in (self.latest().get("labels") or {}).items()}
 
     def counters(self) -> dict[str, int]:
         """The sim driver's command counters (cmd_vel received, applied, timeouts, arm goals, services)."""
@@ -140,4 +152,4 @@ class TruthCheck(RobotSignalsCheck):
         return super().succeeded(subtask, robot, tol)
 
 
-__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief", "TruthCheck"]
+__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief", "TruthCheck", "segmentation_topic"]

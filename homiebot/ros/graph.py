@@ -33,8 +33,11 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
         "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }
     specs = sim_driver(config)
-    if _bridges_a_robot(config):  # a robot moves in real time: an attempt is bounded by its skill's own step budget
+    attempts = _robot_attempts(config)
+    if attempts:  # a robot moves in real time: an attempt is bounded by its skill's own step budget
         extra["executor"] = {"attempt_timeout": ROBOT_ATTEMPT_TIMEOUT}
+        # the task manager waits for every attempt of a subtask, and a little more
+        extra["task_manager"]["execute_timeout"] = ROBOT_ATTEMPT_TIMEOUT * attempts + 30.0
     for name in GRAPH_NODES:
         if name == "recorder" and not record_bag:
             continue
@@ -61,11 +64,13 @@ def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | 
 ROBOT_ATTEMPT_TIMEOUT = 300.0  # s the executor waits for one skill attempt on a robot (the default, 30 s, suits the simulator)
 
 
-def _bridges_a_robot(config: str) -> bool:
-    """Whether the config's world is the ROS 2 robot bridge (its skills act in real time)."""
+def _robot_attempts(config: str) -> int:
+    """Attempts per subtask when the config's world is the ROS 2 robot bridge (its skills act in real
+    time); 0 for a simulated world."""
     from homiebot.config import load_config
 
-    return load_config(config or None).world.name == "ros2_robot"
+    cfg = load_config(config or None)
+    return cfg.attempts if cfg.world.name == "ros2_robot" else 0
 
 
 def sim_driver(config: str = "") -> list[NodeSpec]:

@@ -170,8 +170,10 @@ class RemoteExecutor:
     def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution:
         if isinstance(world, RemoteWorld):
             world.touched()
-        r = self.rpc.call("execute", {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index},
-                          timeout=self.timeout)
+        params: dict[str, Any] = {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index}
+        if isinstance(world, RemoteWorld):
+            params["episode"] = world.episode  # an executor that runs the skills itself starts its safety state afresh per episode
+        r = self.rpc.call("execute", params, timeout=self.timeout)
         if isinstance(world, RemoteWorld) and r.get("world"):
             world.note_state(r["world"])  # saves asking the world again
         return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"],

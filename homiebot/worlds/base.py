@@ -57,6 +57,11 @@ class World(ABC):
     static_between_actions: bool = False
     # How this world's scenes are read and mirrored; None for a world without scenes (a real robot).
     scenes: SceneSource | None = None
+    # True when the robot is reached through its driver (ROS topics and services), so that any process
+    # can build its own instance of this world and command the same robot: the graph's executor node
+    # then runs the skills itself. False for a simulator, whose state lives in one process (the world
+    # node, where the skills run).
+    reached_through_driver: bool = False
 
     @abstractmethod
     def reset(self) -> None:

@@ -21,7 +21,9 @@ hosts a ``Ros2Robot`` bridge over them and gives the agent what it needs from a 
 In simulation (the robot served by ``homiebot_sim_driver``), ``sim_truth: true`` reads the driver's
 simulator-only truth topic (``homiebot.robots.sim``): ``ground_truth()`` is then a ``SimTruth``
 (expert sources ask the sim driver for commands through it: the ``sim_expert`` policy) and the
-belief is the truth's snapshot, live (the oracle setting, as in the embedded home). Never on a robot.
+belief is the truth's snapshot, live (the oracle setting, as in the embedded home); with
+``segmentation: true`` the views also carry the driver's segmentation cameras and the instance labels
+(oracle perception, what the embedded home's ``segmentation: true`` gives). Never on a robot.
 
 Construction waits for the driver (every stream the profile names, within ``connect_timeout``) and
 runs the profile's start-up services; ``close`` runs its shut-down services.
@@ -40,11 +42,11 @@ from typing import Any
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, ViewImage
+from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.errors import EntityLike
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
-from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief, TruthCheck
+from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief, TruthCheck, segmentation_topic
 from homiebot.worlds.base import World
 
 
@@ -103,16 +105,18 @@ class Ros2RobotWorld(World):
     for the driver at start-up; ``stale_after``: odometry older than this means the driver is gone;
     ``call_timeout``: seconds per service call; ``rooms``: the site's named room rectangles;
     ``workspace``: ``[[x, y, z] min, [x, y, z] max]`` replaces the profile's arm workspace (another arm
-    mount; in simulation, the embedded home's arm standing in for the robot's).
+    mount; in simulation, the embedded home's arm standing in for the robot's); ``segmentation``: with
+    ``sim_truth``, the views carry the sim driver's segmentation and labels.
     """
 
     name = "ros2_robot"
     scenes = None  # a real home has no scene file
+    reached_through_driver = True  # the graph's executor node runs the skills with a bridge of its own
 
     def __init__(self, profile: str | RobotProfile = "spot", width: int = 256, height: int = 256, depth: bool = True,
                  connect_timeout: float = 30.0, stale_after: float = 1.0, call_timeout: float = 10.0,
                  rooms: Mapping[str, Sequence[float]] | None = None, sim_truth: bool = False,
-                 workspace: Sequence[Sequence[float]] | None = None) -> None:
+                 workspace: Sequence[Sequence[float]] | None = None, segmentation: bool = False) -> None:
         if width <= 0 or height <= 0:
             raise ValueError(f"width and height must be positive, not {width}x{height}")
         try:
@@ -121,6 +125,9 @@ class Ros2RobotWorld(World):
             raise ValueError(str(err)) from None
         if workspace is not None:
             self.profile = _with_workspace(self.profile, workspace)
+        if segmentation and not sim_truth:
+            raise ValueError("segmentation comes from the sim driver's segmentation cameras: it needs sim_truth: true "
+                             "(on a robot use perception: {mode: mapped} with a detector)")
         self.size = (int(height), int(width))
         self.depth = bool(depth)
         self.rooms = _rooms(rooms)
@@ -137,9 +144,12 @@ class Ros2RobotWorld(World):
         self._restarted_at = 0.0
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
+        self._segmentation: dict[str, Any] = {}  # view -> newest segmentation image of its camera
         if sim_truth:
             self.truth = self._follow_truth(connect_timeout)
             self._belief = TruthBelief(self.truth)
+            if segmentation:
+                self._follow_segmentation()
         self._path = 0.0
         self._last: tuple[float, float] | None = None
 
@@ -167,6 +177,36 @@ class Ros2RobotWorld(World):
                                  f"running (same ROS_DOMAIN_ID)? On a robot leave sim_truth out")
             time.sleep(0.05)
         return truth
+
+    def _follow_segmentation(self) -> None:
+        """Keep the newest image of each view camera's sim-only segmentation topic."""
+        from sensor_msgs.msg import Image
+
+        for view, camera in self.profile.views.items():
+            def keep(msg: Image, view: str = view) -> None:
+                self._segmentation[view] = msg
+
+            self._robot.node.create_subscription(Image, segmentation_topic(camera), keep, 2)
+
+    def _view_segmentation(self, view: str) -> np.ndarray | None:
+        """A view's instance ids, upright and at the views' size; None before the first image."""
+        msg = self._segmentation.get(view)
+        if msg is None:
+            return None
+        ids = np.frombuffer(bytes(msg.data), dtype=np.int32).reshape(msg.height, msg.width)
+        ids = np.rot90(ids, k=-(self.profile.cameras[self.profile.views[view]].rotation_deg // 90))
+        rows = (np.arange(self.size[0]) * ids.shape[0] // self.size[0])[:, None]  # nearest: ids are not blended
+        cols = (np.arange(self.size[1]) * ids.shape[1] // self.size[1])[None, :]
+        return np.ascontiguousarray(ids[rows, cols])
+
+    def _labels(self, views: Mapping[Any, ViewImage]) -> dict[int, InstanceLabel]:
+        """Names and categories of the instances visible in the views' segmentation (the sim driver's labels)."""
+        segs = [v.segmentation for v in views.values() if v.segmentation is not None]
+        if not segs or self.truth is None:
+            return {}
+        table = self.truth.labels()
+        visible = set(np.unique(np.concatenate([s.ravel() for s in segs])).tolist())
+        return {i: InstanceLabel.model_validate(table[i]) for i in visible if i in table}
 
     def ground_truth(self) -> SimTruth | None:
         """The sim driver's truth (``sim_truth: true``); None on a robot."""
@@ -210,10 +250,11 @@ class Ros2RobotWorld(World):
                 views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None)
                 continue
             frame = self._robot.read_camera(view, self.size, depth=view in depth_views)
-            views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None)
+            views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=self._view_segmentation(view))
         pose = self._robot.odometry()
         self._track(pose.x, pose.y)
-        return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory())
+        return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory(),
+                           labels=self._labels(views))
 
     def _wait_for_odometry_after_restart(self) -> None:
         """Odometry from before a restart is stale: wait (bounded) until it shows the restarted pose."""

@@ -36,6 +36,8 @@ def test_graph_node_lists_for_each_robot_with_and_without_the_sim_driver(robot: 
         assert Path(driver.parameters["scene"]) == ROOT / "config" / "scenes" / "demo.yaml"  # relative to the config file
     executor = next(s for s in specs if s.name == "executor")
     assert executor.parameters["attempt_timeout"] == 300.0  # a robot moves in real time
+    manager = next(s for s in specs if s.name == "task_manager")
+    assert manager.parameters["execute_timeout"] == 300.0 * cfg.attempts + 30.0  # every attempt of a subtask fits
     # the rest of the graph is the same on the robot and against simulation
     assert [(s.name, s.module) for s in graph(robot_config(robot, not sim)) if s.name != "sim_driver"] == \
         [(s.name, s.module) for s in specs if s.name != "sim_driver"]

@@ -1,9 +1,12 @@
-"""The world node: hosts the simulated home (later: a bridge to Habitat or a robot).
+"""The world node: hosts the world, the simulated home or a robot's bridge (``ros2_robot``).
 
 Publishes per round the four views (image, depth, segmentation), odometry, the round's metadata
 (/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
 planners, the simulator's moving state (/homiebot/world/state). Serves ``reset``, ``observe``,
 ``skills``, ``skill_attempt``, ``goal``, ``info`` and ``resolve`` on /homiebot/world/request.
+Skills run here, next to the simulator; a robot reached through its driver is commanded by the
+executor node instead, which runs the skills with a bridge of its own (``skills`` and
+``skill_attempt`` then refuse).
 
 With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
 the map on /homiebot/world/map (its summary and occupancy grid; the mapper passes them on as
@@ -43,7 +46,7 @@ from homiebot.ros.observations import IMAGES, ROUND_DATA
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.wire import read_json, safe_callback
-from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json
+from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skills_run_in_executor
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import SkillContext
@@ -58,6 +61,8 @@ class WorldNode:
         self.world: World | None = None
         self.skills: SkillSet | None = None
         self._scene_json: str | None = None
+        # a robot reached through its driver is commanded by the executor node, which runs the skills
+        self.skills_here = not skills_run_in_executor(self.cfg)
         self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
         self._lock = threading.Lock()  # one simulator, one caller at a time
         self.prefetch = bool(params["prefetch"])
@@ -82,11 +87,12 @@ class WorldNode:
         """Start an episode in the given scene (rebuilt only when the scene changes)."""
         scene_json = json.dumps(params["scene"], sort_keys=True)
         with self._lock:
-            if scene_json != self._scene_json or self.world is None or self.skills is None:
+            if scene_json != self._scene_json or self.world is None or (self.skills_here and self.skills is None):
                 self._release()
                 world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
                 protect(world, self.cfg.safety, self.safety)
-                self.world, self.skills = world, build_skills(self.cfg, world)
+                self.world = world
+                self.skills = build_skills(self.cfg, world) if self.skills_here else None
                 self._scene_json = scene_json
             world, skills = self.world, self.skills
             world.reset()
@@ -94,7 +100,7 @@ class WorldNode:
             self.mapped = world.map_summary() is not None
             self.episode += 1
             self._changed()
-        return ThenRun({"episode": self.episode, "unavailable": skills.unavailable}, self._render_ahead)
+        return ThenRun({"episode": self.episode, "unavailable": skills.unavailable if skills else {}}, self._render_ahead)
 
     def _changed(self) -> None:
         self._version += 1
@@ -114,6 +120,8 @@ class WorldNode:
         return self.world
 
     def _require_skills(self) -> SkillSet:
+        if not self.skills_here:
+            raise RuntimeError("the skills of a robot reached through its driver run in the executor node, not here")
         if self.skills is None:
             raise RuntimeError("no scene loaded: call reset first")
         return self.skills
@@ -181,9 +189,7 @@ class WorldNode:
                     pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
 
     def list_skills(self, params: dict, ctx: CallContext) -> dict:
-        if self.skills is None:
-            raise RuntimeError("no scene loaded: call reset first")
-        s = self.skills
+        s = self._require_skills()
         return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
                             "skill": skill_name(s.skills[s.fallbacks.get(m.name, m.name)])} for m in s.models],
                 "unavailable": s.unavailable, "fallbacks": s.fallbacks}

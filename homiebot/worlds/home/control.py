@@ -573,7 +573,7 @@ class HomeControl(Robot):
         """Bring the gripper to ``position`` (robot frame) by a joint-space motion, as a driver's unstow
         does (no collision check; what it holds comes along). Out of the arm's reach: nothing moves."""
         st = self.state
-        target = arm_ik(tuple(position), 0.0, st.arm.gripper)
+        target = arm_ik((float(position[0]), float(position[1]), float(position[2])), 0.0, st.arm.gripper)
         if target is None:
             return StepReport(clipped=True, message=f"{tuple(position)} is out of the arm's reach")
         start = st.arm

@@ -19,9 +19,10 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   arm was blocked), ``joint_states`` with the table's joint names (the home hand's pose solved back
   into them after each motion), and a GripperCommand action server that closes or opens the home's
   gripper and reports ``stalled`` when the fingers stop on something;
-* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state and its belief
-  snapshot, see ``homiebot.robots.sim``), a simulator-only topic for privileged components, as Gazebo
-  publishes model states;
+* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state, its belief
+  snapshot and the instance labels, see ``homiebot.robots.sim``), a simulator-only topic for privileged
+  components, as Gazebo publishes model states; and beside each camera of the planner's views its
+  instance segmentation (``/homiebot/sim/<camera>/segmentation``), as a segmentation camera would;
 * the ``sim/driver`` RPC service, simulator-only (``homiebot.robots.sim``): ``expert_reset``
   {policy, policy_params, subtask} and ``expert_act`` -> commands in the policy wire's JSON (the
   home's expert policies computed from its truth, for the ``sim_expert`` policy of a bridged world;
@@ -54,7 +55,7 @@ from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
 from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
-from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC
+from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.messages import stamp_of
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
@@ -101,6 +102,9 @@ class SimDriver:
         self.joint_pub = node.create_publisher(JointState, p.topic(p.joint_states.name), 10) if p.joint_states else None
         self.truth_pub = node.create_publisher(String, GROUND_TRUTH_TOPIC, RELIABLE)
         self.cams = {name: self._camera_pubs(spec_) for name, spec_ in p.cameras.items() if name in p.sim.views}
+        # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
+        self.seg_pubs = {name: node.create_publisher(Image, segmentation_topic(name), 5) for name in self.cams if name in p.views.values()}
+        self.labels = {str(i): label.model_dump() for i, label in self.world.instance_labels().items()}
         node.create_subscription(Twist, p.topic(p.cmd_vel.name), safe_callback(node, p.cmd_vel.name, self._on_cmd_vel), 10)
         if "pose" in p.arm:
             node.create_subscription(PoseStamped, p.topic(p.arm["pose"].name), safe_callback(node, "arm pose", self._on_arm_pose), 10)
@@ -377,6 +381,7 @@ class SimDriver:
                 self.truth_pub.publish(String(data=json.dumps({"robot": self.profile.robot, "stamp": stamp, "dynamic": dynamic,
                                                                "belief": belief,
                                                                "powered": self.powered, "standing": self.standing,
+                                                               "labels": self.labels,
                                                                "counters": self.counters})))
 
     def _odometry(self, stamp: int) -> Odometry:
@@ -418,7 +423,8 @@ class SimDriver:
             spec = self.profile.cameras[name]
             size = self.size or (spec.height, spec.width)
             with self._lock:
-                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size))
+                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size),
+                                         segmentation=name in self.seg_pubs)
             frame = next(iter(view.values()))
             stamp = time.time_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
@@ -427,6 +433,8 @@ class SimDriver:
                 info_pub.publish(_camera_info(frame.rgb.shape[:2], spec, stamp, name))
             if depth_pub is not None and frame.depth is not None:
                 depth_pub.publish(_depth(frame.depth, spec, stamp, name))
+            if name in self.seg_pubs and frame.segmentation is not None:
+                self.seg_pubs[name].publish(_segmentation(frame.segmentation, spec, stamp, name))
 
     def close(self) -> None:
         for server in self._action_servers:
@@ -470,6 +478,15 @@ def _image(rgb: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
 def _depth(depth: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
     data = _mounted(depth.astype(np.float32), spec)
     msg = Image(height=data.shape[0], width=data.shape[1], encoding="32FC1", is_bigendian=0, step=data.shape[1] * 4)
+    msg.header.stamp = stamp_of(stamp)
+    msg.header.frame_id = frame
+    msg.data = data.tobytes()
+    return msg
+
+
+def _segmentation(ids: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
+    data = _mounted(ids.astype(np.int32), spec)
+    msg = Image(height=data.shape[0], width=data.shape[1], encoding="32SC1", is_bigendian=0, step=data.shape[1] * 4)
     msg.header.stamp = stamp_of(stamp)
     msg.header.frame_id = frame
     msg.data = data.tobytes()

@@ -52,6 +52,10 @@ class EmbeddedHome(World):
         self._robot: HomeControl | None = None
         self._keep_out: set[str] = set()
 
+    def instance_labels(self) -> dict[int, InstanceLabel]:
+        """Every instance id the segmentation images may hold, with its name and category."""
+        return dict(self._categories)
+
     def own_robot(self) -> HomeControl:
         """The home's robot behind the ``Robot`` interface (one per world, made on first use)."""
         if self._robot is None:
