@@ -113,7 +113,7 @@ class SimDriver:
                 node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
-        self._trajectory: tuple[Future, np.ndarray, float, np.ndarray] | None = None  # (result, joints, deadline, pose)
+        self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
         self._action_servers = self._serve_actions()
         self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
                                                         "goal": self._goal, "restart": self._restart})
@@ -256,23 +256,28 @@ class SimDriver:
             if self._trajectory is not None:  # a new goal preempts the running one, as the controller does
                 self._trajectory[0].set_result((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
             self._ee_goal = (ee.position, ee.yaw)
-            self._trajectory = (done, q, time.monotonic() + 2 * seconds + 2.0, ee.position)
+            self._trajectory = (done, q, time.monotonic() + 2 * seconds + 2.0, handle)
         code, message = await done
         result.error_code, result.error_string = code, message
-        if code == FollowJointTrajectory.Result.SUCCESSFUL:
+        if code is None:  # cancelled: the arm stopped where it was
+            result.error_code, result.error_string = FollowJointTrajectory.Result.SUCCESSFUL, message
+            handle.canceled()
+        elif code == FollowJointTrajectory.Result.SUCCESSFUL:
             handle.succeed()
         else:
             handle.abort()
         return result
 
     def _trajectory_progress(self, before: np.ndarray, before_yaw: float, message: str) -> None:
-        """After a tick's arm motion: end the running trajectory when there, blocked or late (under the lock)."""
+        """After a tick's arm motion: end the running trajectory when there, blocked, late or cancelled (under the lock)."""
         from control_msgs.action import FollowJointTrajectory
 
         assert self._trajectory is not None and self.kinematics is not None
-        done, q, deadline, _ = self._trajectory
+        done, q, deadline, handle = self._trajectory
         here, yaw = self.robot.gripper_pose()
-        if self._ee_goal is None:
+        if handle.is_cancel_requested:
+            code, text = None, "cancelled"
+        elif self._ee_goal is None:
             code, text = FollowJointTrajectory.Result.SUCCESSFUL, ""
         elif float(np.linalg.norm(here - before)) < 1e-5 and abs(yaw - before_yaw) < 1e-5:
             code, text = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, message or "the arm is blocked"
