@@ -8,11 +8,14 @@ the embedded home under exactly those names, as Gazebo serves a simulated robot.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from homiebot.robots.kinematics import ArmKinematics
+from homiebot.robots.kinematics import Joint as KJoint
 from homiebot.yamlio import format_validation_error, read_yaml
 
 ROBOTS_DIR = Path(__file__).resolve().parents[2] / "config" / "robots"
@@ -65,6 +68,35 @@ class LimitsSpec(_Strict):
     workspace_max: tuple[float, float, float] = (1.1, 0.6, 1.6)
 
 
+class KinematicJointSpec(_Strict):
+    """One joint of an arm's kinematic table, as its URDF gives it."""
+
+    name: str
+    type: Literal["revolute", "continuous", "prismatic", "fixed"] = "revolute"
+    origin: tuple[float, float, float] = Field(description="translation from the parent joint's frame (metres)")
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    limits: tuple[float, float] | None = Field(None, description="lower, upper (rad or m); None: continuous")
+    value: float | None = Field(None, description="held at this value, not commanded (e.g. a torso lift)")
+
+
+class KinematicsSpec(_Strict):
+    """An arm's kinematic table from the base frame to the tool point (see homiebot.robots.kinematics):
+    the bridge computes the end effector from the measured joints and solves joint goals for it."""
+
+    joints: list[KinematicJointSpec]
+    tool: tuple[float, float, float] = Field(description="the tool point (between the fingers) in the last joint's frame")
+    rest: list[float] | None = Field(None, description="the posture the IK prefers, one value per commanded joint")
+    seeds: list[list[float]] = Field(default_factory=list, description="more postures the IK may start from")
+    max_pitch: float = Field(1.3, gt=0, le=1.57, description="how far the approach may tilt down or up (rad)")
+
+    def build(self) -> ArmKinematics:
+        """The solver for this table."""
+        joints = [KJoint(j.name, j.type, j.origin, j.rpy, j.axis, *(j.limits or (-math.inf, math.inf)), value=j.value)
+                  for j in self.joints]
+        return ArmKinematics(joints, self.tool, self.rest, self.max_pitch, self.seeds)
+
+
 class SimSpec(_Strict):
     """How the sim driver serves the embedded home under this profile."""
 
@@ -93,8 +125,14 @@ class RobotProfile(_Strict):
     policy_camera: str = Field(description="the camera low-level policies see")
     arm: dict[str, Interface] = Field(default_factory=dict, description="e.g. pose (PoseStamped end-effector goals)")
     arm_ready: tuple[float, float, float] = Field((0.6, 0.0, 0.4), description="where the arm_unstow service puts the "
-                                                  "hand (base frame, metres): end-effector goals are integrated from there")
-    gripper: dict[str, Interface] = Field(default_factory=dict, description="e.g. open, close (Trigger services)")
+                                                  "hand (base frame, metres): end-effector goals are integrated from there. "
+                                                  "A trajectory arm carries there: stow_arm brings the hand to this pose")
+    kinematics: KinematicsSpec | None = Field(None, description="the arm's kinematic table (needed by a trajectory arm)")
+    gripper: dict[str, Interface] = Field(default_factory=dict, description="e.g. open, close (Trigger services), "
+                                          "command (a control_msgs GripperCommand action)")
+    gripper_max_gap: float = Field(0.1, gt=0, description="the gap between the fingers when open (m): a GripperCommand "
+                                   "position is this times the open fraction")
+    gripper_max_effort: float = Field(60.0, gt=0, description="max_effort of a GripperCommand goal (N)")
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")
     shutdown: list[str] = Field(default_factory=list, description="services called, in order, when the bridge closes")
@@ -117,6 +155,13 @@ class RobotProfile(_Strict):
             unknown = [s for s in getattr(self, group) if s not in known]
             if unknown:
                 raise ValueError(f"{group} names services {unknown} that are not in services ({sorted(known)})")
+        if "trajectory" in self.arm:
+            if self.kinematics is None:
+                raise ValueError("arm.trajectory (a FollowJointTrajectory action) needs a kinematics table")
+            try:
+                self.kinematics.build()
+            except ValueError as err:
+                raise ValueError(f"kinematics: {err}") from None
         return self
 
     def topic(self, name: str) -> str:
@@ -140,4 +185,4 @@ def load_profile(name_or_path: str | Path) -> RobotProfile:
         raise ProfileError(f"{path}: invalid robot profile\n{format_validation_error(err)}") from None
 
 
-__all__ = ["CameraSpec", "Interface", "ProfileError", "RobotProfile", "load_profile"]
+__all__ = ["CameraSpec", "Interface", "KinematicJointSpec", "KinematicsSpec", "ProfileError", "RobotProfile", "load_profile"]

@@ -17,11 +17,17 @@ home under the same names.
 * Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
   is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
   with them. A camera without a static pose in the profile (a hand camera) reports an identity pose.
-* The arm takes end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame). The
-  driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
+* An arm taking end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame, Spot):
+  the driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
   here, so the bridge integrates the deltas it sends from the profile's ``arm_ready`` pose: before the
   first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
   close services; whether it holds something is unknown (None) for the same reason.
+* An arm taking joint trajectories (``arm.trajectory``: control_msgs/FollowJointTrajectory, Fetch):
+  the hand is the forward kinematics of the measured ``joint_states`` over the profile's kinematic
+  table; each end-effector delta is solved (IK seeded with the measured joints) into a one-point
+  trajectory for the table's joints, sent, and its result awaited. ``stow_arm`` brings the hand to
+  ``arm_ready``. The gripper is a GripperCommand action (position = the profile's ``gripper_max_gap``
+  times the open fraction); a result ``stalled`` short of closed is the robot saying it holds something.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from homiebot.robot import (
     RobotUnavailable,
     Unsupported,
 )
+from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
 
@@ -91,7 +98,19 @@ class Ros2Robot(Robot):
         self._ee_yaw = 0.0  # and its yaw about the base's z axis
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
+        self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
+        self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
         p = profile
+        self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
+        self.trajectory_client = self.gripper_client = None
+        if "trajectory" in p.arm or "command" in p.gripper:
+            from rclpy.action import ActionClient
+
+            actions = _control_msgs(p.robot)
+            if "trajectory" in p.arm:
+                self.trajectory_client = ActionClient(node, actions.FollowJointTrajectory, p.topic(p.arm["trajectory"].name))
+            if "command" in p.gripper:
+                self.gripper_client = ActionClient(node, actions.GripperCommand, p.topic(p.gripper["command"].name))
         self.cmd_pub = node.create_publisher(Twist, p.topic(p.cmd_vel.name), 10)
         self.arm_pub = node.create_publisher(PoseStamped, p.topic(p.arm["pose"].name), 10) if "pose" in p.arm else None
         node.create_subscription(Odometry, p.topic(p.odometry.name), self._on_odom, 10)
@@ -119,6 +138,7 @@ class Ros2Robot(Robot):
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
             self._joints = msg
+            self._joint_count += 1
 
     def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
         """A callback that keeps the newest message of a camera's stream in ``store``."""
@@ -145,6 +165,16 @@ class Ros2Robot(Robot):
             time.sleep(0.05)
         if self.cmd_pub.get_subscription_count() == 0:
             raise RobotUnavailable(f"{p.robot}: nobody subscribes to {p.topic(p.cmd_vel.name)}")
+        caps = self.capabilities
+        for client, needed in ((self.trajectory_client, caps.arm), (self.gripper_client, caps.gripper)):
+            if client is not None and needed and not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
+                raise RobotUnavailable(f"{p.robot}: no action server {client._action_name} within {self.connect_timeout:.0f} s")
+        if self.kinematics is not None and caps.arm:
+            while self._joints_of_arm() is None:
+                if time.monotonic() > deadline:
+                    raise RobotUnavailable(f"{p.robot}: no joint_states on {p.topic(p.joint_states.name) if p.joint_states else '?'} "
+                                           f"with the arm's joints {self.kinematics.names} within {self.connect_timeout:.0f} s")
+                time.sleep(0.05)
         for role in p.startup:
             self.call(role)
 
@@ -255,12 +285,34 @@ class Ros2Robot(Robot):
             joints = self._joints
         names = tuple(joints.name) if joints is not None else ()
         positions = tuple(float(v) for v in joints.position) if joints is not None else ()
+        if self.kinematics is not None:  # the hand from the measured joints
+            ee = self.kinematics.forward(self._measured_joints())
+            return ArmState(ee.position, ee.yaw, names, positions)
         return ArmState(self._ee.copy(), self._ee_yaw, names, positions)
+
+    def _joints_of_arm(self) -> np.ndarray | None:
+        """The kinematic table's joints from the newest joint_states (None when it lacks them)."""
+        assert self.kinematics is not None
+        with self._lock:
+            msg = self._joints
+        if msg is not None:
+            index = {n: i for i, n in enumerate(msg.name)}
+            if all(n in index and index[n] < len(msg.position) for n in self.kinematics.names):
+                return np.array([float(msg.position[index[n]]) for n in self.kinematics.names])
+        return None
+
+    def _measured_joints(self) -> np.ndarray:
+        """The kinematic table's joints as measured; RobotUnavailable when joint_states lack them."""
+        q = self._joints_of_arm()
+        if q is None:
+            assert self.kinematics is not None
+            raise RobotUnavailable(f"{self.profile.robot}: joint_states lack the arm's joints {self.kinematics.names}")
+        return q
 
     def gripper_state(self) -> GripperState:
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
-        return GripperState(self._gripper_open, None)
+        return GripperState(self._gripper_open, self._holding)
 
     # ---- commands --------------------------------------------------------------------------------------
     def drive(self, linear: float, angular: float, duration: float) -> MotionReport:
@@ -303,6 +355,8 @@ class Ros2Robot(Robot):
             self.call(role)
 
     def move_end_effector(self, translation: np.ndarray, rotation: np.ndarray, duration: float) -> MotionReport:
+        if self.kinematics is not None and self.capabilities.arm:
+            return self._move_by_trajectory(translation, rotation, duration)
         if self.arm_pub is None or not self.capabilities.arm:
             raise Unsupported(f"{self.profile.robot} has no arm the bridge can command")
         self._alive()
@@ -340,15 +394,119 @@ class Ros2Robot(Robot):
         self._ee, self._ee_yaw = np.array(self.profile.arm_ready, dtype=float), 0.0
         self._arm_ready = True
 
+    def _move_by_trajectory(self, translation: np.ndarray, rotation: np.ndarray | None, duration: float) -> MotionReport:
+        """An end-effector delta as a one-point joint trajectory from the measured joints (see the module doc)."""
+        assert self.kinematics is not None
+        self._alive()
+        lim = self.profile.limits
+        q = self._measured_joints()
+        here = self.kinematics.forward(q)
+        t = np.asarray(translation, dtype=float).reshape(3)
+        step = lim.max_ee_speed * duration
+        norm = float(np.linalg.norm(t))
+        clipped = norm > step
+        if clipped:
+            t = t * (step / norm)
+        turn = float(np.asarray(rotation, dtype=float).reshape(3)[2]) if rotation is not None else 0.0
+        yaw_step = self.limits.max_ee_yaw_rate * duration
+        clipped = clipped or abs(turn) > yaw_step
+        turn = float(np.clip(turn, -yaw_step, yaw_step))
+        target = np.clip(here.position + t, lim.workspace_min, lim.workspace_max)
+        clipped = clipped or bool(np.any(target != here.position + t))
+        if float(np.linalg.norm(target - here.position)) < 1e-4 and abs(turn) < 1e-4:
+            time.sleep(duration)
+            return MotionReport(clipped=clipped, duration=duration)
+        try:
+            goal = self.kinematics.inverse(target, here.yaw + turn, seed=q)
+        except Unreachable:
+            try:  # half the step, as far as the arm reaches
+                goal = self.kinematics.inverse(here.position + (target - here.position) / 2, here.yaw + turn / 2, seed=q)
+                clipped = True
+            except Unreachable as err:
+                time.sleep(duration)
+                return MotionReport(clipped=True, duration=duration, message=str(err))
+        report = self._send_trajectory(goal, duration)
+        report.clipped = report.clipped or clipped
+        return report
+
+    def _send_trajectory(self, goal_q: np.ndarray, duration: float) -> MotionReport:
+        """Send a one-point trajectory reaching ``goal_q`` after ``duration`` and wait for its result."""
+        from builtin_interfaces.msg import Duration
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        assert self.kinematics is not None and self.trajectory_client is not None
+        actions = _control_msgs(self.profile.robot)
+        goal = actions.FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = list(self.kinematics.names)
+        seconds = max(float(duration), 0.05)
+        point = JointTrajectoryPoint(positions=[float(v) for v in goal_q],
+                                     time_from_start=Duration(sec=int(seconds), nanosec=int((seconds % 1) * 1e9)))
+        goal.trajectory.points = [point]
+        result = self._action(self.trajectory_client, goal, seconds + self.call_timeout)
+        self.counters.add("arm_trajectory")
+        self._fresh_joints(self._joint_count)
+        if result.error_code != 0:
+            return MotionReport(clipped=True, duration=seconds, message=result.error_string or f"error {result.error_code}")
+        return MotionReport(duration=seconds)
+
+    def _action(self, client: Any, goal: Any, timeout: float) -> Any:
+        """Send an action goal and wait for its result; RobotUnavailable when refused or silent."""
+        name = client._action_name
+        if not client.server_is_ready() and not client.wait_for_server(timeout_sec=self.call_timeout):
+            raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
+        handle = self._wait(client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
+        if not handle.accepted:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
+        return self._wait(handle.get_result_async(), timeout, f"{name} did not finish").result
+
+    def _wait(self, future: Any, timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while not future.done():
+            self._alive()
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"{self.profile.robot}: {what} within {timeout:.0f} s")
+            time.sleep(0.005)
+        return future.result()
+
+    def _fresh_joints(self, count: int, timeout: float = 1.0) -> None:
+        """Wait for joint_states sent after the ``count``-th message arrived (the state after a motion)."""
+        deadline = time.monotonic() + timeout
+        while self._joint_count <= count + 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+
     def set_gripper(self, closedness: float) -> MotionReport:
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        if self.gripper_client is not None:
+            return self._gripper_action(closedness)
         closing = closedness >= 0.5
         self.call("gripper_close" if closing else "gripper_open")
         self._gripper_open = 0.0 if closing else 1.0
         return MotionReport()
 
+    def _gripper_action(self, closedness: float) -> MotionReport:
+        """A GripperCommand goal; a stall short of closed means the fingers hold something."""
+        self._alive()
+        p = self.profile
+        actions = _control_msgs(p.robot)
+        goal = actions.GripperCommand.Goal()
+        goal.command.position = float((1.0 - min(max(closedness, 0.0), 1.0)) * p.gripper_max_gap)
+        goal.command.max_effort = float(p.gripper_max_effort)
+        result = self._action(self.gripper_client, goal, self.call_timeout)
+        self.counters.add("gripper_command")
+        self._gripper_open = float(min(max(result.position / p.gripper_max_gap, 0.0), 1.0))
+        self._holding = bool(result.stalled and result.position > 1e-3)
+        return MotionReport(message="" if result.reached_goal or result.stalled else "the gripper did not reach its goal")
+
     def stow_arm(self) -> MotionReport:
+        if "arm_stow" not in self.services and self.kinematics is not None and self.capabilities.arm:
+            q = self._measured_joints()  # the hand to the carry pose, in one move at the end-effector speed
+            distance = float(np.linalg.norm(self.kinematics.forward(q).position - np.array(self.profile.arm_ready)))
+            try:
+                goal = self.kinematics.inverse(self.profile.arm_ready, 0.0, seed=q)
+            except Unreachable as err:
+                raise Unsupported(f"{self.profile.robot}: arm_ready: {err}") from None
+            return self._send_trajectory(goal, max(distance / self.profile.limits.max_ee_speed, 0.5))
         if "arm_stow" not in self.services:
             raise Unsupported(f"{self.profile.robot}'s profile has no arm_stow service")
         self.call("arm_stow")
@@ -370,6 +528,16 @@ class Ros2Robot(Robot):
             if self._executor is not None:
                 self._executor.shutdown()
                 self.node.destroy_node()
+
+
+def _control_msgs(robot: str) -> Any:
+    """control_msgs.action (built by ``make``), or why it is missing."""
+    try:
+        from control_msgs import action
+    except ImportError as err:
+        raise RobotUnavailable(f"{robot}: the profile uses control_msgs actions, which are not built here ({err}): "
+                               f"run `make setup` or tools/build_control_msgs.py") from None
+    return action
 
 
 def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:

@@ -27,6 +27,7 @@ from homiebot.ros.up import ros_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 230  # apart from the other tests' domains (bridge 90-98, sim driver 25-29)
+FETCH_DOMAIN = 1  # the fetch_sim processes
 
 # What the node that runs skills does with the shipped config; prints one JSON line per phase.
 SKILL_PROCESS = r'''
@@ -221,34 +222,51 @@ world = build_world(cfg, None)
 skills = build_skills(cfg, world)
 world.reset()
 obs = world.observe(0)
-run = Executor(skills.skills, max_attempts=2).execute(Subtask(action=Action.GO_TO, target="brown_table"), "NoMaD", world, 0, 1)
-print(json.dumps({"skills": sorted(skills.skills), "unavailable": skills.unavailable, "status": run.feedback.status.value,
-                  "message": run.feedback.message, "distance": world.belief.distance_to("brown_table"),
-                  "blank": {v: int(i.rgb.max()) == 0 for v, i in obs.views.items()}, "driver": world.ground_truth().counters(),
-                  "bridge": world.own_robot().counters.counts,
-                  "home": sorted(m for m in sys.modules if m.startswith("homiebot.worlds.home"))}), flush=True)
+robot = world.own_robot()
+out = {"skills": sorted(skills.skills), "unavailable": skills.unavailable, "blank": {v: int(i.rgb.max()) == 0 for v, i in obs.views.items()},
+       "joints": list(robot.arm_state().joint_names), "runs": []}
+executor = Executor(skills.skills, max_attempts=2)
+for step, (action, target, place, model) in enumerate([("Go to", "green_can", None, "PixNav"), ("Pick", "green_can", None, "RT-1-X"),
+                                                        ("Put", "green_can", "brown_table", "RT-1-X")]):
+    run = executor.execute(Subtask(action=Action(action), target=target, place=place), model, world, step, 1)
+    truth = world.ground_truth().dynamic()["locations"]["green_can"]
+    out["runs"].append({"status": run.feedback.status.value, "message": run.feedback.message, "can": truth,
+                        "holding": robot.gripper_state().holding, "distance": world.belief.distance_to("green_can")})
+out.update(driver=world.ground_truth().counters(), bridge=robot.counters.counts,
+           home=sorted(m for m in sys.modules if m.startswith("homiebot.worlds.home")))
+print(json.dumps(out), flush=True)
 world.close()
 '''
 
 
-def test_fetch_sim_navigates_through_fetchs_names_and_refuses_its_unverified_arm_at_start_up() -> None:
+def test_fetch_sim_picks_and_puts_through_fetchs_arm_and_gripper_actions() -> None:
+    """fetch_sim: navigation through /cmd_vel, then Pick and Put through FollowJointTrajectory and
+    GripperCommand: the bridge solves Fetch's joints for each end-effector step and reads the hand
+    back from joint_states; the gripper's stalled result is the robot saying it holds the can."""
     config = robot_config("fetch", sim_driver=True)
-    env = ros_environment(DOMAIN)
+    env = ros_environment(FETCH_DOMAIN)
     spec = next(s for s in graph(config) if s.name == "sim_driver")  # the driver as `homiebot up` starts it
     driver = subprocess.Popen([sys.executable, "-m", spec.module, *ros_args(spec)], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        out = subprocess.run([sys.executable, "-c", FETCH_PROCESS, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        out = subprocess.run([sys.executable, "-c", FETCH_PROCESS, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     finally:
         driver.terminate()  # a process we started
         driver.wait(timeout=30)
     assert out.returncode == 0, out.stderr[-2000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    assert r["skills"] == ["NoMaD", "PixNav"]
-    assert r["unavailable"] == {"octo": "the robot lacks an arm and a gripper", "RT-1-X": "the robot lacks an arm and a gripper"}
+    assert r["skills"] == ["NoMaD", "PixNav", "RT-1-X", "octo"] and r["unavailable"] == {}
     assert r["blank"] == {"front": False, "left": True, "back": True, "right": True}  # one head camera: the front view
-    assert r["status"] == "success" and r["distance"] <= 0.45, r["message"]
-    assert r["driver"]["cmd_vel"] > 0 and r["driver"]["applied"] > 0 and r["bridge"]["cmd_vel"] > 0  # through /cmd_vel
+    assert r["joints"][-7:] == ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint",
+                                "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"]  # Fetch's names on /joint_states
+    go, pick, put = r["runs"]
+    assert go["status"] == "success" and go["distance"] <= 1.0, go["message"]
+    assert pick["status"] == "success" and pick["can"][1] == "held" and pick["holding"] is True, pick
+    assert put["status"] == "success" and put["can"][:2] == ["brown_table", "on"] and put["holding"] is False, put
+    driver, bridge = r["driver"], r["bridge"]
+    assert driver["cmd_vel"] > 0 and bridge["cmd_vel"] > 0  # through /cmd_vel
+    assert driver["arm_goals"] == bridge["arm_trajectory"] > 10  # every arm motion a FollowJointTrajectory goal
+    assert driver["gripper_goals"] == bridge["gripper_command"] >= 2  # close on the can, open to put it down
     assert r["home"] == []
 
 

@@ -13,6 +13,12 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
   end-effector speed limit, ``arm_unstow`` (the hand to the profile's ``arm_ready`` pose) and
   ``arm_stow``, and the gripper's open / close services;
+* for a profile whose arm takes joint trajectories (Fetch): a FollowJointTrajectory action server
+  (the final point's joints -> the hand's pose by the profile's kinematic table -> the home's arm
+  approaches it at the end-effector speed limit; the result says when it is there, or that the
+  arm was blocked), ``joint_states`` with the table's joint names (the home hand's pose solved back
+  into them after each motion), and a GripperCommand action server that closes or opens the home's
+  gripper and reports ``stalled`` when the fingers stop on something;
 * ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state, its belief
   snapshot and the instance labels, see ``homiebot.robots.sim``), a simulator-only topic for privileged
   components, as Gazebo publishes model states; and beside each camera of the planner's views its
@@ -38,13 +44,16 @@ from typing import Any
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.task import Future
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
+from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node
@@ -102,6 +111,10 @@ class SimDriver:
         for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
             if iface.type == "std_srvs/srv/Trigger":
                 node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
+        self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
+        self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
+        self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
+        self._action_servers = self._serve_actions()
         self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
                                                         "goal": self._goal, "restart": self._restart})
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
@@ -177,6 +190,124 @@ class SimDriver:
         report = self.robot.ready(self.profile.arm_ready)
         return (False, report.message) if report.clipped else (True, "arm ready")
 
+    # ---- control_msgs actions (a trajectory arm and a GripperCommand gripper) -------------------------
+    def _serve_actions(self) -> list[Any]:
+        p = self.profile
+        if "trajectory" not in p.arm and "command" not in p.gripper:
+            return []
+        from control_msgs.action import FollowJointTrajectory, GripperCommand
+        from rclpy.action import ActionServer, CancelResponse
+
+        group = ReentrantCallbackGroup()
+        servers = []
+        if "trajectory" in p.arm:
+            servers.append(ActionServer(self.node, FollowJointTrajectory, p.topic(p.arm["trajectory"].name), self._execute_trajectory,
+                                        callback_group=group, cancel_callback=lambda _: CancelResponse.ACCEPT))
+        if "command" in p.gripper:
+            servers.append(ActionServer(self.node, GripperCommand, p.topic(p.gripper["command"].name), self._execute_gripper,
+                                        callback_group=group))
+        return servers
+
+    def _joints_of_home(self, seed: np.ndarray) -> np.ndarray:
+        """The table's joints for where the home's hand is (the seed when the table cannot reach it)."""
+        assert self.kinematics is not None
+        here, yaw = self.robot.gripper_pose()
+        try:
+            return self.kinematics.inverse(here, yaw, seed=seed)
+        except Unreachable as err:
+            self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}")
+            return np.asarray(seed, dtype=float)
+
+    def _trajectory_goal(self, goal: Any) -> tuple[np.ndarray, float]:
+        """The final point's joints in table order and its time; WireError naming what is wrong."""
+        assert self.kinematics is not None
+        traj = goal.trajectory
+        names = list(traj.joint_names)
+        if sorted(names) != sorted(self.kinematics.names):
+            raise WireError(f"the trajectory's joints {names} are not the arm's {self.kinematics.names}")
+        if not traj.points:
+            raise WireError("a trajectory without points")
+        last = traj.points[-1]
+        if len(last.positions) != len(names) or not _finite(*last.positions):
+            raise WireError("the final point needs one finite position per joint")
+        by_name = dict(zip(names, (float(v) for v in last.positions)))
+        q = np.array([by_name[n] for n in self.kinematics.names])
+        outside = [n for n, v, lo, hi in zip(self.kinematics.names, q, self.kinematics.lower, self.kinematics.upper)
+                   if not lo - 1e-6 <= v <= hi + 1e-6]
+        if outside:
+            raise WireError(f"the final point is outside the joint limits of {outside}")
+        return q, last.time_from_start.sec + last.time_from_start.nanosec * 1e-9
+
+    async def _execute_trajectory(self, handle: Any) -> Any:
+        from control_msgs.action import FollowJointTrajectory
+
+        assert self.kinematics is not None
+        result = FollowJointTrajectory.Result()
+        try:
+            q, seconds = self._trajectory_goal(handle.request)
+        except WireError as err:
+            result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
+            handle.abort()
+            return result
+        done = Future()
+        ee = self.kinematics.forward(q)
+        with self._lock:
+            self.counters["arm_goals"] += 1
+            if self._trajectory is not None:  # a new goal preempts the running one, as the controller does
+                self._trajectory[0].set_result((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
+            self._ee_goal = (ee.position, ee.yaw)
+            self._trajectory = (done, q, time.monotonic() + 2 * seconds + 2.0, handle)
+        code, message = await done
+        result.error_code, result.error_string = code, message
+        if code is None:  # cancelled: the arm stopped where it was
+            result.error_code, result.error_string = FollowJointTrajectory.Result.SUCCESSFUL, message
+            handle.canceled()
+        elif code == FollowJointTrajectory.Result.SUCCESSFUL:
+            handle.succeed()
+        else:
+            handle.abort()
+        return result
+
+    def _trajectory_progress(self, before: np.ndarray, before_yaw: float, message: str) -> None:
+        """After a tick's arm motion: end the running trajectory when there, blocked, late or cancelled (under the lock)."""
+        from control_msgs.action import FollowJointTrajectory
+
+        assert self._trajectory is not None and self.kinematics is not None
+        done, q, deadline, handle = self._trajectory
+        here, yaw = self.robot.gripper_pose()
+        if handle.is_cancel_requested:
+            code, text = None, "cancelled"
+        elif self._ee_goal is None:
+            code, text = FollowJointTrajectory.Result.SUCCESSFUL, ""
+        elif float(np.linalg.norm(here - before)) < 1e-5 and abs(yaw - before_yaw) < 1e-5:
+            code, text = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, message or "the arm is blocked"
+        elif time.monotonic() > deadline:
+            code, text = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, "the arm did not get there in time"
+        else:
+            return
+        self._arm_q = self._joints_of_home(q)
+        self._ee_goal, self._trajectory = None, None
+        done.set_result((code, text))
+
+    def _execute_gripper(self, handle: Any) -> Any:
+        from control_msgs.action import GripperCommand
+
+        result = GripperCommand.Result()
+        position, gap = float(handle.request.command.position), self.profile.gripper_max_gap
+        if not _finite(position):
+            handle.abort()
+            return result
+        with self._lock:
+            self.counters["gripper_goals"] = self.counters.get("gripper_goals", 0) + 1
+            self.robot.set_gripper(1.0 - min(max(position / gap, 0.0), 1.0))
+            state = self.robot.gripper_state()
+        result.position = float(state.open_fraction * gap)
+        result.stalled = bool(state.holding)  # the fingers stopped on something before the goal
+        result.reached_goal = not result.stalled
+        result.effort = float(handle.request.command.max_effort) if result.stalled else 0.0
+        handle.succeed()
+        return result
+
     # ---- privileged experts, computed from the home's truth ---------------------------------------------
     def _expert_reset(self, params: dict, ctx: CallContext) -> dict:
         """Start an expert policy (``policy``: a registered expert, e.g. expert_waypoints) on a subtask."""
@@ -212,6 +343,11 @@ class SimDriver:
         with self._lock:
             self.world.reset()
             self._cmd, self._ee_goal, self._expert = None, None, None
+            if self._trajectory is not None:
+                self._trajectory[0].set_result((-4, "the simulation restarted"))  # PATH_TOLERANCE_VIOLATED
+                self._trajectory = None
+            if self.kinematics is not None:
+                self._arm_q = self._joints_of_home(self.kinematics.rest)
             r = self.world.state.robot
             return {"x": r.x, "y": r.y, "yaw": r.yaw}
 
@@ -232,10 +368,13 @@ class SimDriver:
             if self._ee_goal is not None and can_move and dt > 0:
                 here, here_yaw = self.robot.gripper_pose()
                 step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
+                message = ""
                 if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
                     self._ee_goal = None
                 else:
-                    self.robot.move_end_effector(step, [0.0, 0.0, turn], dt)
+                    message = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message
+                if self._trajectory is not None:
+                    self._trajectory_progress(here, here_yaw, message)
             stamp = time.time_ns()
             self.odom_pub.publish(self._odometry(stamp))
             if self.joint_pub is not None:
@@ -265,6 +404,11 @@ class SimDriver:
     def _joints(self, stamp: int) -> JointState:
         msg = JointState()
         msg.header.stamp = stamp_of(stamp)
+        if self.kinematics is not None and self._arm_q is not None:  # the robot's own joint names
+            held = [j for j in self.kinematics.joints if j.value is not None]
+            msg.name = [j.name for j in held] + list(self.kinematics.names)
+            msg.position = [float(j.value or 0.0) for j in held] + [float(v) for v in self._arm_q]
+            return msg
         arm = self.robot.arm_state()
         msg.name = list(arm.joint_names)
         msg.position = [float(v) for v in arm.joint_positions]
@@ -298,6 +442,8 @@ class SimDriver:
                 self.seg_pubs[name].publish(_segmentation(frame.segmentation, spec, stamp, name))
 
     def close(self) -> None:
+        for server in self._action_servers:
+            server.destroy()
         self.world.close()
 
 

@@ -1,0 +1,220 @@
+"""Forward and inverse kinematics of a serial arm described by a kinematic table (pure numpy).
+
+A table is the joint list of a URDF chain from the base frame to the tool: each joint's origin
+(translation and roll/pitch/yaw in its parent), axis and type; joints with a ``value`` are held
+there (Fetch's torso lift), the others are the arm joints a trajectory commands, in table order.
+
+The end-effector pose homiebot uses is the tool point's position in the base frame and the yaw of
+the tool's x axis (the approach direction) about the base's z axis. The IK asks for that position
+and yaw with the fingers' closing axis kept horizontal (no roll); the approach may pitch down
+(a grasp from above) up to ``max_pitch``, preferring level and a posture near where it starts
+(the measured joints: small motions stay small). Seven
+joints leave room to spare: a damped least-squares solve from the seed, then from the rest posture,
+then from the table's other seed postures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Vector = Sequence[float] | np.ndarray
+
+
+class Unreachable(ValueError):
+    """No joint values put the tool at the asked pose within the joint limits."""
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One row of the table: ``kind`` revolute, continuous, prismatic or fixed."""
+
+    name: str
+    kind: str
+    origin: tuple[float, float, float]
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    lower: float = -math.inf
+    upper: float = math.inf
+    value: float | None = None  # held at this value (not commanded)
+
+
+def _rot(rpy: Sequence[float]) -> np.ndarray:
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
+    x, y, z = axis
+    c, s, t = math.cos(angle), math.sin(angle), 1 - math.cos(angle)
+    return np.array([[t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+                     [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+                     [t * x * z - s * y, t * y * z + s * x, t * z * z + c]])
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (n, 3) with (3,) or (n, 3) (np.cross is slow for small arrays)."""
+    b = np.broadcast_to(b, a.shape)
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+@dataclass(frozen=True)
+class EndEffector:
+    """The tool in the base frame: position, yaw of the approach axis, its pitch (down positive) and roll."""
+
+    position: np.ndarray
+    yaw: float
+    pitch: float
+    roll: float
+
+
+class ArmKinematics:
+    """FK and IK over a kinematic table (see the module doc)."""
+
+    def __init__(self, joints: Sequence[Joint], tool: Vector, rest: Vector | None = None,
+                 max_pitch: float = 1.3, seeds: Sequence[Vector] = ()) -> None:
+        """``rest``: the preferred posture (default: mid-range); ``seeds``: more postures the IK starts
+        from when neither the caller's seed nor the rest posture leads to a solution."""
+        self.joints = list(joints)
+        self.active = [j for j in self.joints if j.kind != "fixed" and j.value is None]
+        if not self.active:
+            raise ValueError("the kinematic table has no commanded joint")
+        self.names = [j.name for j in self.active]
+        self.tool = np.asarray(tool, dtype=float).reshape(3)
+        self._fixed = [(np.asarray(j.origin, dtype=float), _rot(j.rpy)) for j in self.joints]
+        self._axes = [np.asarray(j.axis, dtype=float) / np.linalg.norm(j.axis) for j in self.joints]
+        self.lower = np.array([j.lower for j in self.active])
+        self.upper = np.array([j.upper for j in self.active])
+        bounded = np.isfinite(self.lower) & np.isfinite(self.upper)
+        mid = np.zeros(len(self.active))
+        mid[bounded] = (self.lower[bounded] + self.upper[bounded]) / 2
+        self.rest = np.asarray(rest, dtype=float) if rest is not None else mid
+        if self.rest.shape != (len(self.active),):
+            raise ValueError(f"rest has {self.rest.size} values for {len(self.active)} joints {self.names}")
+        self.max_pitch = max_pitch
+        self.seeds = [np.asarray(v, dtype=float).reshape(-1) for v in seeds]
+        if any(v.size != len(self.active) for v in self.seeds):
+            raise ValueError(f"each seed needs {len(self.active)} values, one per joint {self.names}")
+
+    # ---- forward ---------------------------------------------------------------------------------
+    def transform(self, q: Vector) -> np.ndarray:
+        """The tool frame in the base frame (4x4) for the commanded joints ``q`` (table order)."""
+        return self._chain(q)[0]
+
+    def _chain(self, q: Vector) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, bool]]]:
+        """The tool frame, and each commanded joint's axis and origin in the base frame (and whether it slides)."""
+        q = np.asarray(q, dtype=float).reshape(-1)
+        if q.size != len(self.active):
+            raise ValueError(f"{q.size} joint values for {len(self.active)} joints {self.names}")
+        rot, pos = np.eye(3), np.zeros(3)
+        values = iter(q)
+        frames = []
+        for joint, (origin, frot), axis in zip(self.joints, self._fixed, self._axes):
+            pos = pos + rot @ origin
+            rot = rot @ frot
+            if joint.kind == "fixed":
+                continue
+            if joint.value is None:
+                v = float(next(values))
+                frames.append((rot @ axis, pos, joint.kind == "prismatic"))
+            else:
+                v = joint.value
+            if joint.kind == "prismatic":
+                pos = pos + rot @ (axis * v)
+            else:
+                rot = rot @ _axis_angle(axis, v)
+        out = np.eye(4)
+        out[:3, :3], out[:3, 3] = rot, pos + rot @ self.tool
+        return out, frames
+
+    def forward(self, q: Vector) -> EndEffector:
+        """The tool's position, yaw, pitch and roll for the joints ``q``."""
+        t = self.transform(q)
+        x, y = t[:3, 0], t[:3, 1]
+        yaw = math.atan2(x[1], x[0])
+        pitch = -math.asin(float(np.clip(x[2], -1.0, 1.0)))  # approach pointing down: positive
+        return EndEffector(t[:3, 3].copy(), yaw, pitch, math.asin(float(np.clip(y[2], -1.0, 1.0))))
+
+    # ---- inverse ---------------------------------------------------------------------------------
+    def _residual(self, q: np.ndarray, position: np.ndarray, yaw: float, soft: float,
+                  anchor: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The pose error (metres; angles scaled by 0.1 m) and its Jacobian; with ``soft``, also the
+        pull towards a level approach and the ``anchor`` posture (where the solve started)."""
+        t, frames = self._chain(q)
+        x, y, p = t[:3, 0], t[:3, 1], t[:3, 3]
+        n = len(frames)
+        axes = np.array([f[0] for f in frames])
+        slides = np.array([f[2] for f in frames])
+        turns = np.where(slides[:, None], 0.0, axes)
+        jp = np.where(slides[:, None], axes, _cross(axes, p - np.array([f[1] for f in frames]))).T
+        jx, jy = _cross(turns, x).T, _cross(turns, y).T
+        flat = max(x[0] * x[0] + x[1] * x[1], 1e-9)
+        scale = 0.1 * math.sqrt(flat)
+        dheading = (x[0] * jx[1] - x[1] * jx[0]) / flat
+        rows = [*(p - position), scale * math.remainder(math.atan2(x[1], x[0]) - yaw, 2 * math.pi), 0.1 * y[2]]
+        jac = [jp, scale * dheading[None, :], 0.1 * jy[2][None, :]]
+        if soft > 0:
+            rows += [soft * x[2], *(0.1 * soft * (q - (self.rest if anchor is None else anchor)))]
+            jac += [soft * jx[2][None, :], 0.1 * soft * np.eye(n)]
+        return np.array(rows), np.vstack(jac)
+
+    def _solve(self, seed: np.ndarray, position: np.ndarray, yaw: float, soft: float, iterations: int) -> np.ndarray:
+        q = self._clip(seed.copy())
+        anchor = q.copy()
+        damping = 1e-3
+        r, jac = self._residual(q, position, yaw, soft, anchor)
+        for _ in range(iterations):
+            if soft <= 0 and r @ r < 1e-14:
+                break  # exact to a tenth of a micrometre
+            step = np.linalg.solve(jac.T @ jac + damping * np.eye(q.size), -jac.T @ r)
+            candidate = self._clip(q + step)
+            rc, jc = self._residual(candidate, position, yaw, soft, anchor)
+            if rc @ rc < r @ r:
+                q, r, jac, damping = candidate, rc, jc, max(damping * 0.3, 1e-9)
+                if float(np.linalg.norm(step)) < 1e-8:
+                    break
+            else:
+                damping *= 10
+                if damping > 1e6:
+                    break
+        return q
+
+    def _clip(self, q: np.ndarray) -> np.ndarray:
+        q = np.clip(q, self.lower, self.upper)
+        unbounded = ~(np.isfinite(self.lower) & np.isfinite(self.upper))
+        q[unbounded] = np.remainder(q[unbounded] + math.pi, 2 * math.pi) - math.pi
+        return q
+
+    def inverse(self, position: Vector, yaw: float, seed: Vector | None = None,
+                tolerance: float = 5e-4) -> np.ndarray:
+        """Joint values (table order) that put the tool at ``position`` (base frame) approaching along
+        ``yaw``, fingers level; ``Unreachable`` when no solution is within the joint limits and ``max_pitch``."""
+        target = np.asarray(position, dtype=float).reshape(3)
+        if not np.all(np.isfinite(target)) or not math.isfinite(yaw):
+            raise Unreachable(f"a non-finite end-effector goal {target.tolist()}, yaw {yaw}")
+        seeds = [(np.asarray(seed, dtype=float).reshape(-1), 10)] if seed is not None else []
+        seeds += [(self.rest, 60)] + [(v, 60) for v in self.seeds]
+        best: tuple[float, np.ndarray] | None = None
+        for start, settle in seeds:
+            for soft in (0.05, 0.0):  # posture and level first (a few steps from a nearby seed), then the exact pose
+                start = self._solve(start, target, yaw, soft, settle if soft else 100)
+            ee = self.forward(start)
+            error = float(np.linalg.norm(ee.position - target))
+            turn = abs(math.remainder(ee.yaw - yaw, 2 * math.pi))
+            if error <= tolerance and turn <= 1e-2 and abs(ee.roll) <= 1e-2 and abs(ee.pitch) <= self.max_pitch:
+                return start
+            if best is None or error < best[0]:
+                best = (error, start)
+        assert best is not None
+        raise Unreachable(f"({target[0]:.2f}, {target[1]:.2f}, {target[2]:.2f}) m approaching at yaw {math.degrees(yaw):.0f} deg "
+                          f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)")
+
+
+__all__ = ["ArmKinematics", "EndEffector", "Joint", "Unreachable"]

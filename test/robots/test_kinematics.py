@@ -1,0 +1,94 @@
+"""The arm kinematics over Fetch's table in config/robots/fetch.yaml: forward kinematics against the
+table worked by hand, inverse kinematics round trips to within a millimetre over the reach in front of
+the robot, and targets out of reach fail with a clear error."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from homiebot.robots.kinematics import ArmKinematics, Joint, Unreachable
+from homiebot.robots.profile import ProfileError, load_profile
+
+FETCH = load_profile("fetch")
+ARM = FETCH.kinematics.build() if FETCH.kinematics is not None else None
+TORSO = 0.3  # the profile's torso lift
+
+
+def test_the_table_is_fetchs_seven_arm_joints_with_the_torso_held() -> None:
+    assert ARM is not None
+    assert ARM.names == ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint",
+                         "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"]
+    assert [j.value for j in ARM.joints if j.value is not None] == [TORSO]
+
+
+def test_forward_kinematics_of_the_stretched_arm_adds_up_the_links() -> None:
+    assert ARM is not None
+    ee = ARM.forward(np.zeros(7))
+    reach = -0.086875 + 0.119525 + 0.117 + 0.219 + 0.133 + 0.197 + 0.1245 + 0.1385 + 0.16645
+    assert ee.position == pytest.approx([reach, 0.0, 0.37743 + TORSO + 0.34858 + 0.06], abs=1e-9)
+    assert (ee.yaw, ee.pitch, ee.roll) == pytest.approx((0.0, 0.0, 0.0), abs=1e-12)
+    turned = ARM.forward([math.pi / 2, 0, 0, 0, 0, 0, 0])  # the pan turns the arm to the left
+    assert turned.position[:2] == pytest.approx([-0.086875 + 0.119525, reach + 0.086875 - 0.119525], abs=1e-9)
+    assert turned.yaw == pytest.approx(math.pi / 2)
+    bent = ARM.forward([0, 0, 0, 0, 0, math.pi / 2, 0])  # the wrist flexes the hand straight down
+    assert bent.pitch == pytest.approx(math.pi / 2) and bent.position[2] == pytest.approx(0.37743 + TORSO + 0.40858 - 0.30495)
+
+
+def test_inverse_kinematics_round_trips_within_a_millimetre_over_the_reach_in_front() -> None:
+    assert ARM is not None
+    grid = [(x, y, z, yaw) for x in (0.5, 0.65, 0.8) for y in (-0.2, 0.0, 0.2) for z in (0.6, 0.8, 1.0) for yaw in (-0.3, 0.3)]
+    solved = 0
+    for x, y, z, yaw in grid:
+        try:
+            q = ARM.inverse((x, y, z), yaw)
+        except Unreachable:
+            continue
+        solved += 1
+        ee = ARM.forward(q)
+        assert float(np.linalg.norm(ee.position - (x, y, z))) < 1e-3
+        assert abs(math.remainder(ee.yaw - yaw, 2 * math.pi)) < 1e-2 and abs(ee.roll) < 1e-2  # fingers level
+        assert np.all(q >= ARM.lower - 1e-9) and np.all(q <= ARM.upper + 1e-9)
+    assert solved >= 0.9 * len(grid), f"only {solved} of {len(grid)} points in front of the robot solved"
+
+
+def test_a_path_of_small_steps_gives_small_joint_steps_from_the_measured_seed() -> None:
+    assert ARM is not None
+    q = ARM.inverse(FETCH.arm_ready, 0.0)
+    for k in range(1, 11):  # 4 cm steps forward and down, as a policy sends them
+        target = np.array(FETCH.arm_ready) + k * np.array([0.03, 0.0, -0.02])
+        nxt = ARM.inverse(target, 0.0, seed=q)
+        assert float(np.linalg.norm(ARM.forward(nxt).position - target)) < 1e-3
+        assert float(np.max(np.abs(np.remainder(nxt - q + math.pi, 2 * math.pi) - math.pi))) < 0.6
+        q = nxt
+
+
+@pytest.mark.parametrize("target", [(2.0, 0.0, 0.9), (0.6, 0.0, 2.4), (0.0, 0.0, 0.9), (-0.8, 0.0, 0.9)])
+def test_targets_out_of_reach_fail_with_a_clear_error(target: tuple[float, float, float]) -> None:
+    assert ARM is not None
+    with pytest.raises(Unreachable, match=r"out of the arm's reach \(closest [0-9.]+ cm away\)"):
+        ARM.inverse(target, 0.0)
+
+
+def test_garbage_goals_and_tables_are_refused() -> None:
+    assert ARM is not None
+    with pytest.raises(Unreachable, match="non-finite"):
+        ARM.inverse((math.nan, 0.0, 0.9), 0.0)
+    with pytest.raises(ValueError, match="7 joints"):
+        ARM.forward([0.0, 0.0])
+    with pytest.raises(ValueError, match="no commanded joint"):
+        ArmKinematics([Joint("lift", "prismatic", (0, 0, 0), value=0.1)], (0.1, 0, 0))
+
+
+def test_a_trajectory_arm_without_a_kinematic_table_is_a_profile_error(tmp_path) -> None:
+    text = (FETCH_PATH := load_profile.__globals__["ROBOTS_DIR"] / "fetch.yaml").read_text()
+    start, end = text.index("kinematics:"), text.index("arm_ready:")
+    (tmp_path / "no_table.yaml").write_text(text[:start] + text[end:])
+    with pytest.raises(ProfileError, match="needs a kinematics table"):
+        load_profile(tmp_path / "no_table.yaml")
+    (tmp_path / "short_rest.yaml").write_text(text.replace("rest: [0.91, 1.31,", "rest: ["))
+    with pytest.raises(ProfileError, match="rest has 5 values for 7 joints"):
+        load_profile(tmp_path / "short_rest.yaml")
+    assert FETCH_PATH.exists()
