@@ -106,6 +106,8 @@ class SimDriverSettings(_Strict):
 
     scene: str = Field("0", description="the home: a generator seed or a scene YAML file")
     camera_size: str = Field("", description="render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)")
+    lockstep: bool = Field(False, description="simulated time advances only when the bridge steps it (reproducible "
+                           "episodes; the world needs lockstep: true too); real time otherwise")
 
 
 class RunConfig(_Strict):

@@ -13,6 +13,7 @@ in a ``MotionReport``; a robot that cannot be reached raises ``RobotUnavailable`
 from __future__ import annotations
 
 import math
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -325,6 +326,11 @@ class Robot(ABC):
     @abstractmethod
     def stop(self) -> None:
         """Stop all motion now (base to zero velocity, arm holds its pose)."""
+
+    def clock(self) -> float:
+        """Seconds on the robot's clock, for timing its commands (the safety watchdog): the monotonic
+        clock by default; a simulation stepped in lock-step counts simulated time."""
+        return time.monotonic()
 
     def emergency_stop(self) -> None:
         """What the robot does when homiebot's e-stop engages: ``stop()``, and whatever its driver offers

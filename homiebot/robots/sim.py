@@ -46,24 +46,45 @@ class SimTruth:
     ``call(method, params, timeout)`` reaches the sim driver's ``SIM_SERVICE``; ``stale_after``
     seconds without a message and the truth is gone (``fresh`` is false). The driver publishes it at
     5 Hz between camera renderings, so on a loaded machine it may pause for a second or two; that the
-    driver died is told by its odometry (the bridge's ``stale_after``), not by this."""
+    driver died is told by its odometry (the bridge's ``stale_after``), not by this.
 
-    def __init__(self, call: Any, stale_after: float = 5.0) -> None:
+    ``lockstep``: the driver runs in lock-step; the topic is then ignored and the truth is asked for
+    (``refresh``) where it is read after commands (observations, attempt checks), so that every reader
+    sees the instant the last command left, whatever the load."""
+
+    def __init__(self, call: Any, stale_after: float = 5.0, lockstep: bool = False) -> None:
         self.call = call
         self.stale_after = stale_after
+        self.lockstep = lockstep
         self._lock = threading.Lock()
         self._data: dict[str, Any] | None = None
         self._received = 0.0
 
     def update(self, text: str) -> None:
         """Keep a truth message (ignored when it is not a JSON object with a belief)."""
+        if self.lockstep:
+            return  # lock-step readers ask for the truth of the instant (refresh)
         try:
             data = json.loads(text)
         except ValueError:
             return
+        self._keep(data)
+
+    def _keep(self, data: Any) -> None:
         if isinstance(data, dict) and isinstance(data.get("belief"), dict) and isinstance(data["belief"].get("entities"), dict):
             with self._lock:
                 self._data, self._received = data, time.monotonic()
+
+    def refresh(self, timeout: float = 10.0) -> None:
+        """Ask the driver for the truth of this instant (lock-step readers)."""
+        self._keep(self.call("truth", {}, timeout))
+
+    def settle(self) -> None:
+        """The truth after the last command: asked for in lock-step, else the next message waited for."""
+        if self.lockstep:
+            self.refresh()
+        else:
+            self.wait_for_next()
 
     def wait_for_next(self, timeout: float = 1.0) -> None:
         """Wait (at most ``timeout`` s) for a message newer than this call: the truth after the last command."""
@@ -138,9 +159,19 @@ class TruthCheck(RobotSignalsCheck):
     def _holding(self, robot: Robot) -> bool | None:
         return self.belief.held_object() is not None
 
+    def begin(self, subtask: Subtask, robot: Robot) -> None:
+        if self.truth.lockstep:
+            self.truth.refresh()
+        super().begin(subtask, robot)
+
+    def done_early(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
+        if self.truth.lockstep:  # each command's outcome, exactly (in real time the topic keeps up)
+            self.truth.refresh()
+        return super().done_early(subtask, robot, tol)
+
     def succeeded(self, subtask: Subtask, robot: Robot, tol: Tolerances) -> bool:
         target = subtask.target or ""
-        self.truth.wait_for_next()  # judged on the state after the attempt's last command
+        self.truth.settle()  # judged on the state after the attempt's last command
         if subtask.action is Action.PICK:
             return self.belief.held_object() == target
         if subtask.action is Action.PUT:

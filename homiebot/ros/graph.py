@@ -87,7 +87,7 @@ def sim_driver(config: str = "") -> list[NodeSpec]:
     profile = str(cfg.world.params["profile"])
     if profile.endswith((".yaml", ".yml")) and config and not Path(profile).is_absolute():
         profile = str((Path(config).resolve().parent / profile).resolve())
-    params = {"robot": profile, "scene": scene, "camera_size": cfg.sim_driver.camera_size}
+    params = {"robot": profile, "scene": scene, "camera_size": cfg.sim_driver.camera_size, "lockstep": cfg.sim_driver.lockstep}
     return [NodeSpec("sim_driver", "homiebot.worlds.home.sim_driver", "homiebot_sim_driver", params)]
 
 

@@ -73,9 +73,13 @@ class Ros2Robot(Robot):
     """A robot reached through its driver's ROS 2 interfaces (see the module doc)."""
 
     def __init__(self, profile: RobotProfile, node: Node | None = None, connect_timeout: float = 30.0,
-                 stale_after: float = 1.0, call_timeout: float = 10.0, view_aliases: bool = False) -> None:
+                 stale_after: float = 1.0, call_timeout: float = 10.0, view_aliases: bool = False,
+                 step: Callable[[float, dict[str, int]], tuple[int, dict[str, int]]] | None = None) -> None:
         """``view_aliases``: also answer to the planner's view names (front, left, back, right) for the
-        cameras the profile's ``views`` name (what mapped perception asks for)."""
+        cameras the profile's ``views`` name (what mapped perception asks for). ``step``: lock-step
+        simulation (the sim driver's ``step``: seconds and the driver's command counts to wait for -> the
+        new simulated time in ns and the driver's counts); every wait for motion then advances simulated
+        time instead of sleeping, after the commands sent before it arrived."""
         self.profile = profile
         self.aliases = dict(profile.views) if view_aliases else {}
         self.name = profile.robot
@@ -90,6 +94,7 @@ class Ros2Robot(Robot):
         self.node = node
         self._lock = threading.Lock()
         self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
+        self._odom_ns = -1  # its stamp (ns)
         self._joints: JointState | None = None
         self._images: dict[str, Image] = {}
         self._depths: dict[str, Image] = {}
@@ -98,6 +103,12 @@ class Ros2Robot(Robot):
         self._ee_yaw = 0.0  # and its yaw about the base's z axis
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
+        self._step = step
+        self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
+        self._driver_counts: dict[str, int] = {}  # lock-step: the driver's command counts after the last step
+        self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
+        if step is not None and "trajectory" in profile.arm:
+            raise Unsupported(f"{profile.robot}: lock-step drives pose-goal arms only (the trajectory action runs in real time)")
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
         p = profile
@@ -134,6 +145,7 @@ class Ros2Robot(Robot):
         pose = BasePose(float(msg.pose.pose.position.x), float(msg.pose.pose.position.y), yaw, stamp)
         with self._lock:
             self._odom = (pose, time.monotonic())
+            self._odom_ns = _ns(msg.header.stamp)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
@@ -177,6 +189,8 @@ class Ros2Robot(Robot):
                 time.sleep(0.05)
         for role in p.startup:
             self.call(role)
+        if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
+            self._sim_ns, self._driver_counts = self._step(0.0, {})
 
     def call(self, role: str) -> str:
         """Call a Trigger service of the profile by role; RobotUnavailable when it fails or does not answer."""
@@ -242,12 +256,46 @@ class Ros2Robot(Robot):
     def _upright_shape(self, spec: CameraSpec) -> tuple[int, int]:
         return (spec.width, spec.height) if spec.rotation_deg in (90, 270) else (spec.height, spec.width)
 
+    def _pause(self, duration: float) -> None:
+        """Let ``duration`` seconds of motion happen: real time, or a lock-step simulation step."""
+        if self._step is None:
+            time.sleep(duration)
+            return
+        after = {k: self._driver_counts.get(k, 0) + n for k, n in self._sent.items() if n}
+        self._sim_ns, self._driver_counts = self._step(duration, after)
+        self._sent = dict.fromkeys(self._sent, 0)
+
+    def clock(self) -> float:
+        """Simulated seconds in lock-step (time passes only in steps), else the monotonic clock."""
+        return self._sim_ns / 1e9 if self._step is not None else time.monotonic()
+
+    @property
+    def instant(self) -> int:
+        """Lock-step: the simulated time (ns) whose images are current; -1 in real time."""
+        return self._sim_ns
+
+    def expect_instant(self, ns: int) -> None:
+        """Lock-step: images older than simulated time ``ns`` are stale from now on (after a restart, or
+        a step another process took)."""
+        self._sim_ns = max(self._sim_ns, int(ns))
+
+    def _frames(self, camera: str) -> tuple[Image | None, Image | None]:
+        """The newest image and depth of a camera; in lock-step, of the last step's instant (waited for)."""
+        deadline = time.monotonic() + self.call_timeout
+        while True:
+            with self._lock:
+                msg, dmsg = self._images.get(camera), self._depths.get(camera)
+            if msg is None or self._sim_ns < 0 or _ns(msg.header.stamp) >= self._sim_ns:
+                return msg, dmsg
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self._sim_ns} ns from camera '{camera}'")
+            time.sleep(0.005)
+
     def read_camera(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
         spec = self._spec(camera)
         camera = self.aliases.get(camera, camera)
         self._alive()
-        with self._lock:
-            msg, dmsg = self._images.get(camera), self._depths.get(camera)
+        msg, dmsg = self._frames(camera)
         if msg is None:
             raise RobotUnavailable(f"{self.profile.robot}: no image on {self.profile.topic(spec.image)} yet")
         rgb = _to_rgb(msg, spec)
@@ -269,8 +317,13 @@ class Ros2Robot(Robot):
         return self._alive()
 
     def _alive(self) -> BasePose:
-        with self._lock:
-            odom = self._odom
+        deadline = time.monotonic() + self.call_timeout
+        while True:
+            with self._lock:
+                odom, stamp = self._odom, self._odom_ns
+            if odom is None or stamp >= self._sim_ns or time.monotonic() > deadline:
+                break  # lock-step: the odometry of the last step's instant (waited for); late: judged stale below
+            time.sleep(0.002)
         if odom is None:
             raise RobotUnavailable(f"{self.profile.robot}: no odometry on {self.profile.topic(self.profile.odometry.name)}")
         age = time.monotonic() - odom[1]
@@ -327,6 +380,10 @@ class Ros2Robot(Robot):
             self._alive()
             self.cmd_pub.publish(msg)
             self.counters.add("cmd_vel")
+            self._sent["cmd_vel"] += 1
+            if self._step is not None:  # lock-step: the simulation holds it for exactly the duration
+                self._pause(duration)
+                break
             left = end - time.monotonic()
             if left <= 0:
                 break
@@ -341,6 +398,7 @@ class Ros2Robot(Robot):
     def stop(self) -> None:
         self.cmd_pub.publish(Twist())
         self.counters.add("stop")
+        self._sent["cmd_vel"] += 1
 
     def emergency_stop(self) -> None:
         self.stop()
@@ -381,8 +439,9 @@ class Ros2Robot(Robot):
         msg.pose.orientation.z, msg.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
         self.arm_pub.publish(msg)
         self.counters.add("arm_pose")
+        self._sent["arm_goals"] += 1
         self._ee, self._ee_yaw = target, yaw
-        time.sleep(duration)
+        self._pause(duration)
         return MotionReport(clipped=clipped, duration=duration)
 
     def _unstow(self) -> None:
@@ -538,6 +597,10 @@ def _control_msgs(robot: str) -> Any:
         raise RobotUnavailable(f"{robot}: the profile uses control_msgs actions, which are not built here ({err}): "
                                f"run `make setup` or tools/build_control_msgs.py") from None
     return action
+
+
+def _ns(stamp: Any) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:

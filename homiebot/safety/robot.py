@@ -16,7 +16,6 @@ unclipped again.
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,7 +54,7 @@ class SafeRobot(Robot):
             min(lim.max_ee_speed, settings.max_ee_speed or lim.max_ee_speed),
             lim.max_ee_yaw_rate, lim.workspace_min, lim.workspace_max)
         self._velocity = (0.0, 0.0)  # the last base velocity commanded (for the acceleration limit)
-        self._last_command = time.monotonic()
+        self._last_command = self.inner.clock()
         self._clipping: set[str] = set()
         self._lock = threading.Lock()
         self._watchdog: threading.Thread | None = None
@@ -97,7 +96,7 @@ class SafeRobot(Robot):
         report = self.inner.drive(v, w, duration)
         with self._lock:
             self._velocity = (v, w) if not report.collision else (0.0, 0.0)
-            self._last_command = time.monotonic()
+            self._last_command = self.inner.clock()
         self._ensure_watchdog()
         return report
 
@@ -165,6 +164,9 @@ class SafeRobot(Robot):
         self._before_command()
         return self.inner.stow_arm()
 
+    def clock(self) -> float:
+        return self.inner.clock()
+
     def unwrapped(self) -> Robot:
         return self.inner.unwrapped()
 
@@ -177,7 +179,7 @@ class SafeRobot(Robot):
         with self._lock:
             self._velocity = (0.0, 0.0)
             if commanded:
-                self._last_command = time.monotonic()
+                self._last_command = self.inner.clock()
 
     def close(self) -> None:
         self._closed.set()
@@ -218,7 +220,7 @@ class SafeRobot(Robot):
         while not self._closed.wait(min(0.05, period / 4)):
             with self._lock:
                 moving = self._velocity != (0.0, 0.0)
-                quiet = time.monotonic() - self._last_command
+                quiet = self.inner.clock() - self._last_command  # the robot's clock: simulated time in lock-step
             if moving and quiet > period:
                 self.stop()
                 self.state.record("watchdog_stop", f"no base command for {quiet:.2f} s (watchdog {period:.2f} s): base stopped",

@@ -36,6 +36,7 @@ Config::
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,6 +87,10 @@ def _rooms(rooms: Any) -> dict[str, list[float]] | None:
     return out
 
 
+def _ns(stamp: Any) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
 def _with_workspace(profile: RobotProfile, box: Sequence[Sequence[float]]) -> RobotProfile:
     """The profile with another arm workspace box (checked)."""
     if not (len(box) == 2 and all(len(c) == 3 and all(isinstance(v, (int, float)) for v in c) for c in box)):
@@ -106,7 +111,10 @@ class Ros2RobotWorld(World):
     ``call_timeout``: seconds per service call; ``rooms``: the site's named room rectangles;
     ``workspace``: ``[[x, y, z] min, [x, y, z] max]`` replaces the profile's arm workspace (another arm
     mount; in simulation, the embedded home's arm standing in for the robot's); ``segmentation``: with
-    ``sim_truth``, the views carry the sim driver's segmentation and labels.
+    ``sim_truth``, the views carry the sim driver's segmentation and labels; ``lockstep``: with
+    ``sim_truth`` and a sim driver started with ``lockstep:=true``, simulated time advances only
+    through this world's robot (every wait for motion is a step), and views, truth and checks are
+    read at the simulated instant: an episode repeats exactly from its seed.
     """
 
     name = "ros2_robot"
@@ -116,7 +124,7 @@ class Ros2RobotWorld(World):
     def __init__(self, profile: str | RobotProfile = "spot", width: int = 256, height: int = 256, depth: bool = True,
                  connect_timeout: float = 30.0, stale_after: float = 1.0, call_timeout: float = 10.0,
                  rooms: Mapping[str, Sequence[float]] | None = None, sim_truth: bool = False,
-                 workspace: Sequence[Sequence[float]] | None = None, segmentation: bool = False) -> None:
+                 workspace: Sequence[Sequence[float]] | None = None, segmentation: bool = False, lockstep: bool = False) -> None:
         if width <= 0 or height <= 0:
             raise ValueError(f"width and height must be positive, not {width}x{height}")
         try:
@@ -125,6 +133,8 @@ class Ros2RobotWorld(World):
             raise ValueError(str(err)) from None
         if workspace is not None:
             self.profile = _with_workspace(self.profile, workspace)
+        if lockstep and not sim_truth:
+            raise ValueError("lockstep steps the sim driver's simulated time: it needs sim_truth: true (a robot runs in real time)")
         if segmentation and not sim_truth:
             raise ValueError("segmentation comes from the sim driver's segmentation cameras: it needs sim_truth: true "
                              "(on a robot use perception: {mode: mapped} with a detector)")
@@ -133,15 +143,25 @@ class Ros2RobotWorld(World):
         self.rooms = _rooms(rooms)
         from homiebot.ros.robot import Ros2Robot  # rclpy only when this world is used
 
-        self._robot = Ros2Robot(self.profile, connect_timeout=connect_timeout, stale_after=stale_after,
-                                call_timeout=call_timeout, view_aliases=True)
+        self._sim: Any = None  # the sim driver's RPC client (sim_truth)
+        self._call_timeout = call_timeout
+        self.lockstep = bool(lockstep)
         try:
+            self._robot = Ros2Robot(self.profile, connect_timeout=connect_timeout, stale_after=stale_after,
+                                    call_timeout=call_timeout, view_aliases=True, step=self._sim_step if lockstep else None)
+        except Unsupported as err:
+            raise ValueError(f"robot '{self.profile.robot}': {err}") from None
+        if sim_truth:
+            from homiebot.ros.rpc import RpcClient
+
+            self._sim = RpcClient(self._robot.node, SIM_SERVICE)
+        try:
+            if lockstep:
+                self._check_lockstep(connect_timeout)
             self._robot.start()
         except (RobotUnavailable, Unsupported) as err:
             self._robot.close()
             raise ValueError(f"robot '{self.profile.robot}' cannot start: {err}") from None
-        self._call_timeout = call_timeout
-        self._restarted_at = 0.0
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
         self._segmentation: dict[str, Any] = {}  # view -> newest segmentation image of its camera
@@ -153,17 +173,39 @@ class Ros2RobotWorld(World):
         self._path = 0.0
         self._last: tuple[float, float] | None = None
 
+    def _sim_call(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """A call to the sim driver's RPC service; RobotUnavailable when it does not answer."""
+        from homiebot.ros.rpc import RpcError
+
+        try:
+            return self._sim.call(method, params, timeout=timeout)
+        except (RpcError, TimeoutError) as err:
+            raise RobotUnavailable(f"the sim driver's {method}: {err}") from None
+
+    def _sim_step(self, seconds: float, after: dict[str, int]) -> tuple[int, dict[str, int]]:
+        """Lock-step: advance the simulation (see ``Ros2Robot``); its new time and command counts."""
+        reply = self._sim_call("step", {"seconds": seconds, "after": after}, self._call_timeout + seconds)
+        return int(reply["time"]), {k: int(v) for k, v in reply["counters"].items()}
+
+    def _check_lockstep(self, timeout: float) -> None:
+        mode = self._sim_call("mode", {}, timeout)
+        if not mode["lockstep"]:
+            raise RobotUnavailable("lockstep: true, but the sim driver runs in real time (give it lockstep:=true: "
+                                   "sim_driver: {lockstep: true} in the config)")
+
     def _follow_truth(self, timeout: float) -> SimTruth:
-        """Subscribe to the sim driver's truth topic and wait for its first message."""
+        """Subscribe to the sim driver's truth topic and wait for its first message (in lock-step: ask for it)."""
         import time
 
         from std_msgs.msg import String
 
-        from homiebot.ros.rpc import RELIABLE, RpcClient
+        from homiebot.ros.rpc import RELIABLE
 
         node = self._robot.node
-        client = RpcClient(node, SIM_SERVICE)
-        truth = SimTruth(lambda method, params, t: client.call(method, params, timeout=t))
+        truth = SimTruth(self._sim_call, lockstep=self.lockstep)
+        if self.lockstep:
+            truth.refresh(timeout)
+            return truth
 
         def on_truth(msg: String) -> None:
             truth.update(str(msg.data))
@@ -191,6 +233,12 @@ class Ros2RobotWorld(World):
     def _view_segmentation(self, view: str) -> np.ndarray | None:
         """A view's instance ids, upright and at the views' size; None before the first image."""
         msg = self._segmentation.get(view)
+        deadline = time.monotonic() + self._call_timeout
+        while self.lockstep and msg is not None and _ns(msg.header.stamp) < self._robot.instant:  # lock-step: this instant's
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"no segmentation of the simulated instant for the {view} view")
+            time.sleep(0.005)
+            msg = self._segmentation.get(view)
         if msg is None:
             return None
         ids = np.frombuffer(bytes(msg.data), dtype=np.int32).reshape(msg.height, msg.width)
@@ -226,13 +274,14 @@ class Ros2RobotWorld(World):
     def reset(self) -> None:
         """Stop the base and start counting the path afresh. A robot cannot be put back; in simulation
         (``sim_truth``) the sim driver restarts the home from its initial state."""
-        self._robot.stop()
-        if self.truth is not None:
-            import time
-
-            self._restarted_at = time.time()  # the driver stamps odometry with its wall clock
-            self.truth.call("restart", {}, self._call_timeout)
-            self._wait_for_odometry_after_restart()
+        if self.truth is None:
+            self._robot.stop()
+        else:  # the restart drops every command (a stop from here would race the executor's commands in lock-step)
+            stamp = int(self.truth.call("restart", {}, self._call_timeout)["stamp"])
+            self._wait_for_odometry_after_restart(stamp)
+            if self.lockstep:
+                self._robot.expect_instant(stamp)
+                self.truth.refresh()
         pose = self._robot.odometry()
         self._path, self._last = 0.0, (pose.x, pose.y)
 
@@ -242,6 +291,9 @@ class Ros2RobotWorld(World):
         self._last = (x, y)
 
     def observe(self, round_index: int) -> Observation:
+        if self.lockstep and self.truth is not None:  # the views and the truth of the simulated instant
+            self._robot.expect_instant(int(self._sim_call("mode", {}, self._call_timeout)["time"]))
+            self.truth.refresh()
         views = {}
         depth_views = set(self._robot.capabilities.depth) if self.depth else set()
         for view in VIEW_NAMES:
@@ -256,12 +308,12 @@ class Ros2RobotWorld(World):
         return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory(),
                            labels=self._labels(views))
 
-    def _wait_for_odometry_after_restart(self) -> None:
-        """Odometry from before a restart is stale: wait (bounded) until it shows the restarted pose."""
+    def _wait_for_odometry_after_restart(self, stamp_ns: int) -> None:
+        """Odometry from before a restart is stale: wait (bounded) for one stamped at or after the restart."""
         import time
 
         deadline = time.monotonic() + self._call_timeout
-        while time.monotonic() < deadline and self._robot.odometry().stamp <= self._restarted_at:
+        while time.monotonic() < deadline and self._robot.odometry().stamp < stamp_ns / 1e9:
             time.sleep(0.02)
 
     def goal_satisfied(self, goal: list[Any]) -> bool | None:
@@ -282,6 +334,8 @@ class Ros2RobotWorld(World):
 
     def inventory(self) -> list[str]:
         try:
+            if self.lockstep and self.truth is not None:
+                self.truth.refresh()
             held = self.belief.held_object()
         except RobotUnavailable:  # the sim driver's truth is gone: nothing is known to be held
             return []

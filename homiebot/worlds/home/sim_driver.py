@@ -29,6 +29,13 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   their commands come back through the profile's topics), ``goal`` {goal} -> whether the task's goal
   conditions hold, ``restart`` -> the home back to its initial state (a bridged world's reset).
 
+In lock-step (``lockstep:=true``) simulated time advances only when the bridge calls ``step``
+{seconds, after}: the commands it published before are waited for (the driver's counters), the
+simulation runs in ticks of the state period, and the state and camera messages of the new instant go
+out, stamped with simulated time (also on ``/clock``). Between steps the streams go on, unchanged, at
+their rates; ``truth`` answers the truth message of the instant; ``mode`` says which mode runs.
+Episodes then repeat exactly from their seed; real time is for demos and the benchmark.
+
 Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p scene:=0``.
 """
 
@@ -47,6 +54,7 @@ from nav_msgs.msg import Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -97,6 +105,10 @@ class SimDriver:
         self._ee_goal: tuple[np.ndarray, float] | None = None  # (position, yaw) in the base frame
         self._moving = False
         self._last_tick = time.monotonic()
+        # lock-step: simulated time (ns) advances only on `step` calls and is published on /clock
+        self.lockstep = bool(params["lockstep"])
+        self.sim_ns = 0
+        self.clock_pub = node.create_publisher(Clock, "/clock", 10) if self.lockstep else None
         self._frame = 0
         self.odom_pub = node.create_publisher(Odometry, p.topic(p.odometry.name), 10)
         self.joint_pub = node.create_publisher(JointState, p.topic(p.joint_states.name), 10) if p.joint_states else None
@@ -116,7 +128,8 @@ class SimDriver:
         self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
         self._action_servers = self._serve_actions()
         self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
-                                                        "goal": self._goal, "restart": self._restart})
+                                                        "goal": self._goal, "restart": self._restart, "step": self._step,
+                                                        "truth": self._truth_call, "mode": self._mode})
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_tick)
         node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
@@ -128,7 +141,7 @@ class SimDriver:
             raise WireError("cmd_vel with a non-finite velocity")
         with self._lock:
             self.counters["cmd_vel"] += 1
-            self._cmd = (v, w, time.monotonic())
+            self._cmd = (v, w, self._seconds())
 
     def _on_arm_pose(self, msg: PoseStamped) -> None:
         pos = msg.pose.position
@@ -349,45 +362,99 @@ class SimDriver:
             if self.kinematics is not None:
                 self._arm_q = self._joints_of_home(self.kinematics.rest)
             r = self.world.state.robot
-            return {"x": r.x, "y": r.y, "yaw": r.yaw}
+            if self.lockstep:
+                self.sim_ns += 1_000_000  # what is published from now on is told apart from before the restart
+            stamp = self._stamp_ns()
+            self._publish_state(truth=True)
+            return {"x": r.x, "y": r.y, "yaw": r.yaw, "stamp": stamp}
 
     # ---- the simulation, in real time -------------------------------------------------------------
+    def _seconds(self) -> float:
+        """The driver's clock: simulated seconds in lock-step, else the monotonic clock."""
+        return self.sim_ns / 1e9 if self.lockstep else time.monotonic()
+
+    def _stamp_ns(self) -> int:
+        """Message stamps: simulated time in lock-step, else the wall clock."""
+        return self.sim_ns if self.lockstep else time.time_ns()
+
     def _state_tick(self) -> None:
         now = time.monotonic()
         with self._lock:
             dt = min(now - self._last_tick, 0.1)  # a stalled timer must not teleport the robot
             self._last_tick = now
-            cmd = self._cmd
-            can_move = self.powered and self.standing
-            if cmd is not None and now - cmd[2] > self.profile.cmd_vel_timeout:
-                self._cmd, cmd = None, None
-                self.counters["timeouts"] += 1
-            if cmd is not None and can_move and dt > 0:
-                self.robot.drive(cmd[0], cmd[1], dt)
-                self.counters["applied"] += 1
-            if self._ee_goal is not None and can_move and dt > 0:
-                here, here_yaw = self.robot.gripper_pose()
-                step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
-                message = ""
-                if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
-                    self._ee_goal = None
-                else:
-                    message = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message
-                if self._trajectory is not None:
-                    self._trajectory_progress(here, here_yaw, message)
-            stamp = time.time_ns()
-            self.odom_pub.publish(self._odometry(stamp))
-            if self.joint_pub is not None:
-                self.joint_pub.publish(self._joints(stamp))
+            if not self.lockstep:  # in lock-step only `step` moves the simulation; the streams go on
+                self._advance(dt, now)
             self._frame += 1
-            if self._frame % 10 == 0:
-                dynamic = self.world.state.dynamic()
-                belief = take_snapshot(self.world.belief)
-                self.truth_pub.publish(String(data=json.dumps({"robot": self.profile.robot, "stamp": stamp, "dynamic": dynamic,
-                                                               "belief": belief,
-                                                               "powered": self.powered, "standing": self.standing,
-                                                               "labels": self.labels,
-                                                               "counters": self.counters})))
+            self._publish_state(truth=self._frame % 10 == 0)
+
+    def _advance(self, dt: float, now: float) -> None:
+        """Apply the held velocity and the arm goal for ``dt`` seconds (``now``: the driver's clock)."""
+        cmd = self._cmd
+        can_move = self.powered and self.standing
+        if cmd is not None and now - cmd[2] > self.profile.cmd_vel_timeout:
+            self._cmd, cmd = None, None
+            self.counters["timeouts"] += 1
+        if cmd is not None and can_move and dt > 0:
+            self.robot.drive(cmd[0], cmd[1], dt)
+            self.counters["applied"] += 1
+        if self._ee_goal is not None and can_move and dt > 0:
+            here, here_yaw = self.robot.gripper_pose()
+            step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
+            message = ""
+            if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
+                self._ee_goal = None
+            else:
+                message = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message
+            if self._trajectory is not None:
+                self._trajectory_progress(here, here_yaw, message)
+
+    def _truth(self, stamp: int) -> dict[str, Any]:
+        return {"robot": self.profile.robot, "stamp": stamp, "dynamic": self.world.state.dynamic(), "belief": take_snapshot(self.world.belief),
+                "powered": self.powered, "standing": self.standing, "labels": self.labels, "counters": dict(self.counters)}
+
+    def _publish_state(self, truth: bool) -> None:
+        stamp = self._stamp_ns()
+        if self.clock_pub is not None:
+            self.clock_pub.publish(Clock(clock=stamp_of(stamp)))
+        self.odom_pub.publish(self._odometry(stamp))
+        if self.joint_pub is not None:
+            self.joint_pub.publish(self._joints(stamp))
+        if truth:
+            self.truth_pub.publish(String(data=json.dumps(self._truth(stamp))))
+
+    # ---- lock-step ------------------------------------------------------------------------------------
+    def _mode(self, params: dict, ctx: CallContext) -> dict:
+        """Whether the driver runs in lock-step, and its simulated time (ns)."""
+        return {"lockstep": self.lockstep, "time": self.sim_ns}
+
+    def _truth_call(self, params: dict, ctx: CallContext) -> dict:
+        """The truth message of this instant (lock-step readers ask instead of waiting for the topic)."""
+        with self._lock:
+            return self._truth(self._stamp_ns())
+
+    def _step(self, params: dict, ctx: CallContext) -> dict:
+        """Advance simulated time by ``seconds`` in ticks of the state period, once the commands the caller
+        sent before (``after``: counter -> count, e.g. {"cmd_vel": 12}) have arrived; then publish the
+        state and the cameras of the new instant. Lock-step only."""
+        if not self.lockstep:
+            raise RuntimeError("the sim driver runs in real time; start it with lockstep:=true (sim_driver: {lockstep: true})")
+        seconds = float(params["seconds"])
+        if not (math.isfinite(seconds) and 0.0 <= seconds <= 60.0):
+            raise ValueError(f"step seconds must be within [0, 60], not {seconds}")
+        after = {str(k): int(v) for k, v in dict(params.get("after") or {}).items()}
+        deadline = time.monotonic() + 10.0
+        while any(self.counters.get(k, 0) < n for k, n in after.items()):  # ordering: commands first, then the step
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the commands sent before this step ({after}) did not arrive within 10 s (have {self.counters})")
+            time.sleep(0.002)
+        dt = 1.0 / self.profile.sim.state_rate_hz
+        with self._lock:
+            for _ in range(round(seconds / dt)):
+                self.sim_ns += round(dt * 1e9)
+                self._advance(dt, self.sim_ns / 1e9)
+            self._publish_state(truth=True)
+        self._camera_tick()  # the views of this instant, stamped with it
+        return {"time": self.sim_ns, "counters": dict(self.counters)}
 
     def _odometry(self, stamp: int) -> Odometry:
         r = self.world.state.robot
@@ -431,7 +498,7 @@ class SimDriver:
                 view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size),
                                          segmentation=name in self.seg_pubs)
             frame = next(iter(view.values()))
-            stamp = time.time_ns()
+            stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
             image_pub.publish(_image(frame.rgb, spec, stamp, name))
             if info_pub is not None:
@@ -514,7 +581,8 @@ def _camera_info(shape: tuple[int, int], spec: CameraSpec, stamp: int, frame: st
 
 PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
           Param("scene", "0", "the home: a seed or a scene YAML file"),
-          Param("camera_size", "", "render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"))
+          Param("camera_size", "", "render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
+          Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
 NODE = NodeDef("sim_driver", SimDriver, PARAMS)
 
