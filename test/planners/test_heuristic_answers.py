@@ -104,3 +104,31 @@ def test_the_room_named_in_the_answer_picks_the_right_place() -> None:
     puts = [s for s in subs if s.action is Action.PUT]
     assert puts and all(s.place == "bedroom_chair" for s in puts)
     assert record.goal_satisfied
+
+
+def test_surfaces_seen_from_close_by_are_searched_after_closed_containers() -> None:
+    p = planner({"kitchen": "room", "white_shelf": "shelf", "black_table": "table", "cabinet": "cabinet"}, visited={"kitchen"})
+    p.mem.glimpsed = {"white_shelf"}  # seen from close enough: small things on it would have shown
+    assert _explore_target(p, "white bottle") == "black_table"
+    p.mem.inspected.add("black_table")
+    with pytest.raises(_Decision) as d:
+        p._explore("white bottle")
+    assert (d.value.sub.action, d.value.sub.target) == (Action.GO_TO, "cabinet")  # to open it next
+    p.mem.searched.add("cabinet")
+    assert _explore_target(p, "white bottle") == "white_shelf"  # the last resort before giving up
+
+
+def test_small_things_are_seen_from_farther_in_larger_views() -> None:
+    import numpy as np
+
+    from homiebot.planners.heuristic import _small_thing_reach
+
+    class View:
+        def __init__(self, size: int) -> None:
+            self.segmentation = np.zeros((size, size), dtype=np.int32)
+
+    class Obs:
+        def __init__(self, size: int) -> None:
+            self.views = {"front": View(size), "left": View(size)}
+
+    assert 0.3 < _small_thing_reach(Obs(64)) < 1.0 < 2.0 < _small_thing_reach(Obs(256)) < 4.0
