@@ -4,8 +4,15 @@ It reads the instruction once (``planners/instructions.py`` lists the forms it u
 each round updates what it knows from perception only (the names and categories visible in the
 four views, and what seems to rest on what) and from feedback, and chooses the next subtask:
 
-* targets are grounded with names, aliases, word overlap and sentence embeddings; a target not yet
-  seen makes it explore: first the rooms it has glimpsed, then closed containers it can open;
+* targets are grounded with names, aliases, word overlap and sentence embeddings, strictly: a phrase
+  naming a class or furniture type means only things of that type, its colour and room words must be
+  in the name, and a plain type name ("the sink") is not taken for a room-named one (bathroom_sink)
+  while rooms remain unseen; a target not yet seen makes it explore: first the rooms it has glimpsed
+  (the one a place's name says, or where such furniture usually stands, first), then surfaces not yet
+  seen from close enough for small things, then closed containers it can open;
+* a place the user names for an object ("the green toy block in the fridge") is searched first: found
+  (in its room first), reached and opened; a thing still not seen there is tried by the name the
+  description gives (too small to see in small views);
 * it opens a destination container before picking the object up (one hand), and a container before
   taking something out of it;
 * it repairs from typed feedback: D1/D2 -> go there (again); L3 -> open the container the feedback
@@ -605,7 +612,7 @@ class HeuristicPlanner(Planner):
             m.looked.add(place)
         name = "_".join(w for w in words_of(head) if w not in ARTICLES)
         cls = self._class_of(head)
-        if cls and name not in m.guessed and name not in m.forgotten and m.near == place and not m.held:
+        if cls and not m.mapped and name not in m.guessed and name not in m.forgotten and m.near == place and not m.held:
             m.guessed[name] = cls
             m.support[name] = place
             raise _Decision(Subtask(action=Action.PICK, target=name),
