@@ -505,7 +505,8 @@ class HeuristicPlanner(Planner):
         raise _Decision(Subtask(action=Action.END), f"I searched everywhere I can reach and did not find the {what}")
 
     def _room_rank(self, what: str, room: str) -> int:
-        """0: the phrase names this room; 1: the furniture it names usually stands in such a room; 2: otherwise."""
+        """0: the phrase names this room; 1: the furniture it names usually stands in such a room; 2: nothing
+        said either way; 3: the phrase names another room."""
         ws = {singular(w) for w in words_of(what)}
         rwords = set(words_of(room)) & ROOM_WORDS
         said = ws & ROOM_WORDS
