@@ -1,8 +1,9 @@
 """People in the loop: the instruction reader on the frozen free-form file, and (with --suites) the
 heuristic planner with a simulated user on the ambiguity suite and on persona rewordings of home100.
 
-    python benchmarks/bench_people.py            # reader accuracy on the frozen file
-    python benchmarks/bench_people.py --suites   # + ambiguity and persona suites (a few minutes)
+    python benchmarks/bench_people.py                        # reader accuracy on the frozen file
+    python benchmarks/bench_people.py --suites               # + ambiguity and persona suites, 64 px views (a few minutes)
+    python benchmarks/bench_people.py --suites --size 256    # the same with the default simulator's 256 px views
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def reader_accuracy(verbose: bool = False) -> dict[str, float]:
             "silent_misreadings": wrong}
 
 
-def suite_figures(suite: str, split: str, user: str) -> dict[str, float | int]:
-    """The heuristic planner on a suite (one run per task), with the given user."""
+def suite_figures(suite: str, split: str, user: str, size: int = 64) -> dict[str, float | int]:
+    """The heuristic planner on a suite (one run per task), with the given user and ``size`` px square views."""
     from homiebot.bench import metrics
     from homiebot.bench.results import RunResult, summarise_steps
     from homiebot.bench.suite import load_suite
@@ -66,7 +67,7 @@ def suite_figures(suite: str, split: str, user: str) -> dict[str, float | int]:
     from homiebot.planners.base import PlannerConfigError
     from homiebot.runtime import run_episode
 
-    cfg = RunConfig.model_validate({"user": user, "world": {"name": "embedded_home", "params": {"width": 64, "height": 64}}})
+    cfg = RunConfig.model_validate({"user": user, "world": {"name": "embedded_home", "params": {"width": size, "height": size}}})
     results = []
     for t in load_suite(suite, split):
         try:
@@ -83,12 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--suites", action="store_true")
+    ap.add_argument("--size", type=int, default=64, help="view width and height in pixels (default 64; the simulator's default is 256)")
     args = ap.parse_args(argv)
+    if not 16 <= args.size <= 1024:
+        ap.error(f"--size must be between 16 and 1024 pixels, not {args.size}")
     print("reader on the frozen free-form file:", reader_accuracy(args.verbose))
     if args.suites:
-        print("ambiguity test, simulated user:", suite_figures("ambiguity", "test", "simulated"))
-        persona = suite_figures("home100_persona", "all", "none")
-        original = suite_figures("home100", "all", "none")
+        print(f"views {args.size}x{args.size} px")
+        print("ambiguity dev (tuned on), simulated user:", suite_figures("ambiguity", "dev", "simulated", args.size))
+        print("ambiguity test, simulated user:", suite_figures("ambiguity", "test", "simulated", args.size))
+        persona = suite_figures("home100_persona", "all", "none", args.size)
+        original = suite_figures("home100", "all", "none", args.size)
         print("home100_persona:", persona)
         print("home100:", original)
         print(f"persona SR / original SR: {persona['SR'] / original['SR'] if original['SR'] else 0.0:.2f}")

@@ -4,8 +4,15 @@ It reads the instruction once (``planners/instructions.py`` lists the forms it u
 each round updates what it knows from perception only (the names and categories visible in the
 four views, and what seems to rest on what) and from feedback, and chooses the next subtask:
 
-* targets are grounded with names, aliases, word overlap and sentence embeddings; a target not yet
-  seen makes it explore: first the rooms it has glimpsed, then closed containers it can open;
+* targets are grounded with names, aliases, word overlap and sentence embeddings, strictly: a phrase
+  naming a class or furniture type means only things of that type, its colour and room words must be
+  in the name, and a plain type name ("the sink") is not taken for a room-named one (bathroom_sink)
+  while rooms remain unseen; a target not yet seen makes it explore: first the rooms it has glimpsed
+  (the one a place's name says, or where such furniture usually stands, first), then surfaces not yet
+  seen from close enough for small things, then closed containers it can open;
+* a place the user names for an object ("the green toy block in the fridge") is searched first: found
+  (in its room first), reached and opened; a thing still not seen there is tried by the name the
+  description gives (too small to see in small views);
 * it opens a destination container before picking the object up (one hand), and a container before
   taking something out of it;
 * it repairs from typed feedback: D1/D2 -> go there (again); L3 -> open the container the feedback
@@ -37,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
-from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, words_of
+from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, singular, words_of
 from homiebot.perception.visible import sightings, supports
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.instructions import (
@@ -61,6 +68,14 @@ GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -
 GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}
 MAX_FAILS = 3
 USUALLY_ONE = {"fridge", "kitchen counter", "tv stand"}  # a home rarely has two: not worth a question
+ROOM_WORDS = {"kitchen", "bedroom", "bathroom", "living", "dining", "office", "hallway"}  # words that say a room
+# where a piece of furniture usually stands (common sense; orders the search for a place not seen yet)
+USUAL_ROOMS = {"fridge": ("kitchen",), "kitchen_counter": ("kitchen",), "sink": ("kitchen", "bathroom"),
+               "sofa": ("living",), "tv_stand": ("living",), "bed": ("bedroom",), "desk": ("office", "bedroom"),
+               "table": ("dining", "kitchen", "living"), "chair": ("dining", "office", "bedroom", "living"),
+               "cabinet": ("kitchen", "bathroom", "dining", "living", "office"), "drawer": ("kitchen", "bedroom", "office"),
+               "shelf": ("living", "office", "bathroom", "dining", "bedroom")}
+ARTICLES = ("the", "a", "an", "my", "one", "some")
 
 
 class _Decision(Exception):
@@ -89,6 +104,9 @@ class _Memory:
     mapped: bool = False  # knowledge comes from the semantic map's summary
     colour: dict[str, str | None] = field(default_factory=dict)  # map instance id -> estimated colour
     robot_room: str | None = None
+    glimpsed: set[str] = field(default_factory=set)  # surfaces seen from close enough to see small things on them
+    looked: set[str] = field(default_factory=set)  # places the user said a thing is, checked (reached, opened)
+    guessed: dict[str, str] = field(default_factory=dict)  # names tried from the user's words -> their class
 
 
 class HeuristicPlanner(Planner):
@@ -239,6 +257,10 @@ class HeuristicPlanner(Planner):
                 under = [s for s in supports(seen, name) if m.known.get(s) in RECEPTACLE_TYPES]
                 if under:
                     m.support[name] = under[0]
+        reach = _small_thing_reach(request.observation)
+        for name, sights in seen.items():
+            if m.known.get(name) in RECEPTACLE_TYPES and any(s.depth is not None and s.depth <= reach for s in sights):
+                m.glimpsed.add(name)
         if request.round == 1:
             floors = sorted(((sum(s.pixels for s in v), n) for n, v in seen.items() if v[0].category == "room"), reverse=True)
             if floors:
@@ -310,6 +332,8 @@ class HeuristicPlanner(Planner):
         sub, model = self._last
         target = sub.target or ""  # every action but End has a target (Subtask._arity)
         m = self.mem
+        if sub.action is Action.PICK and target in m.guessed and (fb.success or fb.code not in (ErrorCode.F1, ErrorCode.F2)):
+            m.known[target] = m.guessed[target]  # the name the user's words gave exists
         if fb.success:
             m.fails.pop(sub.text(), None)
             if sub.action is Action.GO_TO:
@@ -373,7 +397,7 @@ class HeuristicPlanner(Planner):
             if re.search(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase) else (phrase, "", "")
         if self.mem.mapped:
             return self._map_ground(head, OBJECT_CLASSES)
-        found = self.grounder.ground(head, self._of(OBJECT_CLASSES))
+        found = self._strict(head, self.grounder.ground(head, self._of(OBJECT_CLASSES)), OBJECT_CLASSES)
         if where and len(found) > 1:  # "the mug on the tv stand": prefer the one resting there
             place = self._receptacle(where)
             there = [f for f in found if place is not None and self.mem.support.get(f) == place]
@@ -383,8 +407,31 @@ class HeuristicPlanner(Planner):
     def _receptacle(self, phrase: str) -> str | None:
         if self.mem.mapped:
             return self._map_ground(phrase, RECEPTACLE_TYPES)
-        found = self.grounder.ground(phrase, self._of(RECEPTACLE_TYPES))
+        found = self._strict(phrase, self.grounder.ground(phrase, self._of(RECEPTACLE_TYPES)), RECEPTACLE_TYPES)
         return found[0] if found else None
+
+    def _strict(self, phrase: str, found: list[str], kinds) -> list[str]:
+        """Keep the grounder's candidates that can be what the phrase says. An exact name or alias stands;
+        otherwise a phrase naming a class or furniture type ("banana", "desk") means only things of that
+        type (not a green apple for "green banana", not the brown shelf for "brown desk"), a room word
+        ("bedroom chair") must be in the name, and a name with a room word the phrase lacks (the
+        bathroom sink for "the sink") is taken only once no room is left to explore."""
+        ws = [singular(w) for w in words_of(phrase) if w not in ARTICLES]
+        key = "_".join(ws)
+        if not found or found[0] == key or self.grounder.aliases.get(key) == found[0] or self.grounder.aliases.get(
+                "_".join(w for w in words_of(phrase) if w not in ARTICLES)) == found[0]:
+            return found
+        named = sorted((c for c in kinds if set(c.split("_")) <= set(ws)), key=lambda c: -len(c.split("_")))
+        cat = set(named[0].split("_")) if named else set()
+        rooms = (set(ws) - cat) & ROOM_WORDS
+        fit = [n for n in found if (not cat or cat <= set(self.mem.known.get(n, "").split("_"))) and rooms <= set(words_of(n))]
+        plain = [n for n in fit if not (set(words_of(n)) - cat - rooms) & ROOM_WORDS]
+        if plain or self._unvisited_rooms():
+            return plain
+        return fit
+
+    def _unvisited_rooms(self) -> list[str]:
+        return [n for n, c in self.mem.known.items() if c == "room" and n not in self.mem.rooms_visited]
 
     def _closable(self, rec: str) -> bool:
         t = RECEPTACLE_TYPES.get(self.mem.known.get(rec, ""))
@@ -428,21 +475,22 @@ class HeuristicPlanner(Planner):
             self._go(spot, f"{why}; first I go to the {spot}")
         raise _Decision(Subtask(action=action, target=target, place=place), why)
 
-    def _explore(self, what: str) -> NoReturn:
+    def _explore(self, what: str, label: str | None = None) -> NoReturn:
         """Go somewhere new to find ``what``: an unvisited room, else inside a closed container;
-        End when nothing is left to search."""
+        End when nothing is left to search. ``label`` names what is sought in the reasons."""
         m = self.mem
-        rooms = [n for n, c in m.known.items() if c == "room" and n not in m.rooms_visited]
-        # likeliest room first ("fridge" -> kitchen), by word similarity
-        rooms.sort(key=lambda r: (r != m.robot_room, -self._similarity(what, r), r))
+        rooms = self._unvisited_rooms()
+        # likeliest room first: the one the phrase names, the usual rooms of the furniture it names, then by word similarity
+        rooms.sort(key=lambda r: (r != m.robot_room, self._room_rank(what, r), -self._similarity(what, r), r))
+        what = label or what
         if rooms and m.mapped and self._can_explore():
             raise _Decision(Subtask(action=Action.EXPLORE, target=rooms[0]),
                             f"I have not seen the {what} yet, so I explore the {rooms[0]}")
         if rooms:
             self._go(rooms[0], f"I have not seen the {what} yet, so I explore the {rooms[0]}")
         surfaces = [n for n in self._of(RECEPTACLE_TYPES) if not self._closable(n) and n not in m.inspected]
-        if surfaces:  # small things are only visible from close by
-            surfaces.sort(key=lambda r: (-self._similarity(what, r), r))
+        surfaces.sort(key=lambda r: (r in m.glimpsed, -self._similarity(what, r), r))
+        if surfaces and surfaces[0] not in m.glimpsed:  # small things are only visible from close by
             self._go(surfaces[0], f"the {what} may be on the {surfaces[0]}, too small to see from afar")
         if m.held:
             self._put_down(m.held, f"I need a free hand to look inside containers for the {what}")
@@ -452,7 +500,22 @@ class HeuristicPlanner(Planner):
             if m.near == box:
                 m.searched.add(box)
             self._act(Action.OPEN, box, f"the {what} may be inside the {box}")
+        if surfaces:  # seen from close enough already, but something may have been hidden behind another thing
+            self._go(surfaces[0], f"the {what} may be on the {surfaces[0]}, hidden when I looked from nearby")
         raise _Decision(Subtask(action=Action.END), f"I searched everywhere I can reach and did not find the {what}")
+
+    def _room_rank(self, what: str, room: str) -> int:
+        """0: the phrase names this room; 1: the furniture it names usually stands in such a room; 2: nothing
+        said either way; 3: the phrase names another room."""
+        ws = {singular(w) for w in words_of(what)}
+        rwords = set(words_of(room)) & ROOM_WORDS
+        said = ws & ROOM_WORDS
+        if said:
+            return 0 if said & rwords else 3
+        types = [t for t in USUAL_ROOMS if set(t.split("_")) <= ws]
+        if any(rwords & set(USUAL_ROOMS[t]) for t in types):
+            return 1
+        return 2
 
     def _similarity(self, a: str, b: str) -> float:
         emb = self.grounder.embedder
@@ -526,16 +589,47 @@ class HeuristicPlanner(Planner):
         return (near or sorted(boxes))[0]
 
     def _look_where_said(self, phrase: str) -> None:
-        """'the soap on the dining room shelf' not seen yet: look there first (once)."""
-        m = re.search(r"\s(?:on|in|from|inside|by|near)\s+(?:the\s+)?(?P<w>[a-z_ ]+)$", phrase)
-        place = self._receptacle(m["w"]) if m else None
-        if place is None or place in self.mem.inspected:
+        """'the soap on the dining room shelf' not seen yet: look there first. Find the place (its
+        usual room first), go there, open it if it is closed; a thing too small to see from there is
+        tried once by the name its description gives ('yellow lemon' -> yellow_lemon)."""
+        m = self.mem
+        said = re.search(r"\s(?:on|in|from|inside|by|near)\s+(?:the\s+)?(?P<w>[a-z_ ]+)$", phrase)
+        if not said:
             return
-        if self._closable(place) and place not in self.mem.opened and self.mem.held is None:
-            self.mem.searched.add(place)
-            self._act(Action.OPEN, place, f"the {phrase} should be inside the {place}")
-        self.mem.inspected.add(place)
-        self._go(place, f"the user said where the {phrase.split(' on ')[0]} is")
+        head = phrase[: said.start()].strip()
+        place = self._receptacle(said["w"])
+        if place is None:
+            if not self._search_done():
+                self._explore(said["w"], f"the {head} (the user said it is {phrase[said.start():].strip()})")
+            return
+        if place not in m.looked:
+            if self._closable(place) and place not in m.opened:
+                if m.held:
+                    self._put_down(m.held, f"I need a free hand to open the {place}, where the {head} should be")
+                m.searched.add(place)
+                self._act(Action.OPEN, place, f"the {head} should be inside the {place}")
+            if m.near != place:
+                self._go(place, f"the user said the {head} is there")
+            m.looked.add(place)
+        name = "_".join(w for w in words_of(head) if w not in ARTICLES)
+        cls = self._class_of(head)
+        if cls and not m.mapped and name not in m.guessed and name not in m.forgotten and m.near == place and not m.held:
+            m.guessed[name] = cls
+            m.support[name] = place
+            raise _Decision(Subtask(action=Action.PICK, target=name),
+                            f"I do not see the {head}, but the user said it is at the {place}: it may be too small to see, so I try to take it")
+
+    def _class_of(self, phrase: str) -> str | None:
+        """The object class a phrase names ('yellow lemon' -> lemon), if any."""
+        ws = {singular(w) for w in words_of(phrase)}
+        named = sorted((c for c in OBJECT_CLASSES if set(c.split("_")) <= ws), key=lambda c: -len(c.split("_")))
+        return named[0] if named else None
+
+    def _search_done(self) -> bool:
+        """Nothing left to search: every room visited, every surface looked at, every container opened."""
+        m = self.mem
+        return not self._unvisited_rooms() and not [n for n in self._of(RECEPTACLE_TYPES) if n not in m.inspected and not self._closable(n)] \
+            and not [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched]
 
     def _room_dest(self, room: str, obj: str | None) -> str:
         """Somewhere in a room: a receptacle seen there (map), one already holding the object, or a
@@ -651,6 +745,13 @@ class HeuristicPlanner(Planner):
         for box in dict.fromkeys(d for d in dests if self._closable(d)):
             if box in self.mem.opened:
                 self._act(Action.CLOSE, box, f"the task asks me to close the {box} at the end")
+
+
+def _small_thing_reach(obs) -> float:
+    """How far (m) a small thing (about 8 cm) still covers a few pixels in these views, with a margin: a
+    surface seen from closer than this has shown what rests on it (90 degree views; 64 px: 0.7 m, 256 px: 2.7 m)."""
+    widths = [v.segmentation.shape[1] for v in obs.views.values() if v.segmentation is not None]
+    return 0.08 * min(widths) / 6.0 * 0.8 if widths else 0.0
 
 
 def _rename(goal: object, old: str, new: str) -> object:

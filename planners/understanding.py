@@ -89,11 +89,20 @@ def describe_goal(goal: object) -> str:
 # ---- normalising ---------------------------------------------------------------------------------
 _POLITE = [
     r"\bif that'?s ok(?:ay)?\b", r"\bif that is ok(?:ay)?\b", r"\bi do not mind(?: which)?\b",
-    r"\b(?:hey|hi|hello|ok|okay|ugh|oh)\b,?", r"\bplease\b", r"\bthanks?(?: you)?\b!?", r"\bfor me\b", r"\bif that'?s ok(?:ay)?\b",
+    r"^(?:right|alright|well|so),\s*(?:so,\s*)?", r"\bi have a (?:favou?r|request|question) to ask\b",
+    r"\b(?:that|it) would be (?:lovely|great|wonderful|nice|perfect|amazing|brilliant|fantastic)\b",
+    r"\bwhen you have a (?:moment|minute|second|sec)\b",
+    r"\b(?:hey|hi|hello|ok|okay|ugh|oh)\b,?", r"\bplease\b", r"\bthanks?(?: you)?(?: so much| very much| a lot)?\b!?", r"\bfor me\b",
+    r"\bif that'?s ok(?:ay)?\b",
     r"\bi don'?t mind which\b", r"\b(?:either|any) one(?: of them)?(?: is fine| will do)?\b", r"\bwhichever(?: you like)?\b",
     r"\banywhere (?:in )?there is fine\b", r"\banywhere in there\b", r"\banywhere is fine\b", r"\bif you can\b",
     r"\bwhen you get a chance\b", r"\bfor (?:a|one) second\b", r"\btwo things\b", r"\bjust\b", r"\bthough\b",
 ]
+# openers and closers of chatty requests, dropped before the older grammar reads the rest
+_COURTESY = [r"^(?:(?:hi|hello|hey|oh),?\s*)+[.!,]?\s*", r"^i have a (?:favou?r|request|question) to ask[.!,]?\s*",
+             r"^when you have a (?:moment|minute|second|sec),?\s*", r"^(?:right|alright|well|so),\s*(?:so,\s*)?",
+             r",?\s*(?:that|it) would be (?:lovely|great|wonderful|nice|perfect|amazing|brilliant|fantastic)[.!]*$",
+             r",?\s*thanks?(?: you)?(?: so much| very much| a lot)?[.!?]*$", r",?\s*please[.!?]*$"]
 _ASKING = r"^(?:could|can|would|will) you (?:please )?(?:mind )?|^would you mind |^do you mind |^(?:i'?d|i would) like you to |" \
           r"^i need you to |^(?:could|can) i ask you to |^make sure you "
 _WANT = r"^(?:i'?d like|i would like|i want|i need|i'?d love|we need|we want)\s+(?=(?:the|a|an|my|one|some|any)\b)"
@@ -157,6 +166,7 @@ class _State:
     pending: str | None = None  # an object mentioned without a place yet
     intro: bool = False  # the last clause introduced a thing ("there is a mug ...")
     unsure: list[str] = field(default_factory=list)
+    close_after: list[str] = field(default_factory=list)  # "make sure both are closed when you are done"
 
 
 _KIND = re.compile(r"^(?:one of (?:the|my) |any one of the |any |either |a |an |some )(?P<k>[\w\s]+?)$")
@@ -222,6 +232,11 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
     if re.fullmatch(r"(?:the )?other one|anywhere (?:there )?is fine|anywhere|somewhere|either|i do not mind", c):
         return True
     # open / close
+    if re.fullmatch(r"(?:make sure|check that) (?:both|they|all of them|them all)(?: are)? (?:closed|shut)"
+                    r"(?: when you are (?:done|finished)| afterwards| at the end)?|close (?:both|them)(?: afterwards)?", c) \
+            and sum(isinstance(g, Move) for g in st.goals) >= 2:
+        st.close_after.append("both")
+        return True
     if m := re.match(r"^(?:make sure|check that) (?:the )?(?P<r>[\w\s]+?) is (?P<s>closed|shut|open)$", c) or \
             re.match(r"^(?:get|leave) (?:the )?(?P<r>[\w\s]+?) (?P<s>open|closed|shut)$", c):
         st.goals.append(Toggle(_strip_article(m["r"]), m["s"] == "open"))
@@ -447,13 +462,13 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
         return Understanding(plan, _check(plan, embedder))
     st = _State()
     failed: list[str] = []
-    clauses = [c for sentence in _sentences(t) for c in _clauses(_lists(sentence, st))]
+    clauses = [c for sentence in _sentences(t) for c in _clauses(_lists(re.sub(_ASKING, "", sentence), st))]
     for i, c in enumerate(clauses):
         if not _clause(c, st, " ".join(clauses[i + 1:])):
             failed.append(c)
     if st.pending and not st.goals:
         failed.append(f"what to do with {st.pending}")
-    plan = Plan(goals=st.goals)
+    plan = Plan(goals=st.goals, close_after=st.close_after)
     unsure = st.unsure + failed
     if plan.goals and not unsure:
         unsure = _check(plan, embedder)
@@ -468,13 +483,21 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
 
 def _legacy(text: str, embedder: TextEmbedder | None) -> Plan | None:
     """The older grammar's reading (clear, keep N, every X that is not ..., if there is no ...), when it
-    reads every word of its phrases as a known thing; None otherwise."""
-    try:
-        plan = parse_instruction(text)
-    except UnsupportedInstruction:
-        return None
-    plan.goals = [Move(g.things, g.dest, "room") if isinstance(g, Move) and g.dest in ROOM_WORDS else g for g in plan.goals]
-    return plan if _strict(plan) and not _check(plan, embedder) else None
+    reads every word of its phrases as a known thing; None otherwise. Chatty openers and closers
+    ("hi! i have a favour to ask.", ", that would be lovely.") are dropped first."""
+    plain = text.strip().lower().replace("’", "'")
+    for _ in range(3):  # openers come in runs ("oh, hello. when you have a moment, ...")
+        for pat in _COURTESY:
+            plain = re.sub(pat, "", plain).strip()
+    for candidate in dict.fromkeys((text, plain)):
+        try:
+            plan = parse_instruction(candidate)
+        except UnsupportedInstruction:
+            continue
+        plan.goals = [Move(g.things, g.dest, "room") if isinstance(g, Move) and g.dest in ROOM_WORDS else g for g in plan.goals]
+        if _strict(plan) and not _check(plan, embedder):
+            return plan
+    return None
 
 
 def _lists(sentence: str, st: _State) -> str:

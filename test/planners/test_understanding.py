@@ -96,3 +96,24 @@ def test_unreadable_part_is_asked_about_with_a_user() -> None:
     asks = [s for s in record.steps[:2] if s.output and s.output.subtask.action is Action.ASK]
     assert asks and asks[0].exchange is not None and "red book" in (asks[0].exchange.answer or "")
     assert record.ended and record.goal_satisfied  # the answer restated the request, and the planner did it
+
+
+CHATTY = [
+    ("hi! i have a favour to ask. could you bring the pink peach, the yellow lemon and the green banana to the blue bed, "
+     "that would be lovely.", "bring the pink peach, the yellow lemon and the green banana to the blue bed"),
+    ("oh, hello. when you have a moment, could you put the blue plate in the cabinet and the red toy block in the fridge, "
+     "and make sure both are closed when you are done, that would be lovely.",
+     "put the blue plate in the cabinet and the red toy block in the fridge, and make sure both are closed when you are done"),
+    ("right, so, could you put the silver can away behind a door or in a drawer, closed afterwards, thank you so much!",
+     "put the silver can away behind a door or in a drawer, closed afterwards"),
+    ("i'll need the yellow sponge later, leave it on the blue bed for me please, thank you so much!",
+     "i'll need the yellow sponge later, leave it on the blue bed for me please"),
+    ("if there is no bowl in the drawer, put one in it, that would be lovely.", "if there is no bowl in the drawer, put one in it"),
+]
+
+
+@pytest.mark.parametrize("chatty, plain", CHATTY, ids=[c[1][:30] for c in CHATTY])
+def test_chatty_openers_and_closers_change_nothing(chatty, plain) -> None:
+    a, b = understand(chatty), understand(plain)
+    assert not a.unsure and not b.unsure
+    assert a.statement() == b.statement() and a.plan.close_after == b.plan.close_after
