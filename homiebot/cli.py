@@ -176,6 +176,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--batch", type=int, help="records per step (default: 1; heads: 32)")
     tr.add_argument("--epochs", type=int, default=40, help="heads: passes over the data (default: 40)")
     tr.add_argument("--hidden", type=int, default=128, help="heads: hidden width (default: 128)")
+    tr.add_argument("--negatives", type=int, default=48, help="heads: other subtasks sampled per record and epoch (default: 48)")
     tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper; heads: 2e-3)")
     tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
     tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
@@ -527,7 +528,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if args.base:
             raise TrainError("train heads: --base is not used (the encoder is the shipped MiniLM model); leave it out")
         h = train_heads(Path(args.data), Path(args.out), epochs=args.epochs, lr=args.lr or 2e-3, hidden=args.hidden,
-                        batch=args.batch or 32, seed=args.seed)
+                        batch=args.batch or 32, seed=args.seed, negatives=args.negatives)
         print(f"trained heads for {h['epochs']} epochs on {h['records']} records ({h['texts_embedded']} texts embedded in "
               f"{h['embed_s']} s, training {h['train_s']} s; loss {h['losses'][0]} -> {h['losses'][-1]}); {Path(args.out) / h['weights']}")
         print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")

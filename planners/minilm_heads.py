@@ -7,7 +7,7 @@ A round is read as structured parts, each text embedded once by the MiniLM model
   outcome of the last subtask, counts of steps and failures, and a few tallies over the known names
   (names the instruction mentions, how many of them no Put has involved yet, containers left open,
   how many instruction words no known name covers: what may still have to be found);
-- every candidate name (the names the planner knows this round): its embedding and its product with
+- every candidate name (the names the planner knows this round): its embedding and its cosine with
   the instruction's, where and how the instruction mentions it (word position, the preposition in
   front, whether a longer known name covers the mention), and what the history did with it (per role:
   Go to, Pick, Open, Close, Put's object, Put's place; successes, failures, the last subtask), whether
@@ -41,7 +41,7 @@ FILLER = {"the", "a", "an", "my", "your", "our", "this", "that"}
 N_LEX = 14
 N_HIST = 4 * len(ROLES) + 5
 N_CAND = N_LEX + N_HIST
-CAND = 2 * DIM + N_CAND
+CAND = DIM + N_CAND
 N_CTX = 21
 CTX = 3 * DIM + N_CTX
 PAIR = 5
@@ -227,7 +227,7 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
             tail += 1
         hist += [float(name == last_go), float(opened > closed),
                  (len(steps) - 1 - involved[-1]) / 10.0 if involved else 1.0, float(not involved), min(tail, 3) / 3.0]
-        rows.append(np.concatenate([e, e * instr, np.array(lex + hist, np.float32)]))
+        rows.append(np.concatenate([e, np.array(lex + hist, np.float32)]))
     mat = np.stack(rows).astype(np.float32) if rows else np.zeros((0, CAND), np.float32)
     return mat, ment
 
@@ -308,8 +308,8 @@ def build_heads(n_actions: int, n_models: int, hidden: int = 128) -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.n_actions = n_actions
-            self.ctx = nn.Sequential(nn.Linear(CTX, hidden), nn.ReLU(), nn.Dropout(0.1))
-            self.cand = nn.Sequential(nn.Linear(CAND, hidden), nn.ReLU())
+            self.ctx = nn.Sequential(nn.Dropout(0.3), nn.Linear(CTX, hidden), nn.ReLU(), nn.Dropout(0.1))
+            self.cand = nn.Sequential(nn.Dropout(0.2), nn.Linear(CAND, hidden), nn.ReLU())
             self.scorer = nn.Sequential(nn.Linear(4 * hidden + n_actions + PAIR, hidden), nn.ReLU(), nn.Linear(hidden, 1))
             self.model = nn.Linear(2 * hidden + n_actions, max(1, n_models))
 

