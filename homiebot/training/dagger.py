@@ -5,8 +5,8 @@ because it stood too far away, nor a target that is not in view yet. Here the tr
 drives episodes over the train split; every round the oracle (planning from the simulator's truth, from
 whatever state the learner left) says what it would do next, and that answer becomes an SFT record of
 the learner's prompt. When the oracle names something the learner has not seen yet, the label becomes
-"Go to the room where it is" (a name the learner knows) so that the data teaches looking around; when
-that room was already reached, the round is not kept. With probability ``beta`` a round executes the
+"Go to the room where it is", or once that room was reached "Go to what it lies on" (names the learner
+knows), so that the data teaches looking around; when both were reached, the round is not kept. With probability ``beta`` a round executes the
 label instead of the learner's choice, so the episodes also reach later stages of the task.
 
 The output folder is an SFT export (``data.jsonl`` and ``stats.json``) holding the base export's
@@ -48,12 +48,25 @@ class Teacher(Planner):
         self.oracle.reset(context)
         self.task_id, self.seed = context.task.id, context.seed
 
-    def _room_of(self, name: str) -> str | None:
+    def _where(self, name: str) -> tuple[str | None, str | None]:
+        """(room, receptacle) of ``name`` in the simulator's truth (None where unknown)."""
         state = getattr(self.oracle, "state", None)
         try:
-            return state.room_of(name) if state is not None and state.lookup(name) is not None else None
+            if state is None or state.lookup(name) is None:
+                return None, None
+            loc = state.locations.get(name)
+            return state.room_of(name), (loc.receptacle if loc is not None else None)
         except (KeyError, AttributeError):
-            return None
+            return None, None
+
+    def _search(self, name: str, known: set[str], history: list[str]) -> list[str] | None:
+        """The label for a name not seen yet: its room, then what it lies on; None when both were reached."""
+        room, receptacle = self._where(name)
+        for place in (room, receptacle):
+            reached = any(line.strip().endswith("(success)") and f"[Go to, {place}]" in line for line in history)
+            if place and place in known and not reached:
+                return ["Go to", place]
+        return None
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
         """The learner's answer (or, with probability beta, the label) goes back; the label is recorded."""
@@ -64,12 +77,12 @@ class Teacher(Planner):
         parts = [str(p) for p in label["subtask"]]
         unseen = [n for n in parts[1:] if n not in known]
         if unseen:
-            room = self._room_of(unseen[0])
-            reached = any(line.strip().endswith("(success)") and f"[Go to, {room}]" in line for line in request.history)
-            if room and room in known and not reached:
+            search = self._search(unseen[0], known, list(request.history))
+            if search is not None:
                 model = next((m.name for m in self.learner.models if "Go to" in m.actions and "room" in m.description.lower()),
                              next((m.name for m in self.learner.models if "Go to" in m.actions), None))
-                label = {"analysis": f"the {unseen[0]} is not in view; it is in the {room}", "subtask": ["Go to", room], "model": model}
+                label = {"analysis": f"the {unseen[0]} is not in view; I look for it at the {search[1]}", "subtask": search,
+                         "model": model}
             else:
                 label = None
         if label is not None:
