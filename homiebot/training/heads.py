@@ -1,9 +1,11 @@
-"""``homiebot train heads``: the CPU recipe. Small heads over the frozen MiniLM sentence encoder, trained
-on an SFT export (docs/training.md). Each distinct text is embedded once; the heads train in seconds.
+"""``homiebot train heads``: the CPU recipe. A small subtask scorer over the frozen MiniLM sentence
+encoder (``homiebot.planners.minilm_heads``), trained on an SFT export (docs/training.md): for every
+record, the record's subtask against a sample of the round's other valid subtasks (cross-entropy),
+records of source ``dagger`` weighted ``dagger_weight``. Each distinct text is embedded once.
 
 Writes ``OUT/heads.pt`` (a torch state_dict, loaded with ``weights_only=True``) and the manifest
-``OUT/homiebot_train.json`` (``recipe: minilm_heads``, the action and model vocabularies, the sizes)
-that the ``trained`` planner reads.
+``OUT/homiebot_train.json`` (``recipe: minilm_heads``, the feature layout, the action and model
+vocabularies, the sizes) that the ``trained`` planner reads.
 """
 
 from __future__ import annotations
