@@ -126,7 +126,6 @@ def _heads_model(boot: Path, root: Path, args: argparse.Namespace) -> Path:
 
     data, model = boot / "sft", root / "heads0"
     for k in range(args.dagger + 1):
-        t0 = time.perf_counter()
         m = train_heads(data, model, epochs=args.epochs, seed=args.seed)
         print(f"train heads ({model.name}): {m['records']} records, {m['texts_embedded']} texts embedded in {m['embed_s']} s, "
               f"{m['epochs']} epochs in {m['train_s']} s, loss {m['losses'][0]} -> {m['losses'][-1]}", flush=True)
