@@ -121,6 +121,8 @@ def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Se
     if not 0.0 <= beta <= 1.0:
         raise TrainError("--beta must be between 0 and 1")
     learner = TrainedPlanner(path=str(model))
+    if not hasattr(learner, "known"):
+        raise TrainError(f"--model {model}: dagger needs a folder of `homiebot train heads` (recipe minilm_heads)")
     oracle = registry.load("planners", "oracle")()
     rows: list[dict[str, Any]] = []
     rng = random.Random(seed)
