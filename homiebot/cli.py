@@ -151,6 +151,18 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
     bs.add_argument("--no-export", action="store_true", help="only run the episodes")
 
+    dg = sub.add_parser("dagger", help="the trained CPU-recipe planner drives train-split episodes; the oracle labels its rounds",
+                        description="DAgger: roll a `train heads` model out over the train split, label every round with the "
+                        "oracle's next subtask, and write the base SFT export plus these records to OUT (docs/training.md).")
+    dg.add_argument("--model", required=True, help="the --out folder of `homiebot train heads`")
+    dg.add_argument("--data", required=True, help="the SFT export it was trained on (copied in front of the new records)")
+    dg.add_argument("--out", required=True, help="new folder for the combined SFT export")
+    dg.add_argument("--suites", default="home100", help="suites, comma-separated (default: home100)")
+    dg.add_argument("--failure-scales", default="1", help="multipliers of the default failure profile (default: 1)")
+    dg.add_argument("--runs", type=int, default=1, help="runs (seeds) per task and scale (default: 1)")
+    dg.add_argument("--beta", type=float, default=0.3, help="chance that a round executes the oracle's label (default: 0.3)")
+    dg.add_argument("--seed", type=int, default=0, help="base seed of the episodes and of the beta draws (default: 0)")
+
     tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
                         description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
                         "is used with --planner trained (docs/training.md).")
@@ -164,6 +176,7 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--batch", type=int, help="records per step (default: 1; heads: 32)")
     tr.add_argument("--epochs", type=int, default=40, help="heads: passes over the data (default: 40)")
     tr.add_argument("--hidden", type=int, default=128, help="heads: hidden width (default: 128)")
+    tr.add_argument("--negatives", type=int, default=48, help="heads: other subtasks sampled per record and epoch (default: 48)")
     tr.add_argument("--lr", type=float, help="learning rate (default: 5e-4 sft, 5e-6 dpo, as the EMMOE paper; heads: 2e-3)")
     tr.add_argument("--lora-r", type=int, help="LoRA rank (default: 128 sft, 8 dpo)")
     tr.add_argument("--lora-alpha", type=int, help="LoRA alpha (default: 256 sft, 8 dpo)")
@@ -494,6 +507,18 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dagger(args: argparse.Namespace) -> int:
+    from homiebot.training.bootstrap import parse_scales
+    from homiebot.training.dagger import dagger
+
+    suites = [x.strip() for x in args.suites.split(",") if x.strip()]
+    s = dagger(Path(args.model), Path(args.data), Path(args.out), suites, parse_scales(args.failure_scales), beta=args.beta,
+               runs=args.runs, seed=args.seed)
+    print(f"dagger: {s['dagger_episodes']} episodes, {s['dagger_records']} labelled rounds + {s['base_records']} base records "
+          f"-> {args.out}")
+    return 0
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from homiebot.training.train import TrainError, train
 
@@ -503,7 +528,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if args.base:
             raise TrainError("train heads: --base is not used (the encoder is the shipped MiniLM model); leave it out")
         h = train_heads(Path(args.data), Path(args.out), epochs=args.epochs, lr=args.lr or 2e-3, hidden=args.hidden,
-                        batch=args.batch or 32, seed=args.seed)
+                        batch=args.batch or 32, seed=args.seed, negatives=args.negatives)
         print(f"trained heads for {h['epochs']} epochs on {h['records']} records ({h['texts_embedded']} texts embedded in "
               f"{h['embed_s']} s, training {h['train_s']} s; loss {h['losses'][0]} -> {h['losses'][-1]}); {Path(args.out) / h['weights']}")
         print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
@@ -631,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _interrupt)
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
-               "export": _cmd_export, "bootstrap": _cmd_bootstrap,
+               "export": _cmd_export, "bootstrap": _cmd_bootstrap, "dagger": _cmd_dagger,
                "train": _cmd_train,
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view, "video": _cmd_video}[args.command]

@@ -1,11 +1,12 @@
-"""The ``trained`` planner for the CPU recipe (``recipe: minilm_heads``): every subtask decoded by the heads.
+"""The ``trained`` planner for the CPU recipe (``recipe: minilm_heads``): every subtask decoded by the model.
 
-Each round, the action is the action head's best among the offered actions it knows; End ends the
-episode. Otherwise the target (and, for Put, the place) is the best-scoring candidate: the names the
-planner knows this round, i.e. every instance label its views have shown in this episode, the rooms of
-the map summary when there is one, the targets and places of earlier subtasks and what the robot holds
-(as in the training records' ``known``). The model is the model head's best among the configured
-models that can run the action. The answer is JSON text that the agent parses like any planner's.
+Each round, the scorer of ``homiebot.planners.minilm_heads`` scores every complete subtask that is valid
+this round (End; Go to, Pick, Open, Close with a known name; Put of what is held onto a known name) and
+the best one is the answer; End ends the episode. The known names are every instance label the views
+have shown in this episode, the rooms of the map summary when there is one, the targets and places of
+earlier subtasks and what the robot holds (as in the training records' ``known``). The model is the
+model head's best among the configured models that can run the action. The answer is JSON text that the
+agent parses like any planner's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ from typing import Any
 import numpy as np
 
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
-from homiebot.planners.minilm_heads import Embeddings, Round, build_heads, candidate_vector, context_vector
+from homiebot.planners.minilm_heads import (
+    FEATURES,
+    Embeddings,
+    Round,
+    build_heads,
+    candidate_matrix,
+    context_vector,
+    options,
+    pair_features,
+    readable,
+)
 
 
 class HeadsPlanner(Planner):
@@ -34,6 +45,9 @@ class HeadsPlanner(Planner):
         self.models_vocab: list[str] = [str(m) for m in manifest.get("models", [])]
         if not self.actions:
             raise PlannerConfigError(f"trained planner: {path} names no actions in its manifest")
+        if manifest.get("features") != FEATURES:
+            raise PlannerConfigError(f"trained planner: {path} was trained with feature layout {manifest.get('features', 1)}, "
+                                     f"this version reads layout {FEATURES}; train it again with `homiebot train heads`")
         self.heads = build_heads(len(self.actions), len(self.models_vocab), int(manifest.get("hidden", 128)))
         weights = path / str(manifest.get("weights", "heads.pt"))
         try:
@@ -46,51 +60,59 @@ class HeadsPlanner(Planner):
         self.emb = Embeddings()
         self.models: list[ModelInfo] = []
         self.known: set[str] = set()
+        self.rooms: set[str] = set()  # names whose category is room (views' labels, the map's rooms)
         self._torch = torch
 
     def reset(self, context: EpisodeContext) -> None:
         """Forget the names of the last episode; note the configured models."""
         self.models = list(context.models)
         self.known = set()
+        self.rooms = set()
 
     def _candidates(self, request: PlannerRequest, r: Round) -> list[str]:
         if request.observation is not None:
-            self.known |= {label.name for label in request.observation.labels.values()}
+            labels = request.observation.labels.values()
+            self.known |= {label.name for label in labels}
+            self.rooms |= {label.name for label in labels if label.category == "room"}
         if request.scene_map:
-            self.known |= {str(room["name"]) for room in request.scene_map.get("rooms", []) if isinstance(room, dict)}
+            self.rooms |= {str(room["name"]) for room in request.scene_map.get("rooms", []) if isinstance(room, dict)}
             self.known |= {str(i["id"]) for i in request.scene_map.get("instances", []) if isinstance(i, dict) and not i.get("stale")}
+        self.known |= self.rooms
         for parts, _, _ in r.steps():
             self.known |= {p for p in parts[1:] if p}
         self.known |= set(request.inventory)
         return sorted(self.known)
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
-        """Decode one subtask: action, then target (and place), then model, each the heads' best valid choice."""
+        """Decode one subtask: the scorer's best complete subtask among the valid ones, then the model head's model."""
         torch = self._torch
         feedback = "None" if request.feedback is None or request.feedback.success else request.feedback.message
         r = Round(request.instruction, tuple(request.inventory), tuple(request.history), feedback)
         cands = self._candidates(request, r)
-        offered = {a for info in self.models for a in info.actions} | {"End"} if self.models else set(self.actions)
-        valid = [i for i, a in enumerate(self.actions) if a in offered or a == "End"]
-        if not cands:  # nothing known yet: only End is decodable without a name
-            valid = [i for i in valid if self.actions[i] == "End"] or valid
+        r = Round(r.instruction, r.inventory, r.history, r.feedback, tuple(sorted(self.rooms)))
+        offered = ({a for info in self.models for a in info.actions} | {"End"}) if self.models else set(self.actions)
+        self.emb.add([*r.texts(), *(readable(n) for n in cands)])
+        mat, ment = candidate_matrix(r, cands, self.emb)
+        opts = options(self.actions, [a for a in self.actions if a in offered], cands, r.inventory)
+        if not opts:  # nothing decodable (no End in the vocabulary and no name known): answer End, the only safe choice
+            return PlannerReply(json.dumps({"analysis": "no subtask is decodable", "subtask": ["End"], "model": None}))
         with torch.no_grad():
-            h = self.heads.encode(torch.tensor(context_vector(r, self.emb))[None])[0]
-            logits = self.heads.actions(h[None])[0]
-            a = max(valid, key=lambda i: float(logits[i]))
+            h = self.heads.ctx(torch.tensor(context_vector(r, cands, self.emb, ment))[None])
+            c = self.heads.cand(torch.tensor(mat))
+            o = torch.tensor(np.array(opts, np.int64))
+            scores = self.heads.score(h.expand(len(opts), -1), c, o[:, 0], o[:, 1], o[:, 2],
+                                      torch.tensor(pair_features(opts, cands, ment)))
+            best = int(scores.argmax())
+            a, t, p = opts[best]
             action = self.actions[a]
-            onehot = torch.eye(len(self.actions))[a]
+            prob = float(torch.softmax(scores, 0)[best])
             if action == "End":
-                return PlannerReply(json.dumps({"analysis": "the heads choose End", "subtask": ["End"], "model": None}))
-            c = torch.tensor(np.stack([candidate_vector(r, n, self.emb) for n in cands]))
-            parts = [action, cands[int(self.heads.score("target", h, onehot, c).argmax())]]
-            if action == "Put":
-                parts.append(cands[int(self.heads.score("place", h, onehot, c).argmax())])
+                return PlannerReply(json.dumps({"analysis": f"the scorer chooses End ({prob:.2f})", "subtask": ["End"], "model": None}))
+            parts = [action, cands[t]] + ([cands[p]] if p >= 0 else [])
             able = [m.name for m in self.models if action in m.actions] or [m.name for m in self.models]
             model = None
             if able:
-                scores = self.heads.models(h[None], onehot[None])[0] if self.models_vocab else None
-                model = max(able, key=lambda m: float(scores[self.models_vocab.index(m)])
-                            if scores is not None and m in self.models_vocab else float("-inf"))
-        analysis = f"action head: {action} ({float(torch.softmax(logits, 0)[a]):.2f}); {len(cands)} candidates"
+                logits = self.heads.models(h, c, o[best:best + 1, 0], o[best:best + 1, 1])[0]
+                model = max(able, key=lambda m: float(logits[self.models_vocab.index(m)]) if m in self.models_vocab else float("-inf"))
+        analysis = f"scorer: {', '.join(parts)} ({prob:.2f} of {len(opts)} subtasks over {len(cands)} names)"
         return PlannerReply(json.dumps({"analysis": analysis, "subtask": parts, "model": model}))

