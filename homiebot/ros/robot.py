@@ -271,12 +271,13 @@ class Ros2Robot(Robot):
 
     @property
     def instant(self) -> int:
-        """Lock-step: the simulated time (ns) whose images are current; -1 in real time."""
+        """The stamp (ns) before which odometry and images are stale (lock-step: the simulated instant);
+        -1 when nothing was said."""
         return self._sim_ns
 
     def expect_instant(self, ns: int) -> None:
-        """Lock-step: images older than simulated time ``ns`` are stale from now on (after a restart, or
-        a step another process took)."""
+        """Odometry and images stamped before ``ns`` are stale from now on: after a restart of the
+        simulation, or (lock-step) a step another process took. Readers wait for newer ones."""
         self._sim_ns = max(self._sim_ns, int(ns))
 
     def _frames(self, camera: str) -> tuple[Image | None, Image | None]:

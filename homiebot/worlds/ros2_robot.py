@@ -144,7 +144,7 @@ class Ros2RobotWorld(World):
         from homiebot.ros.robot import Ros2Robot  # rclpy only when this world is used
 
         self._sim: Any = None  # the sim driver's RPC client (sim_truth)
-        self._call_timeout = call_timeout
+        self._call_timeout, self._connect_timeout = call_timeout, connect_timeout
         self.lockstep = bool(lockstep)
         try:
             self._robot = Ros2Robot(self.profile, connect_timeout=connect_timeout, stale_after=stale_after,
@@ -229,12 +229,19 @@ class Ros2RobotWorld(World):
                 self._segmentation[view] = msg
 
             self._robot.node.create_subscription(Image, segmentation_topic(camera), keep, 2)
+        deadline = time.monotonic() + self._connect_timeout
+        while missing := [segmentation_topic(c) for v, c in self.profile.views.items() if v not in self._segmentation]:
+            if time.monotonic() > deadline:  # the first observation must not come without labels
+                self._robot.close()
+                raise ValueError(f"segmentation: nothing arrived on {', '.join(missing)} within {self._connect_timeout:.0f} s; "
+                                 f"does the sim driver serve these cameras?")
+            time.sleep(0.02)
 
     def _view_segmentation(self, view: str) -> np.ndarray | None:
         """A view's instance ids, upright and at the views' size; None before the first image."""
         msg = self._segmentation.get(view)
         deadline = time.monotonic() + self._call_timeout
-        while self.lockstep and msg is not None and _ns(msg.header.stamp) < self._robot.instant:  # lock-step: this instant's
+        while msg is not None and _ns(msg.header.stamp) < self._robot.instant:  # not from before a restart or the last step
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"no segmentation of the simulated instant for the {view} view")
             time.sleep(0.005)
@@ -279,8 +286,8 @@ class Ros2RobotWorld(World):
         else:  # the restart drops every command (a stop from here would race the executor's commands in lock-step)
             stamp = int(self.truth.call("restart", {}, self._call_timeout)["stamp"])
             self._wait_for_odometry_after_restart(stamp)
+            self._robot.expect_instant(stamp)  # frames from before the restart are stale
             if self.lockstep:
-                self._robot.expect_instant(stamp)
                 self.truth.refresh()
         pose = self._robot.odometry()
         self._path, self._last = 0.0, (pose.x, pose.y)
