@@ -12,7 +12,7 @@ from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
 from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
-from homiebot.executor import Executor
+from homiebot.executor import Executor, skill_name
 from homiebot.people.base import User
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
 from homiebot.records import EpisodeWriter
@@ -150,6 +150,13 @@ class SkillSet:
     models: list[ModelInfo]
     unavailable: dict[str, str] = field(default_factory=dict)  # model -> why it cannot run here
     fallbacks: dict[str, str] = field(default_factory=dict)  # unavailable model -> model running in its place
+
+    def listing(self) -> dict[str, Any]:
+        """What the skills offer, as the graph's nodes tell each other: models (name, actions,
+        description, the skill that runs), unavailable models and fallbacks."""
+        return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
+                            "skill": skill_name(self.skills[self.fallbacks.get(m.name, m.name)])} for m in self.models],
+                "unavailable": self.unavailable, "fallbacks": self.fallbacks}
 
 
 def skills_run_in_executor(cfg: RunConfig) -> bool:

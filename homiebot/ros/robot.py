@@ -65,6 +65,7 @@ from homiebot.robot import (
 from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
+from homiebot.ros.messages import ns_of
 
 RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
 
@@ -145,7 +146,7 @@ class Ros2Robot(Robot):
         pose = BasePose(float(msg.pose.pose.position.x), float(msg.pose.pose.position.y), yaw, stamp)
         with self._lock:
             self._odom = (pose, time.monotonic())
-            self._odom_ns = _ns(msg.header.stamp)
+            self._odom_ns = ns_of(msg.header.stamp)
 
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
@@ -286,7 +287,7 @@ class Ros2Robot(Robot):
         while True:
             with self._lock:
                 msg, dmsg = self._images.get(camera), self._depths.get(camera)
-            if msg is None or self._sim_ns < 0 or _ns(msg.header.stamp) >= self._sim_ns:
+            if msg is None or self._sim_ns < 0 or ns_of(msg.header.stamp) >= self._sim_ns:
                 return msg, dmsg
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self._sim_ns} ns from camera '{camera}'")
@@ -421,17 +422,9 @@ class Ros2Robot(Robot):
         self._alive()
         self._unstow()
         lim = self.profile.limits
-        t = np.asarray(translation, dtype=float).reshape(3)
-        step = lim.max_ee_speed * duration
-        norm = float(np.linalg.norm(t))
-        clipped = norm > step
-        if clipped:
-            t = t * (step / norm)
+        t, turn, clipped = self._limited_step(translation, rotation, duration)
         target = np.clip(self._ee + t, lim.workspace_min, lim.workspace_max)
-        turn = float(np.asarray(rotation, dtype=float).reshape(3)[2]) if rotation is not None else 0.0
-        yaw_step = self.limits.max_ee_yaw_rate * duration
-        clipped = clipped or abs(turn) > yaw_step
-        yaw = math.remainder(self._ee_yaw + float(np.clip(turn, -yaw_step, yaw_step)), 2 * math.pi)
+        yaw = math.remainder(self._ee_yaw + turn, 2 * math.pi)
         msg = PoseStamped()
         msg.header.frame_id = self.profile.base_frame
         # the driver's base frame sits base_height above homiebot's (on the floor)
@@ -444,6 +437,20 @@ class Ros2Robot(Robot):
         self._ee, self._ee_yaw = target, yaw
         self._pause(duration)
         return MotionReport(clipped=clipped, duration=duration)
+
+    def _limited_step(self, translation: np.ndarray, rotation: np.ndarray | None, duration: float) -> tuple[np.ndarray, float, bool]:
+        """A base-frame end-effector delta within the speed limits for ``duration``: (translation, yaw turn,
+        whether either was cut)."""
+        t = np.asarray(translation, dtype=float).reshape(3)
+        step = self.profile.limits.max_ee_speed * duration
+        norm = float(np.linalg.norm(t))
+        clipped = norm > step
+        if clipped:
+            t = t * (step / norm)
+        turn = float(np.asarray(rotation, dtype=float).reshape(3)[2]) if rotation is not None else 0.0
+        yaw_step = self.limits.max_ee_yaw_rate * duration
+        clipped = clipped or abs(turn) > yaw_step
+        return t, float(np.clip(turn, -yaw_step, yaw_step)), clipped
 
     def _unstow(self) -> None:
         """Bring the hand to the ready pose the estimate starts from, once after start-up or a stow."""
@@ -461,16 +468,7 @@ class Ros2Robot(Robot):
         lim = self.profile.limits
         q = self._measured_joints()
         here = self.kinematics.forward(q)
-        t = np.asarray(translation, dtype=float).reshape(3)
-        step = lim.max_ee_speed * duration
-        norm = float(np.linalg.norm(t))
-        clipped = norm > step
-        if clipped:
-            t = t * (step / norm)
-        turn = float(np.asarray(rotation, dtype=float).reshape(3)[2]) if rotation is not None else 0.0
-        yaw_step = self.limits.max_ee_yaw_rate * duration
-        clipped = clipped or abs(turn) > yaw_step
-        turn = float(np.clip(turn, -yaw_step, yaw_step))
+        t, turn, clipped = self._limited_step(translation, rotation, duration)
         target = np.clip(here.position + t, lim.workspace_min, lim.workspace_max)
         clipped = clipped or bool(np.any(target != here.position + t))
         if float(np.linalg.norm(target - here.position)) < 1e-4 and abs(turn) < 1e-4:
@@ -598,10 +596,6 @@ def _control_msgs(robot: str) -> Any:
         raise RobotUnavailable(f"{robot}: the profile uses control_msgs actions, which are not built here ({err}): "
                                f"run `make setup` or tools/build_control_msgs.py") from None
     return action
-
-
-def _ns(stamp: Any) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:

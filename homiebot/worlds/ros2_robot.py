@@ -87,10 +87,6 @@ def _rooms(rooms: Any) -> dict[str, list[float]] | None:
     return out
 
 
-def _ns(stamp: Any) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
 def _with_workspace(profile: RobotProfile, box: Sequence[Sequence[float]]) -> RobotProfile:
     """The profile with another arm workspace box (checked)."""
     if not (len(box) == 2 and all(len(c) == 3 and all(isinstance(v, (int, float)) for v in c) for c in box)):
@@ -239,9 +235,11 @@ class Ros2RobotWorld(World):
 
     def _view_segmentation(self, view: str) -> np.ndarray | None:
         """A view's instance ids, upright and at the views' size; None before the first image."""
+        from homiebot.ros.messages import ns_of  # rclpy only when this world is used
+
         msg = self._segmentation.get(view)
         deadline = time.monotonic() + self._call_timeout
-        while msg is not None and _ns(msg.header.stamp) < self._robot.instant:  # not from before a restart or the last step
+        while msg is not None and ns_of(msg.header.stamp) < self._robot.instant:  # not from before a restart or the last step
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"no segmentation of the simulated instant for the {view} view")
             time.sleep(0.005)

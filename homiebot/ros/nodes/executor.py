@@ -91,13 +91,6 @@ class LocalSkills:
         self.executor = Executor(self.reporting, max_attempts=cfg.attempts, unavailable=self.skills.unavailable,
                                  fallbacks=self.skills.fallbacks, interruption=self.safety.interruption)
 
-    def listed(self) -> dict[str, Any]:
-        """What the skills offer, as the world node lists its own."""
-        s = self.skills
-        return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
-                            "skill": skill_name(s.skills[s.fallbacks.get(m.name, m.name)])} for m in s.models],
-                "unavailable": self.executor.unavailable, "fallbacks": s.fallbacks}
-
     def execute(self, params: dict, ctx: CallContext) -> dict:
         episode = params.get("episode")
         if episode is not None and episode != self.episode:
@@ -146,8 +139,7 @@ class ExecutorNode:
 
     def capabilities(self, params: dict, ctx: CallContext) -> dict:
         if self.local is not None:
-            listed = self.local.listed()
-            return {"models": listed["models"], "unavailable": listed["unavailable"]}
+            return {"models": self.local.skills.listing()["models"], "unavailable": self.local.executor.unavailable}
         listed = self._list()  # asked once per episode: refresh what the world offers
         return {"models": listed["models"], "unavailable": self._executor(listed).unavailable}
 

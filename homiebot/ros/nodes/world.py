@@ -39,7 +39,7 @@ from std_msgs.msg import String
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
-from homiebot.executor import is_last_attempt, run_attempt, skill_name, stopped
+from homiebot.executor import is_last_attempt, run_attempt, stopped
 from homiebot.ros.common import NodeDef, Param, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES, ROUND_DATA
@@ -189,10 +189,7 @@ class WorldNode:
                     pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
 
     def list_skills(self, params: dict, ctx: CallContext) -> dict:
-        s = self._require_skills()
-        return {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description,
-                            "skill": skill_name(s.skills[s.fallbacks.get(m.name, m.name)])} for m in s.models],
-                "unavailable": s.unavailable, "fallbacks": s.fallbacks}
+        return self._require_skills().listing()
 
     def skill_attempt(self, params: dict, ctx: CallContext) -> ThenRun | dict[str, Any]:
         """One attempt of a skill that acts in this simulator (privileged skills)."""

@@ -65,7 +65,7 @@ from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node
-from homiebot.ros.messages import stamp_of
+from homiebot.ros.messages import stamp_of, to_image
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import PolicyObservation, PrivilegedPolicy
@@ -504,9 +504,9 @@ class SimDriver:
             if info_pub is not None:
                 info_pub.publish(_camera_info(frame.rgb.shape[:2], spec, stamp, name))
             if depth_pub is not None and frame.depth is not None:
-                depth_pub.publish(_depth(frame.depth, spec, stamp, name))
+                depth_pub.publish(to_image(_mounted(frame.depth, spec), "depth", stamp, name))
             if name in self.seg_pubs and frame.segmentation is not None:
-                self.seg_pubs[name].publish(_segmentation(frame.segmentation, spec, stamp, name))
+                self.seg_pubs[name].publish(to_image(_mounted(frame.segmentation, spec), "segmentation", stamp, name))
 
     def close(self) -> None:
         for server in self._action_servers:
@@ -541,24 +541,6 @@ def _image(rgb: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
         channels = 3
     data = _mounted(data, spec)
     msg = Image(height=data.shape[0], width=data.shape[1], encoding=spec.encoding, is_bigendian=0, step=data.shape[1] * channels)
-    msg.header.stamp = stamp_of(stamp)
-    msg.header.frame_id = frame
-    msg.data = data.tobytes()
-    return msg
-
-
-def _depth(depth: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
-    data = _mounted(depth.astype(np.float32), spec)
-    msg = Image(height=data.shape[0], width=data.shape[1], encoding="32FC1", is_bigendian=0, step=data.shape[1] * 4)
-    msg.header.stamp = stamp_of(stamp)
-    msg.header.frame_id = frame
-    msg.data = data.tobytes()
-    return msg
-
-
-def _segmentation(ids: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
-    data = _mounted(ids.astype(np.int32), spec)
-    msg = Image(height=data.shape[0], width=data.shape[1], encoding="32SC1", is_bigendian=0, step=data.shape[1] * 4)
     msg.header.stamp = stamp_of(stamp)
     msg.header.frame_id = frame
     msg.data = data.tobytes()
