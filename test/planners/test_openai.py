@@ -11,23 +11,21 @@ import base64
 import io
 import json
 import re
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 
+from homiebot.chat_client import ChatClient
 from homiebot.config import RunConfig
 from homiebot.contracts import ErrorCode
 from homiebot.planners.base import PlannerConfigError, PlannerError, PlannerRequest
 from homiebot.planners.openai_compat import OpenAIPlanner
 from homiebot.runtime import build_planner, run_episode
 
+from ..chat_server import FakeServer, Reply, closed_port, completion, error, fake_server
 from ..conftest import small_render
 
 KEY_ENV = "HOMIEBOT_TEST_OPENAI_KEY"
@@ -46,26 +44,6 @@ DEMO_PLAN = [
 ]
 
 
-@dataclass
-class Reply:
-    """One scripted answer: an HTTP status and JSON body, optionally after a delay."""
-
-    status: int = 200
-    body: Any = None
-    delay: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def completion(content: Any) -> Reply:
-    return Reply(200, {"id": "cmpl-test", "object": "chat.completion", "model": "test-model",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                       "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}})
-
-
-def error(status: int, message: str) -> Reply:
-    return Reply(status, {"error": {"message": message, "type": "invalid_request_error"}})
-
-
 def user_text(body: dict) -> str:
     content = body["messages"][1]["content"]
     return content if isinstance(content, str) else content[0]["text"]
@@ -81,73 +59,18 @@ def oracle_json(body: dict) -> Reply:
     return completion(json.dumps({"analysis": "scripted oracle", "subtask": subtask, "model": model}))
 
 
-@dataclass
-class FakeServer:
-    """State shared with the handler threads."""
-
-    url: str = ""
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    faults: list[Reply] = field(default_factory=list)  # consumed one per request, before `answer`
-    rule: Callable[[dict], Reply | None] | None = None  # consulted for every request, before the faults
-    answer: Callable[[dict], Reply] = oracle_json
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def respond(self, path: str, headers: dict[str, str], body: dict) -> Reply:
-        with self.lock:
-            self.requests.append({"path": path, "headers": headers, "body": body})
-            if self.rule is not None and (reply := self.rule(body)) is not None:
-                return reply
-            if self.faults:
-                return self.faults.pop(0)
-        return self.answer(body)
-
-    def bodies(self) -> list[dict]:
-        return [r["body"] for r in self.requests]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-        fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
-        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        reply = fake.respond(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
-        if reply.delay:
-            time.sleep(reply.delay)
-        data = json.dumps(reply.body).encode()
-        try:
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            pass  # the client gave up waiting (timeout tests)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (signature of the base class)
-        pass
-
-
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    fake = FakeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
-    httpd.fake = fake  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with fake_server() as fake:
+        fake.answer = oracle_json
         yield fake
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture(autouse=True)
 def sleeps(monkeypatch) -> list[float]:
     """Retries never wait in tests; the requested waits are recorded instead."""
     waited: list[float] = []
-    monkeypatch.setattr(OpenAIPlanner, "_sleep", staticmethod(waited.append))
+    monkeypatch.setattr(ChatClient, "_sleep", staticmethod(waited.append))
     monkeypatch.delenv(KEY_ENV, raising=False)
     return waited
 
@@ -290,8 +213,7 @@ def test_timeout_becomes_feedback_and_later_rounds_succeed(server, demo_task):
 
 
 def test_connection_refused_is_retried_then_reported(sleeps):
-    with ThreadingHTTPServer(("127.0.0.1", 0), _Handler) as closed:
-        port = closed.server_address[1]  # bound, then closed: nothing listens there any more
+    port = closed_port()
     planner = OpenAIPlanner(model="m", base_url=f"http://127.0.0.1:{port}/v1", retries=2)
     with pytest.raises(PlannerError, match=r"after 3 attempts: cannot reach http://127\.0\.0\.1"):
         planner.plan(PlannerRequest(1, "", "", "a task", [], [], None, None))
