@@ -11,7 +11,8 @@ from homiebot.tasks import Task
 
 
 def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
-    """``simulated``, ``persona:<name or file>`` or ``ros``; ConfigError when a simulated user has no goal."""
+    """``simulated``, ``persona:<name or file>`` (LLM-backed when the file has an ``llm:`` section) or
+    ``ros``; ConfigError when a simulated user has no goal or the persona file is invalid."""
     if spec == "ros":
         from homiebot.people.ros_user import RosUser
 
@@ -23,5 +24,10 @@ def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) ->
     if spec.startswith("persona:"):
         from homiebot.people.persona import PersonaUser, load_persona
 
-        return PersonaUser(load_persona(spec.removeprefix("persona:")), task.instruction, task.goal, scene, seed)
+        persona = load_persona(spec.removeprefix("persona:"))
+        if persona.llm is not None:  # a language model phrases the answers; the facts stay templated
+            from homiebot.people.llm_persona import LLMPersonaUser
+
+            return LLMPersonaUser(persona, task.instruction, task.goal, scene, seed)
+        return PersonaUser(persona, task.instruction, task.goal, scene, seed)
     raise ConfigError(f"unknown user '{spec}'; choose none, simulated or persona:<name or file>")

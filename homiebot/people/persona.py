@@ -3,8 +3,10 @@ precision, patience, preferences); ``reword`` turns a task's instruction into th
 ``PersonaUser`` answers questions in character. Everything is templated and reproducible from a seed.
 
 Persona file (YAML): ``name``, ``verbosity`` (terse | normal | chatty), ``precision`` (vague | normal |
-precise), ``patience`` (questions answered fully before answers turn short), ``preferences`` (words).
-Built-in personas: ``homiebot/people/personas/*.yaml`` (ada, bo, cleo, dev), by name or by file path.
+precise), ``patience`` (questions answered fully before answers turn short), ``preferences`` (words),
+and optionally ``llm`` (``LLMSettings``: a chat-completions server that phrases the answers, see
+``homiebot.people.llm_persona``). Built-in personas: ``homiebot/people/personas/*.yaml`` (ada, bo,
+cleo, dev), by name or by file path; ``config/personas/ada_ollama.yaml`` is an example with ``llm``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from homiebot.chat_client import ChatClient, ChatConfigError
 from homiebot.config import ConfigError
 from homiebot.contracts import Exchange
 from homiebot.people.simulated import SimulatedUser
@@ -24,6 +27,38 @@ from homiebot.tasks import Condition
 from homiebot.yamlio import format_validation_error, read_yaml
 
 BUILTIN = Path(__file__).parent / "personas"
+
+
+class LLMSettings(BaseModel):
+    """A persona's optional ``llm:`` section: the chat-completions server that phrases its answers
+    (the settings of ``homiebot.chat_client.ChatClient``; defaults fit a local Ollama server)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str = Field(description="the model name the server serves, e.g. llama3.2 for Ollama")
+    base_url: str = Field("http://localhost:11434/v1", description="API root ending in /v1")
+    api_key_env: str | None = Field(None, description="environment variable holding the key (null: no key)")
+    temperature: float | None = Field(0.7, description="sampling temperature (null: the server's default)")
+    max_tokens: int | None = Field(120, description="longest reply in tokens (null: the server's default)")
+    timeout: float = Field(30.0, description="seconds to wait for one reply")
+    retries: int = Field(1, description="further attempts after a transient failure")
+    backoff: float = Field(1.0, description="seconds before the first retry, doubling")
+    max_chars: int = Field(400, ge=20, description="longer replies are not used (the templated answer is)")
+    extra_headers: dict[str, str] = {}
+    extra_body: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _usable(self) -> LLMSettings:
+        self.client()  # the client's own checks (URL scheme, positive timeout...) at load time
+        return self
+
+    def client(self, user_agent: str = "homiebot-persona") -> ChatClient:
+        """A client for these settings; ValueError (naming the setting) when they are unusable."""
+        try:
+            return ChatClient(model=self.model, base_url=self.base_url, api_key_env=self.api_key_env, temperature=self.temperature,
+                              max_tokens=self.max_tokens, timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+                              extra_headers=self.extra_headers, extra_body=self.extra_body, user_agent=user_agent)
+        except ChatConfigError as err:
+            raise ValueError(str(err)) from None
 
 
 class Persona(BaseModel):
@@ -35,6 +70,7 @@ class Persona(BaseModel):
     precision: Literal["vague", "normal", "precise"] = "normal"
     patience: int = Field(3, ge=0)
     preferences: list[str] = []
+    llm: LLMSettings | None = Field(None, description="optional: a chat-completions server phrases the answers in character")
 
 
 def builtin_personas() -> list[str]:
@@ -96,6 +132,10 @@ class PersonaUser(SimulatedUser):
     def answer(self, question: str, round_index: int) -> Exchange:
         plain = super().answer(question, round_index)
         self.asked += 1
+        return self.in_character(question, plain)
+
+    def in_character(self, question: str, plain: Exchange) -> Exchange:
+        """``plain`` (the simulated user's factual answer and judgement) in the persona's words."""
         text = plain.answer or ""
         if self.persona.verbosity == "chatty":
             text = self.rng.choice(["Oh, good question! ", "Ah, sorry, I should have said. ", "Right! "]) + text

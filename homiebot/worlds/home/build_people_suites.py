@@ -5,17 +5,28 @@
 * ``home100_persona``: every home100 task reworded by a persona (same goal, keypaths and split).
 
     python -m homiebot.worlds.home.build_people_suites
+
+By default the rewordings are templated (``reword``) with the built-in personas, which is how the
+shipped suites were made. ``--persona`` picks other personas (names or files) and ``--llm`` lets the
+language model of each persona's ``llm:`` section reword instead; a rewording that fails, or that
+drops a name of an object or place, falls back to the template. The ambiguity suite is the same
+either way.
+
+    python -m homiebot.worlds.home.build_people_suites --persona config/personas/ada_ollama.yaml --llm --out my_suites
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from homiebot.bench.keypaths import keypaths
 from homiebot.bench.suite import BUILTIN, load_suite
-from homiebot.people.persona import builtin_personas, load_persona, reword
+from homiebot.config import ConfigError
+from homiebot.people.persona import Persona, builtin_personas, load_persona, reword
 from homiebot.people.scene_facts import SceneFacts
 from homiebot.people.simulated import open_slots
 from homiebot.runtime import scene_json
@@ -82,22 +93,54 @@ def ambiguity_tasks(count: int = 64) -> list[Task]:
     return tasks
 
 
-def persona_tasks() -> list[Task]:
-    personas = [load_persona(p) for p in builtin_personas()]
+def named_in(instruction: str, scene: dict | None) -> list[str]:
+    """Names of the scene's objects and receptacles the instruction mentions (in words, longest first)."""
+    said = f" {' '.join(instruction.lower().replace(',', ' ').replace('?', ' ').split())} "
+    names = [words(n["name"]) for part in ("objects", "receptacles") for n in (scene or {}).get(part, []) if n.get("name")]
+    return sorted({n for n in names if f" {n} " in said}, key=lambda n: (-len(n), n))
+
+
+def persona_tasks(personas: Sequence[Persona] | None = None, llm: bool = False) -> list[Task]:
+    """home100 reworded, persona by persona in turn (default: the built-in ones, templated)."""
+    chosen = list(personas) if personas else [load_persona(p) for p in builtin_personas()]
     out = []
+    by_llm = 0
     for i, task in enumerate(load_suite("home100")):
-        persona = personas[i % len(personas)]
-        out.append(task.model_copy(update={"id": f"{task.id}_{persona.name}",
-                                           "instruction": reword(task.instruction, persona, i)}))
+        persona = chosen[i % len(chosen)]
+        if llm and persona.llm is not None:
+            from homiebot.people.llm_persona import reword_with_llm
+
+            made = reword_with_llm(task.instruction, persona, i, keep=named_in(task.instruction, task.scene))
+            by_llm += made.by_llm
+            if not made.by_llm:
+                print(f"{task.id}: templated rewording ({made.reason})", file=sys.stderr)
+            text = made.text
+        else:
+            text = reword(task.instruction, persona, i)
+        out.append(task.model_copy(update={"id": f"{task.id}_{persona.name}", "instruction": text}))
+    if llm:
+        print(f"{by_llm} of {len(out)} rewordings by a language model", file=sys.stderr)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=BUILTIN)
+    ap.add_argument("--persona", action="append", default=[], metavar="NAME_OR_FILE",
+                    help="a persona for the rewordings (repeat for several; default: the built-in ones)")
+    ap.add_argument("--llm", action="store_true", help="reword with the language model of each persona's llm: section")
     args = ap.parse_args(argv)
+    try:
+        personas = [load_persona(p) for p in args.persona]
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.llm and not any(p.llm is not None for p in personas or [load_persona(n) for n in builtin_personas()]):
+        print("error: --llm: none of the personas has an llm: section (e.g. --persona config/personas/ada_ollama.yaml)",
+              file=sys.stderr)
+        return 2
     write_suite(ambiguity_tasks(), args.out / "ambiguity")
-    write_suite(persona_tasks(), args.out / "home100_persona")
+    write_suite(persona_tasks(personas, args.llm), args.out / "home100_persona")
     return 0
 
 
