@@ -158,7 +158,9 @@ class Exchange(_Contract):
     answer: str | None = Field(None, description="None when nobody answered")
     relevant: bool | None = Field(None, description="the simulated user's judgement: does the question bear on "
                                                     "what it wants (None: a person or graph answered, no judgement)")
-    answerer: str = Field("", description="who answered: simulated, persona:<name>, terminal, ros, none")
+    answerer: str = Field("", description="who answered: simulated, persona:<name>, persona-llm:<name> (a language "
+                                          "model phrased the persona's answer), persona:<name> (<why the model's words "
+                                          "were not used>), terminal, ros, none")
 
 
 class PlannerOutput(_Contract):
