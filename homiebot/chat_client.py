@@ -189,6 +189,10 @@ class ChatClient:
             raise bad("'extra_headers' must map header names to text values")
         if extra_body is not None and (not isinstance(extra_body, Mapping) or not all(isinstance(k, str) for k in extra_body)):
             raise bad("'extra_body' must be a mapping of request fields")
+        try:
+            json.dumps(dict(extra_body or {}))
+        except (TypeError, ValueError) as err:
+            raise bad(f"'extra_body' must hold JSON values (text, numbers, lists, mappings): {err}") from None
 
         self.model = model.strip()
         self.base_url = base_url.strip().rstrip("/")

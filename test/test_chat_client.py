@@ -84,6 +84,7 @@ def test_a_closed_port_is_unavailable_not_a_crash(waits) -> None:
     ({"model": "m", "retries": 1.5}, "'retries'"),
     ({"model": "m", "backoff": -1}, "'backoff'"),
     ({"model": "m", "extra_body": {1: 2}}, "'extra_body'"),
+    ({"model": "m", "extra_body": {"when": object()}}, "'extra_body' must hold JSON values"),
 ])
 def test_settings_are_checked_up_front(settings, words) -> None:
     with pytest.raises(ChatConfigError, match=re.escape(words)):

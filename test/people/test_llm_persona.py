@@ -151,11 +151,12 @@ def test_an_episode_goes_on_when_the_server_is_down(tmp_path) -> None:
     ({"model": "m", "tempreature": 1}, "llm.tempreature: Extra inputs are not permitted"),
     ({"model": "m", "max_chars": 3}, "llm.max_chars"),
     ({"model": "m", "extra_headers": {"X": 1}}, "llm.extra_headers"),
+    ("{model: m, extra_body: {since: 2024-01-01}}", "llm: 'extra_body' must hold JSON values"),  # YAML reads a date
     ("llama3", "llm: Input should be a valid dictionary"),
 ])
 def test_invalid_llm_sections_name_the_field(tmp_path, llm, words) -> None:
     path = tmp_path / "bad.yaml"
-    path.write_text(f"name: ada\nllm: {json.dumps(llm)}\n")
+    path.write_text(f"name: ada\nllm: {llm if isinstance(llm, str) and llm.startswith('{') else json.dumps(llm)}\n")
     with pytest.raises(ConfigError, match=re.escape(words)):
         load_persona(str(path))
     with pytest.raises(ConfigError, match="invalid persona"):
