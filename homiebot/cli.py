@@ -105,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--executor", default="local", choices=EXECUTORS, help="where jobs run: local processes (default) or a Ray cluster")
     ev.add_argument("--address", help="with --executor ray: the cluster's HOST:PORT, or 'auto' (default: RAY_ADDRESS, else a private local instance)")
     ev.add_argument("--retries", type=int, default=3, help="with --executor ray: times a job lost with its worker or node is run again (default: 3)")
-    ev.add_argument("--split", default="all", choices=("train", "test", "all"), help="which tasks (default: all)")
+    ev.add_argument("--split", default="all", choices=("train", "dev", "test", "all"),
+                    help="which tasks (default: all; the ambiguity suite has a dev half to tune on)")
     ev.add_argument("--shard", help="i/n: run only every n-th job starting at i, to split a suite over machines")
     ev.add_argument("--out", required=True, help="evaluation folder (results.jsonl, run.json)")
     ev.add_argument("--resume", action="store_true", help="continue an interrupted evaluation in --out")
