@@ -512,10 +512,21 @@ class Ros2Robot(Robot):
         name = client._action_name
         if not client.server_is_ready() and not client.wait_for_server(timeout_sec=self.call_timeout):
             raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
-        handle = self._wait(client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
+        sent = self._in_spin(client.send_goal_async, goal)
+        handle = self._wait(sent, self.call_timeout, f"{name} did not accept a goal")
         if not handle.accepted:
             raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
-        return self._wait(handle.get_result_async(), timeout, f"{name} did not finish").result
+        return self._wait(self._in_spin(handle.get_result_async), timeout, f"{name} did not finish").result
+
+    def _in_spin(self, request: Callable[..., Any], *args: Any) -> Any:
+        """``request(*args)`` (an action client's send) run in the thread that spins the node: rclpy's
+        ActionClient notes a request only after sending it, so a reply the spinning thread takes in
+        between is dropped as unexpected and the wait never ends."""
+        executor = self._executor or self.node.executor
+        if executor is None:
+            return request(*args)
+        task = executor.create_task(request, *args)
+        return self._wait(task, self.call_timeout, f"the node's executor did not run {getattr(request, '__name__', 'a request')}")
 
     def _wait(self, future: Any, timeout: float, what: str) -> Any:
         deadline = time.monotonic() + timeout

@@ -161,6 +161,7 @@ class Ros2RobotWorld(World):
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
         self._segmentation: dict[str, Any] = {}  # view -> newest segmentation image of its camera
+        self._segmentation_on = bool(sim_truth and segmentation)
         if sim_truth:
             self.truth = self._follow_truth(connect_timeout)
             self._belief = TruthBelief(self.truth)
@@ -304,7 +305,9 @@ class Ros2RobotWorld(World):
         for view in VIEW_NAMES:
             if view not in self.profile.views:
                 blank = np.zeros((*self.size, 3), dtype=np.uint8)
-                views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None)
+                nothing = np.zeros(self.size, dtype=np.int32) if self._segmentation_on else None  # every view carries the same kinds
+                views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None,
+                                        segmentation=nothing)
                 continue
             frame = self._robot.read_camera(view, self.size, depth=view in depth_views)
             views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=self._view_segmentation(view))

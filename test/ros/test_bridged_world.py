@@ -26,7 +26,7 @@ from homiebot.ros.graph import graph, robot_config, ros_args  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 230  # apart from the other tests' domains (bridge 90-98, sim driver 25-29)
+DOMAIN = 230  # and 231: apart from the other tests' domains (bridge 90-98, sim driver 25-29)
 FETCH_DOMAIN = 1  # the fetch_sim processes
 
 # What the node that runs skills does with the shipped config; prints one JSON line per phase.
@@ -290,7 +290,8 @@ LOCKSTEP_PLAN = [("the table is in the living room", "[Go to, brown_table]", "No
 
 def test_in_lock_step_the_bridged_expert_episode_repeats_exactly(tmp_path: Path) -> None:
     """spot_sim with the sim driver in lock-step (simulated time advances only through the bridge's steps):
-    two episodes of the same plan from the same seed leave identical records, whatever the load."""
+    two episodes of the same plan from the same seed leave identical records, whatever the load. The two
+    run at the same time, in two graphs on two domains: each loads the other's machine."""
     text = Path(robot_config("spot", sim_driver=True)).read_text()
     outputs = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in LOCKSTEP_PLAN])
     replay = "planner: {name: replay, params: {outputs: " + outputs + "}}"
@@ -302,18 +303,24 @@ def test_in_lock_step_the_bridged_expert_episode_repeats_exactly(tmp_path: Path)
     config.write_text(text)
     task = tmp_path / "task.yaml"
     task.write_text("id: take_the_can\ninstruction: take the green can\ngoal:\n  - {kind: robot_in, room: living_room}\n")
-    env = ros_environment(DOMAIN)
-    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out", str(tmp_path / "runs"), "--no-bag"],
-                          cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    graphs = []
     try:
-        for seed in (0, 0):
-            out = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(task), "--seed", str(seed), "--timeout", "600"],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=660)
-            assert out.returncode == 0 and "goal reached" in out.stdout, out.stdout + out.stderr
+        for i, domain in enumerate((DOMAIN, DOMAIN + 1)):  # processes we started, stopped below
+            env = ros_environment(domain)
+            graphs.append((env, subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out",
+                                                  str(tmp_path / f"runs{i}"), "--no-bag"], cwd=ROOT, env=env,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        submits = [subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(task), "--seed", "0", "--timeout", "600"],
+                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for env, _ in graphs]
+        for submit in submits:
+            out, _ = submit.communicate(timeout=660)
+            assert submit.returncode == 0 and "goal reached" in out, out
     finally:
-        up.send_signal(signal.SIGINT)  # a process we started; it stops its nodes
-        up.wait(timeout=60)
-    records = [json.loads(p.read_text()) for p in sorted((tmp_path / "runs").glob("*/episode.json"))]
+        for _, up in graphs:
+            up.send_signal(signal.SIGINT)  # it stops its nodes
+        for _, up in graphs:
+            up.wait(timeout=60)
+    records = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("runs*/*/episode.json"))]
     assert len(records) == 2
 
     def trace(record: dict) -> list:

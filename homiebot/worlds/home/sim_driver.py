@@ -226,7 +226,7 @@ class SimDriver:
         assert self.kinematics is not None
         here, yaw = self.robot.gripper_pose()
         try:
-            return self.kinematics.inverse(here, yaw, seed=seed)
+            return self.kinematics.inverse(here, yaw, seed=seed, spread=False)  # in the spinning thread: keep it short
         except Unreachable as err:
             self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}")
             return np.asarray(seed, dtype=float)
@@ -404,7 +404,9 @@ class SimDriver:
             if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
                 self._ee_goal = None
             else:
-                message = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message
+                said = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message.split("; ")
+                # the goal is approached at the speed limit on purpose: only the other reasons say why the arm stopped
+                message = "; ".join(m for m in said if m and not m.startswith("the step was limited"))
             if self._trajectory is not None:
                 self._trajectory_progress(here, here_yaw, message)
 
