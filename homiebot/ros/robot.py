@@ -104,6 +104,7 @@ class Ros2Robot(Robot):
         self._ee_yaw = 0.0  # and its yaw about the base's z axis
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
+        self._gripper_sent: tuple[float, float] | None = None  # (goal, clock) of the last gripper command that was carried out
         self._step = step
         self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
         self._driver_counts: dict[str, int] = {}  # lock-step: the driver's command counts after the last step
@@ -404,6 +405,7 @@ class Ros2Robot(Robot):
 
     def emergency_stop(self) -> None:
         self.stop()
+        self._gripper_sent = None  # a power cut may drop what the gripper held to
         for role in self.profile.estop:  # e.g. Spot's estop/gentle: motor power off
             try:
                 self.call(role)
@@ -544,14 +546,26 @@ class Ros2Robot(Robot):
             time.sleep(0.005)
 
     def set_gripper(self, closedness: float) -> MotionReport:
+        """The gripper to ``closedness``. A policy repeats its gripper command every period: a command
+        equal to the last one carried out less than ``GRIPPER_HOLD`` s ago is in force (the driver holds
+        its last goal) and is not sent again."""
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        goal = min(max(float(closedness), 0.0), 1.0) if self.gripper_client is not None else float(closedness >= 0.5)
+        now = self.clock()
+        if self._gripper_sent is not None and self._gripper_sent[0] == goal and 0.0 <= now - self._gripper_sent[1] < GRIPPER_HOLD:
+            self._gripper_sent = (goal, now)
+            return MotionReport()
+        self._gripper_sent = None  # until this one is carried out
         if self.gripper_client is not None:
-            return self._gripper_action(closedness)
-        closing = closedness >= 0.5
-        self.call("gripper_close" if closing else "gripper_open")
-        self._gripper_open = 0.0 if closing else 1.0
-        return MotionReport()
+            report = self._gripper_action(goal)
+        else:
+            self.call("gripper_close" if goal else "gripper_open")
+            self._gripper_open = 0.0 if goal else 1.0
+            report = MotionReport()
+        if not report.message:
+            self._gripper_sent = (goal, now)
+        return report
 
     def _gripper_action(self, closedness: float) -> MotionReport:
         """A GripperCommand goal; a stall short of closed means the fingers hold something."""
@@ -597,6 +611,9 @@ class Ros2Robot(Robot):
             if self._executor is not None:
                 self._executor.shutdown()
                 self.node.destroy_node()
+
+
+GRIPPER_HOLD = 2.0  # seconds a carried-out gripper command stays in force for repeats of it (see set_gripper)
 
 
 def _control_msgs(robot: str) -> Any:

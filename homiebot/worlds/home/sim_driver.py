@@ -269,7 +269,8 @@ class SimDriver:
             if self._trajectory is not None:  # a new goal preempts the running one, as the controller does
                 self._trajectory[0].set_result((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
             self._ee_goal = (ee.position, ee.yaw)
-            self._trajectory = (done, q, time.monotonic() + 2 * seconds + 2.0, handle)
+            # the hand moves at the speed limit: a step takes its time (a joint-space path may be longer); twice that is a hand that cannot get there
+            self._trajectory = (done, q, time.monotonic() + 2.0 * seconds + 0.5, handle)
         code, message = await done
         result.error_code, result.error_string = code, message
         if code is None:  # cancelled: the arm stopped where it was
@@ -407,6 +408,11 @@ class SimDriver:
                 said = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message.split("; ")
                 # the goal is approached at the speed limit on purpose: only the other reasons say why the arm stopped
                 message = "; ".join(m for m in said if m and not m.startswith("the step was limited"))
+                if "out of the arm's reach" in message and self._trajectory is not None and float(np.linalg.norm(step)) > 0.05:
+                    # a joint trajectory does not move the hand on a straight line, which may cross the body:
+                    # far goals the home's arm reaches are reached by its own joint-space motion
+                    if not self.robot.ready(tuple(self._ee_goal[0])).clipped:
+                        message = ""
             if self._trajectory is not None:
                 self._trajectory_progress(here, here_yaw, message)
 
