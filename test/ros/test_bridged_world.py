@@ -223,8 +223,11 @@ skills = build_skills(cfg, world)
 world.reset()
 obs = world.observe(0)
 robot = world.own_robot()
+arm = robot.arm_state()
 out = {"skills": sorted(skills.skills), "unavailable": skills.unavailable, "blank": {v: int(i.rgb.max()) == 0 for v, i in obs.views.items()},
-       "joints": list(robot.arm_state().joint_names), "runs": []}
+       "joints": list(arm.joint_names), "runs": [], "pan": dict(zip(arm.joint_names, arm.joint_positions))["head_pan_joint"],
+       "distinct": [not (obs.views[a].rgb == obs.views[b].rgb).all() for a, b in (("front", "left"), ("front", "right"), ("left", "right"))],
+       "head_camera_z": robot.camera_info("head_camera").base_from_camera[:3, 2].round(3).tolist()}
 executor = Executor(skills.skills, max_attempts=2)
 for step, (action, target, place, model) in enumerate([("Go to", "green_can", None, "PixNav"), ("Pick", "green_can", None, "RT-1-X"),
                                                         ("Put", "green_can", "brown_table", "RT-1-X")]):
@@ -256,7 +259,10 @@ def test_fetch_sim_picks_and_puts_through_fetchs_arm_and_gripper_actions() -> No
     assert out.returncode == 0, out.stderr[-2000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["skills"] == ["NoMaD", "PixNav", "RT-1-X", "octo"] and r["unavailable"] == {}
-    assert r["blank"] == {"front": False, "left": True, "back": True, "right": True}  # one head camera: the front view
+    # one head camera: the left and right views come from turning the head (PointHead), then it looks ahead again
+    assert r["blank"] == {"front": False, "left": False, "back": True, "right": False} and r["distinct"] == [True, True, True]
+    assert r["pan"] == pytest.approx(0.0, abs=1e-6) and r["head_camera_z"][0] > 0.95  # looking ahead, a little down
+    assert r["bridge"]["point_head"] >= 3 and r["driver"]["head_goals"] == r["bridge"]["point_head"]
     assert r["joints"][-7:] == ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint",
                                 "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"]  # Fetch's names on /joint_states
     go, pick, put = r["runs"]
