@@ -145,3 +145,17 @@ def test_camera_chains_that_cannot_be_used_are_profile_errors(tmp_path) -> None:
         (tmp_path / f"{i}.yaml").write_text(body)
         with pytest.raises(ProfileError, match=match):
             load_profile(tmp_path / f"{i}.yaml")
+
+
+def test_a_head_that_cannot_give_its_views_is_a_profile_error(tmp_path) -> None:
+    text = (load_profile.__globals__["ROBOTS_DIR"] / "fetch.yaml").read_text()
+    fetch = load_profile("fetch")
+    assert fetch.head is not None and set(fetch.head.views) == {"left", "right"} and "head" not in fetch.unverified
+    cases = [("  camera: head_camera\n  views:", "  camera: eye\n  views:", "head.camera 'eye' is not declared"),
+             ("views: {left: [0.0, 3.0, 1.0],", "views: {front: [3.0, 0.0, 1.0], left: [0.0, 3.0, 1.0],", "not \\['front'\\]"),
+             ("views: {front: head_camera}", "views: {front: head_camera, left: head_camera}", "come from cameras already")]
+    for i, (old, new, match) in enumerate(cases):
+        assert old in text
+        (tmp_path / f"{i}.yaml").write_text(text.replace(old, new))
+        with pytest.raises(ProfileError, match=match):
+            load_profile(tmp_path / f"{i}.yaml")
