@@ -19,7 +19,8 @@ home under the same names.
   with them. A body camera's pose is static in the profile; a camera on a chain (Spot's hand camera on
   the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward kinematics of
   the newest ``joint_states`` (with the profile's ``joint_prefix``) over its table, and its
-  ``CameraInfo.pose_stamp`` is those joint states' stamp; joint states lacking one of its joints
+  ``CameraInfo.pose_stamp`` is those joint states' stamp (for a frame read, the joint states nearest
+  the image's stamp); joint states lacking one of its joints
   raise ``RobotUnavailable`` naming it. A camera with neither reports an identity pose.
 * A head (``head.point``: control_msgs/PointHead, Fetch): ``look(view)`` turns it to the profile's point
   for a view (or back to ``front``) and waits for the result, for joint states and an image taken after it.
@@ -41,6 +42,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -103,6 +105,7 @@ class Ros2Robot(Robot):
         self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
         self._odom_ns = -1  # its stamp (ns)
         self._joints: JointState | None = None
+        self._joint_history: deque[JointState] = deque(maxlen=100)  # about 2 s at 50 Hz: an image's own joints
         self._images: dict[str, Image] = {}
         self._depths: dict[str, Image] = {}
         self._infos: dict[str, CameraInfoMsg] = {}
@@ -116,6 +119,8 @@ class Ros2Robot(Robot):
         self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
         if step is not None and "trajectory" in profile.arm:
             raise Unsupported(f"{profile.robot}: lock-step drives pose-goal arms only (the trajectory action runs in real time)")
+        if step is not None and self._has_head:
+            raise Unsupported(f"{profile.robot}: lock-step cannot turn a head (the PointHead action runs in real time)")
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
         p = profile
@@ -161,6 +166,7 @@ class Ros2Robot(Robot):
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
             self._joints = msg
+            self._joint_history.append(msg)
             self._joint_count += 1
 
     def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
@@ -259,6 +265,11 @@ class Ros2Robot(Robot):
         return self.profile.cameras[camera]
 
     def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
+        return self._camera_info(camera, size)
+
+    def _camera_info(self, camera: str, size: tuple[int, int] | None = None, at_ns: int | None = None) -> CameraInfo:
+        """``camera_info``; a camera on a chain placed by the joint states nearest ``at_ns`` (an image's
+        stamp), else by the newest."""
         spec = self._spec(camera)
         camera = self.aliases.get(camera, camera)
         h, w = self._upright_shape(spec)
@@ -277,18 +288,21 @@ class Ros2Robot(Robot):
         stamp = None
         if camera in self.mounts:  # moved by joints: where the newest joint states put it
             mount = self.mounts[camera]
-            q, stamp = self._joint_values(mount.names, f"camera '{camera}'")
+            q, stamp = self._joint_values(mount.names, f"camera '{camera}'", at_ns)
             pose = mount.pose(q)
         else:
             pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
         return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
 
-    def _joint_values(self, names: list[str], what: str) -> tuple[np.ndarray, float]:
-        """The named joints (table names, without the profile's prefix) from the newest joint_states and
-        their stamp; RobotUnavailable naming the first joint they lack (``what`` needs them)."""
+    def _joint_values(self, names: list[str], what: str, at_ns: int | None = None) -> tuple[np.ndarray, float]:
+        """The named joints (table names, without the profile's prefix) from the newest joint_states (or
+        those stamped nearest ``at_ns``) and their stamp; RobotUnavailable naming the first joint they
+        lack (``what`` needs them)."""
         p = self.profile
         with self._lock:
             msg = self._joints
+            if at_ns is not None and self._joint_history:
+                msg = min(self._joint_history, key=lambda m: abs(ns_of(m.header.stamp) - at_ns))
         topic = p.topic(p.joint_states.name) if p.joint_states is not None else "joint_states"
         if msg is None:
             raise RobotUnavailable(f"{p.robot}: {what} is placed by joints, but nothing arrived on {topic} yet")
@@ -360,7 +374,7 @@ class Ros2Robot(Robot):
             if d.shape != tuple(target):
                 d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.Resampling.NEAREST))
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        info = self.camera_info(camera, (int(target[0]), int(target[1])))
+        info = self._camera_info(camera, (int(target[0]), int(target[1])), ns_of(msg.header.stamp))
         return CameraFrame(rgb, info, stamp, d)
 
     def odometry(self) -> BasePose:

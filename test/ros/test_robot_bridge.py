@@ -154,6 +154,8 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     moved, _, later = hand()
     assert moved == pytest.approx(np.array(robot.profile.arm_ready) + [0.1, 0.05, -0.1], abs=0.015)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
+    frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image
+    assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
 
 
 def test_joint_states_lacking_a_cameras_joint_fail_start_up_naming_it(bridge) -> None:
