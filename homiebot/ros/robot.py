@@ -608,6 +608,7 @@ class Ros2Robot(Robot):
             raise Unsupported(f"{self.profile.robot} has no head the bridge can turn")
         if view != "front" and view not in head.views:
             raise ValueError(f"the head has no point for the view '{view}'; it has front, {', '.join(head.views)}")
+        from action_msgs.msg import GoalStatus
         from builtin_interfaces.msg import Duration
 
         self._alive()
@@ -620,7 +621,15 @@ class Ros2Robot(Robot):
         goal.min_duration = Duration(sec=int(head.min_duration), nanosec=int((head.min_duration % 1) * 1e9))
         goal.max_velocity = float(head.max_velocity)
         joints = self._joint_count
-        self._action(self.head_client, goal, self.call_timeout + math.pi / head.max_velocity)
+        name = self.head_client._action_name
+        if not self.head_client.server_is_ready() and not self.head_client.wait_for_server(timeout_sec=self.call_timeout):
+            raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
+        handle = self._wait(self.head_client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
+        if not handle.accepted:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
+        response = self._wait(handle.get_result_async(), self.call_timeout + math.pi / head.max_velocity, f"{name} did not finish")
+        if response.status != GoalStatus.STATUS_SUCCEEDED:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} did not turn the head to the {view} view (goal status {response.status})")
         there = time.time_ns()
         self.counters.add("point_head")
         self._fresh_joints(joints)
