@@ -21,12 +21,15 @@ from homiebot.errors import Entity  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
 from homiebot.robot import RobotUnavailable  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.robots.sim import SIM_SERVICE  # noqa: E402
 from homiebot.ros.robot import Ros2Robot  # noqa: E402
+from homiebot.ros.rpc import RpcClient  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.worlds.base import World  # noqa: E402
+from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 90 + os.getpid() % 9  # apart from the other tests' domains
@@ -153,6 +156,9 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     time.sleep(0.5)
     moved, _, later = hand()
     assert moved == pytest.approx(np.array(robot.profile.arm_ready) + [0.1, 0.05, -0.1], abs=0.015)
+    truth = RpcClient(robot.node, SIM_SERVICE).call("truth", {}, timeout=10.0)  # where the simulation has the hand
+    sim_hand = arm_fk(ArmPose(*truth["dynamic"]["arm"])).gripper
+    assert moved == pytest.approx(sim_hand, abs=0.005)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
     frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image
     assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
