@@ -634,10 +634,12 @@ class Ros2Robot(Robot):
         self.counters.add("point_head")
         self._fresh_joints(joints)
         deadline = time.monotonic() + self.call_timeout
-        while self._image_ns.get(head.camera, -1) < there:  # an image taken after the head got there
-            if time.monotonic() > deadline:
-                raise RobotUnavailable(f"{self.profile.robot}: no image from camera '{head.camera}' after the head turned")
-            time.sleep(0.005)
+        for _ in range(2):  # an image stamped after the turn, then the next: one whose exposure began after it
+            while self._image_ns.get(head.camera, -1) <= there:
+                if time.monotonic() > deadline:
+                    raise RobotUnavailable(f"{self.profile.robot}: no image from camera '{head.camera}' after the head turned")
+                time.sleep(0.005)
+            there = self._image_ns[head.camera]
         return MotionReport()
 
     def set_gripper(self, closedness: float) -> MotionReport:

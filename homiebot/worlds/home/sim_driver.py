@@ -644,10 +644,10 @@ class SimDriver:
             spec = self.profile.cameras[name]
             size = self.size or (spec.height, spec.width)
             with self._lock:
-                stamp = self._stamp_ns()  # the instant of capture (a turned head's image is after its turn)
                 view = self.robot.render(size, (self._home_view(name),), fovy=_vertical_fov(spec, size),
                                          segmentation=name in self.seg_pubs)
             frame = next(iter(view.values()))
+            stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
             image_pub.publish(_image(frame.rgb, spec, stamp, name))
             if info_pub is not None:
