@@ -141,6 +141,10 @@ class ArmKinematics:
         out[:3, :3], out[:3, 3] = rot, pos + rot @ self.tool
         return out, frames
 
+    def joint_origins(self, q: Vector) -> list[np.ndarray]:
+        """Where each commanded joint sits in the base frame for the joints ``q`` (table order)."""
+        return [origin.copy() for _, origin, _ in self._chain(q)[1]]
+
     def forward(self, q: Vector) -> EndEffector:
         """The tool's position, yaw, pitch and roll for the joints ``q``."""
         t = self.transform(q)
@@ -225,4 +229,29 @@ class ArmKinematics:
                           f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)")
 
 
-__all__ = ["ArmKinematics", "EndEffector", "Joint", "Unreachable"]
+class CameraMount:
+    """A camera carried by a kinematic chain (a hand camera on the arm, a head camera on pan and tilt
+    joints): its pose in homiebot's base frame from the chain's measured joints.
+
+    ``end_from_camera`` is the camera (OpenCV axes: x right, y down, z forward) in the chain's end frame
+    (the table's tool frame); ``lift`` is how far the chain's base frame sits above homiebot's, which
+    is on the floor (Spot's body frame: the profile's ``base_height``)."""
+
+    def __init__(self, chain: ArmKinematics, end_from_camera: Sequence[Sequence[float]] | np.ndarray, lift: float = 0.0) -> None:
+        self.chain = chain
+        self.end_from_camera = np.asarray(end_from_camera, dtype=float).reshape(4, 4)
+        self.lift = float(lift)
+
+    @property
+    def names(self) -> list[str]:
+        """The joints (table order) whose measured values place the camera."""
+        return self.chain.names
+
+    def pose(self, q: Vector) -> np.ndarray:
+        """The camera's 4x4 pose in homiebot's base frame for the joints ``q`` (table order)."""
+        end = self.chain.transform(q)
+        end[2, 3] += self.lift
+        return end @ self.end_from_camera
+
+
+__all__ = ["ArmKinematics", "CameraMount", "EndEffector", "Joint", "Unreachable"]

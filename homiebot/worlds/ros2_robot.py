@@ -5,8 +5,10 @@ hosts a ``Ros2Robot`` bridge over them and gives the agent what it needs from a 
 
 * ``observe``: the planner's four views (front, left, back, right) from the cameras the profile's
   ``views`` names, upright, as RGB, at ``width`` x ``height``, with registered depth when the camera
-  has it; a view the robot has no camera for (Fetch's single head camera) is a black image. The
-  pose is the driver's odometry. No truth, no labels, no segmentation: what a robot sees.
+  has it. With a head (the profile's ``head``: Fetch's single head camera), the views in ``head.views``
+  come from turning it: the head is pointed at each view's point (a PointHead goal), the head camera
+  read, and the head pointed back to the front. A view the robot has no camera for (Fetch's back: the
+  pan reaches +-90 degrees) is a black image. The pose is the driver's odometry. No truth, no labels, no segmentation: what a robot sees.
 * ``belief``: without a map the robot knows only what it holds (``RobotBelief``: no names, so the
   error detector answers F2 for every target); with ``perception: {mode: mapped}`` the runtime wraps
   this world in the perceiving world, whose semantic map is built from these cameras (the camera
@@ -158,6 +160,12 @@ class Ros2RobotWorld(World):
         except (RobotUnavailable, Unsupported) as err:
             self._robot.close()
             raise ValueError(f"robot '{self.profile.robot}' cannot start: {err}") from None
+        if self._robot.head_client is not None:  # a head left turned would give the front view from the side
+            try:
+                self._robot.look("front")
+            except (RobotUnavailable, Unsupported) as err:
+                self._robot.close()
+                raise ValueError(f"robot '{self.profile.robot}' cannot turn its head: {err}") from None
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
         self._segmentation: dict[str, Any] = {}  # view -> newest segmentation image of its camera
@@ -302,7 +310,15 @@ class Ros2RobotWorld(World):
             self.truth.refresh()
         views = {}
         depth_views = set(self._robot.capabilities.depth) if self.depth else set()
+        head = self.profile.head if self._robot.head_client is not None else None
+        turned = False
         for view in VIEW_NAMES:
+            if head is not None and view in head.views:  # one camera on a head: turn it to this view
+                self._robot.look(view)
+                turned = True
+                frame = self._robot.read_camera(head.camera, self.size, depth=head.camera in depth_views)
+                views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None)
+                continue
             if view not in self.profile.views:
                 blank = np.zeros((*self.size, 3), dtype=np.uint8)
                 nothing = np.zeros(self.size, dtype=np.int32) if self._segmentation_on else None  # every view carries the same kinds
@@ -311,6 +327,8 @@ class Ros2RobotWorld(World):
                 continue
             frame = self._robot.read_camera(view, self.size, depth=view in depth_views)
             views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=self._view_segmentation(view))
+        if turned:
+            self._robot.look("front")  # the policies see the front again
         pose = self._robot.odometry()
         self._track(pose.x, pose.y)
         return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory(),

@@ -218,8 +218,16 @@ from homiebot.runtime import build_world
 
 world = build_world(load_config(sys.argv[1]), None)
 truth = world.ground_truth()
-print(json.dumps({"can": truth.dynamic()["locations"]["green_can"], "driver": truth.counters(),
-                  "joints": list(world.own_robot().arm_state().joint_names)}), flush=True)
+out = {"can": truth.dynamic()["locations"]["green_can"], "driver": truth.counters()}
+obs = world.observe(0)  # the views: the head turned left and right, then ahead again
+robot = world.own_robot()
+arm = robot.arm_state()
+out.update(blank={v: int(i.rgb.max()) == 0 for v, i in obs.views.items()}, joints=list(arm.joint_names),
+           pan=dict(zip(arm.joint_names, arm.joint_positions))["head_pan_joint"],
+           distinct=[not (obs.views[a].rgb == obs.views[b].rgb).all() for a, b in (("front", "left"), ("front", "right"), ("left", "right"))],
+           head_camera_z=robot.camera_info("head_camera").base_from_camera[:3, 2].round(3).tolist(), bridge=robot.counters.counts,
+           heads_after=world.ground_truth().counters()["head_goals"])
+print(json.dumps(out), flush=True)
 world.close()
 '''
 
@@ -249,6 +257,10 @@ def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and
     assert after.returncode == 0, after.stderr[-2000:]
     r = json.loads(after.stdout.strip().splitlines()[-1])
     assert r["can"][0] == "fridge"  # the sim driver's truth
+    # one head camera: the left and right views come from turning the head (PointHead), then it looks ahead again
+    assert r["blank"] == {"front": False, "left": False, "back": True, "right": False} and r["distinct"] == [True, True, True]
+    assert r["pan"] == pytest.approx(0.0, abs=1e-6) and r["head_camera_z"][0] > 0.95  # looking ahead, a little down
+    assert r["bridge"]["point_head"] >= 3 and r["heads_after"] - r["driver"]["head_goals"] == r["bridge"]["point_head"]
     assert r["joints"][-7:] == ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint",
                                 "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"]  # Fetch's names on /joint_states
     driver = r["driver"]
