@@ -242,13 +242,14 @@ class Ros2RobotWorld(World):
                                  f"does the sim driver serve these cameras?")
             time.sleep(0.02)
 
-    def _view_segmentation(self, view: str) -> np.ndarray | None:
-        """A view's instance ids, upright and at the views' size; None before the first image."""
+    def _view_segmentation(self, view: str, not_before_ns: int = -1) -> np.ndarray | None:
+        """A view's instance ids, upright and at the views' size; None before the first image. ``not_before_ns``:
+        the stamp of the image it goes with (a head camera's, after a turn)."""
         from homiebot.ros.messages import ns_of  # rclpy only when this world is used
 
         msg = self._segmentation.get(view)
         deadline = time.monotonic() + self._call_timeout
-        while msg is not None and ns_of(msg.header.stamp) < self._robot.instant:  # not from before a restart or the last step
+        while msg is not None and ns_of(msg.header.stamp) < max(self._robot.instant, not_before_ns):  # not from before a restart, step or turn
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"no segmentation of the simulated instant for the {view} view")
             time.sleep(0.005)
@@ -317,7 +318,9 @@ class Ros2RobotWorld(World):
                 self._robot.look(view)
                 turned = True
                 frame = self._robot.read_camera(head.camera, self.size, depth=head.camera in depth_views)
-                views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None)
+                # the head camera's segmentation (the front view's camera) of the same instant as this image
+                seg = self._view_segmentation("front", int(frame.stamp * 1e9) - 1000) if self._segmentation_on else None
+                views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=seg)
                 continue
             if view not in self.profile.views:
                 blank = np.zeros((*self.size, 3), dtype=np.uint8)
