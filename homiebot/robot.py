@@ -40,7 +40,8 @@ class Unsupported(RuntimeError):
 class CameraInfo:
     """A camera's geometry. ``intrinsics`` are pinhole ``(fx, fy, cx, cy)`` in pixels at
     ``(height, width)``; ``base_from_camera`` is the 4x4 pose of the camera in the base frame with
-    OpenCV axes (x right, y down, z forward); ``encoding`` is how images arrive (``rgb8``, ``mono8``)."""
+    OpenCV axes (x right, y down, z forward); ``encoding`` is how images arrive (``rgb8``, ``mono8``);
+    ``pose_stamp`` is when a camera moved by joints was there (seconds, the joint states' stamp)."""
 
     name: str
     height: int
@@ -49,6 +50,7 @@ class CameraInfo:
     base_from_camera: np.ndarray
     encoding: str = "rgb8"
     has_depth: bool = False
+    pose_stamp: float | None = None  # when base_from_camera held (the joint states it came from); None: static
 
     @property
     def vertical_fov_deg(self) -> float:

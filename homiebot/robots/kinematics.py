@@ -10,7 +10,7 @@ and yaw with the fingers' closing axis kept horizontal (no roll); the approach m
 (a grasp from above) up to ``max_pitch``, preferring level and a posture near where it starts
 (the measured joints: small motions stay small). Seven
 joints leave room to spare: a damped least-squares solve from the seed, then from the rest posture,
-then from the table's other seed postures.
+then from the table's other seed postures, then from postures spread over the joint ranges.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 Vector = Sequence[float] | np.ndarray
+RESTARTS = 16  # spread postures the IK tries when the table's seeds fail
 
 
 class Unreachable(ValueError):
@@ -102,6 +103,12 @@ class ArmKinematics:
         self.seeds = [np.asarray(v, dtype=float).reshape(-1) for v in seeds]
         if any(v.size != len(self.active) for v in self.seeds):
             raise ValueError(f"each seed needs {len(self.active)} values, one per joint {self.names}")
+        # last resort: postures spread over the joint ranges, the same ones every run (a folded pose close
+        # to the body is often found from none of the seeds above)
+        low = np.where(np.isfinite(self.lower), self.lower, -math.pi)
+        high = np.where(np.isfinite(self.upper), self.upper, math.pi)
+        spread = np.random.default_rng(0).random((RESTARTS, len(self.active)))
+        self.restarts = [low + (high - low) * row for row in spread]
 
     # ---- forward ---------------------------------------------------------------------------------
     def transform(self, q: Vector) -> np.ndarray:
@@ -133,6 +140,10 @@ class ArmKinematics:
         out = np.eye(4)
         out[:3, :3], out[:3, 3] = rot, pos + rot @ self.tool
         return out, frames
+
+    def joint_origins(self, q: Vector) -> list[np.ndarray]:
+        """Where each commanded joint sits in the base frame for the joints ``q`` (table order)."""
+        return [origin.copy() for _, origin, _ in self._chain(q)[1]]
 
     def forward(self, q: Vector) -> EndEffector:
         """The tool's position, yaw, pitch and roll for the joints ``q``."""
@@ -193,14 +204,15 @@ class ArmKinematics:
         return q
 
     def inverse(self, position: Vector, yaw: float, seed: Vector | None = None,
-                tolerance: float = 5e-4) -> np.ndarray:
+                tolerance: float = 5e-4, spread: bool = True) -> np.ndarray:
         """Joint values (table order) that put the tool at ``position`` (base frame) approaching along
-        ``yaw``, fingers level; ``Unreachable`` when no solution is within the joint limits and ``max_pitch``."""
+        ``yaw``, fingers level; ``Unreachable`` when no solution is within the joint limits and ``max_pitch``.
+        ``spread``: also try the spread postures (up to a second when nothing reaches; off where time is short)."""
         target = np.asarray(position, dtype=float).reshape(3)
         if not np.all(np.isfinite(target)) or not math.isfinite(yaw):
             raise Unreachable(f"a non-finite end-effector goal {target.tolist()}, yaw {yaw}")
         seeds = [(np.asarray(seed, dtype=float).reshape(-1), 10)] if seed is not None else []
-        seeds += [(self.rest, 60)] + [(v, 60) for v in self.seeds]
+        seeds += [(self.rest, 60)] + [(v, 60) for v in self.seeds] + ([(v, 60) for v in self.restarts] if spread else [])
         best: tuple[float, np.ndarray] | None = None
         for start, settle in seeds:
             for soft in (0.05, 0.0):  # posture and level first (a few steps from a nearby seed), then the exact pose
@@ -217,4 +229,29 @@ class ArmKinematics:
                           f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)")
 
 
-__all__ = ["ArmKinematics", "EndEffector", "Joint", "Unreachable"]
+class CameraMount:
+    """A camera carried by a kinematic chain (a hand camera on the arm, a head camera on pan and tilt
+    joints): its pose in homiebot's base frame from the chain's measured joints.
+
+    ``end_from_camera`` is the camera (OpenCV axes: x right, y down, z forward) in the chain's end frame
+    (the table's tool frame); ``lift`` is how far the chain's base frame sits above homiebot's, which
+    is on the floor (Spot's body frame: the profile's ``base_height``)."""
+
+    def __init__(self, chain: ArmKinematics, end_from_camera: Sequence[Sequence[float]] | np.ndarray, lift: float = 0.0) -> None:
+        self.chain = chain
+        self.end_from_camera = np.asarray(end_from_camera, dtype=float).reshape(4, 4)
+        self.lift = float(lift)
+
+    @property
+    def names(self) -> list[str]:
+        """The joints (table order) whose measured values place the camera."""
+        return self.chain.names
+
+    def pose(self, q: Vector) -> np.ndarray:
+        """The camera's 4x4 pose in homiebot's base frame for the joints ``q`` (table order)."""
+        end = self.chain.transform(q)
+        end[2, 3] += self.lift
+        return end @ self.end_from_camera
+
+
+__all__ = ["ArmKinematics", "CameraMount", "EndEffector", "Joint", "Unreachable"]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from homiebot.robots.kinematics import ArmKinematics
+from homiebot.robots.kinematics import ArmKinematics, CameraMount
 from homiebot.robots.kinematics import Joint as KJoint
 from homiebot.yamlio import format_validation_error, read_yaml
 
@@ -27,28 +27,6 @@ class ProfileError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class CameraSpec(_Strict):
-    """One driver camera: its topics, encoding and geometry."""
-
-    image: str = Field(description="image topic (sensor_msgs/Image), relative to the namespace")
-    info: str | None = Field(None, description="camera_info topic (sensor_msgs/CameraInfo)")
-    depth: str | None = Field(None, description="registered depth topic (sensor_msgs/Image, 32FC1 metres or 16UC1 mm)")
-    encoding: Literal["rgb8", "bgr8", "mono8"] = "rgb8"
-    height: int = Field(480, gt=0)
-    width: int = Field(640, gt=0)
-    hfov_deg: float = Field(90.0, gt=0, lt=180)
-    rotation_deg: Literal[0, 90, 180, 270] = Field(0, description="how the camera is mounted: the image is turned back by this")
-    base_from_camera: list[list[float]] | None = Field(None, description="4x4 pose in the base frame (OpenCV axes); "
-                                                       "None: from joint states (a hand camera)")
-
-    @model_validator(mode="after")
-    def _pose_shape(self) -> CameraSpec:
-        pose = self.base_from_camera
-        if pose is not None and (len(pose) != 4 or any(len(r) != 4 for r in pose)):
-            raise ValueError("base_from_camera must be a 4x4 matrix")
-        return self
 
 
 class Interface(_Strict):
@@ -97,6 +75,63 @@ class KinematicsSpec(_Strict):
         return ArmKinematics(joints, self.tool, self.rest, self.max_pitch, self.seeds)
 
 
+class CameraSpec(_Strict):
+    """One driver camera: its topics, encoding and geometry."""
+
+    image: str = Field(description="image topic (sensor_msgs/Image), relative to the namespace")
+    info: str | None = Field(None, description="camera_info topic (sensor_msgs/CameraInfo)")
+    depth: str | None = Field(None, description="registered depth topic (sensor_msgs/Image, 32FC1 metres or 16UC1 mm)")
+    encoding: Literal["rgb8", "bgr8", "mono8"] = "rgb8"
+    height: int = Field(480, gt=0)
+    width: int = Field(640, gt=0)
+    hfov_deg: float = Field(90.0, gt=0, lt=180)
+    rotation_deg: Literal[0, 90, 180, 270] = Field(0, description="how the camera is mounted: the image is turned back by this")
+    base_from_camera: list[list[float]] | None = Field(None, description="4x4 static pose in the base frame (OpenCV axes), "
+                                                       "a body camera")
+    chain: Literal["arm"] | list[KinematicJointSpec] | None = Field(
+        None, description="a camera moved by joints: 'arm' (the profile's arm table, a hand camera) or its own table of "
+        "joints from the base frame (a head camera on pan and tilt joints); its pose is the forward kinematics of the "
+        "measured joint_states times end_from_camera")
+    end_from_camera: list[list[float]] | None = Field(None, description="4x4 pose of the camera (OpenCV axes) in the "
+                                                      "chain's end frame (the arm table's tool frame, or the last joint's)")
+
+    @model_validator(mode="after")
+    def _pose_shape(self) -> CameraSpec:
+        for field in ("base_from_camera", "end_from_camera"):
+            pose = getattr(self, field)
+            if pose is not None and (len(pose) != 4 or any(len(r) != 4 for r in pose)):
+                raise ValueError(f"{field} must be a 4x4 matrix")
+        if self.chain is not None and self.base_from_camera is not None:
+            raise ValueError("give a camera base_from_camera (static) or chain (moved by joints), not both")
+        if self.chain is not None and self.end_from_camera is None:
+            raise ValueError("a camera on a chain needs end_from_camera (where it sits on the chain's end)")
+        if isinstance(self.chain, list) and not any(j.type != "fixed" and j.value is None for j in self.chain):
+            raise ValueError("a camera's chain needs at least one joint read from joint_states")
+        return self
+
+
+class HeadSpec(_Strict):
+    """A pan/tilt head turned by a control_msgs PointHead action (Fetch: ``head_controller/point_head``).
+
+    With one camera on the head, the planner's other views come from turning it: for each view in
+    ``views`` the bridged world points the head at that point, reads ``camera`` and points it back at
+    ``front``."""
+
+    point: Interface = Field(description="the PointHead action (control_msgs/action/PointHead)")
+    camera: str = Field(description="the camera on the head")
+    frame: str | None = Field(None, description="the frame of the target points (default: base_frame)")
+    views: dict[str, tuple[float, float, float]] = Field(default_factory=dict, description="a planner view (left, back, "
+                                                         "right) -> the point the head looks at for it (metres)")
+    front: tuple[float, float, float] = Field((3.0, 0.0, 1.0), description="where the head looks otherwise")
+    pan_joint: str = Field("head_pan_joint", description="the pan joint in joint_states")
+    tilt_joint: str = Field("head_tilt_joint", description="the tilt joint in joint_states")
+    pointing_frame: str = Field("", description="the goal's pointing_frame (its z axis is aimed at the point; "
+                                "empty: the driver's default)")
+    min_duration: float = Field(0.2, ge=0, description="the goal's min_duration (s)")
+    max_velocity: float = Field(1.57, gt=0, description="the goal's max_velocity (rad/s)")
+
+
+
 class SimSpec(_Strict):
     """How the sim driver serves the embedded home under this profile."""
 
@@ -119,6 +154,8 @@ class RobotProfile(_Strict):
     cmd_vel: Interface
     odometry: Interface
     joint_states: Interface | None = None
+    joint_prefix: str = Field("", description="what the driver puts before every joint name in joint_states (spot_ros2: "
+                              "the robot's name and a slash, e.g. spot/); kinematic tables name joints without it")
     cmd_vel_timeout: float = Field(0.5, gt=0, description="the driver stops the base after this long without cmd_vel")
     cameras: dict[str, CameraSpec]
     views: dict[str, str] = Field(description="the planner's front/left/back/right views -> driver cameras")
@@ -127,11 +164,15 @@ class RobotProfile(_Strict):
     arm_ready: tuple[float, float, float] = Field((0.6, 0.0, 0.4), description="where the arm_unstow service puts the "
                                                   "hand (base frame, metres): end-effector goals are integrated from there. "
                                                   "A trajectory arm carries there: stow_arm brings the hand to this pose")
-    kinematics: KinematicsSpec | None = Field(None, description="the arm's kinematic table (needed by a trajectory arm)")
+    kinematics: KinematicsSpec | None = Field(None, description="the arm's kinematic table (needed by a trajectory arm "
+                                              "and by a camera on chain: arm)")
+    head: HeadSpec | None = Field(None, description="a head turned by a PointHead action, and the views it gives")
     gripper: dict[str, Interface] = Field(default_factory=dict, description="e.g. open, close (Trigger services), "
                                           "command (a control_msgs GripperCommand action)")
     gripper_max_gap: float = Field(0.1, gt=0, description="the gap between the fingers when open (m): a GripperCommand "
                                    "position is this times the open fraction")
+    gripper_joint: tuple[str, float, float] | None = Field(None, description="the fingers' joint in joint_states: name, "
+                                                         "position open, position closed (the sim driver publishes it)")
     gripper_max_effort: float = Field(60.0, gt=0, description="max_effort of a GripperCommand goal (N)")
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")
@@ -162,7 +203,40 @@ class RobotProfile(_Strict):
                 self.kinematics.build()
             except ValueError as err:
                 raise ValueError(f"kinematics: {err}") from None
+        self._check_cameras()
         return self
+
+    def _check_cameras(self) -> None:
+        for name, spec in self.cameras.items():
+            if spec.chain == "arm" and self.kinematics is None:
+                raise ValueError(f"camera '{name}' rides on the arm (chain: arm) but the profile has no kinematics table")
+            if spec.chain is not None and self.joint_states is None:
+                raise ValueError(f"camera '{name}' is placed by joints (chain) but the profile names no joint_states topic")
+        if self.head is not None:
+            if self.head.camera not in self.cameras:
+                raise ValueError(f"head.camera '{self.head.camera}' is not declared; declared: {sorted(self.cameras)}")
+            bad = set(self.head.views) - {"left", "back", "right"}
+            if bad:
+                raise ValueError(f"head.views are left, back and right, not {sorted(bad)}")
+            taken = set(self.head.views) & set(self.views)
+            if taken:
+                raise ValueError(f"views {sorted(taken)} come from cameras already; head.views gives the others")
+
+    def camera_mount(self, camera: str) -> CameraMount | None:
+        """The chain placing a camera (see ``CameraSpec.chain``); None for a static camera."""
+        spec = self.cameras[camera]
+        if spec.chain is None or spec.end_from_camera is None:
+            return None
+        if spec.chain == "arm":
+            assert self.kinematics is not None
+            chain = self.kinematics.build()
+        else:
+            chain = KinematicsSpec(joints=spec.chain, tool=(0.0, 0.0, 0.0)).build()
+        return CameraMount(chain, spec.end_from_camera, self.base_height)
+
+    def joint_name(self, name: str) -> str:
+        """A kinematic table's joint name as the driver publishes it (with ``joint_prefix``)."""
+        return f"{self.joint_prefix}{name}"
 
     def topic(self, name: str) -> str:
         """A driver name with the profile's namespace (absolute names stay as they are)."""
@@ -185,4 +259,4 @@ def load_profile(name_or_path: str | Path) -> RobotProfile:
         raise ProfileError(f"{path}: invalid robot profile\n{format_validation_error(err)}") from None
 
 
-__all__ = ["CameraSpec", "Interface", "KinematicJointSpec", "KinematicsSpec", "ProfileError", "RobotProfile", "load_profile"]
+__all__ = ["CameraSpec", "HeadSpec", "Interface", "KinematicJointSpec", "KinematicsSpec", "ProfileError", "RobotProfile", "load_profile"]

@@ -16,7 +16,14 @@ home under the same names.
   raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``).
 * Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
   is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
-  with them. A camera without a static pose in the profile (a hand camera) reports an identity pose.
+  with them. A body camera's pose is static in the profile; a camera on a chain (Spot's hand camera on
+  the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward kinematics of
+  the newest ``joint_states`` (with the profile's ``joint_prefix``) over its table, and its
+  ``CameraInfo.pose_stamp`` is those joint states' stamp (for a frame read, the joint states nearest
+  the image's stamp); joint states lacking one of its joints
+  raise ``RobotUnavailable`` naming it. A camera with neither reports an identity pose.
+* A head (``head.point``: control_msgs/PointHead, Fetch): ``look(view)`` turns it to the profile's point
+  for a view (or back to ``front``) and waits for the result, for joint states and an image taken after it.
 * An arm taking end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame, Spot):
   the driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
   here, so the bridge integrates the deltas it sends from the profile's ``arm_ready`` pose: before the
@@ -35,6 +42,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -97,6 +105,7 @@ class Ros2Robot(Robot):
         self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
         self._odom_ns = -1  # its stamp (ns)
         self._joints: JointState | None = None
+        self._joint_history: deque[JointState] = deque(maxlen=100)  # about 2 s at 50 Hz: an image's own joints
         self._images: dict[str, Image] = {}
         self._depths: dict[str, Image] = {}
         self._infos: dict[str, CameraInfoMsg] = {}
@@ -104,18 +113,23 @@ class Ros2Robot(Robot):
         self._ee_yaw = 0.0  # and its yaw about the base's z axis
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
+        self._gripper_sent: tuple[float, float] | None = None  # (goal, clock) of the last gripper command that was carried out
         self._step = step
         self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
         self._driver_counts: dict[str, int] = {}  # lock-step: the driver's command counts after the last step
         self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
         if step is not None and "trajectory" in profile.arm:
             raise Unsupported(f"{profile.robot}: lock-step drives pose-goal arms only (the trajectory action runs in real time)")
+        if step is not None and self._has_head:
+            raise Unsupported(f"{profile.robot}: lock-step cannot turn a head (the PointHead action runs in real time)")
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
         p = profile
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
-        self.trajectory_client = self.gripper_client = None
-        if "trajectory" in p.arm or "command" in p.gripper:
+        self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
+        self._image_ns: dict[str, int] = {}  # the newest image's stamp per camera (a turned head waits for a newer one)
+        self.trajectory_client = self.gripper_client = self.head_client = None
+        if "trajectory" in p.arm or "command" in p.gripper or self._has_head:
             from rclpy.action import ActionClient
 
             actions = _control_msgs(p.robot)
@@ -123,6 +137,8 @@ class Ros2Robot(Robot):
                 self.trajectory_client = ActionClient(node, actions.FollowJointTrajectory, p.topic(p.arm["trajectory"].name))
             if "command" in p.gripper:
                 self.gripper_client = ActionClient(node, actions.GripperCommand, p.topic(p.gripper["command"].name))
+            if p.head is not None and self._has_head:
+                self.head_client = ActionClient(node, actions.PointHead, p.topic(p.head.point.name))
         self.cmd_pub = node.create_publisher(Twist, p.topic(p.cmd_vel.name), 10)
         self.arm_pub = node.create_publisher(PoseStamped, p.topic(p.arm["pose"].name), 10) if "pose" in p.arm else None
         node.create_subscription(Odometry, p.topic(p.odometry.name), self._on_odom, 10)
@@ -151,6 +167,7 @@ class Ros2Robot(Robot):
     def _on_joints(self, msg: JointState) -> None:
         with self._lock:
             self._joints = msg
+            self._joint_history.append(msg)
             self._joint_count += 1
 
     def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
@@ -159,6 +176,8 @@ class Ros2Robot(Robot):
         def keep(msg: Any) -> None:
             with self._lock:
                 store[camera] = msg
+                if store is self._images:
+                    self._image_ns[camera] = ns_of(msg.header.stamp)
 
         return keep
 
@@ -182,6 +201,17 @@ class Ros2Robot(Robot):
         for client, needed in ((self.trajectory_client, caps.arm), (self.gripper_client, caps.gripper)):
             if client is not None and needed and not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
                 raise RobotUnavailable(f"{p.robot}: no action server {client._action_name} within {self.connect_timeout:.0f} s")
+        if self.head_client is not None and not self.head_client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
+            raise RobotUnavailable(f"{p.robot}: no action server {self.head_client._action_name} within {self.connect_timeout:.0f} s")
+        for cam, mount in self.mounts.items():  # cameras placed by joints: wait for joint states carrying them
+            while True:
+                try:
+                    self._joint_values(mount.names, f"camera '{cam}'")
+                    break
+                except RobotUnavailable:
+                    if time.monotonic() > deadline:
+                        raise
+                time.sleep(0.05)
         if self.kinematics is not None and caps.arm:
             while self._joints_of_arm() is None:
                 if time.monotonic() > deadline:
@@ -236,6 +266,11 @@ class Ros2Robot(Robot):
         return self.profile.cameras[camera]
 
     def camera_info(self, camera: str, size: tuple[int, int] | None = None) -> CameraInfo:
+        return self._camera_info(camera, size)
+
+    def _camera_info(self, camera: str, size: tuple[int, int] | None = None, at_ns: int | None = None) -> CameraInfo:
+        """``camera_info``; a camera on a chain placed by the joint states nearest ``at_ns`` (an image's
+        stamp), else by the newest."""
         spec = self._spec(camera)
         camera = self.aliases.get(camera, camera)
         h, w = self._upright_shape(spec)
@@ -251,8 +286,36 @@ class Ros2Robot(Robot):
         if size is not None:
             sy, sx = size[0] / h, size[1] / w
             fx, fy, cx, cy, h, w = fx * sx, fy * sy, cx * sx, cy * sy, size[0], size[1]
-        pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
-        return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None)
+        stamp = None
+        if camera in self.mounts:  # moved by joints: where the newest joint states put it
+            mount = self.mounts[camera]
+            q, stamp = self._joint_values(mount.names, f"camera '{camera}'", at_ns)
+            pose = mount.pose(q)
+        else:
+            pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
+        return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
+
+    def _joint_values(self, names: list[str], what: str, at_ns: int | None = None) -> tuple[np.ndarray, float]:
+        """The named joints (table names, without the profile's prefix) from the newest joint_states (or
+        those stamped nearest ``at_ns``) and their stamp; RobotUnavailable naming the first joint they
+        lack (``what`` needs them)."""
+        p = self.profile
+        with self._lock:
+            msg = self._joints
+            if at_ns is not None and self._joint_history:
+                msg = min(self._joint_history, key=lambda m: abs(ns_of(m.header.stamp) - at_ns))
+        topic = p.topic(p.joint_states.name) if p.joint_states is not None else "joint_states"
+        if msg is None:
+            raise RobotUnavailable(f"{p.robot}: {what} is placed by joints, but nothing arrived on {topic} yet")
+        index = {n: i for i, n in enumerate(msg.name)}
+        values = []
+        for name in names:
+            i = index.get(p.joint_name(name))
+            if i is None or i >= len(msg.position):
+                raise RobotUnavailable(f"{p.robot}: {what} needs the joint '{p.joint_name(name)}', which {topic} lacks "
+                                       f"(it has {', '.join(msg.name) or 'none'}); check joint_prefix and the table's names")
+            values.append(float(msg.position[i]))
+        return np.array(values), msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
     def _upright_shape(self, spec: CameraSpec) -> tuple[int, int]:
         return (spec.width, spec.height) if spec.rotation_deg in (90, 270) else (spec.height, spec.width)
@@ -312,7 +375,7 @@ class Ros2Robot(Robot):
             if d.shape != tuple(target):
                 d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.Resampling.NEAREST))
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        info = self.camera_info(camera, (int(target[0]), int(target[1])))
+        info = self._camera_info(camera, (int(target[0]), int(target[1])), ns_of(msg.header.stamp))
         return CameraFrame(rgb, info, stamp, d)
 
     def odometry(self) -> BasePose:
@@ -352,8 +415,9 @@ class Ros2Robot(Robot):
             msg = self._joints
         if msg is not None:
             index = {n: i for i, n in enumerate(msg.name)}
-            if all(n in index and index[n] < len(msg.position) for n in self.kinematics.names):
-                return np.array([float(msg.position[index[n]]) for n in self.kinematics.names])
+            names = [self.profile.joint_name(n) for n in self.kinematics.names]
+            if all(n in index and index[n] < len(msg.position) for n in names):
+                return np.array([float(msg.position[index[n]]) for n in names])
         return None
 
     def _measured_joints(self) -> np.ndarray:
@@ -404,6 +468,7 @@ class Ros2Robot(Robot):
 
     def emergency_stop(self) -> None:
         self.stop()
+        self._gripper_sent = None  # a power cut may drop what the gripper held to
         for role in self.profile.estop:  # e.g. Spot's estop/gentle: motor power off
             try:
                 self.call(role)
@@ -512,10 +577,21 @@ class Ros2Robot(Robot):
         name = client._action_name
         if not client.server_is_ready() and not client.wait_for_server(timeout_sec=self.call_timeout):
             raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
-        handle = self._wait(client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
+        sent = self._in_spin(client.send_goal_async, goal)
+        handle = self._wait(sent, self.call_timeout, f"{name} did not accept a goal")
         if not handle.accepted:
             raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
-        return self._wait(handle.get_result_async(), timeout, f"{name} did not finish").result
+        return self._wait(self._in_spin(handle.get_result_async), timeout, f"{name} did not finish").result
+
+    def _in_spin(self, request: Callable[..., Any], *args: Any) -> Any:
+        """``request(*args)`` (an action client's send) run in the thread that spins the node: rclpy's
+        ActionClient notes a request only after sending it, so a reply the spinning thread takes in
+        between is dropped as unexpected and the wait never ends."""
+        executor = self._executor or self.node.executor
+        if executor is None:
+            return request(*args)
+        task = executor.create_task(request, *args)
+        return self._wait(task, self.call_timeout, f"the node's executor did not run {getattr(request, '__name__', 'a request')}")
 
     def _wait(self, future: Any, timeout: float, what: str) -> Any:
         deadline = time.monotonic() + timeout
@@ -532,15 +608,74 @@ class Ros2Robot(Robot):
         while self._joint_count <= count + 1 and time.monotonic() < deadline:
             time.sleep(0.005)
 
+    @property
+    def _has_head(self) -> bool:
+        return self.profile.head is not None and "head" not in self.profile.unverified
+
+    def look(self, view: str = "front") -> MotionReport:
+        """Turn the head to the profile's point for ``view`` (``front``: back to the front) by a PointHead
+        goal; return once the driver says it is there and joint states and an image of the head camera
+        from after that arrived (so the next read shows the turned view, placed where it looks)."""
+        head = self.profile.head
+        if head is None or self.head_client is None:
+            raise Unsupported(f"{self.profile.robot} has no head the bridge can turn")
+        if view != "front" and view not in head.views:
+            raise ValueError(f"the head has no point for the view '{view}'; it has front, {', '.join(head.views)}")
+        from action_msgs.msg import GoalStatus
+        from builtin_interfaces.msg import Duration
+
+        self._alive()
+        actions = _control_msgs(self.profile.robot)
+        goal = actions.PointHead.Goal()
+        goal.target.header.frame_id = head.frame or self.profile.base_frame
+        goal.target.point.x, goal.target.point.y, goal.target.point.z = (float(v) for v in (head.front if view == "front" else head.views[view]))
+        goal.pointing_axis.z = 1.0  # the optical axis of the pointing frame
+        goal.pointing_frame = head.pointing_frame
+        goal.min_duration = Duration(sec=int(head.min_duration), nanosec=int((head.min_duration % 1) * 1e9))
+        goal.max_velocity = float(head.max_velocity)
+        joints = self._joint_count
+        name = self.head_client._action_name
+        if not self.head_client.server_is_ready() and not self.head_client.wait_for_server(timeout_sec=self.call_timeout):
+            raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
+        handle = self._wait(self.head_client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
+        if not handle.accepted:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
+        response = self._wait(handle.get_result_async(), self.call_timeout + math.pi / head.max_velocity, f"{name} did not finish")
+        if response.status != GoalStatus.STATUS_SUCCEEDED:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} did not turn the head to the {view} view (goal status {response.status})")
+        there = time.time_ns()
+        self.counters.add("point_head")
+        self._fresh_joints(joints)
+        deadline = time.monotonic() + self.call_timeout
+        for _ in range(2):  # an image stamped after the turn, then the next: one whose exposure began after it
+            while self._image_ns.get(head.camera, -1) <= there:
+                if time.monotonic() > deadline:
+                    raise RobotUnavailable(f"{self.profile.robot}: no image from camera '{head.camera}' after the head turned")
+                time.sleep(0.005)
+            there = self._image_ns[head.camera]
+        return MotionReport()
+
     def set_gripper(self, closedness: float) -> MotionReport:
+        """The gripper to ``closedness``. A policy repeats its gripper command every period: a command
+        equal to the last one carried out less than ``GRIPPER_HOLD`` s ago is in force (the driver holds
+        its last goal) and is not sent again."""
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        goal = min(max(float(closedness), 0.0), 1.0) if self.gripper_client is not None else float(closedness >= 0.5)
+        now = self.clock()
+        if self._gripper_sent is not None and self._gripper_sent[0] == goal and 0.0 <= now - self._gripper_sent[1] < GRIPPER_HOLD:
+            self._gripper_sent = (goal, now)
+            return MotionReport()
+        self._gripper_sent = None  # until this one is carried out
         if self.gripper_client is not None:
-            return self._gripper_action(closedness)
-        closing = closedness >= 0.5
-        self.call("gripper_close" if closing else "gripper_open")
-        self._gripper_open = 0.0 if closing else 1.0
-        return MotionReport()
+            report = self._gripper_action(goal)
+        else:
+            self.call("gripper_close" if goal else "gripper_open")
+            self._gripper_open = 0.0 if goal else 1.0
+            report = MotionReport()
+        if not report.message:
+            self._gripper_sent = (goal, now)
+        return report
 
     def _gripper_action(self, closedness: float) -> MotionReport:
         """A GripperCommand goal; a stall short of closed means the fingers hold something."""
@@ -586,6 +721,9 @@ class Ros2Robot(Robot):
             if self._executor is not None:
                 self._executor.shutdown()
                 self.node.destroy_node()
+
+
+GRIPPER_HOLD = 2.0  # seconds a carried-out gripper command stays in force for repeats of it (see set_gripper)
 
 
 def _control_msgs(robot: str) -> Any:

@@ -5,8 +5,10 @@ hosts a ``Ros2Robot`` bridge over them and gives the agent what it needs from a 
 
 * ``observe``: the planner's four views (front, left, back, right) from the cameras the profile's
   ``views`` names, upright, as RGB, at ``width`` x ``height``, with registered depth when the camera
-  has it; a view the robot has no camera for (Fetch's single head camera) is a black image. The
-  pose is the driver's odometry. No truth, no labels, no segmentation: what a robot sees.
+  has it. With a head (the profile's ``head``: Fetch's single head camera), the views in ``head.views``
+  come from turning it: the head is pointed at each view's point (a PointHead goal), the head camera
+  read, and the head pointed back to the front. A view the robot has no camera for (Fetch's back: the
+  pan reaches +-90 degrees) is a black image. The pose is the driver's odometry. No truth, no labels, no segmentation: what a robot sees.
 * ``belief``: without a map the robot knows only what it holds (``RobotBelief``: no names, so the
   error detector answers F2 for every target); with ``perception: {mode: mapped}`` the runtime wraps
   this world in the perceiving world, whose semantic map is built from these cameras (the camera
@@ -158,9 +160,16 @@ class Ros2RobotWorld(World):
         except (RobotUnavailable, Unsupported) as err:
             self._robot.close()
             raise ValueError(f"robot '{self.profile.robot}' cannot start: {err}") from None
+        if self._robot.head_client is not None:  # a head left turned would give the front view from the side
+            try:
+                self._robot.look("front")
+            except (RobotUnavailable, Unsupported) as err:
+                self._robot.close()
+                raise ValueError(f"robot '{self.profile.robot}' cannot turn its head: {err}") from None
         self._belief: Any = RobotBelief(self._robot)
         self.truth: SimTruth | None = None
         self._segmentation: dict[str, Any] = {}  # view -> newest segmentation image of its camera
+        self._segmentation_on = bool(sim_truth and segmentation)
         if sim_truth:
             self.truth = self._follow_truth(connect_timeout)
             self._belief = TruthBelief(self.truth)
@@ -233,13 +242,14 @@ class Ros2RobotWorld(World):
                                  f"does the sim driver serve these cameras?")
             time.sleep(0.02)
 
-    def _view_segmentation(self, view: str) -> np.ndarray | None:
-        """A view's instance ids, upright and at the views' size; None before the first image."""
+    def _view_segmentation(self, view: str, not_before_ns: int = -1) -> np.ndarray | None:
+        """A view's instance ids, upright and at the views' size; None before the first image. ``not_before_ns``:
+        the stamp of the image it goes with (a head camera's, after a turn)."""
         from homiebot.ros.messages import ns_of  # rclpy only when this world is used
 
         msg = self._segmentation.get(view)
         deadline = time.monotonic() + self._call_timeout
-        while msg is not None and ns_of(msg.header.stamp) < self._robot.instant:  # not from before a restart or the last step
+        while msg is not None and ns_of(msg.header.stamp) < max(self._robot.instant, not_before_ns):  # not from before a restart, step or turn
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"no segmentation of the simulated instant for the {view} view")
             time.sleep(0.005)
@@ -301,13 +311,27 @@ class Ros2RobotWorld(World):
             self.truth.refresh()
         views = {}
         depth_views = set(self._robot.capabilities.depth) if self.depth else set()
+        head = self.profile.head if self._robot.head_client is not None else None
+        turned = False
         for view in VIEW_NAMES:
+            if head is not None and view in head.views:  # one camera on a head: turn it to this view
+                self._robot.look(view)
+                turned = True
+                frame = self._robot.read_camera(head.camera, self.size, depth=head.camera in depth_views)
+                # the head camera's segmentation (the front view's camera) of the same instant as this image
+                seg = self._view_segmentation("front", int(frame.stamp * 1e9) - 1000) if self._segmentation_on else None
+                views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=seg)
+                continue
             if view not in self.profile.views:
                 blank = np.zeros((*self.size, 3), dtype=np.uint8)
-                views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None)
+                nothing = np.zeros(self.size, dtype=np.int32) if self._segmentation_on else None  # every view carries the same kinds
+                views[view] = ViewImage(rgb=blank, depth=np.zeros(self.size, dtype=np.float32) if self.depth else None,
+                                        segmentation=nothing)
                 continue
             frame = self._robot.read_camera(view, self.size, depth=view in depth_views)
             views[view] = ViewImage(rgb=frame.rgb, depth=frame.depth if self.depth else None, segmentation=self._view_segmentation(view))
+        if turned:
+            self._robot.look("front")  # the policies see the front again
         pose = self._robot.odometry()
         self._track(pose.x, pose.y)
         return Observation(round=round_index, views=views, pose=Pose2D(x=pose.x, y=pose.y, yaw=pose.yaw), inventory=self.inventory(),

@@ -92,3 +92,70 @@ def test_a_trajectory_arm_without_a_kinematic_table_is_a_profile_error(tmp_path)
     with pytest.raises(ProfileError, match="rest has 5 values for 7 joints"):
         load_profile(tmp_path / "short_rest.yaml")
     assert FETCH_PATH.exists()
+
+
+# ---- cameras on chains: Spot's hand camera on the arm, Fetch's head camera on the torso, pan and tilt ----
+SPOT = load_profile("spot")
+OPTICAL = np.array([[0, 0, 1], [-1, 0, 0], [0, -1, 0]])  # a camera looking along its link's x axis (OpenCV axes)
+
+
+def test_spots_hand_camera_is_placed_by_the_arm_table_worked_by_hand() -> None:
+    hand = SPOT.camera_mount("hand")
+    assert hand is not None and hand.names == ["arm_sh0", "arm_sh1", "arm_el0", "arm_el1", "arm_wr0", "arm_wr1"]
+    straight = hand.pose(np.zeros(6))  # the arm stretched forward from the shoulder; body frame 0.5 m above the floor
+    assert straight[:3, 3] == pytest.approx([0.292 + 0.3385 + 0.4033 + 0.19557 - 0.04, 0.0, 0.188 + 0.075 + 0.02 + 0.5], abs=1e-9)
+    assert straight[:3, :3] == pytest.approx(OPTICAL)
+    turned = hand.pose([math.pi / 2, 0, 0, 0, 0, 0])  # the shoulder turns the whole arm to the left
+    assert turned[:3, 3] == pytest.approx([0.292, 0.3385 + 0.4033 + 0.19557 - 0.04, 0.783], abs=1e-9)
+    assert turned[:3, 2] == pytest.approx([0, 1, 0])  # looking left
+    down = hand.pose([0, 0, math.pi / 2, 0, 0, 0])  # the elbow points the forearm and the camera at the floor
+    assert down[:3, 3] == pytest.approx([0.292 + 0.3385 + 0.075 + 0.02, 0.0, 0.188 - 0.4033 - 0.19557 + 0.04 + 0.5], abs=1e-9)
+    assert down[:3, 2] == pytest.approx([0, 0, -1])
+
+
+def test_fetchs_head_camera_is_placed_by_the_torso_pan_and_tilt_worked_by_hand() -> None:
+    head = load_profile("fetch").camera_mount("head_camera")
+    assert head is not None and head.names == ["torso_lift_joint", "head_pan_joint", "head_tilt_joint"]
+    z = 0.37743 + 0.3 + 0.603001 + 0.057999  # the tilt axis with the torso lifted 0.3 m
+    ahead = head.pose([0.3, 0.0, 0.0])
+    assert ahead[:3, 3] == pytest.approx([-0.086875 + 0.053125 + 0.14253 + 0.055, 0.02, z + 0.0225], abs=1e-9)
+    assert ahead[:3, :3] == pytest.approx(OPTICAL)
+    left = head.pose([0.3, math.pi / 2, 0.0])  # panned to the left
+    assert left[:3, 3] == pytest.approx([-0.086875 + 0.053125 - 0.02, 0.14253 + 0.055, z + 0.0225], abs=1e-9)
+    assert left[:3, 2] == pytest.approx([0, 1, 0])
+    down = head.pose([0.0, 0.0, math.pi / 2])  # torso down, tilted to look at the floor
+    assert down[:3, 3] == pytest.approx([-0.086875 + 0.053125 + 0.14253 + 0.0225, 0.02, z - 0.3 - 0.055], abs=1e-9)
+    assert down[:3, 2] == pytest.approx([0, 0, -1])
+
+
+def test_camera_chains_that_cannot_be_used_are_profile_errors(tmp_path) -> None:
+    text = (load_profile.__globals__["ROBOTS_DIR"] / "spot.yaml").read_text()
+    cases = {"chain: arm, end_from_camera: [[0, 0, 1, -0.04], [-1, 0, 0, 0.0], [0, -1, 0, 0.02], [0, 0, 0, 1]]":
+             ("chain: arm", "needs end_from_camera"),
+             "chain: arm, end_from_camera": ("chain: arm, base_from_camera: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], "
+                                             "end_from_camera", "not both"),
+             "  tool: [0.19557, 0, 0]": ("  tool: [0.19557, 0, 0]\n", None)}
+    for i, (old, (new, match)) in enumerate(cases.items()):
+        if match is None:  # no arm table: the hand camera cannot ride on it
+            start, end = text.index("kinematics:"), text.index("arm_ready:")
+            body = text[:start] + text[end:]
+            match = "rides on the arm .* no kinematics table"
+        else:
+            body = text.replace(old, new)
+        (tmp_path / f"{i}.yaml").write_text(body)
+        with pytest.raises(ProfileError, match=match):
+            load_profile(tmp_path / f"{i}.yaml")
+
+
+def test_a_head_that_cannot_give_its_views_is_a_profile_error(tmp_path) -> None:
+    text = (load_profile.__globals__["ROBOTS_DIR"] / "fetch.yaml").read_text()
+    fetch = load_profile("fetch")
+    assert fetch.head is not None and set(fetch.head.views) == {"left", "right"} and "head" not in fetch.unverified
+    cases = [("  camera: head_camera\n  views:", "  camera: eye\n  views:", "head.camera 'eye' is not declared"),
+             ("views: {left: [0.0, 3.0, 1.0],", "views: {front: [3.0, 0.0, 1.0], left: [0.0, 3.0, 1.0],", "not \\['front'\\]"),
+             ("views: {front: head_camera}", "views: {front: head_camera, left: head_camera}", "come from cameras already")]
+    for i, (old, new, match) in enumerate(cases):
+        assert old in text
+        (tmp_path / f"{i}.yaml").write_text(text.replace(old, new))
+        with pytest.raises(ProfileError, match=match):
+            load_profile(tmp_path / f"{i}.yaml")

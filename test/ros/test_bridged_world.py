@@ -22,11 +22,11 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.graph import graph, robot_config, ros_args  # noqa: E402
+from homiebot.ros.graph import robot_config  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 230  # apart from the other tests' domains (bridge 90-98, sim driver 25-29)
+DOMAIN = 230  # and 231: apart from the other tests' domains (bridge 90-98, sim driver 25-29)
 FETCH_DOMAIN = 1  # the fetch_sim processes
 
 # What the node that runs skills does with the shipped config; prints one JSON line per phase.
@@ -210,64 +210,67 @@ def test_the_same_expert_episode_in_process_reaches_the_same_goal(bridged, tmp_p
 
 
 
-FETCH_PROCESS = r'''
+# After the fetch_sim episode: the sim driver's truth and counters, read through a bridged world of the same config.
+FETCH_AFTER = r'''
 import json, sys
 from homiebot.config import load_config
-from homiebot.contracts import Action, Subtask
-from homiebot.executor import Executor
-from homiebot.runtime import build_skills, build_world
+from homiebot.runtime import build_world
 
-cfg = load_config(sys.argv[1])
-world = build_world(cfg, None)
-skills = build_skills(cfg, world)
-world.reset()
-obs = world.observe(0)
+world = build_world(load_config(sys.argv[1]), None)
+truth = world.ground_truth()
+out = {"can": truth.dynamic()["locations"]["green_can"], "driver": truth.counters()}
 robot = world.own_robot()
-out = {"skills": sorted(skills.skills), "unavailable": skills.unavailable, "blank": {v: int(i.rgb.max()) == 0 for v, i in obs.views.items()},
-       "joints": list(robot.arm_state().joint_names), "runs": []}
-executor = Executor(skills.skills, max_attempts=2)
-for step, (action, target, place, model) in enumerate([("Go to", "green_can", None, "PixNav"), ("Pick", "green_can", None, "RT-1-X"),
-                                                        ("Put", "green_can", "brown_table", "RT-1-X")]):
-    run = executor.execute(Subtask(action=Action(action), target=target, place=place), model, world, step, 1)
-    truth = world.ground_truth().dynamic()["locations"]["green_can"]
-    out["runs"].append({"status": run.feedback.status.value, "message": run.feedback.message, "can": truth,
-                        "holding": robot.gripper_state().holding, "distance": world.belief.distance_to("green_can")})
-out.update(driver=world.ground_truth().counters(), bridge=robot.counters.counts,
-           home=sorted(m for m in sys.modules if m.startswith("homiebot.worlds.home")))
+looks = robot.counters.counts.get("point_head", 0)  # the start-up one: ahead
+obs = world.observe(0)  # the views: the head turned left and right, then ahead again
+arm = robot.arm_state()
+out.update(blank={v: int(i.rgb.max()) == 0 for v, i in obs.views.items()}, joints=list(arm.joint_names),
+           pan=dict(zip(arm.joint_names, arm.joint_positions))["head_pan_joint"],
+           distinct=[not (obs.views[a].rgb == obs.views[b].rgb).all() for a, b in (("front", "left"), ("front", "right"), ("left", "right"))],
+           head_camera_z=robot.camera_info("head_camera").base_from_camera[:3, 2].round(3).tolist(),
+           looks=robot.counters.counts.get("point_head", 0) - looks,
+           heads_after=world.ground_truth().counters()["head_goals"])
 print(json.dumps(out), flush=True)
 world.close()
 '''
 
 
-def test_fetch_sim_picks_and_puts_through_fetchs_arm_and_gripper_actions() -> None:
-    """fetch_sim: navigation through /cmd_vel, then Pick and Put through FollowJointTrajectory and
-    GripperCommand: the bridge solves Fetch's joints for each end-effector step and reads the hand
-    back from joint_states; the gripper's stalled result is the robot saying it holds the can."""
+def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and_gripper_actions(tmp_path: Path) -> None:
+    """fetch_sim as shipped (the heuristic planner, the simulator's experts): the demo task through Fetch's
+    names. The base through /cmd_vel; the fridge opened, the can picked and put through FollowJointTrajectory
+    (the bridge solves Fetch's seven joints for every end-effector step) and GripperCommand (a stall is
+    the robot saying it holds the can)."""
     config = robot_config("fetch", sim_driver=True)
     env = ros_environment(FETCH_DOMAIN)
-    spec = next(s for s in graph(config) if s.name == "sim_driver")  # the driver as `homiebot up` starts it
-    driver = subprocess.Popen([sys.executable, "-m", spec.module, *ros_args(spec)], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out", str(tmp_path / "runs"), "--no-bag"],
+                          cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        out = subprocess.run([sys.executable, "-c", FETCH_PROCESS, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        submitted = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
+                                    "--timeout", "900"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=960)
+        after = subprocess.run([sys.executable, "-c", FETCH_AFTER, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     finally:
-        driver.terminate()  # a process we started
-        driver.wait(timeout=30)
-    assert out.returncode == 0, out.stderr[-2000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
-    assert r["skills"] == ["NoMaD", "PixNav", "RT-1-X", "octo"] and r["unavailable"] == {}
-    assert r["blank"] == {"front": False, "left": True, "back": True, "right": True}  # one head camera: the front view
+        up.send_signal(signal.SIGINT)  # a process we started; it stops its nodes
+        up.wait(timeout=60)
+    assert submitted.returncode == 0 and "goal reached" in submitted.stdout, submitted.stdout + submitted.stderr
+    record = json.loads(next((tmp_path / "runs").glob("*/episode.json")).read_text())
+    steps = [s for s in record["steps"] if s["skill"] is not None]
+    assert {s["skill"] for s in steps} == {"policy:sim_expert"}
+    done = {s["output"]["subtask"]["action"] for s in steps if s["feedback"]["status"] == "success"}
+    assert {"Go to", "Open", "Pick", "Put"} <= done, done
+    assert after.returncode == 0, after.stderr[-2000:]
+    r = json.loads(after.stdout.strip().splitlines()[-1])
+    assert r["can"][0] == "fridge"  # the sim driver's truth
+    # one head camera: the left and right views come from turning the head (PointHead), then it looks ahead again
+    assert r["blank"] == {"front": False, "left": False, "back": True, "right": False} and r["distinct"] == [True, True, True]
+    assert r["pan"] == pytest.approx(0.0, abs=1e-6) and r["head_camera_z"][0] > 0.95  # looking ahead, a little down
+    assert r["looks"] == r["heads_after"] - r["driver"]["head_goals"] == 3  # PointHead goals: left, right, ahead
+    assert r["driver"]["head_goals"] >= 3 * len(record["steps"])  # every round of the episode turned the head too
     assert r["joints"][-7:] == ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint",
                                 "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"]  # Fetch's names on /joint_states
-    go, pick, put = r["runs"]
-    assert go["status"] == "success" and go["distance"] <= 1.0, go["message"]
-    assert pick["status"] == "success" and pick["can"][1] == "held" and pick["holding"] is True, pick
-    assert put["status"] == "success" and put["can"][:2] == ["brown_table", "on"] and put["holding"] is False, put
-    driver, bridge = r["driver"], r["bridge"]
-    assert driver["cmd_vel"] > 0 and bridge["cmd_vel"] > 0  # through /cmd_vel
-    assert driver["arm_goals"] == bridge["arm_trajectory"] > 10  # every arm motion a FollowJointTrajectory goal
-    assert driver["gripper_goals"] == bridge["gripper_command"] >= 2  # close on the can, open to put it down
-    assert r["home"] == []
+    driver = r["driver"]
+    assert driver["cmd_vel"] > 0 and driver["applied"] > 0  # through /cmd_vel
+    assert driver["arm_goals"] > 10  # every arm motion a FollowJointTrajectory goal
+    assert driver["gripper_goals"] >= 3  # open and close around the door handle, close on the can, open to put it down
+    assert driver["services"] == 0  # Fetch has no Trigger services
 
 
 def test_a_profile_naming_a_topic_nobody_publishes_stops_homiebot_run_with_the_name(tmp_path: Path) -> None:
@@ -290,7 +293,8 @@ LOCKSTEP_PLAN = [("the table is in the living room", "[Go to, brown_table]", "No
 
 def test_in_lock_step_the_bridged_expert_episode_repeats_exactly(tmp_path: Path) -> None:
     """spot_sim with the sim driver in lock-step (simulated time advances only through the bridge's steps):
-    two episodes of the same plan from the same seed leave identical records, whatever the load."""
+    two episodes of the same plan from the same seed leave identical records, whatever the load. The two
+    run at the same time, in two graphs on two domains: each loads the other's machine."""
     text = Path(robot_config("spot", sim_driver=True)).read_text()
     outputs = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in LOCKSTEP_PLAN])
     replay = "planner: {name: replay, params: {outputs: " + outputs + "}}"
@@ -302,18 +306,24 @@ def test_in_lock_step_the_bridged_expert_episode_repeats_exactly(tmp_path: Path)
     config.write_text(text)
     task = tmp_path / "task.yaml"
     task.write_text("id: take_the_can\ninstruction: take the green can\ngoal:\n  - {kind: robot_in, room: living_room}\n")
-    env = ros_environment(DOMAIN)
-    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out", str(tmp_path / "runs"), "--no-bag"],
-                          cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    graphs = []
     try:
-        for seed in (0, 0):
-            out = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(task), "--seed", str(seed), "--timeout", "600"],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=660)
-            assert out.returncode == 0 and "goal reached" in out.stdout, out.stdout + out.stderr
+        for i, domain in enumerate((DOMAIN, DOMAIN + 1)):  # processes we started, stopped below
+            env = ros_environment(domain)
+            graphs.append((env, subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out",
+                                                  str(tmp_path / f"runs{i}"), "--no-bag"], cwd=ROOT, env=env,
+                                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+        submits = [subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(task), "--seed", "0", "--timeout", "600"],
+                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for env, _ in graphs]
+        for submit in submits:
+            out, _ = submit.communicate(timeout=660)
+            assert submit.returncode == 0 and "goal reached" in out, out
     finally:
-        up.send_signal(signal.SIGINT)  # a process we started; it stops its nodes
-        up.wait(timeout=60)
-    records = [json.loads(p.read_text()) for p in sorted((tmp_path / "runs").glob("*/episode.json"))]
+        for _, up in graphs:
+            up.send_signal(signal.SIGINT)  # it stops its nodes
+        for _, up in graphs:
+            up.wait(timeout=60)
+    records = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("runs*/*/episode.json"))]
     assert len(records) == 2
 
     def trace(record: dict) -> list:

@@ -21,12 +21,15 @@ from homiebot.errors import Entity  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
 from homiebot.robot import RobotUnavailable  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.robots.sim import SIM_SERVICE  # noqa: E402
 from homiebot.ros.robot import Ros2Robot  # noqa: E402
+from homiebot.ros.rpc import RpcClient  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.worlds.base import World  # noqa: E402
+from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 90 + os.getpid() % 9  # apart from the other tests' domains
@@ -135,6 +138,41 @@ def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:
     hand = robot.read_camera("hand")
     assert hand.rgb.shape == (48, 64, 3)
     assert robot.capabilities.missing(arm=True, gripper=True, camera="hand", depth=True) is None
+
+
+def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(bridge) -> None:
+    robot, _ = bridge
+    camera_in_tool = np.array(robot.profile.cameras["hand"].end_from_camera)
+
+    def hand() -> tuple[np.ndarray, np.ndarray, float | None]:
+        info = robot.camera_info("hand")  # forward kinematics of /spot/joint_states (spot/arm_sh0 ...)
+        return (info.base_from_camera @ np.linalg.inv(camera_in_tool))[:3, 3], info.base_from_camera[:3, 2], info.pose_stamp
+
+    robot.move_end_effector(np.zeros(3), np.zeros(3), 0.1)  # arm_unstow: the simulated hand to the ready pose
+    time.sleep(0.3)
+    ready, looking, stamp = hand()
+    assert ready == pytest.approx(robot.profile.arm_ready, abs=0.01) and looking == pytest.approx([1, 0, 0], abs=0.05)
+    robot.move_end_effector(np.array([0.1, 0.05, -0.1]), np.zeros(3), 1.0)  # the driver takes the hand there at 0.2 m/s
+    time.sleep(0.5)
+    moved, _, later = hand()
+    assert moved == pytest.approx(np.array(robot.profile.arm_ready) + [0.1, 0.05, -0.1], abs=0.015)
+    truth = RpcClient(robot.node, SIM_SERVICE).call("truth", {}, timeout=10.0)  # where the simulation has the hand
+    sim_hand = arm_fk(ArmPose(*truth["dynamic"]["arm"])).gripper
+    assert moved == pytest.approx(sim_hand, abs=0.005)
+    assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
+    frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image
+    assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
+
+
+def test_joint_states_lacking_a_cameras_joint_fail_start_up_naming_it(bridge) -> None:
+    spot = load_profile("spot")
+    other = spot.model_copy(update={"joint_prefix": "spot2/", "startup": [], "shutdown": []})  # another robot's prefix
+    robot = Ros2Robot(other, connect_timeout=3.0)
+    try:
+        with pytest.raises(RobotUnavailable, match="camera 'hand' needs the joint 'spot2/arm_sh0', which /spot/joint_states lacks"):
+            robot.start()
+    finally:
+        robot.close()
 
 
 def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:

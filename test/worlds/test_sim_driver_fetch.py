@@ -1,10 +1,11 @@
-"""The embedded home served as a Fetch driver: its FollowJointTrajectory and GripperCommand action
-servers and its joint_states, checked by a plain rclpy client that does not import homiebot and
+"""The embedded home served as a Fetch driver: its FollowJointTrajectory, GripperCommand and PointHead
+action servers, its joint_states and its head camera, checked by a plain rclpy client that does not import homiebot and
 knows only the Fetch drivers' names and control_msgs (the package ``make`` builds)."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +26,10 @@ from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from builtin_interfaces.msg import Duration
-from sensor_msgs.msg import JointState
+from action_msgs.msg import GoalStatus
+from sensor_msgs.msg import Image, JointState
 from trajectory_msgs.msg import JointTrajectoryPoint
-from control_msgs.action import FollowJointTrajectory, GripperCommand
+from control_msgs.action import FollowJointTrajectory, GripperCommand, PointHead
 
 ARM = ["shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint", "elbow_flex_joint", "forearm_roll_joint",
        "wrist_flex_joint", "wrist_roll_joint"]
@@ -37,6 +39,8 @@ seen = {}
 node.create_subscription(JointState, "/joint_states", lambda m: seen.__setitem__("joints", dict(zip(m.name, m.position))), 10)
 arm = ActionClient(node, FollowJointTrajectory, "/arm_controller/follow_joint_trajectory")
 gripper = ActionClient(node, GripperCommand, "/gripper_controller/gripper_action")
+head = ActionClient(node, PointHead, "/head_controller/point_head")
+node.create_subscription(Image, "/head_camera/rgb/image_raw", lambda m: seen.__setitem__("image", (m.header.stamp.sec * 10**9 + m.header.stamp.nanosec, bytes(m.data))), 10)
 executor = SingleThreadedExecutor()
 executor.add_node(node)
 spinner = threading.Thread(target=executor.spin, daemon=True)
@@ -89,6 +93,32 @@ for name, position in (("close", 0.0), ("open", 0.1)):
     g.command.position, g.command.max_effort = position, 60.0
     r = send(gripper, g)
     out[name] = {"position": r.position, "stalled": r.stalled, "reached": r.reached_goal}
+
+def look(x, y, z, frame="base_link"):
+    g = PointHead.Goal()
+    g.target.header.frame_id = frame
+    g.target.point.x, g.target.point.y, g.target.point.z = x, y, z
+    g.pointing_axis.z, g.pointing_frame = 1.0, "head_camera_rgb_optical_frame"
+    g.min_duration, g.max_velocity = Duration(sec=0, nanosec=200_000_000), 1.57
+    feedback = []
+    handle = done(head.send_goal_async(g, feedback_callback=lambda f: feedback.append(f.feedback.pointing_angle_error)))
+    assert handle.accepted
+    r = done(handle.get_result_async())
+    time.sleep(0.3)  # joint states and an image from after the turn
+    return {"status": r.status, "error": feedback[-1] if feedback else None, "pan": seen["joints"]["head_pan_joint"],
+            "tilt": seen["joints"]["head_tilt_joint"], "image": seen["image"][1]}
+
+assert head.wait_for_server(timeout_sec=60)
+front0 = look(3.0, 0.0, 1.0)
+left = look(0.0, 3.0, 1.0)
+back = look(-3.0, 0.0, 1.0)  # behind: the pan stops at its limit
+front = look(3.0, 0.0, 1.0)
+wrong = look(1.0, 0.0, 1.0, frame="map")
+out["head"] = {"front0": [front0["status"], front0["pan"], front0["tilt"]], "left": [left["status"], left["pan"], left["tilt"]],
+               "back": [back["status"], back["pan"], back["error"]], "front": [front["status"], front["pan"]],
+               "left_differs": left["image"] != front0["image"], "front_again": front["image"] == front0["image"],
+               "wrong_frame": [wrong["status"], wrong["pan"]], "succeeded": GoalStatus.STATUS_SUCCEEDED,
+               "aborted": GoalStatus.STATUS_ABORTED}
 print(json.dumps(out), flush=True)
 executor.shutdown(timeout_sec=2)  # before the interpreter goes, or rcl aborts in its wait
 spinner.join(2)
@@ -110,7 +140,7 @@ def test_the_sim_driver_serves_fetchs_arm_and_gripper_actions_to_a_plain_client(
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in err, err[-2000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    assert r["names"] == sorted(["torso_lift_joint", "shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint",
+    assert r["names"] == sorted(["torso_lift_joint", "head_pan_joint", "head_tilt_joint", "shoulder_pan_joint", "shoulder_lift_joint", "upperarm_roll_joint",
                                  "elbow_flex_joint", "forearm_roll_joint", "wrist_flex_joint", "wrist_roll_joint"])
     turn = r["turn"]
     assert turn["code"] == 0 and turn["text"] == "", turn  # SUCCESSFUL: the home's hand is where Fetch's would be
@@ -121,3 +151,11 @@ def test_the_sim_driver_serves_fetchs_arm_and_gripper_actions_to_a_plain_client(
     assert r["no_points"][0] == -2 and "without points" in r["no_points"][1]
     assert r["close"] == {"position": 0.0, "stalled": False, "reached": True}  # closed on nothing
     assert r["open"]["position"] == pytest.approx(0.1) and r["open"]["reached"] is True
+    h = r["head"]  # PointHead turns the head (joint_states follow) and the head camera sees the view the pan faces
+    ok, aborted = h["succeeded"], h["aborted"]
+    assert h["front0"][0] == ok and h["front0"][1] == pytest.approx(0.0, abs=1e-6) and 0.05 < h["front0"][2] < 0.2  # a little down
+    assert h["left"][0] == ok and h["left"][1] == pytest.approx(math.atan2(3.0, 0.086875 - 0.053125), abs=1e-3)
+    assert h["left_differs"] and h["front_again"]  # the left view, then the front view again
+    assert h["back"][0] == ok and abs(h["back"][1]) == pytest.approx(1.57) and h["back"][2] > 1.5  # it cannot look back
+    assert h["front"][0] == ok and h["front"][1] == pytest.approx(0.0, abs=1e-6)
+    assert h["wrong_frame"] == [aborted, pytest.approx(0.0, abs=1e-6)]  # no tf in simulation: a target in map is refused

@@ -19,6 +19,13 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   arm was blocked), ``joint_states`` with the table's joint names (the home hand's pose solved back
   into them after each motion), and a GripperCommand action server that closes or opens the home's
   gripper and reports ``stalled`` when the fingers stop on something;
+* ``joint_states`` also carry the joints of every camera on a chain, as the robot's would: for a pose-goal
+  arm with a kinematic table (Spot) the table's joints solved (IK) for where the home's hand is, so
+  the bridge's forward kinematics of them puts the hand camera at the hand; a head's pan and tilt;
+* a PointHead action server for a profile with a ``head`` (Fetch's ``head_controller/point_head``): the
+  pan and tilt that aim the head at the target (base frame) within their limits, reached at the goal's
+  ``max_velocity`` (and no sooner than ``min_duration``); the head camera renders the home's view the
+  pan faces (about +90 degrees: left, -90: right, else the camera's own view);
 * ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state, its belief
   snapshot and the instance labels, see ``homiebot.robots.sim``), a simulator-only topic for privileged
   components, as Gazebo publishes model states; and beside each camera of the planner's views its
@@ -126,6 +133,7 @@ class SimDriver:
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
         self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
+        self._init_chains()
         self._action_servers = self._serve_actions()
         self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
                                                         "goal": self._goal, "restart": self._restart, "step": self._step,
@@ -203,16 +211,140 @@ class SimDriver:
         report = self.robot.ready(self.profile.arm_ready)
         return (False, report.message) if report.clipped else (True, "arm ready")
 
+    # ---- cameras on chains: the hand camera's arm joints, a head's pan and tilt ------------------------
+    def _init_chains(self) -> None:
+        p = self.profile
+        self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}
+        # a pose-goal arm with a table (Spot): joint_states carry the table's joints solved for the home's hand
+        arm_camera = any(c.chain == "arm" for c in p.cameras.values())
+        self.hand_table = p.kinematics.build() if self.kinematics is None and arm_camera and p.kinematics is not None else None
+        self._hand: tuple[np.ndarray, float, np.ndarray] | None = None  # (hand position, yaw, the table's joints for it)
+        self._hand_solved = 0.0  # when it was last solved (monotonic)
+        held = {j.name for j in self.kinematics.joints if j.value is not None} if self.kinematics is not None else set()
+        arms = set(self.kinematics.names if self.kinematics is not None else self.hand_table.names if self.hand_table is not None else [])
+        self._extra: dict[str, float] = {}  # the other chains' joints (a head), by table name
+        for mount in self.mounts.values():
+            for j in mount.chain.active:
+                if j.name not in held | arms:
+                    self._extra[j.name] = float(np.clip(0.0, j.lower, j.upper))
+        self._extra_start = dict(self._extra)
+        self._head_goal: tuple[dict[str, float], float, float, Future] | None = None  # (joints, speed, earliest end, result)
+        head = p.head
+        self.head_chain = self.mounts[head.camera].chain if head is not None and head.camera in self.mounts else None
+        if head is not None and (self.head_chain is None or {head.pan_joint, head.tilt_joint} - set(self._extra)):
+            self.node.get_logger().warning(f"head: camera '{head.camera}' needs a chain with {head.pan_joint} and {head.tilt_joint} "
+                                           f"to be turned in simulation; {head.point.name} is not served")
+            self.head_chain = None
+
+    def _hand_joints(self) -> np.ndarray:
+        """The arm table's joints for where the home's hand is (solved when it moved, from the last solution)."""
+        assert self.hand_table is not None
+        here, yaw = self.robot.gripper_pose()
+        if self._hand is not None and float(np.abs(self._hand[0] - here).max()) < 1e-6 and abs(self._hand[1] - yaw) < 1e-6:
+            return self._hand[2]
+        now = time.monotonic()
+        if self._hand is not None and not self.lockstep and now - self._hand_solved < 0.05:
+            return self._hand[2]  # in real time at most 20 solves a second (a few ms each) while the hand moves
+        self._hand_solved = now
+        seed = self._hand[2] if self._hand is not None else None
+        target = here - np.array([0.0, 0.0, self.profile.base_height])  # the table starts at the driver's base frame
+        try:
+            q = self.hand_table.inverse(target, yaw, seed=seed)
+        except Unreachable as err:
+            self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
+            q = seed if seed is not None else self.hand_table.rest.copy()
+        self._hand = (here.copy(), yaw, q)
+        return q
+
+    def _chain_values(self, chain: Any) -> np.ndarray:
+        """A chain's joints (table order) as this driver publishes them."""
+        held = {j.name: float(j.value) for j in self.kinematics.joints if j.value is not None} if self.kinematics is not None else {}
+        return np.array([self._extra.get(n, held.get(n, 0.0)) for n in chain.names])
+
+    def _aim(self, target: np.ndarray) -> tuple[dict[str, float], float]:
+        """The head's pan and tilt (within their limits) aiming it at ``target`` (base frame), and the
+        angle by which it misses when the limits cut them."""
+        head, chain = self.profile.head, self.head_chain
+        assert head is not None and chain is not None
+        names = chain.names
+        ip, it = names.index(head.pan_joint), names.index(head.tilt_joint)
+        q = self._chain_values(chain)
+        q[ip] = q[it] = 0.0
+        d = target - chain.joint_origins(q)[ip]
+        pan = math.atan2(d[1], d[0])
+        q[ip] = float(np.clip(pan, chain.lower[ip], chain.upper[ip]))
+        d = target - chain.joint_origins(q)[it]
+        tilt = math.atan2(-d[2], math.hypot(d[0], d[1]))  # about +y: positive looks down
+        q[it] = float(np.clip(tilt, chain.lower[it], chain.upper[it]))
+        error = abs(math.remainder(pan - q[ip], 2 * math.pi)) + abs(tilt - q[it])
+        return {head.pan_joint: float(q[ip]), head.tilt_joint: float(q[it])}, error
+
+    async def _execute_point_head(self, handle: Any) -> Any:
+        from control_msgs.action import PointHead
+
+        result = PointHead.Result()
+        goal, p = handle.request, self.profile
+        point = goal.target.point
+        frame = goal.target.header.frame_id
+        if frame not in ("", p.base_frame) or not _finite(point.x, point.y, point.z, goal.max_velocity):
+            self.node.get_logger().error(f"point_head: a target in '{frame}' with ({point.x}, {point.y}, {point.z}): "
+                                         f"give finite coordinates in {p.base_frame} (the simulation has no tf)")
+            handle.abort()
+            return result
+        joints, error = self._aim(np.array([point.x, point.y, point.z]))
+        speed = min(float(goal.max_velocity), 1.57) if goal.max_velocity > 0 else 1.57  # the joints' velocity limit
+        done = Future()
+        with self._lock:
+            self.counters["head_goals"] = self.counters.get("head_goals", 0) + 1
+            if self._head_goal is not None:  # a new goal preempts the running one
+                self._head_goal[3].set_result(False)
+            earliest = self._seconds() + goal.min_duration.sec + goal.min_duration.nanosec * 1e-9
+            self._head_goal = (joints, speed, earliest, done)
+        reached = await done
+        feedback = PointHead.Feedback()
+        feedback.pointing_angle_error = float(error)  # how far the limits keep it from the target
+        handle.publish_feedback(feedback)
+        if reached:
+            handle.succeed()
+        else:
+            handle.abort()
+        return result
+
+    def _move_head(self, dt: float, now: float) -> None:
+        """Turn the head towards its goal for ``dt`` seconds at the goal's speed (under the lock)."""
+        assert self._head_goal is not None
+        joints, speed, earliest, done = self._head_goal
+        for name, goal in joints.items():
+            here = self._extra[name]
+            self._extra[name] = here + float(np.clip(goal - here, -speed * dt, speed * dt))
+        if all(abs(self._extra[n] - v) < 1e-9 for n, v in joints.items()) and now >= earliest:
+            self._head_goal = None
+            done.set_result(True)
+
+    def _home_view(self, camera: str) -> str:
+        """The home's view a camera renders: a head camera's follows the pan."""
+        head = self.profile.head
+        if head is not None and camera == head.camera and self.head_chain is not None:
+            pan = self._extra[head.pan_joint]
+            if pan > math.pi / 4:
+                return "left"
+            if pan < -math.pi / 4:
+                return "right"
+        return self.profile.sim.views[camera]
+
     # ---- control_msgs actions (a trajectory arm and a GripperCommand gripper) -------------------------
     def _serve_actions(self) -> list[Any]:
         p = self.profile
-        if "trajectory" not in p.arm and "command" not in p.gripper:
+        if "trajectory" not in p.arm and "command" not in p.gripper and self.head_chain is None:
             return []
-        from control_msgs.action import FollowJointTrajectory, GripperCommand
+        from control_msgs.action import FollowJointTrajectory, GripperCommand, PointHead
         from rclpy.action import ActionServer, CancelResponse
 
         group = ReentrantCallbackGroup()
         servers = []
+        if p.head is not None and self.head_chain is not None:
+            servers.append(ActionServer(self.node, PointHead, p.topic(p.head.point.name), self._execute_point_head,
+                                        callback_group=group))
         if "trajectory" in p.arm:
             servers.append(ActionServer(self.node, FollowJointTrajectory, p.topic(p.arm["trajectory"].name), self._execute_trajectory,
                                         callback_group=group, cancel_callback=lambda _: CancelResponse.ACCEPT))
@@ -226,7 +358,7 @@ class SimDriver:
         assert self.kinematics is not None
         here, yaw = self.robot.gripper_pose()
         try:
-            return self.kinematics.inverse(here, yaw, seed=seed)
+            return self.kinematics.inverse(here, yaw, seed=seed, spread=False)  # in the spinning thread: keep it short
         except Unreachable as err:
             self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}")
             return np.asarray(seed, dtype=float)
@@ -269,7 +401,8 @@ class SimDriver:
             if self._trajectory is not None:  # a new goal preempts the running one, as the controller does
                 self._trajectory[0].set_result((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
             self._ee_goal = (ee.position, ee.yaw)
-            self._trajectory = (done, q, time.monotonic() + 2 * seconds + 2.0, handle)
+            # the hand moves at the speed limit: a step takes its time (a joint-space path may be longer); twice that is a hand that cannot get there
+            self._trajectory = (done, q, time.monotonic() + 2.0 * seconds + 0.5, handle)
         code, message = await done
         result.error_code, result.error_string = code, message
         if code is None:  # cancelled: the arm stopped where it was
@@ -361,6 +494,9 @@ class SimDriver:
                 self._trajectory = None
             if self.kinematics is not None:
                 self._arm_q = self._joints_of_home(self.kinematics.rest)
+            if self._head_goal is not None:
+                self._head_goal[3].set_result(False)
+            self._extra, self._head_goal, self._hand = dict(self._extra_start), None, None  # the head to the front
             r = self.world.state.robot
             if self.lockstep:
                 self.sim_ns += 1_000_000  # what is published from now on is told apart from before the restart
@@ -397,6 +533,8 @@ class SimDriver:
         if cmd is not None and can_move and dt > 0:
             self.robot.drive(cmd[0], cmd[1], dt)
             self.counters["applied"] += 1
+        if self._head_goal is not None and can_move and dt > 0:
+            self._move_head(dt, now)
         if self._ee_goal is not None and can_move and dt > 0:
             here, here_yaw = self.robot.gripper_pose()
             step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
@@ -404,7 +542,14 @@ class SimDriver:
             if float(np.linalg.norm(step)) < 0.005 and abs(turn) < 0.01:
                 self._ee_goal = None
             else:
-                message = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message
+                said = self.robot.move_end_effector(step, [0.0, 0.0, turn], dt).message.split("; ")
+                # the goal is approached at the speed limit on purpose: only the other reasons say why the arm stopped
+                message = "; ".join(m for m in said if m and not m.startswith("the step was limited"))
+                if "out of the arm's reach" in message and self._trajectory is not None and float(np.linalg.norm(step)) > 0.05:
+                    # a joint trajectory does not move the hand on a straight line, which may cross the body:
+                    # far goals the home's arm reaches are reached by its own joint-space motion
+                    if not self.robot.ready(tuple(self._ee_goal[0])).clipped:
+                        message = ""
             if self._trajectory is not None:
                 self._trajectory_progress(here, here_yaw, message)
 
@@ -471,14 +616,26 @@ class SimDriver:
     def _joints(self, stamp: int) -> JointState:
         msg = JointState()
         msg.header.stamp = stamp_of(stamp)
+        extra = list(self._extra)  # a head's joints (before the arm's: the arm's stay last)
+        name = self.profile.joint_name
         if self.kinematics is not None and self._arm_q is not None:  # the robot's own joint names
             held = [j for j in self.kinematics.joints if j.value is not None]
-            msg.name = [j.name for j in held] + list(self.kinematics.names)
-            msg.position = [float(j.value or 0.0) for j in held] + [float(v) for v in self._arm_q]
+            msg.name = [name(n) for n in [j.name for j in held] + extra + list(self.kinematics.names)]
+            msg.position = [float(j.value or 0.0) for j in held] + [self._extra[n] for n in extra] + [float(v) for v in self._arm_q]
+            return msg
+        if self.hand_table is not None:  # a pose-goal arm: its table's joints where the home's hand is
+            q = self._hand_joints()
+            msg.name = [name(n) for n in extra + list(self.hand_table.names)]
+            msg.position = [self._extra[n] for n in extra] + [float(v) for v in q]
+            if self.profile.gripper_joint is not None:  # the fingers, between their open and closed positions
+                joint, opened, closed = self.profile.gripper_joint
+                fraction = self.robot.gripper_state().open_fraction
+                msg.name.append(name(joint))
+                msg.position.append(float(closed + fraction * (opened - closed)))
             return msg
         arm = self.robot.arm_state()
-        msg.name = list(arm.joint_names)
-        msg.position = [float(v) for v in arm.joint_positions]
+        msg.name = list(arm.joint_names) + [name(n) for n in extra]
+        msg.position = [float(v) for v in arm.joint_positions] + [self._extra[n] for n in extra]
         return msg
 
     # ---- cameras -------------------------------------------------------------------------------------
@@ -495,7 +652,7 @@ class SimDriver:
             spec = self.profile.cameras[name]
             size = self.size or (spec.height, spec.width)
             with self._lock:
-                view = self.robot.render(size, (self.profile.sim.views[name],), fovy=_vertical_fov(spec, size),
+                view = self.robot.render(size, (self._home_view(name),), fovy=_vertical_fov(spec, size),
                                          segmentation=name in self.seg_pubs)
             frame = next(iter(view.values()))
             stamp = self._stamp_ns()
