@@ -32,6 +32,7 @@ from homiebot.planners.minilm_heads import (  # noqa: E402
     ROLES,
     Round,
     candidate_matrix,
+    context_vector,
     mentions,
     options,
     parse_user,
@@ -153,6 +154,14 @@ def test_features_read_mentions_history_and_the_one_hand() -> None:
     # words of the instruction that no known name covers: what is still to be found
     assert uncovered("put the green lemon and the yellow pear in the drawer", names) == ["yellow", "pear"]
     assert uncovered("could you put the lemons in the kitchen cabinet please", names) == []
+    # the context's last tallies: words still to be found (2 of at most 5, some), every mentioned name put,
+    # the share of rooms reached by a Go to (1 of 2), all rooms reached
+    done = Round("put the green lemon and the yellow pear in the drawer", (), (
+        "(1) [Go to, kitchen] (NoMaD) (success)", "(2) [Go to, green_lemon] (PixNav) (success)",
+        "(3) [Pick, green_lemon] (RT-1-X) (success)", "(4) [Put, green_lemon, drawer] (RT-1-X) (success)"), "None", ("bedroom", "kitchen"))
+    known = ["bedroom", "kitchen", "green_lemon", "drawer"]
+    _, ment = candidate_matrix(done, known, Emb())
+    assert context_vector(done, known, Emb(), ment)[-5:].tolist() == pytest.approx([0.4, 1.0, 1.0, 0.5, 0.0])
 
 
 def test_parsing_of_rounds_and_answers() -> None:
