@@ -3,7 +3,8 @@
     python benchmarks/bench_training.py [--shard 0/6] [--workers 2] [--runs 5] [--trained] [--heads] [--dagger 2] [--boot DIR]
 
 1. `homiebot bootstrap` (oracle, failure scales 0.5,1,2, one run per task) over a shard of home100's
-   train split: episodes/s and exported rounds/s; then `homiebot export` alone: SFT and DPO records/s.
+   train split (SFT with --search-labels): episodes/s and exported rounds/s; then `homiebot export` alone:
+   SFT and DPO records/s.
 2. SR and TP on the test split, --runs runs per task, with 95 % confidence intervals (Student t over the
    per-run means: each run index is one pass over the test tasks), for the heuristic and the oracle,
    and with --trained for the `trained` planner fine-tuned on the bootstrapped SFT data (the GPU recipe
@@ -12,7 +13,7 @@
    data, followed by --dagger rounds of `homiebot dagger` (the model drives train-split episodes of
    home100 and home100_persona, the oracle labels its rounds) and training again; every planner is
    evaluated on the test splits of home100 and of home100_persona (the persona rewordings).
-   --boot DIR reuses an earlier `homiebot bootstrap --out DIR` instead of bootstrapping a shard;
+   --boot DIR reuses an earlier `homiebot bootstrap --search-labels --out DIR` instead of bootstrapping a shard;
    --tasks N evaluates only the first N test tasks (a smaller slice, printed as such).
 """
 
@@ -91,7 +92,8 @@ def main() -> int:
         if args.boot:
             return _heads_only(Path(args.boot), root, args)
         t0 = time.perf_counter()
-        s = bootstrap(cfg, root / "boot", ["home100"], [0.5, 1, 2], runs=1, workers=args.workers, shard=args.shard, progress=False)
+        s = bootstrap(cfg, root / "boot", ["home100"], [0.5, 1, 2], runs=1, workers=args.workers, shard=args.shard, progress=False,
+                      search=True)
         wall = time.perf_counter() - t0
         episodes = sum(r["runs"] for r in s["runs"].values())
         sft, dpo = s["exports"]["sft"], s["exports"]["dpo"]

@@ -133,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--sources", dest="keep", help="record sources to keep, comma-separated (sft: success,replan; "
                      "dpo: replan,order_change,action_change,model_change; default: all)")
     exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
+    exp.add_argument("--search-labels", action="store_true", help="sft: label rounds that name things not yet seen "
+                     "'Go to' the room (then the receptacle) that holds them instead of leaving them out (docs/training.md)")
 
     bs = sub.add_parser("bootstrap", help="run a privileged planner over the train split and export SFT/DPO data",
                         description="Run the oracle over a suite's train split under failure profiles of several strengths "
@@ -151,6 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     bs.add_argument("--shard", help="i/n: run only every n-th job, as eval does")
     bs.add_argument("--resume", action="store_true", help="continue an interrupted bootstrap in --out")
     bs.add_argument("--no-export", action="store_true", help="only run the episodes")
+    bs.add_argument("--search-labels", action="store_true", help="sft/: rounds that name things not yet seen are labelled "
+                    "'Go to' where they are instead of left out (as export --search-labels)")
 
     dg = sub.add_parser("dagger", help="the trained CPU-recipe planner drives train-split episodes; the oracle labels its rounds",
                         description="DAgger: roll a `train heads` model out over the train split, label every round with the "
@@ -478,7 +482,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from homiebot.training.export import export
 
     stats = export(args.sources, args.format, Path(args.out), split=args.split, suite=args.suite, keep=args.keep,
-                   check_visible=not args.keep_unseen)
+                   check_visible=not args.keep_unseen, search=args.search_labels)
     counts = ", ".join(f"{k} {v}" for k, v in stats["counts"].items())
     print(f"{stats['records']} {args.format} records from {stats['episodes']} episodes ({counts}) -> {args.out}")
     return 0
@@ -500,7 +504,7 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     print(f"bootstrapping with {cfg.planner.name} on {', '.join(suites)} (split {args.split}, failure scales "
           f"{', '.join(f'{x:g}' for x in scales)}, {args.runs} runs per task) -> {out}", flush=True)
     s = bootstrap(cfg, out, suites, scales, runs=args.runs, split=args.split, workers=args.workers, resume=args.resume,
-                  shard=args.shard, export_data=not args.no_export)
+                  shard=args.shard, export_data=not args.no_export, search=args.search_labels)
     for name, r in s["runs"].items():
         print(f"{name}: {r['runs']} runs ({r['new_runs']} new), SR {r['SR']:.1f}")
     for fmt, st in s["exports"].items():

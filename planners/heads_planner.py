@@ -27,7 +27,7 @@ from homiebot.planners.minilm_heads import (
     context_vector,
     options,
     pair_features,
-    readable,
+    round_texts,
 )
 
 
@@ -91,7 +91,7 @@ class HeadsPlanner(Planner):
         cands = self._candidates(request, r)
         r = Round(r.instruction, r.inventory, r.history, r.feedback, tuple(sorted(self.rooms)))
         offered = ({a for info in self.models for a in info.actions} | {"End"}) if self.models else set(self.actions)
-        self.emb.add([*r.texts(), *(readable(n) for n in cands)])
+        self.emb.add(round_texts(r, cands))
         mat, ment = candidate_matrix(r, cands, self.emb)
         opts = options(self.actions, [a for a in self.actions if a in offered], cands, r.inventory)
         if not opts:  # nothing decodable (no End in the vocabulary and no name known): answer End, the only safe choice

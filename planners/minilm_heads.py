@@ -6,12 +6,15 @@ A round is read as structured parts, each text embedded once by the MiniLM model
 - the context: the instruction, the last history line and the feedback (embeddings), the action and
   outcome of the last subtask, counts of steps and failures, and a few tallies over the known names
   (names the instruction mentions, how many of them no Put has involved yet, containers left open,
-  how many instruction words no known name covers: what may still have to be found);
-- every candidate name (the names the planner knows this round): its embedding and its cosine with
-  the instruction's, where and how the instruction mentions it (word position, the preposition in
-  front, whether a longer known name covers the mention), and what the history did with it (per role:
-  Go to, Pick, Open, Close, Put's object, Put's place; successes, failures, the last subtask), whether
-  it is held, whether the robot stands at it, whether the feedback names it;
+  how many instruction words no known name covers: what may still have to be found; rooms reached);
+- every candidate name (the names the planner knows this round): never its own embedding (that lets
+  a scorer learn the training homes' names by heart), only how it relates to the round: its cosine with
+  the instruction, with the instruction's best-matching span of one to three words (and by how much it
+  beats the other candidates there), with the words no known name covers; where and how the instruction
+  mentions it (word position, the preposition in front, whether a longer known name covers the
+  mention), and what the history did with it (per role: Go to, Pick, Open, Close, Put's object, Put's
+  place; successes, failures, the last subtask), whether it is held, whether the robot stands at it,
+  whether the feedback names it;
 - for Put, a few pair features of the object and the place (mention order).
 
 The scorer gives every complete subtask one score: End, each of Go to / Pick / Open / Close with each
@@ -31,18 +34,32 @@ from typing import Any
 import numpy as np
 
 DIM = 384  # MiniLM-L6's embedding size
-FEATURES = 2  # version of the feature layout below; a manifest of another version is refused
+FEATURES = 3  # version of the feature layout below; a manifest of another version is refused
 STEP = re.compile(r"^\((\d+)\) \[(.*?)\] \((.*?)\) \((success|fail)\)\s*$")
 ACTIONS = ("Go to", "Pick", "Put", "Open", "Close", "End")
 ROLES = ("Go to", "Pick", "Open", "Close", "Put:object", "Put:place")
 PREP_TO = {"in", "into", "inside", "on", "onto", "to", "at", "under", "beside", "near", "next"}
 PREP_FROM = {"from", "of", "off", "out"}
 FILLER = {"the", "a", "an", "my", "your", "our", "this", "that"}
+# words of requests rather than of things: an instruction word no known name covers counts as "still to
+# be found" only when it is not one of these
+STOP = FILLER | PREP_TO | PREP_FROM | {
+    "you", "i", "m", "me", "it", "is", "are", "be", "and", "or", "if", "so", "not", "no", "can", "could", "would", "please",
+    "thanks", "thank", "sure", "make", "like", "have", "put", "place", "leave", "bring", "move", "go", "get", "take", "set",
+    "gather", "clear", "tidy", "up", "over", "there", "them", "they", "those", "these", "one", "ones", "both", "all", "any",
+    "other", "something", "everything", "things", "thing", "whichever", "when", "soon", "coming", "guests", "lovely",
+    "closed", "open", "empty", "away", "back", "too", "also", "just", "then", "afterwards", "again", "for", "with", "s"}
+# what kind of thing a name is, read as its cosine with a few fixed descriptions: generic knowledge the
+# encoder has (a sofa is furniture, a soup can is food) without the scorer seeing the name's own embedding
+PROTOTYPES = ("a room of a home", "a large piece of furniture", "a table, desk, counter or shelf to put things on",
+              "a cabinet, drawer or fridge with a door", "a sink", "a seat: a chair, sofa or bed", "a small object to carry",
+              "food", "a drink", "a toy", "a book", "a kitchen utensil: a cup, mug, bowl or plate")
+N_SIM = 5 + len(PROTOTYPES)
 N_LEX = 14
 N_HIST = 4 * len(ROLES) + 5
-N_CAND = N_LEX + N_HIST
-CAND = DIM + N_CAND
-N_CTX = 21
+N_CAND = N_SIM + N_LEX + N_HIST
+CAND = N_CAND
+N_CTX = 26
 CTX = 3 * DIM + N_CTX
 PAIR = 5
 
@@ -161,6 +178,31 @@ def mentions(instruction: str, names: Sequence[str]) -> dict[str, tuple[int, int
     return out
 
 
+def spans(instruction: str) -> list[str]:
+    """The instruction's spans of one to three words that hold a word outside ``STOP`` (texts to embed)."""
+    words = _words(instruction)
+    out = []
+    for n in (1, 2, 3):
+        for i in range(len(words) - n + 1):
+            part = words[i:i + n]
+            if any(w not in STOP for w in part):
+                out.append(" ".join(part))
+    return sorted(set(out))
+
+
+def uncovered(instruction: str, names: Sequence[str]) -> list[str]:
+    """Instruction words outside ``STOP`` that no known name covers (what may still have to be found)."""
+    toks = {t for n in names for t in _words(readable(n))}
+    return [w for w in _words(instruction) if w not in STOP and not w.isdigit() and not any(_same(w, t) for t in toks)]
+
+
+def round_texts(r: Round, names: Sequence[str]) -> list[str]:
+    """Every text the features of a round embed: the context's, the candidates', the spans, the uncovered words."""
+    rest = uncovered(r.instruction, names)
+    return [*r.texts(), *(readable(n) for n in names), *spans(r.instruction), *rest, *([" ".join(rest)] if rest else []),
+            *PROTOTYPES]
+
+
 def _history(r: Round) -> tuple[list[tuple[str, list[str], bool]], list[dict[str, str]]]:
     """Steps as (action, names, ok) and, per step, the role each name played."""
     steps, roles = [], []
@@ -190,9 +232,24 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
     last_go = next((names_[0] for action, names_, ok in reversed(steps) if action == "Go to" and ok and names_), None)
     fb = r.feedback.lower()
     instr = emb(r.instruction)
+    span_texts = spans(r.instruction)
+    rest = uncovered(r.instruction, names)
+    cand_e = np.stack([emb(readable(n)) for n in names]) if names else np.zeros((0, DIM), np.float32)
+    span_cos = cand_e @ np.stack([emb(t) for t in span_texts]).T if span_texts and names else np.zeros((len(names), 0), np.float32)
+    rest_cos = cand_e @ np.stack([emb(w) for w in rest]).T if rest and names else np.zeros((len(names), 0), np.float32)
+    rest_all = cand_e @ emb(" ".join(rest)) if rest and names else np.zeros(len(names), np.float32)
+    kinds = cand_e @ np.stack([emb(t) for t in PROTOTYPES]).T if names else np.zeros((0, len(PROTOTYPES)), np.float32)
     rows = []
-    for name in names:
-        e = emb(readable(name))
+    for ci, name in enumerate(names):
+        e = cand_e[ci]
+        if span_cos.shape[1]:
+            best = int(span_cos[ci].argmax())
+            others = np.delete(span_cos[:, best], ci)
+            margin = float(span_cos[ci, best] - (others.max() if len(others) else 0.0))
+            sim = [float(span_cos[ci, best]), margin, float(margin > 0)]
+        else:
+            sim = [0.0, 0.0, 0.0]
+        sim += [float(rest_all[ci]), float(rest_cos[ci].max()) if rest_cos.shape[1] else 0.0, *map(float, kinds[ci])]
         toks = _words(readable(name))
         a, b, free = ment.get(name, (-1, -1, False))
         before = [w for w in words[max(0, a - 3):a] if w not in FILLER] if a >= 0 else []
@@ -227,7 +284,7 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
             tail += 1
         hist += [float(name == last_go), float(opened > closed),
                  (len(steps) - 1 - involved[-1]) / 10.0 if involved else 1.0, float(not involved), min(tail, 3) / 3.0]
-        rows.append(np.concatenate([e, np.array(lex + hist, np.float32)]))
+        rows.append(np.array(sim + lex + hist, np.float32))
     mat = np.stack(rows).astype(np.float32) if rows else np.zeros((0, CAND), np.float32)
     return mat, ment
 
@@ -249,13 +306,18 @@ def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[s
               > sum(1 for (_, _, ok), ro in zip(steps, roles) if ok and ro.get(n) == "Close")}
     words = _words(r.instruction)
     toks = {t for n in names for t in _words(readable(n))}
-    uncovered = sum(1 for w in words if not any(_same(w, t) for t in toks))
+    n_uncov = sum(1 for w in words if not any(_same(w, t) for t in toks))
+    rest = uncovered(r.instruction, names)
+    reached = {names_[0] for action, names_, ok in steps if action == "Go to" and ok and names_}
+    rooms = set(r.rooms)
     repeat = len(r.history) >= 2 and STEP.sub(r"\2", r.history[-1].strip()) == STEP.sub(r"\2", r.history[-2].strip())
     extra = [len(steps) / 20.0, sum(1 for *_, ok in steps if not ok) / 5.0, float(bool(r.inventory)), float(r.feedback != "None"),
              *last_action, float(bool(steps) and steps[-1][2]), min(tail, 3) / 3.0, len(free) / 5.0,
              sum(1 for n in free if n not in put) / 5.0, len(opened) / 3.0,
              sum(1 for (a, _, ok) in steps if ok and a == "Put") / 5.0, sum(1 for (a, _, ok) in steps if ok and a == "Pick") / 5.0,
-             float(repeat), float(not steps), uncovered / max(1, len(words)), min(uncovered, 20) / 20.0]
+             float(repeat), float(not steps), n_uncov / max(1, len(words)), min(n_uncov, 20) / 20.0,
+             min(len(rest), 5) / 5.0, float(bool(rest)), float(bool(free) and all(n in put for n in free)),
+             len(rooms & reached) / max(1, len(rooms)), float(bool(rooms) and rooms <= reached)]
     assert len(extra) == N_CTX
     return np.concatenate([emb(r.instruction), last, fb, np.array(extra, np.float32)])
 
@@ -309,7 +371,7 @@ def build_heads(n_actions: int, n_models: int, hidden: int = 128) -> Any:
             super().__init__()
             self.n_actions = n_actions
             self.ctx = nn.Sequential(nn.Dropout(0.3), nn.Linear(CTX, hidden), nn.ReLU(), nn.Dropout(0.1))
-            self.cand = nn.Sequential(nn.Dropout(0.2), nn.Linear(CAND, hidden), nn.ReLU())
+            self.cand = nn.Sequential(nn.Linear(CAND, hidden), nn.ReLU())
             self.scorer = nn.Sequential(nn.Linear(4 * hidden + n_actions + PAIR, hidden), nn.ReLU(), nn.Linear(hidden, 1))
             self.model = nn.Linear(2 * hidden + n_actions, max(1, n_models))
 

@@ -54,8 +54,9 @@ def parse_scales(text: str) -> list[float]:
 
 def bootstrap(cfg: RunConfig, out: Path, suites: Sequence[str], scales: Sequence[float], runs: int = 2, split: str = "train",
               workers: int = 1, resume: bool = False, shard: str | None = None, export_data: bool = True,
-              progress: bool = True) -> dict[str, Any]:
-    """Run the privileged planner over every (suite, scale) into ``out/runs``, then export; returns counts."""
+              progress: bool = True, search: bool = False) -> dict[str, Any]:
+    """Run the privileged planner over every (suite, scale) into ``out/runs``, then export; returns counts.
+    ``search``: the SFT export gives rounds naming something not seen yet a search label (``export``)."""
     summary: dict[str, Any] = {"runs": {}, "exports": {}}
     for suite in suites:
         for scale in scales:
@@ -71,15 +72,15 @@ def bootstrap(cfg: RunConfig, out: Path, suites: Sequence[str], scales: Sequence
             summary["runs"][folder.name] = {"runs": s["runs"], "new_runs": s["new_runs"], "SR": s["SR"]}
     if export_data:
         for fmt in ("sft", "dpo"):
-            summary["exports"][fmt] = export_to(out / "runs", fmt, out / fmt, split, suites)
+            summary["exports"][fmt] = export_to(out / "runs", fmt, out / fmt, split, suites, search and fmt == "sft")
     return summary
 
 
-def export_to(runs: Path, fmt: str, target: Path, split: str, suites: Sequence[str]) -> dict[str, Any]:
+def export_to(runs: Path, fmt: str, target: Path, split: str, suites: Sequence[str], search: bool = False) -> dict[str, Any]:
     """Export into a fresh sibling folder, then put it in place of ``target``."""
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    stats = export([runs], fmt, tmp, split=split, suite=suites[0] if suites else None)
+    stats = export([runs], fmt, tmp, split=split, suite=suites[0] if suites else None, search=search)
     shutil.rmtree(target, ignore_errors=True)
     tmp.rename(target)
     return stats

@@ -25,8 +25,10 @@ def parse_sources(text: str | None, fmt: str) -> tuple[str, ...]:
 
 
 def export(sources: list[str | Path], fmt: str, out: Path, split: str = "train", suite: str | None = "home100",
-           keep: str | None = None, check_visible: bool = True) -> dict[str, Any]:
-    """Export the episodes under ``sources`` as ``fmt`` (sft or dpo) into ``out``; returns the stats."""
+           keep: str | None = None, check_visible: bool = True, search: bool = False) -> dict[str, Any]:
+    """Export the episodes under ``sources`` as ``fmt`` (sft or dpo) into ``out``; returns the stats.
+    ``search`` (SFT only): a round naming something not known yet is kept with a search label
+    (``build.search_label``) instead of being left out."""
     if fmt not in ("sft", "dpo"):
         raise ExportError(f"--format {fmt}: choose sft or dpo")
     if split not in SPLITS:
@@ -34,8 +36,9 @@ def export(sources: list[str | Path], fmt: str, out: Path, split: str = "train",
     chosen = parse_sources(keep, fmt)
     found = find_episodes(sources, suite)
     episodes = [e for e in found if split == "all" or e.split == split]
-    builder = build_sft if fmt == "sft" else build_dpo
-    built = builder(episodes, chosen, check_visible)
+    if search and not check_visible:
+        raise ExportError("--search-labels relabels the rounds --keep-unseen keeps as they are; give one of the two")
+    built = build_sft(episodes, chosen, check_visible, search) if fmt == "sft" else build_dpo(episodes, chosen, check_visible)
     built.counts["episodes_other_split"] = len(found) - len(episodes)
     meta = [{"episode": e.key, "task_id": e.record.task_id} for e in episodes]
     return write_export(built, fmt, out, meta, split)

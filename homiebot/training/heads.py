@@ -29,7 +29,7 @@ from homiebot.planners.minilm_heads import (
     options,
     pair_features,
     parse_user,
-    readable,
+    round_texts,
 )
 from homiebot.records import atomic_write_text
 from homiebot.training.train import MANIFEST, TrainError
@@ -120,8 +120,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     emb = Embeddings()
     texts: set[str] = set()
     for e in examples:
-        texts.update(e.round.texts())
-        texts.update(readable(c) for c in e.candidates)
+        texts.update(round_texts(e.round, e.candidates))
     emb.add(sorted(texts))
     t_embed = time.perf_counter() - t0
 

@@ -48,6 +48,17 @@ def test_bootstrap_export_is_byte_identical_across_processes_and_workers(tmp_pat
     again = _bootstrap(suite, tmp_path / "w1", "--workers", "1", "--resume")  # nothing to run; the export is rebuilt the same
     assert again.returncode == 0 and "2 runs (0 new)" in again.stdout, again.stderr[-2000:]
     assert _digests(tmp_path / "w1" / "dpo") == _digests(tmp_path / "w2" / "dpo")
+    # search labels: `bootstrap --search-labels` (workers 1) and `export --search-labels` of the workers-2 runs agree byte for byte
+    searched = _bootstrap(suite, tmp_path / "w1", "--workers", "1", "--resume", "--search-labels")
+    assert searched.returncode == 0, searched.stderr[-2000:]
+    assert "sft: 10 records (episodes_other_split 0, search 2, success 8)" in searched.stdout  # two oracle rounds relabelled
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "export", str(tmp_path / "w2" / "runs"), "--format", "sft",
+                           "--search-labels", "--suite", str(suite), "--out", str(tmp_path / "w2" / "sft_search")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _digests(tmp_path / "w1" / "sft") == _digests(tmp_path / "w2" / "sft_search")
+    assert _digests(tmp_path / "w1" / "dpo") == _digests(tmp_path / "w2" / "dpo")  # DPO pairs are not relabelled
 
 
 def test_default_suites_and_scaled_profiles() -> None:

@@ -16,6 +16,7 @@ from PIL import Image
 from homiebot.cli import main
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Subtask
+from homiebot.training.episodes import ExportError
 from homiebot.training.export import export
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,8 @@ def _step(rnd: int, sub: str | None, model: str | None, ok: bool = True, raw: st
                       inventory_before=[], inventory_after=[], images=images)
 
 
-def _episode(root: Path, name: str, task: str, goal: bool, steps: list[tuple], seen: dict[int, list[str]] | None) -> None:
+def _episode(root: Path, name: str, task: str, goal: bool, steps: list[tuple], seen: dict[int, list[str]] | None,
+             scene: dict | None = None) -> None:
     folder = root / name
     (folder / "images").mkdir(parents=True)
     recs = [_step(i + 1, *s) for i, s in enumerate(steps)]
@@ -43,7 +45,7 @@ def _episode(root: Path, name: str, task: str, goal: bool, steps: list[tuple], s
         if seen is not None:
             (folder / "images" / f"round_{s.round:02d}_seen.json").write_text(json.dumps(seen.get(s.round, [])))
     record = EpisodeRecord(episode_id=name, instruction="fixture", task_id=task, planner="oracle", seed=1, max_rounds=20,
-                           scene={"rooms": [{"name": "kitchen"}, {"name": "bedroom"}]}, steps=recs, goal_satisfied=goal,
+                           scene=scene or {"rooms": [{"name": "kitchen"}, {"name": "bedroom"}]}, steps=recs, goal_satisfied=goal,
                            ended=goal, termination="end" if goal else "max_rounds",
                            config=RunConfig().model_dump(mode="json"))
     (folder / "episode.json").write_text(record.model_dump_json())
@@ -83,6 +85,44 @@ def test_sft_counts_per_filter(fixture_episodes: Path, tmp_path: Path) -> None:
         "success": 8, "replan": 3, "episodes_other_split": 1}
     assert export([fixture_episodes], "sft", tmp_path / "replan_only", suite=None, keep="replan")["records"] == 3
     assert export([fixture_episodes], "sft", tmp_path / "all_splits", suite=None, split="all")["records"] == 9
+
+
+SCENE = {"rooms": [{"name": "kitchen"}, {"name": "bedroom"}],
+         "receptacles": [{"name": "table", "room": "bedroom"}, {"name": "fridge", "room": "kitchen"},
+                         {"name": "shelf", "room": "kitchen"}],
+         "objects": [{"name": "apple", "on": "table"}, {"name": "milk", "in": "fridge"}, {"name": "pear", "on": "shelf"}]}
+
+
+def test_search_labels_replace_rounds_that_name_unseen_things(tmp_path: Path) -> None:
+    root = tmp_path / "episodes"
+    # E: the oracle goes straight to things the views have not shown yet (rounds 1, 4 and 5)
+    _episode(root, "E", "t_train", True, [
+        ("[Go to, apple]", "PixNav"), ("[Pick, apple]", "RT-1-X"), ("[Go to, kitchen]", "NoMaD"), ("[Go to, milk]", "PixNav"),
+        ("[Go to, pear]", "PixNav"), ("[End]", None)], {2: ["apple", "table"], 4: ["fridge"]}, scene=SCENE)
+    (root / "results.jsonl").write_text(json.dumps({"task_id": "t_train", "split": "train"}) + "\n")
+    plain = export([root], "sft", tmp_path / "plain", suite=None)
+    assert plain["counts"] == {"success": 3, "left_out_unseen": 3, "episodes_other_split": 0}
+    stats = export([root], "sft", tmp_path / "search", suite=None, search=True)
+    # round 1: apple unseen, its room (bedroom) not reached -> Go to bedroom; round 4: milk unseen, its room
+    # (kitchen) reached in round 3, its fridge seen and not reached -> Go to fridge; round 5: pear unseen, the
+    # kitchen reached and its shelf never seen -> still left out
+    assert stats["counts"] == {"success": 3, "search": 2, "left_out_unseen": 1, "episodes_other_split": 0}
+    rows = [json.loads(line) for line in (tmp_path / "search" / "data.jsonl").read_text().splitlines()]
+    assert [(r["round"], r["source"]) for r in rows] == [(1, ["search"]), (2, ["success"]), (3, ["success"]), (4, ["search"]),
+                                                         (6, ["success"])]
+    first, fourth = rows[0], rows[3]
+    assert json.loads(first["messages"][2]["content"]) == {
+        "analysis": "the apple is not in view yet; I look for it at the bedroom", "subtask": ["Go to", "bedroom"], "model": "NoMaD"}
+    assert first["searched_for"] == "apple" and json.loads(first["original"])["subtask"] == ["Go to", "apple"]
+    assert json.loads(fourth["messages"][2]["content"])["subtask"] == ["Go to", "fridge"] and fourth["searched_for"] == "milk"
+    assert all(json.loads(r["messages"][2]["content"])["subtask"][1] in r["known"] for r in rows if r["source"] == ["search"])
+    with pytest.raises(ExportError, match="one of the two"):
+        export([root], "sft", tmp_path / "both", suite=None, search=True, check_visible=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "export", str(root), "--format", "sft", "--search-labels",
+                           "--suite", "", "--out", str(tmp_path / "cli")], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("5 sft records"), done.stderr
+    assert (tmp_path / "cli" / "data.jsonl").read_bytes() == (tmp_path / "search" / "data.jsonl").read_bytes()
 
 
 def test_dpo_counts_per_source(fixture_episodes: Path, tmp_path: Path) -> None:

@@ -24,7 +24,20 @@ from homiebot.cli import main  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
 from homiebot.planners.base import PlannerConfigError  # noqa: E402
 from homiebot.planners.heads_planner import HeadsPlanner  # noqa: E402
-from homiebot.planners.minilm_heads import CAND, N_LEX, ROLES, Round, candidate_matrix, mentions, options, parse_user  # noqa: E402
+from homiebot.planners.minilm_heads import (  # noqa: E402
+    CAND,
+    FEATURES,
+    N_LEX,
+    N_SIM,
+    ROLES,
+    Round,
+    candidate_matrix,
+    context_vector,
+    mentions,
+    options,
+    parse_user,
+    uncovered,
+)
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
@@ -131,13 +144,24 @@ def test_features_read_mentions_history_and_the_one_hand() -> None:
             return np.ones(384, np.float32) / np.sqrt(384)
 
     mat, _ = candidate_matrix(r, names, Emb())
-    assert mat.shape == (5, CAND)
-    lemon = mat[2, 384:]
+    assert mat.shape == (5, CAND) and CAND < 384  # no name's own embedding among the features
+    lemon = mat[2, N_SIM:]
     hist = lemon[N_LEX:]
     pick = ROLES.index("Pick")
     assert lemon[0] == 1 and lemon[12] == 1  # mentioned, held
     assert hist[4 * pick] == 1 / 3 and hist[4 * pick + 1] == 1 / 3 and hist[4 * pick + 2] == 1  # one success, one failure, last ok
     assert hist[4 * len(ROLES)] == 1  # the robot stands at it (last successful Go to)
+    # words of the instruction that no known name covers: what is still to be found
+    assert uncovered("put the green lemon and the yellow pear in the drawer", names) == ["yellow", "pear"]
+    assert uncovered("could you put the lemons in the kitchen cabinet please", names) == []
+    # the context's last tallies: words still to be found (2 of at most 5, some), every mentioned name put,
+    # the share of rooms reached by a Go to (1 of 2), all rooms reached
+    done = Round("put the green lemon and the yellow pear in the drawer", (), (
+        "(1) [Go to, kitchen] (NoMaD) (success)", "(2) [Go to, green_lemon] (PixNav) (success)",
+        "(3) [Pick, green_lemon] (RT-1-X) (success)", "(4) [Put, green_lemon, drawer] (RT-1-X) (success)"), "None", ("bedroom", "kitchen"))
+    known = ["bedroom", "kitchen", "green_lemon", "drawer"]
+    _, ment = candidate_matrix(done, known, Emb())
+    assert context_vector(done, known, Emb(), ment)[-5:].tolist() == pytest.approx([0.4, 1.0, 1.0, 0.5, 0.0])
 
 
 def test_parsing_of_rounds_and_answers() -> None:
@@ -167,7 +191,10 @@ def test_train_heads_and_the_planner_refuse_bad_input_in_one_line(boot, tmp_path
     (bad / "homiebot_train.json").write_text(json.dumps(manifest))  # an older feature layout
     with pytest.raises(PlannerConfigError, match="train it again"):
         TrainedPlanner(path=str(bad))
-    (bad / "homiebot_train.json").write_text(json.dumps({**manifest, "features": 2}))
+    (bad / "homiebot_train.json").write_text(json.dumps({**manifest, "features": 2}))  # the layout before this one
+    with pytest.raises(PlannerConfigError, match="feature layout 2"):
+        TrainedPlanner(path=str(bad))
+    (bad / "homiebot_train.json").write_text(json.dumps({**manifest, "features": FEATURES}))
     (bad / "heads.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(PlannerConfigError, match="cannot load"):
         TrainedPlanner(path=str(bad))
