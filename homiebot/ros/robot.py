@@ -113,6 +113,7 @@ class Ros2Robot(Robot):
         self._ee_yaw = 0.0  # and its yaw about the base's z axis
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
+        self._started = False  # start() got the streams: closing runs the shut-down procedure
         self._gripper_sent: tuple[float, float] | None = None  # (goal, clock) of the last gripper command that was carried out
         self._step = step
         self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
@@ -218,6 +219,7 @@ class Ros2Robot(Robot):
                     raise RobotUnavailable(f"{p.robot}: no joint_states on {p.topic(p.joint_states.name) if p.joint_states else '?'} "
                                            f"with the arm's joints {self.kinematics.names} within {self.connect_timeout:.0f} s")
                 time.sleep(0.05)
+        self._started = True  # from here on closing runs the shut-down procedure (a half-done start-up is undone too)
         for role in p.startup:
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
@@ -395,6 +397,12 @@ class Ros2Robot(Robot):
         if age > self.stale_after:
             raise RobotUnavailable(f"{self.profile.robot}'s driver stopped publishing odometry {age:.1f} s ago (it died or hangs)")
         return odom[0]
+
+    def _publishing(self) -> bool:
+        """Whether the driver's odometry is fresh (it has not died or stopped)."""
+        with self._lock:
+            odom = self._odom
+        return odom is not None and time.monotonic() - odom[1] <= self.stale_after
 
     def arm_state(self) -> ArmState:
         if not self.capabilities.arm:
@@ -712,7 +720,9 @@ class Ros2Robot(Robot):
         self._closed = True
         try:
             self.stop()
-            for role in self.profile.shutdown:
+            # a robot whose streams never came was not started, and a driver that stopped publishing is gone:
+            # their services would only time out one by one
+            for role in self.profile.shutdown if self._started and self._publishing() else ():
                 try:
                     self.call(role)
                 except (RobotUnavailable, Unsupported):
