@@ -91,10 +91,35 @@ def _simulator_loaded(parent: int) -> dict[str, bool]:
 
 
 @pytest.fixture(scope="module")
-def bridged(tmp_path_factory):
+def fetch_episode(tmp_path_factory):
+    """``homiebot up`` with the shipped fetch_sim config, and the demo task submitted to it: started before the
+    spot_sim episode, on its own domain, so that the two real-time episodes run at the same time."""
+    tmp = tmp_path_factory.mktemp("fetch")
+    env = ros_environment(FETCH_DOMAIN)
+    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", robot_config("fetch", sim_driver=True), "--out",
+                           str(tmp / "runs"), "--no-bag"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    submit = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
+                               "--timeout", "900"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield {"up": up, "submit": submit, "env": env, "runs": tmp / "runs"}
+    finally:
+        for proc in (submit, up):  # processes we started; the graph stops its nodes
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in (submit, up):
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="module")
+def bridged(tmp_path_factory, fetch_episode):
     """``homiebot up`` with the shipped spot_sim config (the heuristic planner) runs the demo task; then
     a process builds the world and skills from the same config against the graph's sim driver, and the
-    graph is stopped (its sim driver with it) while that process runs a skill."""
+    graph is stopped (its sim driver with it) while that process runs a skill. (The fetch_sim episode runs
+    meanwhile.)"""
     tmp = tmp_path_factory.mktemp("bridged")
     config = robot_config("spot", sim_driver=True)
     task = ROOT / "config" / "tasks" / "demo.yaml"
@@ -234,24 +259,20 @@ world.close()
 '''
 
 
-def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and_gripper_actions(tmp_path: Path) -> None:
+def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and_gripper_actions(fetch_episode) -> None:
     """fetch_sim as shipped (the heuristic planner, the simulator's experts): the demo task through Fetch's
     names. The base through /cmd_vel; the fridge opened, the can picked and put through FollowJointTrajectory
     (the bridge solves Fetch's seven joints for every end-effector step) and GripperCommand (a stall is
     the robot saying it holds the can)."""
     config = robot_config("fetch", sim_driver=True)
-    env = ros_environment(FETCH_DOMAIN)
-    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out", str(tmp_path / "runs"), "--no-bag"],
-                          cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        submitted = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
-                                    "--timeout", "900"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=960)
-        after = subprocess.run([sys.executable, "-c", FETCH_AFTER, config], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    finally:
-        up.send_signal(signal.SIGINT)  # a process we started; it stops its nodes
-        up.wait(timeout=60)
+    out, _ = fetch_episode["submit"].communicate(timeout=960)
+    submitted = subprocess.CompletedProcess(fetch_episode["submit"].args, fetch_episode["submit"].returncode, out, "")
+    after = subprocess.run([sys.executable, "-c", FETCH_AFTER, config], cwd=ROOT, env=fetch_episode["env"], capture_output=True,
+                           text=True, timeout=120)
+    fetch_episode["up"].send_signal(signal.SIGINT)  # the graph is no longer needed: it stops its nodes (and loads nothing after)
+    fetch_episode["up"].wait(timeout=60)
     assert submitted.returncode == 0 and "goal reached" in submitted.stdout, submitted.stdout + submitted.stderr
-    record = json.loads(next((tmp_path / "runs").glob("*/episode.json")).read_text())
+    record = json.loads(next(fetch_episode["runs"].glob("*/episode.json")).read_text())
     steps = [s for s in record["steps"] if s["skill"] is not None]
     assert {s["skill"] for s in steps} == {"policy:sim_expert"}
     done = {s["output"]["subtask"]["action"] for s in steps if s["feedback"]["status"] == "success"}
