@@ -582,6 +582,10 @@ class Ros2Robot(Robot):
 
     def _action(self, client: Any, goal: Any, timeout: float) -> Any:
         """Send an action goal and wait for its result; RobotUnavailable when refused or silent."""
+        return self._goal(client, goal, timeout).result
+
+    def _goal(self, client: Any, goal: Any, timeout: float) -> Any:
+        """Send an action goal and wait ``timeout`` s for the end of it: the response (``status`` and ``result``)."""
         name = client._action_name
         if not client.server_is_ready() and not client.wait_for_server(timeout_sec=self.call_timeout):
             raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
@@ -589,7 +593,7 @@ class Ros2Robot(Robot):
         handle = self._wait(sent, self.call_timeout, f"{name} did not accept a goal")
         if not handle.accepted:
             raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
-        return self._wait(self._in_spin(handle.get_result_async), timeout, f"{name} did not finish").result
+        return self._wait(self._in_spin(handle.get_result_async), timeout, f"{name} did not finish")
 
     def _in_spin(self, request: Callable[..., Any], *args: Any) -> Any:
         """``request(*args)`` (an action client's send) run in the thread that spins the node: rclpy's
@@ -643,12 +647,7 @@ class Ros2Robot(Robot):
         goal.max_velocity = float(head.max_velocity)
         joints = self._joint_count
         name = self.head_client._action_name
-        if not self.head_client.server_is_ready() and not self.head_client.wait_for_server(timeout_sec=self.call_timeout):
-            raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
-        handle = self._wait(self.head_client.send_goal_async(goal), self.call_timeout, f"{name} did not accept a goal")
-        if not handle.accepted:
-            raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
-        response = self._wait(handle.get_result_async(), self.call_timeout + math.pi / head.max_velocity, f"{name} did not finish")
+        response = self._goal(self.head_client, goal, self.call_timeout + math.pi / head.max_velocity)
         if response.status != GoalStatus.STATUS_SUCCEEDED:
             raise RobotUnavailable(f"{self.profile.robot}: {name} did not turn the head to the {view} view (goal status {response.status})")
         there = time.time_ns()
