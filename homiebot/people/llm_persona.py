@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from homiebot.chat_client import ChatClient, ChatError, trim
 from homiebot.contracts import Exchange
 from homiebot.people.persona import Persona, PersonaUser, reword
-from homiebot.people.scene_facts import words
+from homiebot.people.scene_facts import tokens, words
 from homiebot.tasks import Condition
 
 log = logging.getLogger(__name__)
@@ -73,16 +73,6 @@ def reword_prompt(persona: Persona, keep: Sequence[str]) -> str:
             + "Add nothing and leave nothing out. Reply with the request only: no quotes, no notes.")
 
 
-def _tokens(text: str) -> set[str]:
-    out = set()
-    for w in re.split(r"[^a-z0-9]+", text.lower()):
-        if w:
-            out.add(w)
-            if w.endswith("s") and len(w) > 3:
-                out.add(w[:-1])
-    return out
-
-
 def _clean(text: str) -> str:
     text = " ".join(text.split())
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
@@ -118,7 +108,7 @@ class LLMPersonaUser(PersonaUser):
         facts = self.facts
         names = [*facts.object_class, *facts.object_class.values(), *facts.colour.values(), *facts.receptacle_type,
                  *facts.receptacle_type.values(), *facts.rooms]
-        self.scene_words = {w for n in names if n for w in _tokens(words(n))} - COMMON
+        self.scene_words = {w for n in names if n for w in tokens(words(n))} - COMMON
 
     def in_character(self, question: str, plain: Exchange) -> Exchange:
         templated = super().in_character(question, plain)  # always: the fallback, and the same random draws either way
@@ -144,12 +134,12 @@ class LLMPersonaUser(PersonaUser):
             return "empty"
         if len(text) > self.max_chars:
             return f"{len(text)} characters, more than {self.max_chars}"
-        said = _tokens(text)
-        needed = _tokens(facts) & self.scene_words
+        said = tokens(text)
+        needed = tokens(facts) & self.scene_words
         missing = sorted(needed - said)
         if missing:
             return f"left out {', '.join(missing)}"
-        allowed = needed | _tokens(question) | _tokens(self.instruction)
+        allowed = needed | tokens(question) | tokens(self.instruction)
         added = sorted((said & self.scene_words) - allowed)
         if added:
             return f"added {', '.join(added)}"

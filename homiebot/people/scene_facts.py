@@ -3,6 +3,7 @@ rooms, read from a world's scene description (``World.scene_description()``)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,17 @@ INSIDE_TYPES = {"fridge", "cabinet", "drawer", "sink", "wardrobe", "box", "baske
 def words(name: str) -> str:
     """``kitchen_counter`` -> ``kitchen counter``."""
     return name.replace("_", " ")
+
+
+def tokens(text: str) -> set[str]:
+    """The words of a text, lower case, each plural also in its singular (``cans`` -> ``can``)."""
+    out = set()
+    for w in re.split(r"[^a-z0-9]+", text.lower()):
+        if w:
+            out.add(w)
+            if w.endswith("s") and len(w) > 3:
+                out.add(w[:-1])
+    return out
 
 
 @dataclass

@@ -17,20 +17,10 @@ from dataclasses import dataclass
 
 from homiebot.contracts import Exchange
 from homiebot.people.base import User
-from homiebot.people.scene_facts import SceneFacts, words
+from homiebot.people.scene_facts import SceneFacts, tokens, words
 from homiebot.tasks import Condition, ContainerState, ObjectAt
 
 WHERE_WORDS = {"where", "which place", "put it", "place", "go", "goes", "destination", "leave it", "bring it"}
-
-
-def _tokens(text: str) -> set[str]:
-    out = set()
-    for w in re.split(r"[^a-z0-9]+", text.lower()):
-        if w:
-            out.add(w)
-            if w.endswith("s") and len(w) > 3:
-                out.add(w[:-1])
-    return out
 
 
 @dataclass(frozen=True)
@@ -48,7 +38,7 @@ def _mentions(text_tokens: set[str], name: str) -> bool:
 
 def open_slots(instruction: str, goal: Sequence[Condition], facts: SceneFacts) -> list[Slot]:
     """The slots an instruction leaves open for this goal in this scene (K = their number)."""
-    said = _tokens(instruction)
+    said = tokens(instruction)
     slots: list[Slot] = []
     for i, cond in enumerate(goal):
         if not isinstance(cond, ObjectAt):
@@ -88,7 +78,7 @@ class SimulatedUser(User):
 
     def _about(self, question: str) -> tuple[list[int], bool, bool]:
         """(conditions the question names, asks where, asks which)."""
-        q = _tokens(question)
+        q = tokens(question)
         conds = []
         for i, cond in enumerate(self.goal):
             if isinstance(cond, ObjectAt):

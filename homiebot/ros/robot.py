@@ -664,8 +664,8 @@ class Ros2Robot(Robot):
 
     def set_gripper(self, closedness: float) -> MotionReport:
         """The gripper to ``closedness``. A policy repeats its gripper command every period: a command
-        equal to the last one carried out less than ``GRIPPER_HOLD`` s ago is in force (the driver holds
-        its last goal) and is not sent again."""
+        equal to the last one, carried out or repeated less than ``GRIPPER_HOLD`` s ago, is in force (the
+        driver holds its last goal) and is not sent again."""
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
         goal = min(max(float(closedness), 0.0), 1.0) if self.gripper_client is not None else float(closedness >= 0.5)
@@ -732,7 +732,7 @@ class Ros2Robot(Robot):
                 self.node.destroy_node()
 
 
-GRIPPER_HOLD = 2.0  # seconds a carried-out gripper command stays in force for repeats of it (see set_gripper)
+GRIPPER_HOLD = 2.0  # seconds a gripper command stays in force after it was carried out or last repeated (see set_gripper)
 
 
 def _control_msgs(robot: str) -> Any:
