@@ -83,12 +83,14 @@ class Ros2Robot(Robot):
 
     def __init__(self, profile: RobotProfile, node: Node | None = None, connect_timeout: float = 30.0,
                  stale_after: float = 1.0, call_timeout: float = 10.0, view_aliases: bool = False,
-                 step: Callable[[float, dict[str, int]], tuple[int, dict[str, int]]] | None = None) -> None:
+                 step: Callable[[float, dict[str, int], str | None], tuple[int, dict[str, int]]] | None = None) -> None:
         """``view_aliases``: also answer to the planner's view names (front, left, back, right) for the
         cameras the profile's ``views`` name (what mapped perception asks for). ``step``: lock-step
-        simulation (the sim driver's ``step``: seconds and the driver's command counts to wait for -> the
-        new simulated time in ns and the driver's counts); every wait for motion then advances simulated
-        time instead of sleeping, after the commands sent before it arrived."""
+        simulation (the sim driver's ``step``: seconds, the driver's command counts to wait for and an
+        action goal's id to run until it ended, or None -> the new simulated time in ns and the driver's
+        counts); every wait for motion then advances simulated time instead of sleeping, after the
+        commands sent before it arrived, and a trajectory or head goal's result is awaited after a step
+        that ran until the driver ended it."""
         self.profile = profile
         self.aliases = dict(profile.views) if view_aliases else {}
         self.name = profile.robot
@@ -119,10 +121,6 @@ class Ros2Robot(Robot):
         self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
         self._driver_counts: dict[str, int] = {}  # lock-step: the driver's command counts after the last step
         self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
-        if step is not None and "trajectory" in profile.arm:
-            raise Unsupported(f"{profile.robot}: lock-step drives pose-goal arms only (the trajectory action runs in real time)")
-        if step is not None and self._has_head:
-            raise Unsupported(f"{profile.robot}: lock-step cannot turn a head (the PointHead action runs in real time)")
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
         p = profile
@@ -223,7 +221,7 @@ class Ros2Robot(Robot):
         for role in p.startup:
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
-            self._sim_ns, self._driver_counts = self._step(0.0, {})
+            self._sim_ns, self._driver_counts = self._step(0.0, {}, None)
 
     def call(self, role: str) -> str:
         """Call a Trigger service of the profile by role; RobotUnavailable when it fails or does not answer."""
@@ -322,13 +320,14 @@ class Ros2Robot(Robot):
     def _upright_shape(self, spec: CameraSpec) -> tuple[int, int]:
         return (spec.width, spec.height) if spec.rotation_deg in (90, 270) else (spec.height, spec.width)
 
-    def _pause(self, duration: float) -> None:
-        """Let ``duration`` seconds of motion happen: real time, or a lock-step simulation step."""
+    def _pause(self, duration: float, until: str | None = None) -> None:
+        """Let ``duration`` seconds of motion happen: real time, or a lock-step simulation step (with
+        ``until``, an action goal's id: ending at the tick the driver ended that goal)."""
         if self._step is None:
             time.sleep(duration)
             return
         after = {k: self._driver_counts.get(k, 0) + n for k, n in self._sent.items() if n}
-        self._sim_ns, self._driver_counts = self._step(duration, after)
+        self._sim_ns, self._driver_counts = self._step(duration, after, until)
         self._sent = dict.fromkeys(self._sent, 0)
 
     def clock(self) -> float:
@@ -545,7 +544,7 @@ class Ros2Robot(Robot):
         target = np.clip(here.position + t, lim.workspace_min, lim.workspace_max)
         clipped = clipped or bool(np.any(target != here.position + t))
         if float(np.linalg.norm(target - here.position)) < 1e-4 and abs(turn) < 1e-4:
-            time.sleep(duration)
+            self._pause(duration)
             return MotionReport(clipped=clipped, duration=duration)
         try:
             goal = self.kinematics.inverse(target, here.yaw + turn, seed=q)
@@ -554,7 +553,7 @@ class Ros2Robot(Robot):
                 goal = self.kinematics.inverse(here.position + (target - here.position) / 2, here.yaw + turn / 2, seed=q)
                 clipped = True
             except Unreachable as err:
-                time.sleep(duration)
+                self._pause(duration)
                 return MotionReport(clipped=True, duration=duration, message=str(err))
         report = self._send_trajectory(goal, duration)
         report.clipped = report.clipped or clipped
@@ -573,19 +572,21 @@ class Ros2Robot(Robot):
         point = JointTrajectoryPoint(positions=[float(v) for v in goal_q],
                                      time_from_start=Duration(sec=int(seconds), nanosec=int((seconds % 1) * 1e9)))
         goal.trajectory.points = [point]
-        result = self._action(self.trajectory_client, goal, seconds + self.call_timeout)
+        result = self._action(self.trajectory_client, goal, seconds + self.call_timeout, timed=True)
         self.counters.add("arm_trajectory")
         self._fresh_joints(self._joint_count)
         if result.error_code != 0:
             return MotionReport(clipped=True, duration=seconds, message=result.error_string or f"error {result.error_code}")
         return MotionReport(duration=seconds)
 
-    def _action(self, client: Any, goal: Any, timeout: float) -> Any:
+    def _action(self, client: Any, goal: Any, timeout: float, timed: bool = False) -> Any:
         """Send an action goal and wait for its result; RobotUnavailable when refused or silent."""
-        return self._goal(client, goal, timeout).result
+        return self._goal(client, goal, timeout, timed).result
 
-    def _goal(self, client: Any, goal: Any, timeout: float) -> Any:
-        """Send an action goal and wait ``timeout`` s for the end of it: the response (``status`` and ``result``)."""
+    def _goal(self, client: Any, goal: Any, timeout: float, timed: bool = False) -> Any:
+        """Send an action goal and wait ``timeout`` s for the end of it: the response (``status`` and ``result``).
+        ``timed``: the goal takes time (a trajectory, a head turn); in lock-step the simulation runs
+        (up to ``timeout`` simulated seconds) until the driver ended it, then the result is awaited."""
         name = client._action_name
         if not client.server_is_ready() and not client.wait_for_server(timeout_sec=self.call_timeout):
             raise RobotUnavailable(f"{self.profile.robot}: the action server {name} is not available")
@@ -593,7 +594,11 @@ class Ros2Robot(Robot):
         handle = self._wait(sent, self.call_timeout, f"{name} did not accept a goal")
         if not handle.accepted:
             raise RobotUnavailable(f"{self.profile.robot}: {name} rejected the goal")
-        return self._wait(self._in_spin(handle.get_result_async), timeout, f"{name} did not finish")
+        result = self._in_spin(handle.get_result_async)
+        if self._step is not None and timed:
+            self._pause(min(timeout, 60.0), until=bytes(handle.goal_id.uuid).hex())
+            timeout = self.call_timeout  # simulated time is up: the result is on its way
+        return self._wait(result, timeout, f"{name} did not finish")
 
     def _in_spin(self, request: Callable[..., Any], *args: Any) -> Any:
         """``request(*args)`` (an action client's send) run in the thread that spins the node: rclpy's
@@ -647,12 +652,14 @@ class Ros2Robot(Robot):
         goal.max_velocity = float(head.max_velocity)
         joints = self._joint_count
         name = self.head_client._action_name
-        response = self._goal(self.head_client, goal, self.call_timeout + math.pi / head.max_velocity)
+        response = self._goal(self.head_client, goal, self.call_timeout + math.pi / head.max_velocity, timed=True)
         if response.status != GoalStatus.STATUS_SUCCEEDED:
             raise RobotUnavailable(f"{self.profile.robot}: {name} did not turn the head to the {view} view (goal status {response.status})")
-        there = time.time_ns()
         self.counters.add("point_head")
         self._fresh_joints(joints)
+        if self._step is not None:
+            return MotionReport()  # lock-step: the last step published the joints and images of the instant it ended
+        there = time.time_ns()
         deadline = time.monotonic() + self.call_timeout
         for _ in range(2):  # an image stamped after the turn, then the next: one whose exposure began after it
             while self._image_ns.get(head.camera, -1) <= there:

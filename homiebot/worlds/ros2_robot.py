@@ -187,9 +187,9 @@ class Ros2RobotWorld(World):
         except (RpcError, TimeoutError) as err:
             raise RobotUnavailable(f"the sim driver's {method}: {err}") from None
 
-    def _sim_step(self, seconds: float, after: dict[str, int]) -> tuple[int, dict[str, int]]:
+    def _sim_step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]:
         """Lock-step: advance the simulation (see ``Ros2Robot``); its new time and command counts."""
-        reply = self._sim_call("step", {"seconds": seconds, "after": after}, self._call_timeout + seconds)
+        reply = self._sim_call("step", {"seconds": seconds, "after": after, "until": until}, self._call_timeout + seconds)
         return int(reply["time"]), {k: int(v) for k, v in reply["counters"].items()}
 
     def _check_lockstep(self, timeout: float) -> None:

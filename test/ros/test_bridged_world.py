@@ -1,6 +1,8 @@
 """The deploy graph against simulation: ``homiebot up`` with ``config/robots/spot_sim.yaml`` (the
 ``ros2_robot`` world over Spot's driver names, the sim driver serving the embedded home, learned-policy
-skills fed by the simulator's expert sources) runs a task to its goal.
+skills fed by the simulator's expert sources) runs a task to its goal; so does ``fetch_sim.yaml``.
+Both run in lock-step (the shipped configs plus ``lockstep: true``), so that the episodes do not depend
+on the machine's load; ``benchmarks/bridged_demo.py`` runs the shipped configs in real time.
 
 Then one process does what the node running skills does (world and skills built from the same config
 by the runtime) against the graph's sim driver: it never imports the home either; every command goes
@@ -53,7 +55,8 @@ say(phase="built", skills=sorted(skills.skills), unavailable=skills.unavailable,
     grey=bool((front[..., 0] == front[..., 1]).all()), depth=obs.views["front"].depth is not None, labels=sorted(label.name for label in obs.labels.values()),
     names=world.belief.names(), bridge=world.own_robot().counters.counts)
 # the robot's own config (no simulator truth): expert sources refuse at start-up, naming why
-robot_cfg = cfg.model_copy(update={"world": cfg.world.model_copy(update={"params": {**cfg.world.params, "sim_truth": False, "segmentation": False}})})
+robot_cfg = cfg.model_copy(update={"world": cfg.world.model_copy(update={"params": {**cfg.world.params, "sim_truth": False, "segmentation": False,
+                                                                                    "lockstep": False}})})
 plain = build_world(robot_cfg, None)
 plain.reset()
 seen = plain.observe(0)
@@ -70,6 +73,21 @@ say(phase="killed", code=run.feedback.code.value if run.feedback.code else None,
     message=run.feedback.message)
 say(phase="modules", home=sorted(m for m in sys.modules if m.startswith("homiebot.worlds.home")))
 '''
+
+
+def lockstep_config(robot: str, folder: Path, planner: str | None = None) -> Path:
+    """The shipped ``<robot>_sim.yaml`` with the world and the sim driver in lock-step (and another planner)."""
+    text = Path(robot_config(robot, sim_driver=True)).read_text()
+    text = text.replace("segmentation: true,", "segmentation: true, lockstep: true,")
+    text = text.replace("camera_size: 120x160}", "camera_size: 120x160, lockstep: true}")
+    text = text.replace("../scenes/demo.yaml", str(ROOT / "config" / "scenes" / "demo.yaml"))
+    assert text.count("lockstep: true") == 2, "the shipped config changed: update lockstep_config"
+    if planner is not None:
+        assert text.count("planner: {name: heuristic}") == 1
+        text = text.replace("planner: {name: heuristic}", planner)
+    config = folder / f"{robot}_lockstep.yaml"
+    config.write_text(text)
+    return config
 
 
 def _simulator_loaded(parent: int) -> dict[str, bool]:
@@ -92,16 +110,17 @@ def _simulator_loaded(parent: int) -> dict[str, bool]:
 
 @pytest.fixture(scope="module")
 def fetch_episode(tmp_path_factory):
-    """``homiebot up`` with the shipped fetch_sim config, and the demo task submitted to it: started before the
-    spot_sim episode, on its own domain, so that the two real-time episodes run at the same time."""
+    """``homiebot up`` with the shipped fetch_sim config in lock-step, and the demo task submitted to it: started
+    before the spot_sim episode, on its own domain, so that the two episodes run at the same time."""
     tmp = tmp_path_factory.mktemp("fetch")
     env = ros_environment(FETCH_DOMAIN)
-    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", robot_config("fetch", sim_driver=True), "--out",
+    config = lockstep_config("fetch", tmp)
+    up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out",
                            str(tmp / "runs"), "--no-bag"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     submit = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
                                "--timeout", "900"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        yield {"up": up, "submit": submit, "env": env, "runs": tmp / "runs"}
+        yield {"up": up, "submit": submit, "env": env, "runs": tmp / "runs", "config": config}
     finally:
         for proc in (submit, up):  # processes we started; the graph stops its nodes
             if proc.poll() is None:
@@ -116,12 +135,12 @@ def fetch_episode(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bridged(tmp_path_factory, fetch_episode):
-    """``homiebot up`` with the shipped spot_sim config (the heuristic planner) runs the demo task; then
+    """``homiebot up`` with the shipped spot_sim config in lock-step (the heuristic planner) runs the demo task; then
     a process builds the world and skills from the same config against the graph's sim driver, and the
     graph is stopped (its sim driver with it) while that process runs a skill. (The fetch_sim episode runs
     meanwhile.)"""
     tmp = tmp_path_factory.mktemp("bridged")
-    config = robot_config("spot", sim_driver=True)
+    config = lockstep_config("spot", tmp)
     task = ROOT / "config" / "tasks" / "demo.yaml"
     env = ros_environment(DOMAIN)
     up_log = tmp / "up.log"
@@ -263,8 +282,9 @@ def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and
     """fetch_sim as shipped (the heuristic planner, the simulator's experts): the demo task through Fetch's
     names. The base through /cmd_vel; the fridge opened, the can picked and put through FollowJointTrajectory
     (the bridge solves Fetch's seven joints for every end-effector step) and GripperCommand (a stall is
-    the robot saying it holds the can)."""
-    config = robot_config("fetch", sim_driver=True)
+    the robot saying it holds the can); in lock-step, each trajectory and head goal runs in simulated time
+    until the driver ended it."""
+    config = str(fetch_episode["config"])
     out, _ = fetch_episode["submit"].communicate(timeout=960)
     submitted = subprocess.CompletedProcess(fetch_episode["submit"].args, fetch_episode["submit"].returncode, out, "")
     after = subprocess.run([sys.executable, "-c", FETCH_AFTER, config], cwd=ROOT, env=fetch_episode["env"], capture_output=True,
@@ -312,19 +332,13 @@ LOCKSTEP_PLAN = [("the table is in the living room", "[Go to, brown_table]", "No
                  ("the can is on it", "[Go to, green_can]", "PixNav"), ("take it", "[Pick, green_can]", "RT-1-X")]
 
 
-def test_in_lock_step_the_bridged_expert_episode_repeats_exactly(tmp_path: Path) -> None:
-    """spot_sim with the sim driver in lock-step (simulated time advances only through the bridge's steps):
-    two episodes of the same plan from the same seed leave identical records, whatever the load. The two
-    run at the same time, in two graphs on two domains: each loads the other's machine."""
-    text = Path(robot_config("spot", sim_driver=True)).read_text()
+def test_in_lock_step_the_bridged_fetch_episode_repeats_exactly(tmp_path: Path) -> None:
+    """fetch_sim with the sim driver in lock-step (simulated time advances only through the bridge's steps;
+    trajectory and head goals run until the driver ended them): two episodes of the same plan from the
+    same seed leave identical records, whatever the load. The two run at the same time, in two graphs on
+    two domains: each loads the other's machine."""
     outputs = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in LOCKSTEP_PLAN])
-    replay = "planner: {name: replay, params: {outputs: " + outputs + "}}"
-    text = text.replace("planner: {name: heuristic}", replay).replace("segmentation: true,", "segmentation: true, lockstep: true,")
-    text = text.replace("camera_size: 120x160}", "camera_size: 120x160, lockstep: true}")
-    text = text.replace("../scenes/demo.yaml", str(ROOT / "config" / "scenes" / "demo.yaml"))
-    assert text.count("lockstep: true") == 2
-    config = tmp_path / "spot_lockstep.yaml"
-    config.write_text(text)
+    config = lockstep_config("fetch", tmp_path, planner="planner: {name: replay, params: {outputs: " + outputs + "}}")
     task = tmp_path / "task.yaml"
     task.write_text("id: take_the_can\ninstruction: take the green can\ngoal:\n  - {kind: robot_in, room: living_room}\n")
     graphs = []

@@ -320,11 +320,11 @@ class HomeControl(Robot):
             report.duration = self.dt
         return report
 
-    def _feasible(self, pos: np.ndarray, yaw: float) -> tuple[ArmPose | None, str]:
+    def _feasible(self, pos: np.ndarray, yaw: float, rising_out: bool = False) -> tuple[ArmPose | None, str]:
         pose = arm_ik(tuple(pos), yaw, self.state.arm.gripper)
         if pose is None:
             return None, "the target is out of the arm's reach"
-        blocker = self._blocked(self.robot_to_world(pos))
+        blocker = "" if rising_out else self._blocked(self.robot_to_world(pos))
         if blocker:
             return None, blocker
         return pose, ""
@@ -332,14 +332,17 @@ class HomeControl(Robot):
     def _move_free(self, t: np.ndarray, dyaw: float) -> StepReport:
         pos, yaw = self.gripper_pose()
         target, target_yaw = pos + t, yaw + dyaw
-        pose, why = self._feasible(target, target_yaw)
+        # a hand already in furniture (the base drove it there, or a joint-space motion, which checks
+        # nothing) may rise out of it; otherwise it would be stuck for good
+        rising_out = t[2] >= 0.0 and bool(self._blocked(self.robot_to_world(pos)))
+        pose, why = self._feasible(target, target_yaw, rising_out)
         report = StepReport()
         if pose is None:
             lo, hi = 0.0, 1.0  # bisect along the motion for the farthest feasible point
             best = None
             for _ in range(12):
                 mid = (lo + hi) / 2
-                cand, _ = self._feasible(pos + mid * t, yaw + mid * dyaw)
+                cand, _ = self._feasible(pos + mid * t, yaw + mid * dyaw, rising_out)
                 if cand is not None:
                     lo, best = mid, cand
                 else:

@@ -39,7 +39,10 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 In lock-step (``lockstep:=true``) simulated time advances only when the bridge calls ``step``
 {seconds, after}: the commands it published before are waited for (the driver's counters), the
 simulation runs in ticks of the state period, and the state and camera messages of the new instant go
-out, stamped with simulated time (also on ``/clock``). Between steps the streams go on, unchanged, at
+out, stamped with simulated time (also on ``/clock``). Timed action goals (a trajectory, a head turn)
+run in simulated time too; the counters say how many were received and how many ended
+(``trajectory_goals`` / ``trajectories_ended``, ``head_goals`` / ``head_goals_ended``), so a caller
+steps until its own goal ended. Between steps the streams go on, unchanged, at
 their rates; ``truth`` answers the truth message of the instant; ``mode`` says which mode runs.
 Episodes then repeat exactly from their seed; real time is for demos and the benchmark.
 
@@ -53,6 +56,7 @@ import math
 import sys
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -106,6 +110,9 @@ class SimDriver:
         self.robot.max_ee_speed = p.limits.max_ee_speed
         self.powered = self.standing = not p.sim.needs_power
         self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0, "expert_acts": 0}
+        self.counters.update(head_goals=0, gripper_goals=0)
+        # timed action goals (trajectory, head turn) by id -> ended: a lock-step `step` may run until one ended
+        self._goals: OrderedDict[str, bool] = OrderedDict()
         self._expert: PrivilegedPolicy | None = None
         self._lock = threading.Lock()
         self._cmd: tuple[float, float, float] | None = None  # (v, w, wall time received)
@@ -229,6 +236,7 @@ class SimDriver:
                     self._extra[j.name] = float(np.clip(0.0, j.lower, j.upper))
         self._extra_start = dict(self._extra)
         self._head_goal: tuple[dict[str, float], float, float, Future] | None = None  # (joints, speed, earliest end, result)
+        self._head_id = ""  # its goal id
         head = p.head
         self.head_chain = self.mounts[head.camera].chain if head is not None and head.camera in self.mounts else None
         if head is not None and (self.head_chain is None or {head.pan_joint, head.tilt_joint} - set(self._extra)):
@@ -289,17 +297,20 @@ class SimDriver:
         if frame not in ("", p.base_frame) or not _finite(point.x, point.y, point.z, goal.max_velocity):
             self.node.get_logger().error(f"point_head: a target in '{frame}' with ({point.x}, {point.y}, {point.z}): "
                                          f"give finite coordinates in {p.base_frame} (the simulation has no tf)")
+            with self._lock:
+                self._goals[_goal_id(handle)] = True  # ended at once
             handle.abort()
             return result
         joints, error = self._aim(np.array([point.x, point.y, point.z]))
         speed = min(float(goal.max_velocity), 1.57) if goal.max_velocity > 0 else 1.57  # the joints' velocity limit
         done = Future()
         with self._lock:
-            self.counters["head_goals"] = self.counters.get("head_goals", 0) + 1
+            self.counters["head_goals"] += 1
             if self._head_goal is not None:  # a new goal preempts the running one
-                self._head_goal[3].set_result(False)
+                self._end_head(False)
             earliest = self._seconds() + goal.min_duration.sec + goal.min_duration.nanosec * 1e-9
-            self._head_goal = (joints, speed, earliest, done)
+            self._head_goal, self._head_id = (joints, speed, earliest, done), _goal_id(handle)
+            self._started(handle)
         reached = await done
         feedback = PointHead.Feedback()
         feedback.pointing_angle_error = float(error)  # how far the limits keep it from the target
@@ -318,8 +329,15 @@ class SimDriver:
             here = self._extra[name]
             self._extra[name] = here + float(np.clip(goal - here, -speed * dt, speed * dt))
         if all(abs(self._extra[n] - v) < 1e-9 for n, v in joints.items()) and now >= earliest:
-            self._head_goal = None
-            done.set_result(True)
+            self._end_head(True)
+
+    def _end_head(self, reached: bool) -> None:
+        """End the running PointHead goal (under the lock)."""
+        assert self._head_goal is not None
+        done = self._head_goal[3]
+        self._head_goal = None
+        self._goals[self._head_id] = True
+        done.set_result(reached)
 
     def _home_view(self, camera: str) -> str:
         """The home's view a camera renders: a head camera's follows the pan."""
@@ -392,6 +410,8 @@ class SimDriver:
             q, seconds = self._trajectory_goal(handle.request)
         except WireError as err:
             result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
+            with self._lock:
+                self._goals[_goal_id(handle)] = True  # ended at once
             handle.abort()
             return result
         done = Future()
@@ -399,10 +419,11 @@ class SimDriver:
         with self._lock:
             self.counters["arm_goals"] += 1
             if self._trajectory is not None:  # a new goal preempts the running one, as the controller does
-                self._trajectory[0].set_result((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
+                self._end_trajectory((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
             self._ee_goal = (ee.position, ee.yaw)
             # the hand moves at the speed limit: a step takes its time (a joint-space path may be longer); twice that is a hand that cannot get there
-            self._trajectory = (done, q, time.monotonic() + 2.0 * seconds + 0.5, handle)
+            self._trajectory = (done, q, self._seconds() + 2.0 * seconds + 0.5, handle)
+            self._started(handle)
         code, message = await done
         result.error_code, result.error_string = code, message
         if code is None:  # cancelled: the arm stopped where it was
@@ -427,13 +448,27 @@ class SimDriver:
             code, text = FollowJointTrajectory.Result.SUCCESSFUL, ""
         elif float(np.linalg.norm(here - before)) < 1e-5 and abs(yaw - before_yaw) < 1e-5:
             code, text = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, message or "the arm is blocked"
-        elif time.monotonic() > deadline:
+        elif self._seconds() > deadline:
             code, text = FollowJointTrajectory.Result.GOAL_TOLERANCE_VIOLATED, "the arm did not get there in time"
         else:
             return
         self._arm_q = self._joints_of_home(q)
-        self._ee_goal, self._trajectory = None, None
-        done.set_result((code, text))
+        self._ee_goal = None
+        self._end_trajectory((code, text))
+
+    def _end_trajectory(self, outcome: tuple[int | None, str]) -> None:
+        """End the running trajectory goal with (error code or None when cancelled, text) (under the lock)."""
+        assert self._trajectory is not None
+        done, handle = self._trajectory[0], self._trajectory[3]
+        self._trajectory = None
+        self._goals[_goal_id(handle)] = True
+        done.set_result(outcome)
+
+    def _started(self, handle: Any) -> None:
+        """Note a timed goal as running (under the lock); the oldest notes go."""
+        self._goals[_goal_id(handle)] = False
+        while len(self._goals) > 256:
+            self._goals.popitem(last=False)
 
     def _execute_gripper(self, handle: Any) -> Any:
         from control_msgs.action import GripperCommand
@@ -444,7 +479,7 @@ class SimDriver:
             handle.abort()
             return result
         with self._lock:
-            self.counters["gripper_goals"] = self.counters.get("gripper_goals", 0) + 1
+            self.counters["gripper_goals"] += 1
             self.robot.set_gripper(1.0 - min(max(position / gap, 0.0), 1.0))
             state = self.robot.gripper_state()
         result.position = float(state.open_fraction * gap)
@@ -490,12 +525,11 @@ class SimDriver:
             self.world.reset()
             self._cmd, self._ee_goal, self._expert = None, None, None
             if self._trajectory is not None:
-                self._trajectory[0].set_result((-4, "the simulation restarted"))  # PATH_TOLERANCE_VIOLATED
-                self._trajectory = None
+                self._end_trajectory((-4, "the simulation restarted"))  # PATH_TOLERANCE_VIOLATED
             if self.kinematics is not None:
                 self._arm_q = self._joints_of_home(self.kinematics.rest)
             if self._head_goal is not None:
-                self._head_goal[3].set_result(False)
+                self._end_head(False)
             self._extra, self._head_goal, self._hand = dict(self._extra_start), None, None  # the head to the front
             r = self.world.state.robot
             if self.lockstep:
@@ -579,22 +613,28 @@ class SimDriver:
 
     def _step(self, params: dict, ctx: CallContext) -> dict:
         """Advance simulated time by ``seconds`` in ticks of the state period, once the commands the caller
-        sent before (``after``: counter -> count, e.g. {"cmd_vel": 12}) have arrived; then publish the
-        state and the cameras of the new instant. Lock-step only."""
+        sent before (``after``: counter -> count, e.g. {"cmd_vel": 12}) have arrived; with ``until`` (an
+        action goal's id, hex) once that goal is running, and only until the tick it ended. Then publish
+        the state and the cameras of the new instant. Lock-step only."""
         if not self.lockstep:
             raise RuntimeError("the sim driver runs in real time; start it with lockstep:=true (sim_driver: {lockstep: true})")
         seconds = float(params["seconds"])
         if not (math.isfinite(seconds) and 0.0 <= seconds <= 60.0):
             raise ValueError(f"step seconds must be within [0, 60], not {seconds}")
         after = {str(k): int(v) for k, v in dict(params.get("after") or {}).items()}
+        until = str(params["until"]) if params.get("until") else None
         deadline = time.monotonic() + 10.0
-        while any(self.counters.get(k, 0) < n for k, n in after.items()):  # ordering: commands first, then the step
+        # ordering: the commands and the goal first, then the step
+        while any(self.counters.get(k, 0) < n for k, n in after.items()) or (until is not None and until not in self._goals):
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the commands sent before this step ({after}) did not arrive within 10 s (have {self.counters})")
+                raise RuntimeError(f"the commands sent before this step ({after}{', goal ' + until if until else ''}) did not arrive "
+                                   f"within 10 s (have {self.counters})")
             time.sleep(0.002)
         dt = 1.0 / self.profile.sim.state_rate_hz
         with self._lock:
             for _ in range(round(seconds / dt)):
+                if until is not None and self._goals.get(until):
+                    break
                 self.sim_ns += round(dt * 1e9)
                 self._advance(dt, self.sim_ns / 1e9)
             self._publish_state(truth=True)
@@ -669,6 +709,11 @@ class SimDriver:
         for server in self._action_servers:
             server.destroy()
         self.world.close()
+
+
+def _goal_id(handle: Any) -> str:
+    """An action goal's id as hex (as the client's ``goal_id.uuid`` bytes read)."""
+    return bytes(handle.goal_id.uuid).hex()
 
 
 def _size(text: str) -> tuple[int, int] | None:
