@@ -250,8 +250,14 @@ class TaskManagerNode:
 
     def _stop_bag(self, rid: str) -> None:
         assert self.recorder is not None  # only after _start_bag succeeded
-        try:  # when stopping, the recorder may be stopping too: do not hold up the record for long
-            self.recorder.call("stop", timeout=1.5 if self._stopping.is_set() else self.params["timeout"])
+        if self._stopping.is_set():
+            # nothing spins this node any more, so no answer could arrive: waiting for one would only
+            # eat the time left to write the record; the recorder closes the bag when it stops itself
+            # (or when the next episode's bag starts)
+            self._bag_problem(rid, "the graph is stopping: the recorder closes the bag as it stops")
+            return
+        try:
+            self.recorder.call("stop", timeout=self.params["timeout"])
         except (RpcError, RpcTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
