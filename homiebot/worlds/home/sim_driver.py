@@ -146,7 +146,8 @@ class SimDriver:
                                                         "goal": self._goal, "restart": self._restart, "step": self._step,
                                                         "truth": self._truth_call, "mode": self._mode})
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
-        node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_tick)
+        self._sent_frames: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
+        node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_timer)
         node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
 
     # ---- commands -------------------------------------------------------------------------------
@@ -534,6 +535,7 @@ class SimDriver:
             r = self.world.state.robot
             if self.lockstep:
                 self.sim_ns += 1_000_000  # what is published from now on is told apart from before the restart
+                self._sent_frames = []  # the cameras of the new instant are rendered
             stamp = self._stamp_ns()
             self._publish_state(truth=True)
             return {"x": r.x, "y": r.y, "yaw": r.yaw, "stamp": stamp}
@@ -686,8 +688,18 @@ class SimDriver:
         depth = self.node.create_publisher(Image, p.topic(spec.depth), 5) if spec.depth else None
         return image, info, depth
 
+    def _camera_timer(self) -> None:
+        """The camera streams: rendered at their rate in real time; in lock-step nothing moves between
+        steps, so the instant's messages are sent again (for late subscribers) without rendering again."""
+        if not self.lockstep or not self._sent_frames:  # (none yet: at start-up and after a restart)
+            self._camera_tick()
+            return
+        for pub, msg in self._sent_frames:
+            pub.publish(msg)
+
     def _camera_tick(self) -> None:
         """Render and publish each camera in turn, stamped when it is rendered (as a camera stamps at capture)."""
+        sent: list[tuple[Any, Any]] = []
         for name in self.cams:
             spec = self.profile.cameras[name]
             size = self.size or (spec.height, spec.width)
@@ -697,13 +709,17 @@ class SimDriver:
             frame = next(iter(view.values()))
             stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
-            image_pub.publish(_image(frame.rgb, spec, stamp, name))
+            messages = [(image_pub, _image(frame.rgb, spec, stamp, name))]
             if info_pub is not None:
-                info_pub.publish(_camera_info(frame.rgb.shape[:2], spec, stamp, name))
+                messages.append((info_pub, _camera_info(frame.rgb.shape[:2], spec, stamp, name)))
             if depth_pub is not None and frame.depth is not None:
-                depth_pub.publish(to_image(_mounted(frame.depth, spec), "depth", stamp, name))
+                messages.append((depth_pub, to_image(_mounted(frame.depth, spec), "depth", stamp, name)))
             if name in self.seg_pubs and frame.segmentation is not None:
-                self.seg_pubs[name].publish(to_image(_mounted(frame.segmentation, spec), "segmentation", stamp, name))
+                messages.append((self.seg_pubs[name], to_image(_mounted(frame.segmentation, spec), "segmentation", stamp, name)))
+            for pub, msg in messages:
+                pub.publish(msg)
+            sent += messages
+        self._sent_frames = sent
 
     def close(self) -> None:
         for server in self._action_servers:
