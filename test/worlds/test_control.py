@@ -172,6 +172,21 @@ def test_gripper_cannot_pass_through_a_table_top(control: HomeControl) -> None:
     assert control.gripper_pose()[0][2] >= 0.75 + 0.012 - 0.002  # stopped at the top (1 mm tolerance)
 
 
+def test_a_hand_already_inside_furniture_may_rise_out_of_it_but_not_go_deeper(control: HomeControl) -> None:
+    """The base or a joint-space motion (which checks nothing) can leave the hand inside furniture;
+    from there it may move up and out, not further in."""
+    place_robot(control, TABLE_POSE)
+    _gripper_to(control, np.array([0.6, 0.0, 0.65]))  # under the brown table's top (0.75 m)
+    control.max_ee_speed = 10.0
+    assert "brown_table" in control.move_ee([0.0, 0.0, -0.05]).message  # deeper: refused
+    assert control.gripper_pose()[0][2] == pytest.approx(0.65, abs=1e-6)
+    assert not control.move_ee([0.0, 0.0, 0.04]).clipped  # up, still inside
+    assert not control.move_ee([0.02, 0.0, 0.16]).clipped  # and out
+    assert control.gripper_pose()[0][2] == pytest.approx(0.85, abs=1e-6)
+    report = control.move_ee([0.0, 0.0, -0.15])  # out of it, the table top stops the hand again
+    assert report.clipped and "brown_table" in report.message
+
+
 def test_door_opens_through_the_arm(control: HomeControl) -> None:
     place_robot(control, FRIDGE_POSE)
     st = control.state
