@@ -37,13 +37,13 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   conditions hold, ``restart`` -> the home back to its initial state (a bridged world's reset).
 
 In lock-step (``lockstep:=true``) simulated time advances only when the bridge calls ``step``
-{seconds, after}: the commands it published before are waited for (the driver's counters), the
+{seconds, after, until}: the commands it published before are waited for (the driver's counters), the
 simulation runs in ticks of the state period, and the state and camera messages of the new instant go
 out, stamped with simulated time (also on ``/clock``). Timed action goals (a trajectory, a head turn)
-run in simulated time too; the counters say how many were received and how many ended
-(``trajectory_goals`` / ``trajectories_ended``, ``head_goals`` / ``head_goals_ended``), so a caller
-steps until its own goal ended. Between steps the streams go on, unchanged, at
-their rates; ``truth`` answers the truth message of the instant; ``mode`` says which mode runs.
+run in simulated time too: with ``until`` (a goal's id) the step waits for that goal to be running and
+ends at the tick it ended. Between steps the streams go on at their rates, unchanged (the cameras
+re-send the instant's images rather than render them again); ``truth`` answers the truth message of
+the instant; ``mode`` says which mode runs.
 Episodes then repeat exactly from their seed; real time is for demos and the benchmark.
 
 Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p scene:=0``.
