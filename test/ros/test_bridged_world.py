@@ -90,6 +90,20 @@ def lockstep_config(robot: str, folder: Path, planner: str | None = None) -> Pat
     return config
 
 
+def _interrupt(*procs: subprocess.Popen) -> None:
+    """Stop processes we started with SIGINT (a graph then stops its nodes; killing it outright would
+    orphan them), killing those still running after 60 s."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _simulator_loaded(parent: int) -> dict[str, bool]:
     """Module of each node process ``homiebot up`` started -> whether MuJoCo (the embedded home's
     simulator) is mapped into it (/proc/<pid>/maps)."""
@@ -122,15 +136,7 @@ def fetch_episode(tmp_path_factory):
     try:
         yield {"up": up, "submit": submit, "env": env, "runs": tmp / "runs", "config": config}
     finally:
-        for proc in (submit, up):  # processes we started; the graph stops its nodes
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in (submit, up):
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _interrupt(submit, up)
 
 
 @pytest.fixture(scope="module")
@@ -170,13 +176,7 @@ def bridged(tmp_path_factory, fetch_episode):
         if proc is not None and proc.poll() is None:
             proc.kill()  # a process we started
             proc.wait()
-        if up.poll() is None:
-            up.send_signal(signal.SIGINT)  # the graph stops its nodes; killing it outright would orphan them
-            try:
-                up.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                up.kill()
-                up.wait()
+        _interrupt(up)
 
 
 def test_homiebot_up_with_spot_sim_reaches_the_tasks_goal_through_the_bridge(bridged) -> None:
@@ -354,10 +354,7 @@ def test_in_lock_step_the_bridged_fetch_episode_repeats_exactly(tmp_path: Path) 
             out, _ = submit.communicate(timeout=660)
             assert submit.returncode == 0 and "goal reached" in out, out
     finally:
-        for _, up in graphs:
-            up.send_signal(signal.SIGINT)  # it stops its nodes
-        for _, up in graphs:
-            up.wait(timeout=60)
+        _interrupt(*(up for _, up in graphs))
     records = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("runs*/*/episode.json"))]
     assert len(records) == 2
 

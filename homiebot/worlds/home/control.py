@@ -332,10 +332,12 @@ class HomeControl(Robot):
     def _move_free(self, t: np.ndarray, dyaw: float) -> StepReport:
         pos, yaw = self.gripper_pose()
         target, target_yaw = pos + t, yaw + dyaw
+        pose, why = self._feasible(target, target_yaw)
         # a hand already in furniture (the base drove it there, or a joint-space motion, which checks
         # nothing) may rise out of it; otherwise it would be stuck for good
-        rising_out = t[2] >= 0.0 and bool(self._blocked(self.robot_to_world(pos)))
-        pose, why = self._feasible(target, target_yaw, rising_out)
+        rising_out = pose is None and t[2] >= 0.0 and bool(self._blocked(self.robot_to_world(pos)))
+        if rising_out:
+            pose, why = self._feasible(target, target_yaw, rising_out)
         report = StepReport()
         if pose is None:
             lo, hi = 0.0, 1.0  # bisect along the motion for the farthest feasible point

@@ -109,8 +109,8 @@ class SimDriver:
         self.robot.max_linear, self.robot.max_angular = p.limits.max_linear, p.limits.max_angular
         self.robot.max_ee_speed = p.limits.max_ee_speed
         self.powered = self.standing = not p.sim.needs_power
-        self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "services": 0, "expert_acts": 0}
-        self.counters.update(head_goals=0, gripper_goals=0)
+        self.counters: dict[str, int] = {"cmd_vel": 0, "applied": 0, "timeouts": 0, "arm_goals": 0, "head_goals": 0, "gripper_goals": 0,
+                                         "services": 0, "expert_acts": 0}
         # timed action goals (trajectory, head turn) by id -> ended: a lock-step `step` may run until one ended
         self._goals: OrderedDict[str, bool] = OrderedDict()
         self._expert: PrivilegedPolicy | None = None
@@ -236,8 +236,8 @@ class SimDriver:
                 if j.name not in held | arms:
                     self._extra[j.name] = float(np.clip(0.0, j.lower, j.upper))
         self._extra_start = dict(self._extra)
-        self._head_goal: tuple[dict[str, float], float, float, Future] | None = None  # (joints, speed, earliest end, result)
-        self._head_id = ""  # its goal id
+        # (joints, speed, earliest end, result, goal handle)
+        self._head_goal: tuple[dict[str, float], float, float, Future, Any] | None = None
         head = p.head
         self.head_chain = self.mounts[head.camera].chain if head is not None and head.camera in self.mounts else None
         if head is not None and (self.head_chain is None or {head.pan_joint, head.tilt_joint} - set(self._extra)):
@@ -299,7 +299,7 @@ class SimDriver:
             self.node.get_logger().error(f"point_head: a target in '{frame}' with ({point.x}, {point.y}, {point.z}): "
                                          f"give finite coordinates in {p.base_frame} (the simulation has no tf)")
             with self._lock:
-                self._goals[_goal_id(handle)] = True  # ended at once
+                self._note_goal(handle, ended=True)  # at once
             handle.abort()
             return result
         joints, error = self._aim(np.array([point.x, point.y, point.z]))
@@ -310,8 +310,8 @@ class SimDriver:
             if self._head_goal is not None:  # a new goal preempts the running one
                 self._end_head(False)
             earliest = self._seconds() + goal.min_duration.sec + goal.min_duration.nanosec * 1e-9
-            self._head_goal, self._head_id = (joints, speed, earliest, done), _goal_id(handle)
-            self._started(handle)
+            self._head_goal = (joints, speed, earliest, done, handle)
+            self._note_goal(handle, ended=False)
         reached = await done
         feedback = PointHead.Feedback()
         feedback.pointing_angle_error = float(error)  # how far the limits keep it from the target
@@ -325,7 +325,7 @@ class SimDriver:
     def _move_head(self, dt: float, now: float) -> None:
         """Turn the head towards its goal for ``dt`` seconds at the goal's speed (under the lock)."""
         assert self._head_goal is not None
-        joints, speed, earliest, done = self._head_goal
+        joints, speed, earliest, _, _ = self._head_goal
         for name, goal in joints.items():
             here = self._extra[name]
             self._extra[name] = here + float(np.clip(goal - here, -speed * dt, speed * dt))
@@ -335,9 +335,9 @@ class SimDriver:
     def _end_head(self, reached: bool) -> None:
         """End the running PointHead goal (under the lock)."""
         assert self._head_goal is not None
-        done = self._head_goal[3]
+        done, handle = self._head_goal[3], self._head_goal[4]
         self._head_goal = None
-        self._goals[self._head_id] = True
+        self._note_goal(handle, ended=True)
         done.set_result(reached)
 
     def _home_view(self, camera: str) -> str:
@@ -412,7 +412,7 @@ class SimDriver:
         except WireError as err:
             result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
             with self._lock:
-                self._goals[_goal_id(handle)] = True  # ended at once
+                self._note_goal(handle, ended=True)  # at once
             handle.abort()
             return result
         done = Future()
@@ -424,7 +424,7 @@ class SimDriver:
             self._ee_goal = (ee.position, ee.yaw)
             # the hand moves at the speed limit: a step takes its time (a joint-space path may be longer); twice that is a hand that cannot get there
             self._trajectory = (done, q, self._seconds() + 2.0 * seconds + 0.5, handle)
-            self._started(handle)
+            self._note_goal(handle, ended=False)
         code, message = await done
         result.error_code, result.error_string = code, message
         if code is None:  # cancelled: the arm stopped where it was
@@ -462,12 +462,12 @@ class SimDriver:
         assert self._trajectory is not None
         done, handle = self._trajectory[0], self._trajectory[3]
         self._trajectory = None
-        self._goals[_goal_id(handle)] = True
+        self._note_goal(handle, ended=True)
         done.set_result(outcome)
 
-    def _started(self, handle: Any) -> None:
-        """Note a timed goal as running (under the lock); the oldest notes go."""
-        self._goals[_goal_id(handle)] = False
+    def _note_goal(self, handle: Any, ended: bool) -> None:
+        """Note a timed goal as running or ended (under the lock); the oldest notes go."""
+        self._goals[bytes(handle.goal_id.uuid).hex()] = ended  # as the client reads its goal_id
         while len(self._goals) > 256:
             self._goals.popitem(last=False)
 
@@ -725,11 +725,6 @@ class SimDriver:
         for server in self._action_servers:
             server.destroy()
         self.world.close()
-
-
-def _goal_id(handle: Any) -> str:
-    """An action goal's id as hex (as the client's ``goal_id.uuid`` bytes read)."""
-    return bytes(handle.goal_id.uuid).hex()
 
 
 def _size(text: str) -> tuple[int, int] | None:
