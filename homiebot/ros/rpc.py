@@ -467,7 +467,9 @@ class RpcClient:
         return frozenset(bytes(i.endpoint_gid) for i in self._node.get_publishers_info_by_topic(self._reply_topic))
 
     def _verify(self, deadline: float, what: str, timeout: float, force: bool = False) -> None:
-        while not self.connected and time.monotonic() < deadline:  # nobody listens yet: wait, then ping
+        # nobody listens yet: wait, then ping; an abort ends the wait (the server may have stopped with
+        # this process, and waiting out the deadline would outlast the time left to save the record)
+        while not self.connected and self._aborted is None and time.monotonic() < deadline:
             time.sleep(0.02)
         servers = self._servers()
         if force or servers != self._verified_for:

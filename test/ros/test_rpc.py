@@ -24,7 +24,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from homiebot.ros.rpc import PING, RELIABLE, RpcClient, RpcError  # noqa: E402
+from homiebot.ros.rpc import PING, RELIABLE, RpcClient, RpcError, RpcInterrupted  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 
 DOMAIN = 30 + os.getpid() % 30  # apart from the graph tests' domains
@@ -127,3 +127,24 @@ def test_a_bad_request_is_answered_with_its_reason_and_logged_in_one_line(client
         stop(server)
     log = server.stderr.read()
     assert "refused a 'strict' request: strict needs n, an integer" in log and "Traceback" not in log, log
+
+
+def test_an_abort_ends_a_call_still_waiting_for_its_server_to_appear(client):
+    """A stopping process aborts its calls; one waiting for a server that is gone (it stopped first)
+    must end then, not at its deadline."""
+    rpc, _ = client
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            rpc.call("echo", {}, timeout=60.0)
+        except BaseException as err:  # what the call ended with
+            outcome.append(err)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    time.sleep(0.3)
+    assert caller.is_alive()  # no server: still waiting
+    rpc.abort("stopping", interrupted=True)
+    caller.join(5.0)
+    assert not caller.is_alive() and len(outcome) == 1 and isinstance(outcome[0], RpcInterrupted), outcome
