@@ -1,8 +1,9 @@
 """The ``trained`` planner for the CPU recipe (``recipe: minilm_heads``): every subtask decoded by the model.
 
 Each round, the scorer of ``homiebot.planners.minilm_heads`` scores every complete subtask that is valid
-this round (End; Go to, Pick, Open, Close with a known name; Put of what is held onto a known name) and
-the best one is the answer; End ends the episode. The known names are every instance label the views
+this round (End; Go to, Pick, Open, Close with a known name; Put of what is held onto a known name). The
+answer is decoded in two steps from the softmax over them: the action whose subtasks hold the most
+probability in total, then that action's best-scoring subtask; End ends the episode. The known names are every instance label the views
 have shown in this episode, the rooms of the map summary when there is one, the targets and places of
 earlier subtasks and what the robot holds (as in the training records' ``known``). The model is the
 model head's best among the configured models that can run the action. The answer is JSON text that the
@@ -25,6 +26,7 @@ from homiebot.planners.minilm_heads import (
     build_heads,
     candidate_matrix,
     context_vector,
+    decode,
     options,
     pair_features,
     round_texts,
@@ -102,7 +104,7 @@ class HeadsPlanner(Planner):
             o = torch.tensor(np.array(opts, np.int64))
             scores = self.heads.score(h.expand(len(opts), -1), c, o[:, 0], o[:, 1], o[:, 2],
                                       torch.tensor(pair_features(opts, cands, ment)))
-            best = int(scores.argmax())
+            best = decode(scores, o[:, 0], len(self.actions))
             a, t, p = opts[best]
             action = self.actions[a]
             prob = float(torch.softmax(scores, 0)[best])

