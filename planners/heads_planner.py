@@ -1,11 +1,11 @@
 """The ``trained`` planner for the CPU recipe (``recipe: minilm_heads``): every subtask decoded by the model.
 
 Each round, the scorer of ``homiebot.planners.minilm_heads`` scores every complete subtask that is valid
-this round (End; Go to, Pick, Open, Close with a known name; Put of what is held onto a known name). The
-answer is decoded in two steps from the softmax over them: the action whose subtasks hold the most
-probability in total, then that action's best-scoring subtask; End ends the episode. The known names are every instance label the views
-have shown in this episode, the rooms of the map summary when there is one, the targets and places of
-earlier subtasks and what the robot holds (as in the training records' ``known``). The model is the
+this round (End; Go to, Pick, Open, Close with a known name; Put of what is held onto a known name).
+``decode`` picks the answer: the action whose subtasks hold the most probability in total, then that
+action's best-scoring subtask; End ends the episode. The known names are every instance label the
+views have shown in this episode, the rooms of the map summary when there is one, the targets and
+places of earlier subtasks and what the robot holds (as in the training records' ``known``). The model is the
 model head's best among the configured models that can run the action. The answer is JSON text that the
 agent parses like any planner's.
 """
