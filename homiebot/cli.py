@@ -173,7 +173,8 @@ def _parser() -> argparse.ArgumentParser:
                         "is used with --planner trained (docs/training.md).")
     tr.add_argument("stage", choices=("sft", "dpo", "heads"), help="sft: supervised on conversations; dpo: preference pairs; "
                     "heads: the CPU recipe, small heads over the frozen MiniLM encoder trained on an SFT export (no --base)")
-    tr.add_argument("--data", required=True, help="an export folder of the same format (homiebot export --format sft|dpo)")
+    tr.add_argument("--data", required=True, action="append", help="an export folder of the same format (homiebot export "
+                    "--format sft|dpo); heads: repeat it to train on several SFT exports together")
     tr.add_argument("--base", help="sft/dpo: a local model folder (never downloaded), the --out of an earlier `train sft` "
                     "(its merged model), or tiny:qwen2_vl (a random tiny Qwen2-VL for dry runs)")
     tr.add_argument("--out", required=True, help="new folder for the adapter and its manifest")
@@ -532,15 +533,17 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
         if args.base:
             raise TrainError("train heads: --base is not used (the encoder is the shipped MiniLM model); leave it out")
-        h = train_heads(Path(args.data), Path(args.out), epochs=args.epochs, lr=args.lr or 2e-3, hidden=args.hidden,
+        h = train_heads([Path(d) for d in args.data], Path(args.out), epochs=args.epochs, lr=args.lr or 2e-3, hidden=args.hidden,
                         batch=args.batch or 32, seed=args.seed, negatives=args.negatives)
         print(f"trained heads for {h['epochs']} epochs on {h['records']} records ({h['texts_embedded']} texts embedded in "
               f"{h['embed_s']} s, training {h['train_s']} s; loss {h['losses'][0]} -> {h['losses'][-1]}); {Path(args.out) / h['weights']}")
         print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
         return 0
+    if len(args.data) > 1:
+        raise TrainError(f"train {args.stage}: one --data folder (only `train heads` reads several)")
     if not args.base:
         raise TrainError(f"train {args.stage}: --base is required (a local model folder, an earlier --out, or tiny:qwen2_vl)")
-    m = train(args.stage, Path(args.data), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch or 1,
+    m = train(args.stage, Path(args.data[0]), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch or 1,
               lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
     print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
           f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")

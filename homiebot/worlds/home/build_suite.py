@@ -1,6 +1,11 @@
 """Build the ``home100`` task suite: 100 tasks in generated homes, with goals, keypaths and expert lengths.
 
-    python -m homiebot.bench.build_suite [--out DIR] [--count 100]
+    python -m homiebot.worlds.home.build_suite [--out DIR] [--count 100]
+
+More tasks of the same families in other homes, as extra training tasks for ``homiebot bootstrap``
+(batches of 100, each from its own range of home seeds; no instruction of ``--avoid`` written again):
+
+    python -m homiebot.worlds.home.build_suite --out gen400 --count 400 --first-seed 20000 --split train --avoid home100
 
 Each task is written as a self-contained YAML file (declarative scene included), so the suite does
 not depend on the scene generator staying the same. Expert lengths come from the oracle planner
@@ -12,14 +17,14 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from homiebot.bench.keypaths import Move, keypaths
-from homiebot.bench.suite import BUILTIN
+from homiebot.bench.suite import BUILTIN, load_suite
 from homiebot.tasks import ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.worlds.home.generate import generate_scene
@@ -366,14 +371,28 @@ def expert_length(task: Task) -> int | None:
     return len(record.steps) if is_success(result) and record.goal_satisfied else None
 
 
-def build_tasks(count: int, verbose: bool = False) -> list[Task]:
-    """Write tasks family by family over generated homes, keeping those the oracle solves (deterministic)."""
+def build_tasks(count: int, verbose: bool = False, first_seed: int = 1000, split: str | None = None,
+                avoid: Iterable[str] = ()) -> list[Task]:
+    """Write tasks family by family over generated homes, keeping those the oracle solves (deterministic).
+    Tasks come in batches of ``len(QUOTAS)`` families' quotas (100), batch ``b`` over the homes of seeds
+    ``first_seed + 10000 * b`` on. Every tenth task is a test task unless ``split`` names one split for
+    all. No instruction is written twice, nor one of ``avoid``."""
+    tasks: list[Task] = []
+    seen = set(avoid)
+    per_batch = sum(q for _, q in QUOTAS)
+    batch = 0
+    while len(tasks) < count:
+        tasks += _batch(min(per_batch, count - len(tasks)), first_seed + 10000 * batch, len(tasks), split, seen, verbose)
+        batch += 1
+    return tasks
+
+
+def _batch(count: int, first_seed: int, first_index: int, split: str | None, seen: set[str], verbose: bool) -> list[Task]:
     wanted = {f.__name__: q for f, q in QUOTAS}
     made: dict[str, int] = {f.__name__: 0 for f, _ in QUOTAS}
     tasks: list[Task] = []
-    seen: set[str] = set()
-    seed = 1000
-    while len(tasks) < count and seed < 5000:
+    seed = first_seed
+    while len(tasks) < count and seed < first_seed + 4000:
         spec = generate_scene(seed)
         k = seed % len(QUOTAS)
         for fam, quota in QUOTAS[k:] + QUOTAS[:k]:  # rotate so that families interleave
@@ -383,7 +402,8 @@ def build_tasks(count: int, verbose: bool = False) -> list[Task]:
             draft = fam(h)
             if draft is None or draft.instruction in seen or not draft.paths:
                 continue
-            task = Task(id=f"{len(tasks):03d}_{fam.__name__}", instruction=draft.instruction, attributes=draft.attributes,
+            index = first_index + len(tasks)
+            task = Task(id=f"{index:03d}_{fam.__name__}", instruction=draft.instruction, attributes=draft.attributes,
                         scene=scene_json(spec), goal=draft.goal, keypaths=draft.paths, aliases={**_aliases(h), **draft.aliases})
             length = expert_length(task)
             if length is None:
@@ -392,14 +412,14 @@ def build_tasks(count: int, verbose: bool = False) -> list[Task]:
                 continue
             seen.add(draft.instruction)
             made[fam.__name__] += 1
-            split = "test" if len(tasks) % 10 == 9 else "train"
-            tasks.append(task.model_copy(update={"expert_length": length, "split": split}))
+            where = split or ("test" if index % 10 == 9 else "train")
+            tasks.append(task.model_copy(update={"expert_length": length, "split": where}))
             break  # one task per home keeps the suite varied
         seed += 1
     missing = {k: wanted[k] - v for k, v in made.items() if v < wanted[k]}
-    if missing:
+    if missing and len(tasks) < count:
         raise RuntimeError(f"could not write enough tasks for {missing}")
-    return tasks[:count]
+    return tasks
 
 
 def write_suite(tasks: list[Task], out: Path) -> None:
@@ -415,8 +435,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=SUITE_DIR)
     ap.add_argument("--count", type=int, default=sum(q for _, q in QUOTAS))
+    ap.add_argument("--first-seed", type=int, default=1000, help="seed of the first generated home (home100: 1000)")
+    ap.add_argument("--split", choices=("train", "test"), help="one split for every task (default: every tenth is test)")
+    ap.add_argument("--avoid", action="append", default=[], metavar="SUITE",
+                    help="a suite (name or folder) whose instructions are not written again (repeatable)")
     args = ap.parse_args(argv)
-    tasks = build_tasks(args.count, verbose=True)
+    avoid = {t.instruction for name in args.avoid for t in load_suite(name)}
+    tasks = build_tasks(args.count, verbose=True, first_seed=args.first_seed, split=args.split, avoid=avoid)
     write_suite(tasks, args.out)
     print(f"wrote {len(tasks)} tasks to {args.out}")
     return 0

@@ -1,0 +1,23 @@
+"""The suite builder: the default rebuilds the shipped home100 tasks; other first seeds write new homes'
+tasks (extra training tasks for bootstrapping, docs/training.md)."""
+
+from __future__ import annotations
+
+from homiebot.bench.suite import load_suite
+from homiebot.worlds.home.build_suite import build_tasks
+
+
+def test_the_default_rebuilds_the_shipped_suites_first_tasks() -> None:
+    shipped = load_suite("home100")[:3]
+    built = build_tasks(3)
+    assert [(t.id, t.instruction, t.split) for t in built] == [(t.id, t.instruction, t.split) for t in shipped]
+
+
+def test_another_first_seed_writes_other_homes_all_in_one_split_avoiding_instructions() -> None:
+    shipped = load_suite("home100")
+    built = build_tasks(4, first_seed=20000, split="train", avoid=[t.instruction for t in shipped])
+    assert [t.id[:3] for t in built] == ["000", "001", "002", "003"] and {t.split for t in built} == {"train"}
+    assert all(t.expert_length for t in built)  # the oracle solved each with perfect skills
+    assert not {t.instruction for t in built} & {t.instruction for t in shipped}
+    assert {t.instruction for t in built}.isdisjoint(t.instruction for t in build_tasks(4, first_seed=20000, avoid=[t.instruction for t in built]))
+    assert build_tasks(4, first_seed=20000, split="train", avoid=[t.instruction for t in shipped]) == built  # deterministic
