@@ -15,9 +15,20 @@ def test_the_default_rebuilds_the_shipped_suites_first_tasks() -> None:
 
 def test_another_first_seed_writes_other_homes_all_in_one_split_avoiding_instructions() -> None:
     shipped = load_suite("home100")
-    built = build_tasks(4, first_seed=20000, split="train", avoid=[t.instruction for t in shipped])
+    avoid = [t.instruction for t in shipped]
+    built = build_tasks(4, first_seed=20000, split="train", avoid=avoid)
     assert [t.id[:3] for t in built] == ["000", "001", "002", "003"] and {t.split for t in built} == {"train"}
     assert all(t.expert_length for t in built)  # the oracle solved each with perfect skills
-    assert not {t.instruction for t in built} & {t.instruction for t in shipped}
+    assert not {t.instruction for t in built} & set(avoid)
     assert {t.instruction for t in built}.isdisjoint(t.instruction for t in build_tasks(4, first_seed=20000, avoid=[t.instruction for t in built]))
-    assert build_tasks(4, first_seed=20000, split="train", avoid=[t.instruction for t in shipped]) == built  # deterministic
+    assert build_tasks(4, first_seed=20000, split="train", avoid=avoid) == built  # deterministic
+
+
+def test_the_command_writes_train_tasks_that_skip_the_test_instructions_of_a_suite(tmp_path) -> None:
+    from homiebot.tasks import load_task
+    from homiebot.worlds.home.build_suite import main
+
+    assert main(["--out", str(tmp_path), "--count", "2", "--first-seed", "30000", "--split", "train", "--avoid", "home100"]) == 0
+    written = [load_task(p) for p in sorted(tmp_path.glob("*.yaml"))]
+    test = {t.instruction for t in load_suite("home100", "test")}
+    assert len(written) == 2 and all(t.split == "train" and t.instruction not in test for t in written)

@@ -3,7 +3,8 @@
     python -m homiebot.worlds.home.build_suite [--out DIR] [--count 100]
 
 More tasks of the same families in other homes, as extra training tasks for ``homiebot bootstrap``
-(batches of 100, each from its own range of home seeds; no instruction of ``--avoid`` written again):
+(batches of 100, each from its own range of home seeds; no instruction of an ``--avoid`` suite's test
+split written again, nor any instruction twice):
 
     python -m homiebot.worlds.home.build_suite --out gen400 --count 400 --first-seed 20000 --split train --avoid home100
 
@@ -374,25 +375,31 @@ def expert_length(task: Task) -> int | None:
 def build_tasks(count: int, verbose: bool = False, first_seed: int = 1000, split: str | None = None,
                 avoid: Iterable[str] = ()) -> list[Task]:
     """Write tasks family by family over generated homes, keeping those the oracle solves (deterministic).
-    Tasks come in batches of ``len(QUOTAS)`` families' quotas (100), batch ``b`` over the homes of seeds
+    Tasks come in batches of 100 (the families' ``QUOTAS``), batch ``b`` over the homes of seeds
     ``first_seed + 10000 * b`` on. Every tenth task is a test task unless ``split`` names one split for
     all. No instruction is written twice, nor one of ``avoid``."""
     tasks: list[Task] = []
     seen = set(avoid)
     per_batch = sum(q for _, q in QUOTAS)
-    batch = 0
-    while len(tasks) < count:
-        tasks += _batch(min(per_batch, count - len(tasks)), first_seed + 10000 * batch, len(tasks), split, seen, verbose)
-        batch += 1
+    batches = -(-count // per_batch)
+    for batch in range(3 * batches):
+        if len(tasks) >= count:
+            break
+        # with instructions to avoid, a family may run out of new ones: the batch ends early, the next goes on
+        tasks += _batch(min(per_batch, count - len(tasks)), first_seed + 10000 * batch, len(tasks), split, seen, verbose,
+                        strict=not avoid)
+    if len(tasks) < count:
+        raise RuntimeError(f"could write only {len(tasks)} of {count} tasks with new instructions")
     return tasks
 
 
-def _batch(count: int, first_seed: int, first_index: int, split: str | None, seen: set[str], verbose: bool) -> list[Task]:
+def _batch(count: int, first_seed: int, first_index: int, split: str | None, seen: set[str], verbose: bool,
+           strict: bool) -> list[Task]:
     wanted = {f.__name__: q for f, q in QUOTAS}
     made: dict[str, int] = {f.__name__: 0 for f, _ in QUOTAS}
     tasks: list[Task] = []
-    seed = first_seed
-    while len(tasks) < count and seed < first_seed + 4000:
+    seed = last = first_seed
+    while len(tasks) < count and seed < first_seed + 4000 and (strict or seed - last < 300):
         spec = generate_scene(seed)
         k = seed % len(QUOTAS)
         for fam, quota in QUOTAS[k:] + QUOTAS[:k]:  # rotate so that families interleave
@@ -414,10 +421,11 @@ def _batch(count: int, first_seed: int, first_index: int, split: str | None, see
             made[fam.__name__] += 1
             where = split or ("test" if index % 10 == 9 else "train")
             tasks.append(task.model_copy(update={"expert_length": length, "split": where}))
+            last = seed
             break  # one task per home keeps the suite varied
         seed += 1
     missing = {k: wanted[k] - v for k, v in made.items() if v < wanted[k]}
-    if missing and len(tasks) < count:
+    if strict and missing and len(tasks) < count:
         raise RuntimeError(f"could not write enough tasks for {missing}")
     return tasks
 
@@ -438,9 +446,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-seed", type=int, default=1000, help="seed of the first generated home (home100: 1000)")
     ap.add_argument("--split", choices=("train", "test"), help="one split for every task (default: every tenth is test)")
     ap.add_argument("--avoid", action="append", default=[], metavar="SUITE",
-                    help="a suite (name or folder) whose instructions are not written again (repeatable)")
+                    help="a suite (name or folder) whose test instructions are not written again, even in other homes "
+                    "(repeatable)")
     args = ap.parse_args(argv)
-    avoid = {t.instruction for name in args.avoid for t in load_suite(name)}
+    avoid = {t.instruction for name in args.avoid for t in load_suite(name, "test")}
     tasks = build_tasks(args.count, verbose=True, first_seed=args.first_seed, split=args.split, avoid=avoid)
     write_suite(tasks, args.out)
     print(f"wrote {len(tasks)} tasks to {args.out}")
