@@ -1,7 +1,8 @@
 """``homiebot train heads``: the CPU recipe. A small subtask scorer over the frozen MiniLM sentence
 encoder (``homiebot.planners.minilm_heads``), trained on an SFT export (docs/training.md): for every
 record, the record's subtask against a sample of the round's other valid subtasks (cross-entropy),
-records of source ``dagger`` weighted ``dagger_weight``. Each distinct text is embedded once.
+records of source ``dagger`` weighted ``dagger_weight``; a search for a room the instruction does not
+name counts every room not reached yet as right (``_equivalent``). Each distinct text is embedded once.
 
 Writes ``OUT/heads.pt`` (a torch state_dict, loaded with ``weights_only=True``) and the manifest
 ``OUT/homiebot_train.json`` (``recipe: minilm_heads``, the feature layout, the action and model
