@@ -15,9 +15,9 @@ A round is read as structured parts, each text embedded once by the MiniLM model
   beats the other candidates there), with the words no known name covers; where and how the instruction
   mentions it (word position, the preposition in front, whether a longer known name covers the
   mention), whether it is a thing the instruction names (its class and the modifier words in front:
-  exactly, covered, or its class named with other words such as another colour), and what the history did with it (per role: Go to, Pick, Open, Close, Put's object, Put's
-  place; successes, failures, the last subtask), whether it is held, whether the robot stands at it,
-  whether the feedback names it;
+  exactly, covered, or its class named with other words such as another colour), and what the history
+  did with it (per role: Go to, Pick, Open, Close, Put's object, Put's place; successes, failures, the
+  last subtask), whether it is held, whether the robot stands at it, whether the feedback names it;
 - for Put, a few pair features of the object and the place (mention order).
 
 The scorer gives every complete subtask one score: End, each of Go to / Pick / Open / Close with each
@@ -252,6 +252,11 @@ def _covers(name: Thing | None, wanted: Thing) -> bool:
     return name is not None and name.cls == wanted.cls and wanted.mod <= name.mod
 
 
+def reached(r: Round) -> set[str]:
+    """The names a successful Go to of the history reached."""
+    return {parts[1] for parts, _, ok in r.steps() if ok and parts[0] == "Go to" and len(parts) > 1}
+
+
 def round_texts(r: Round, names: Sequence[str]) -> list[str]:
     """Every text the features of a round embed: the context's, the candidates', the spans, the uncovered words."""
     rest = uncovered(r.instruction, names)
@@ -300,7 +305,7 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
     for ci, name in enumerate(names):
         e = cand_e[ci]
         mine = name_thing(name)
-        same_cls = [t for t in named if mine is not None and t.cls == mine.cls]
+        covered = any(_covers(mine, t) for t in named)
         if span_cos.shape[1]:
             best = int(span_cos[ci].argmax())
             others = np.delete(span_cos[:, best], ci)
@@ -329,8 +334,8 @@ def candidate_matrix(r: Round, names: Sequence[str], emb: Embeddings) -> tuple[n
             # the instruction's things: named exactly, covered (its class, and every modifier word the
             # instruction puts in front), its class named with other modifiers (``red`` asked, ``green`` seen)
             float(any(t == mine for t in named)),
-            float(any(_covers(mine, t) for t in named)),
-            float(bool(same_cls) and not any(_covers(mine, t) for t in same_cls)),
+            float(covered),
+            float(not covered and mine is not None and any(t.cls == mine.cls for t in named)),
             float(mine is not None and mine.cls in GRASPABLE),
         ]
         hist: list[float] = []
@@ -374,7 +379,6 @@ def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[s
     toks = {t for n in names for t in _words(readable(n))}
     n_uncov = sum(1 for w in words if not any(_same(w, t) for t in toks))
     rest = uncovered(r.instruction, names)
-    reached = {names_[0] for action, names_, ok in steps if action == "Go to" and ok and names_}
     rooms = set(r.rooms)
     repeat = len(r.history) >= 2 and STEP.sub(r"\2", r.history[-1].strip()) == STEP.sub(r"\2", r.history[-2].strip())
     named = things(r.instruction)
@@ -388,7 +392,7 @@ def context_vector(r: Round, names: Sequence[str], emb: Embeddings, ment: dict[s
              sum(1 for (a, _, ok) in steps if ok and a == "Put") / 5.0, sum(1 for (a, _, ok) in steps if ok and a == "Pick") / 5.0,
              float(repeat), float(not steps), n_uncov / max(1, len(words)), min(n_uncov, 20) / 20.0,
              min(len(rest), 5) / 5.0, float(bool(rest)), float(bool(free) and all(n in put for n in free)),
-             len(rooms & reached) / max(1, len(rooms)), float(bool(rooms) and rooms <= reached)]
+             len(rooms & reached(r)) / max(1, len(rooms)), float(bool(rooms) and rooms <= reached(r))]
     assert len(extra) == N_CTX
     return np.concatenate([last, fb, np.array(extra, np.float32)])
 

@@ -28,10 +28,10 @@ from homiebot.planners.minilm_heads import (
     build_heads,
     candidate_matrix,
     context_vector,
-    mentions,
     options,
     pair_features,
     parse_user,
+    reached,
     round_texts,
 )
 from homiebot.records import atomic_write_text
@@ -103,18 +103,19 @@ def _gold(e: _Example, actions: list[str], opts: list[tuple[int, int, int]]) -> 
     return opts.index(want) if want in opts else -1
 
 
-def _equivalent(e: _Example, actions: list[str], opts: list[tuple[int, int, int]], g: int) -> list[int]:
+def _equivalent(e: _Example, actions: list[str], opts: list[tuple[int, int, int]], g: int,
+                named: dict[str, tuple[int, int, bool]]) -> list[int]:
     """Indices of the options as right as the answer ``g`` from what the round shows: when the answer goes
     to a room that the instruction does not name and that no earlier Go to reached, the oracle chose it
     from where things really are; to the planner any such room is as good (the loss is on their summed
-    probability, so the scorer learns to search, not to guess the oracle's room)."""
+    probability, so the scorer learns to search, not to guess the oracle's room). ``named``: the
+    instruction's mentions of the candidates (``candidate_matrix``'s second result)."""
     a, t, _ = opts[g]
     room = e.candidates[t] if t >= 0 else ""
-    named = mentions(e.round.instruction, e.candidates)
-    reached = {parts[1] for parts, _, ok in e.round.steps() if ok and parts[0] == "Go to" and len(parts) > 1}
-    if actions[a] != "Go to" or room not in e.round.rooms or room in named or room in reached:
+    been = reached(e.round)
+    if actions[a] != "Go to" or room not in e.round.rooms or room in named or room in been:
         return [g]
-    same = {i for i, n in enumerate(e.candidates) if n in e.round.rooms and n not in named and n not in reached}
+    same = {i for i, n in enumerate(e.candidates) if n in e.round.rooms and n not in named and n not in been}
     return [g] + [k for k, (ak, tk, _) in enumerate(opts) if ak == a and tk in same and k != g]
 
 
@@ -164,7 +165,7 @@ def train_heads(data: Path | Sequence[Path], out: Path, epochs: int = 40, lr: fl
         opt_blocks.append(np.array(opts, np.int64).reshape(-1, 3))
         pair_blocks.append(pair_features(opts, e.candidates, ment))
         gold.append(g)
-        gold_sets.append(_equivalent(e, actions, opts, g))
+        gold_sets.append(_equivalent(e, actions, opts, g, ment))
         weight.append(dagger_weight if "dagger" in e.sources else 1.0)
         gold_model.append(models.index(e.model) if e.model in models else -100)
     if not kept:

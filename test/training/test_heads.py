@@ -210,7 +210,7 @@ def test_a_search_for_an_unnamed_room_counts_every_room_not_reached_yet_as_right
         e = _Example(Round(instruction, r.inventory, r.history, r.feedback, r.rooms), parts, "NoMaD", names)
         opts = options(acts, acts, names, [])
         g = opts.index((2, names.index(parts[1]), -1))
-        return {(acts[opts[k][0]], names[opts[k][1]]) for k in _equivalent(e, acts, opts, g)}
+        return {(acts[opts[k][0]], names[opts[k][1]]) for k in _equivalent(e, acts, opts, g, mentions(instruction, names))}
 
     # the oracle's room came from where the soap really is: to the planner the unreached rooms are alike
     # (the kitchen was reached; the bedroom's Go to failed, so it was not)

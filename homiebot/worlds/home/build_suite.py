@@ -380,14 +380,14 @@ def build_tasks(count: int, verbose: bool = False, first_seed: int = 1000, split
     all. No instruction is written twice, nor one of ``avoid``."""
     tasks: list[Task] = []
     seen = set(avoid)
+    strict = not seen  # with instructions to avoid, a family may run out of new ones: a batch then ends early
     per_batch = sum(q for _, q in QUOTAS)
     batches = -(-count // per_batch)
     for batch in range(3 * batches):
         if len(tasks) >= count:
             break
-        # with instructions to avoid, a family may run out of new ones: the batch ends early, the next goes on
         tasks += _batch(min(per_batch, count - len(tasks)), first_seed + 10000 * batch, len(tasks), split, seen, verbose,
-                        strict=not avoid)
+                        strict)
     if len(tasks) < count:
         raise RuntimeError(f"could write only {len(tasks)} of {count} tasks with new instructions")
     return tasks
@@ -395,7 +395,6 @@ def build_tasks(count: int, verbose: bool = False, first_seed: int = 1000, split
 
 def _batch(count: int, first_seed: int, first_index: int, split: str | None, seen: set[str], verbose: bool,
            strict: bool) -> list[Task]:
-    wanted = {f.__name__: q for f, q in QUOTAS}
     made: dict[str, int] = {f.__name__: 0 for f, _ in QUOTAS}
     tasks: list[Task] = []
     seed = last = first_seed
@@ -424,7 +423,7 @@ def _batch(count: int, first_seed: int, first_index: int, split: str | None, see
             last = seed
             break  # one task per home keeps the suite varied
         seed += 1
-    missing = {k: wanted[k] - v for k, v in made.items() if v < wanted[k]}
+    missing = {f.__name__: q - made[f.__name__] for f, q in QUOTAS if made[f.__name__] < q}
     if strict and missing and len(tasks) < count:
         raise RuntimeError(f"could not write enough tasks for {missing}")
     return tasks
