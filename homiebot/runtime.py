@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,17 @@ class SceneCache:
         if key != self._key or self._scene is None:
             self._scene, self._key = scene_for(task, self.world), key
         return self._scene
+
+
+_LAST_SCENES: dict[str, SceneCache] = {}
+_LAST_SCENES_LOCK = threading.Lock()
+
+
+def _shared_scene(world: str, task: Task) -> Any:
+    """The task's scene through this process's cache of the last scene of ``world`` (episodes of one
+    home in a row read and validate it once; worlds only read their scene)."""
+    with _LAST_SCENES_LOCK:
+        return _LAST_SCENES.setdefault(world, SceneCache(world)).get(task)
 
 
 def scene_json(scene: Any, world: str = DEFAULT_WORLD) -> dict[str, Any] | None:
@@ -223,7 +235,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
     ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
     engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer); ``user``
     answers the planner's questions (default: the one ``cfg.user`` names)."""
-    scene = scene_for(task, cfg.world.name)
+    scene = _shared_scene(cfg.world.name, task)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
     planner = None

@@ -145,9 +145,9 @@ DETECTORS: dict[str, type[Detector]] = {"sim_truth": SimTruthDetector, "noisy": 
 def _registry() -> dict[str, type[Detector]]:
     found = dict(DETECTORS)
     try:  # third-party detectors registered under the ``homiebot.detectors`` entry-point group
-        from importlib.metadata import entry_points
+        from homiebot.registry import entry_points_of
 
-        for ep in entry_points(group="homiebot.detectors"):
+        for ep in entry_points_of("detectors").values():
             if ep.name not in found:
                 found[ep.name] = ep  # type: ignore[assignment]  # loaded on demand
     except Exception:  # noqa: BLE001 - broken metadata must not break the built-in detectors

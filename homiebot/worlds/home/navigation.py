@@ -2,22 +2,30 @@
 
 The raw grid marks walls, furniture footprints and swung-open doors/drawers. The planning grid
 inflates it by the base radius, so a free planning cell is a position the base centre may occupy.
-Paths come from Dijkstra over the 8-connected planning grid.
+Paths come from Dijkstra over the 8-connected planning grid (no corner cutting), run by scipy's compiled
+``csgraph.dijkstra`` on a graph built once per planning grid. Among equally short ways into a cell the path
+takes the one from the neighbour that is nearest the start, then the lowest (i, j): the order in which a
+textbook heap-based Dijkstra settles cells, so the same grid always gives the same path.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
 
 from homiebot.worlds.home.catalog import ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, Receptacle, Room
 
 CLEARANCE = 0.04  # extra margin on top of the base radius
 _SQRT2 = math.sqrt(2.0)
+_GRAPHS: dict[tuple, csr_matrix] = {}  # move graphs by grid, shared by the copies of one home (each episode copies it)
+_MAX_GRAPHS = 8
+_GRAPHS_LOCK = threading.Lock()
 _MOVES = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0), (-1, -1, _SQRT2), (-1, 1, _SQRT2), (1, -1, _SQRT2), (1, 1, _SQRT2)]
 
 
@@ -50,7 +58,18 @@ class NavigationMap:
         self._open: dict[str, bool] = {}
         self.occupancy = self._static.copy()
         self._keep_out = np.zeros(self.shape, dtype=bool)  # rooms the robot must not enter (safety rules)
+        self._graph: csr_matrix | None = None  # the planning grid's move graph, built on the first plan
         self.planning = self._inflate(self.occupancy, ROBOT_RADIUS + CLEARANCE)
+
+    @property
+    def planning(self) -> np.ndarray:
+        """Cells the base centre may not occupy (occupancy inflated by the base radius, plus keep-out rooms)."""
+        return self._planning
+
+    @planning.setter
+    def planning(self, grid: np.ndarray) -> None:
+        self._planning = grid
+        self._graph = None
 
     # ---- grids ---------------------------------------------------------------------------
     def _rasterise_static(self) -> np.ndarray:
@@ -214,27 +233,66 @@ class NavigationMap:
         poses.append(goal)
         return Path(poses, length)
 
-    def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]]):
-        dist = {start: 0.0}
-        parent: dict[tuple[int, int], tuple[int, int]] = {}
-        heap = [(0.0, start)]
-        remaining = set(targets)
-        planning = self.planning
+    def _move_graph(self) -> csr_matrix:
+        """Directed edges between free planning cells for the eight moves (diagonals only past two free cells)."""
+        if self._graph is None:
+            key = (self.shape, self.resolution, np.packbits(self.planning).tobytes())
+            with _GRAPHS_LOCK:
+                graph = _GRAPHS.pop(key, None)
+            if graph is None:
+                graph = self._build_move_graph()
+            with _GRAPHS_LOCK:
+                _GRAPHS[key] = graph  # most recently used last
+                while len(_GRAPHS) > _MAX_GRAPHS:
+                    _GRAPHS.pop(next(iter(_GRAPHS)))
+            self._graph = graph
+        return self._graph
+
+    def _build_move_graph(self) -> csr_matrix:
+        free = ~self.planning
         ni, nj = self.shape
-        while heap and remaining:
-            d, c = heapq.heappop(heap)
-            if d > dist[c]:
+        ids = np.arange(ni * nj).reshape(ni, nj)
+        rows, cols, weights = [], [], []
+        for di, dj, cost in _MOVES:
+            src = (slice(max(0, -di), ni - max(0, di)), slice(max(0, -dj), nj - max(0, dj)))
+            dst = (slice(max(0, di), ni - max(0, -di)), slice(max(0, dj), nj - max(0, -dj)))
+            ok = free[src] & free[dst]
+            if di and dj:  # the two cells beside the diagonal must be free too
+                ok &= free[dst[0], src[1]] & free[src[0], dst[1]]
+            rows.append(ids[src][ok])
+            cols.append(ids[dst][ok])
+            weights.append(np.full(int(ok.sum()), cost * self.resolution))
+        return csr_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))), shape=(ni * nj, ni * nj))
+
+    def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]]):
+        """Distances from ``start`` to every reachable target, and each path cell's predecessor on the way back."""
+        ni, nj = self.shape
+        flat = dijkstra(self._move_graph(), directed=True, indices=start[0] * nj + start[1])
+        dist_grid = flat.reshape(ni, nj)
+        dist = {c: float(dist_grid[c]) for c in targets if math.isfinite(dist_grid[c])}
+        return dist, _Predecessors(self, dist_grid, start)
+
+
+class _Predecessors:
+    """The cell each path cell is entered from: of the neighbours that reach it at its distance, the one
+    settled first by a heap-ordered Dijkstra (smallest distance, then smallest (i, j))."""
+
+    def __init__(self, nav: NavigationMap, dist: np.ndarray, start: tuple[int, int]) -> None:
+        self.nav, self.dist, self.start = nav, dist, start
+
+    def __getitem__(self, cell: tuple[int, int]) -> tuple[int, int]:
+        planning, dist, (ni, nj) = self.nav.planning, self.dist, self.nav.shape
+        i, j = cell
+        best: tuple[float, tuple[int, int]] | None = None
+        for di, dj, cost in _MOVES:
+            c = (i - di, j - dj)
+            if not (0 <= c[0] < ni and 0 <= c[1] < nj) or planning[c]:
                 continue
-            remaining.discard(c)
-            for di, dj, cost in _MOVES:
-                n = (c[0] + di, c[1] + dj)
-                if not (0 <= n[0] < ni and 0 <= n[1] < nj) or planning[n]:
-                    continue
-                if di and dj and (planning[c[0] + di, c[1]] or planning[c[0], c[1] + dj]):
-                    continue  # no corner cutting
-                nd = d + cost * self.resolution
-                if nd < dist.get(n, math.inf):
-                    dist[n] = nd
-                    parent[n] = c
-                    heapq.heappush(heap, (nd, n))
-        return dist, parent
+            if di and dj and (planning[c[0] + di, c[1]] or planning[c[0], c[1] + dj]):
+                continue
+            d = float(dist[c])
+            if d + cost * self.nav.resolution == dist[cell] and (best is None or (d, c) < best):
+                best = (d, c)
+        if best is None:
+            raise KeyError(cell)
+        return best[1]

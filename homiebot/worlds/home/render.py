@@ -25,6 +25,7 @@ import atexit
 import contextlib
 import math
 import os
+import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -73,13 +74,50 @@ def _gl_context_class() -> Any:
 
 
 _LIVE: weakref.WeakSet[HomeRenderer] = weakref.WeakSet()
+# Spare GL contexts by (class, width, height): a closed renderer's context serves the next one of the
+# same size (a new context costs about as much as a quarter of an episode's rendering). Only the main
+# thread keeps spares: a GL context is current in one thread at a time.
+_SPARE_GL: dict[tuple[Any, int, int], list[Any]] = {}
+_MAX_SPARE_GL = 2
+# Compiled homes by MJCF text: a process that runs many episodes in one home compiles it once.
+# MjModel is only read after compilation (every renderer has its own MjData and GL context).
+_MODELS: dict[str, mujoco.MjModel] = {}
+_MAX_MODELS = 4
+
+
+def _compiled(xml: str) -> mujoco.MjModel:
+    model = _MODELS.pop(xml, None)
+    if model is None:
+        model = mujoco.MjModel.from_xml_string(xml)
+    _MODELS[xml] = model  # most recently used last
+    while len(_MODELS) > _MAX_MODELS:
+        _MODELS.pop(next(iter(_MODELS)))
+    return model
+
+
+def _take_gl(width: int, height: int) -> Any:
+    cls = _gl_context_class()
+    spare = _SPARE_GL.get((cls, width, height)) if threading.current_thread() is threading.main_thread() else None
+    return spare.pop() if spare else cls(width, height)
+
+
+def _give_back_gl(gl: Any, width: int, height: int) -> None:
+    spare = _SPARE_GL.setdefault((type(gl), width, height), [])
+    if threading.current_thread() is threading.main_thread() and len(spare) < _MAX_SPARE_GL:
+        spare.append(gl)
+    else:
+        gl.free()
 
 
 @atexit.register
 def _close_all() -> None:
-    """Free renderers still open at exit, before interpreter teardown makes that fail noisily."""
+    """Free renderers and spare contexts still open at exit, before interpreter teardown makes that fail noisily."""
     for renderer in list(_LIVE):
         renderer.close()
+    for spare in _SPARE_GL.values():
+        while spare:
+            with contextlib.suppress(Exception):
+                spare.pop().free()
 
 
 SKY_RGB = (206, 222, 240)  # painted where a ray hits nothing (there is no ceiling)
@@ -128,7 +166,7 @@ class HomeRenderer:
         self.width, self.height, self.fovy = int(width), int(height), float(fovy)
         self.depth_enabled, self.segmentation_enabled = depth, segmentation
         xml = build_mjcf(layout, self.width, self.height, self.fovy, samples=4 if antialias else 0)
-        self.model = mujoco.MjModel.from_xml_string(xml)
+        self.model = _compiled(xml)
         self.data = mujoco.MjData(self.model)
         m = self.model
         self._robot_adr = np.array([m.joint(j).qposadr[0] for j in ROBOT_JOINTS])
@@ -172,7 +210,7 @@ class HomeRenderer:
         return lut
 
     def _open_gl(self) -> None:
-        self._gl = _gl_context_class()(self.width, self.height)
+        self._gl = _take_gl(self.width, self.height)
         self._gl.make_current()
         self._ctx = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
@@ -321,7 +359,7 @@ class HomeRenderer:
             self._ctx.free()
             self._ctx = None
         if self._gl is not None:
-            self._gl.free()
+            _give_back_gl(self._gl, self.width, self.height)
             self._gl = None
 
     def __enter__(self) -> HomeRenderer:
