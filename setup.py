@@ -37,7 +37,7 @@ setup(
     ],
     install_requires=["numpy>=1.24", "pydantic>=2.5", "pyyaml>=6", "pillow>=9"],
     extras_require={
-        "sim": ["mujoco>=3.1", "imageio>=2.31", "imageio-ffmpeg>=0.4.9"],
+        "sim": ["mujoco>=3.1", "imageio>=2.31", "imageio-ffmpeg>=0.4.9", "scipy>=1.10"],
         "bench": ["matplotlib>=3.7"],
         "ros": ["ros-jazzy-rclpy[fastrtps]", "ros-jazzy-std-msgs", "ros-jazzy-sensor-msgs", "ros-jazzy-geometry-msgs",
                 "ros-jazzy-nav-msgs", "ros-jazzy-std-srvs", "rosbags>=0.10",

@@ -1,15 +1,21 @@
 """Core runtime figures on this machine: scene build and reset, four-view rendering, privileged skills,
 full oracle episodes, and resident memory over many consecutive episodes.
 
-    python benchmarks/bench_core.py [--episodes 200] [--size 256]
+    python benchmarks/bench_core.py [--episodes 200] [--size 256] [--busy 2] [--ratio-only]
 
-Targets: four-view render <= 40 ms; oracle episode (<= 20 rounds) <= 3 s; memory flat over 200 episodes.
+Targets: four-view render <= 40 ms; oracle episode (<= 20 rounds) <= 3 s; an oracle episode costs at most
+1.15 x the rendering it contains (median over episodes, at low load and with --busy 2 alike); memory flat
+over 200 episodes. --busy N runs N processes that keep a core busy each during the measurements (a loaded
+machine); --ratio-only measures only the rendering ratio and its profile.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import multiprocessing as mp
 import os
+import pstats
 import statistics
 import sys
 import time
@@ -57,15 +63,95 @@ def slope_per_100(values: list[float]) -> float:
     return 100 * num / den
 
 
+def _spin(deadline: float) -> None:
+    """A busy process: pure computation until ``deadline`` (it stops by itself)."""
+    x = 0
+    while time.time() < deadline:
+        for i in range(100_000):
+            x ^= i
+
+
+def render_ratio(task, size: int, episodes: int = 12) -> None:
+    """Oracle episodes against the rendering they contain: each episode's time over the time its
+    observations took to render (the renders it contains), and over rounds x the median four-view render;
+    then the five largest costs of the same episodes by own time (cProfile)."""
+    cfg = RunConfig.model_validate({"planner": {"name": "oracle"}, "output": {"images": False},
+                                    "world": {"name": "embedded_home", "params": {"width": size, "height": size}}})
+    world = EmbeddedHome(scene_for(task), size, size)
+    world.observe(0)
+    render = statistics.median(timed(lambda: world.observe(1), 40))
+    world.close()
+    rendering = [0.0]
+    real_observe = EmbeddedHome.observe
+
+    def observe(self, round_index):
+        t = time.perf_counter()
+        try:
+            return real_observe(self, round_index)
+        finally:
+            rendering[0] += time.perf_counter() - t
+
+    run_episode(cfg, task)  # imports and first-use costs are not an episode's
+    EmbeddedHome.observe = observe
+    try:
+        contained, per_round, times = [], [], []
+        for seed in range(episodes):
+            rendering[0] = 0.0
+            t = time.perf_counter()
+            rec, _ = run_episode(cfg.model_copy(update={"seed": seed}), task)
+            dt = time.perf_counter() - t
+            times.append(dt)
+            contained.append(dt / rendering[0])
+            per_round.append(dt / (len(rec.steps) * render))
+    finally:
+        EmbeddedHome.observe = real_observe
+    print(f"oracle episode vs the rendering it contains ({episodes} episodes, median episode {1000 * statistics.median(times):.0f} ms, "
+          f"four-view render {1000 * render:.1f} ms):")
+    print(f"  episode / its observations' render time: median {statistics.median(contained):.3f}, max {max(contained):.3f}  "
+          "(target <= 1.15)")
+    print(f"  episode / (rounds x four-view render):   median {statistics.median(per_round):.3f}, max {max(per_round):.3f}")
+    profile = cProfile.Profile()
+    profile.enable()
+    for seed in range(5):
+        run_episode(cfg.model_copy(update={"seed": seed}), task)
+    profile.disable()
+    stats = pstats.Stats(profile)
+    total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
+    top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:5]  # type: ignore[attr-defined]
+    print("  top five costs by own time over 5 episodes (cProfile):")
+    for (file, line, name), (_, calls, own, _, _) in top:
+        where = name if file == "~" else f"{Path(file).name}:{line} {name}"
+        print(f"    {100 * own / total:5.1f} %  {1000 * own / 5:6.1f} ms/episode  {calls // 5:5d} calls  {where}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=200, help="episodes for the memory run")
     ap.add_argument("--size", type=int, default=256, help="view width and height in pixels")
+    ap.add_argument("--busy", type=int, default=0, help="processes that keep a core busy each while measuring (default: 0)")
+    ap.add_argument("--ratio-only", action="store_true", help="measure only the episode / rendering ratio and its profile")
     args = ap.parse_args()
 
     task = load_task(ROOT / "config" / "tasks" / "demo.yaml")
     scene = scene_for(task)
-    print(f"homiebot core benchmark: {os.cpu_count()} CPUs, MUJOCO_GL={os.environ['MUJOCO_GL']}, views {args.size}x{args.size}\n")
+    busy = [mp.get_context("spawn").Process(target=_spin, args=(time.time() + 1800,), daemon=True) for _ in range(args.busy)]
+    for p in busy:
+        p.start()
+    try:
+        return _measure(args, task, scene)
+    finally:
+        for p in busy:
+            p.terminate()
+            p.join()
+
+
+def _measure(args: argparse.Namespace, task, scene) -> int:
+    load = os.getloadavg()[0]
+    print(f"homiebot core benchmark: {os.cpu_count()} CPUs, MUJOCO_GL={os.environ['MUJOCO_GL']}, views {args.size}x{args.size}, "
+          f"{args.busy} busy processes, load average {load:.1f}\n")
+    if args.ratio_only:
+        render_ratio(task, args.size)
+        return 0
     print(f"| {'measurement':<48} | {'median ms':>9} | {'p95 ms':>9} | {'n':>5} | {'target':<10} |")
     print(f"|{'-' * 50}|{'-' * 11}|{'-' * 11}|{'-' * 7}|{'-' * 12}|")
 
@@ -117,7 +203,8 @@ def main() -> int:
         run_episode(cfg_files.model_copy(update={"seed": seed}), task, tmp)
 
     row("oracle episode, default profile, with PNG views", [timed(lambda s=s: episode_with_pngs(s), 1)[0] for s in range(5)], "<= 3000 ms")
-    print(f"\nrounds per oracle episode: median {statistics.median(lengths)}, max {max(lengths)}")
+    print(f"\nrounds per oracle episode: median {statistics.median(lengths)}, max {max(lengths)}\n")
+    render_ratio(task, args.size)
 
     rss = []
     t0 = time.perf_counter()

@@ -167,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     dg.add_argument("--runs", type=int, default=1, help="runs (seeds) per task and scale (default: 1)")
     dg.add_argument("--beta", type=float, default=0.3, help="chance that a round executes the oracle's label (default: 0.3)")
     dg.add_argument("--seed", type=int, default=0, help="base seed of the episodes and of the beta draws (default: 0)")
+    dg.add_argument("--workers", type=int, default=1, help="worker processes (default: 1); the data do not depend on it")
+    dg.add_argument("--resume", action="store_true", help="continue an interrupted dagger run in --out (same settings)")
 
     tr = sub.add_parser("train", help="LoRA fine-tuning of a local model on exported SFT or DPO data (TRL + PEFT)",
                         description="Fine-tune a local vision-language model with LoRA on `homiebot export` data; the result "
@@ -518,8 +520,19 @@ def _cmd_dagger(args: argparse.Namespace) -> int:
     from homiebot.training.dagger import dagger
 
     suites = [x.strip() for x in args.suites.split(",") if x.strip()]
-    s = dagger(Path(args.model), Path(args.data), Path(args.out), suites, parse_scales(args.failure_scales), beta=args.beta,
-               runs=args.runs, seed=args.seed)
+    out = Path(args.out)
+    print(f"dagger: {args.model} over {', '.join(suites)} (train split, {args.runs} runs per task, beta {args.beta:g}, "
+          f"{args.workers} worker{'s' if args.workers != 1 else ''}) -> {out}", flush=True)
+    try:
+        s = dagger(Path(args.model), Path(args.data), out, suites, parse_scales(args.failure_scales), beta=args.beta,
+                   runs=args.runs, seed=args.seed, workers=args.workers, resume=args.resume)
+    except KeyboardInterrupt:
+        from homiebot.training.dagger import JOBS
+
+        kept = sum(1 for _ in (out / JOBS).open()) if (out / JOBS).is_file() else 0
+        print(f"homiebot: interrupted; {kept} finished episodes are kept in {out / JOBS}: continue with the same command "
+              "and --resume", file=sys.stderr)
+        return INTERRUPTED
     print(f"dagger: {s['dagger_episodes']} episodes, {s['dagger_records']} labelled rounds + {s['base_records']} base records "
           f"-> {args.out}")
     return 0

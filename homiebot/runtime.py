@@ -230,22 +230,26 @@ def build_safety(cfg: RunConfig, world: World, approver: Approver | None = None,
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
                 approver: Approver | None = None, safety_state: SafetyState | None = None,
-                observer: EpisodeObserver | None = None, user: User | None = None) -> tuple[EpisodeRecord, Path | None]:
+                observer: EpisodeObserver | None = None, user: User | None = None,
+                planner: Planner | None = None) -> tuple[EpisodeRecord, Path | None]:
     """Build everything, run one episode, write its folder (if ``out_dir``), release everything.
+    ``planner``: a planner object to use instead of building the configured one (the caller owns
+    it: it is reset for the episode and not closed);
     ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
     engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer); ``user``
     answers the planner's questions (default: the one ``cfg.user`` names)."""
     scene = _shared_scene(cfg.world.name, task)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
-    planner = None
+    own_planner = planner is None
     executor = None
     try:
         skillset = build_skills(cfg, world)
         gate = build_safety(cfg, world, approver, safety_state)
         executor = Executor(skillset.skills, max_attempts=cfg.attempts, unavailable=skillset.unavailable, fallbacks=skillset.fallbacks,
                             interruption=gate.state.interruption)
-        planner = build_planner(cfg, planner_override)
+        if planner is None:
+            planner = build_planner(cfg, planner_override)
         settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
                                  near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
         if user is None and cfg.user != "none":
@@ -281,7 +285,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 observer.end(record)
         return record, (writer.final_dir if writer else None)
     finally:
-        if planner is not None:
+        if own_planner and planner is not None:
             planner.close()
         if executor is not None:
             executor.close()

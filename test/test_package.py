@@ -13,7 +13,8 @@ KEYS = {"rclpy": "rclpy", "action_msgs": "action_msgs", "rosgraph_msgs": "rosgra
         "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs", "std_srvs": "std_srvs", "trajectory_msgs": "trajectory_msgs",
         "control_msgs": "control_msgs", "launch": "launch", "launch_ros": "launch_ros",
         "numpy": "python3-numpy", "yaml": "python3-yaml", "pydantic": "python3-pydantic", "PIL": "python3-pil", "imageio": "python3-imageio",
-        "mujoco": "python3-mujoco-pip", "rosbags": "python3-rosbags-pip", "matplotlib": "python3-matplotlib"}
+        "mujoco": "python3-mujoco-pip", "rosbags": "python3-rosbags-pip", "matplotlib": "python3-matplotlib",
+        "scipy": "python3-scipy"}
 # what the nodes, the launch files and the code they run (world, records, reports) import; model
 # back-ends (torch, transformers, jax ...) are optional and imported only when configured
 SOURCES = ["homiebot/ros", "homiebot/worlds/home", "homiebot/records.py", "homiebot/bench/report.py", "launch"]

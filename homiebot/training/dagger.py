@@ -10,24 +10,30 @@ knows), so that the data teaches looking around; when both were reached, the rou
 label instead of the learner's choice, so the episodes also reach later stages of the task.
 
 The output folder is an SFT export (``data.jsonl`` and ``stats.json``) holding the base export's
-records followed by the new ones (source ``dagger``), ready for ``homiebot train heads``.
+records followed by the new ones (source ``dagger``, in the order of suite, scale, run and task),
+ready for ``homiebot train heads``; beside them ``dagger_jobs.jsonl`` (each finished episode's rounds,
+written as it ends) and ``dagger.json`` (the settings) let ``--resume`` continue an interrupted run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from homiebot import registry, runtime
+from homiebot.bench.evaluate import Progress
+from homiebot.bench.executors import LocalExecutor
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig
 from homiebot.planners.base import EpisodeContext, Planner, PlannerReply, PlannerRequest
 from homiebot.records import atomic_write_text
+from homiebot.tasks import Task
 from homiebot.training.bootstrap import scaled_profile
 from homiebot.training.train import TrainError
 
@@ -97,59 +103,139 @@ class Teacher(Planner):
         return mine
 
 
-@contextmanager
-def _planner(planner: Planner) -> Iterator[None]:
-    """Episodes built by ``runtime.run_episode`` use ``planner`` (the teacher is no registered plugin)."""
-    real = runtime.build_planner
-    runtime.build_planner = lambda cfg, override=None: planner  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        runtime.build_planner = real  # type: ignore[assignment]
+# ---- jobs ------------------------------------------------------------------------------------
+JOBS = "dagger_jobs.jsonl"  # one line per finished episode: its key and labelled rounds (what --resume keeps)
+META = "dagger.json"  # the settings; --resume must use the same
+RESUME_KEYS = ("model", "data", "suites", "scales", "beta", "runs", "seed", "max_rounds")
 
 
-def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Sequence[float], beta: float = 0.3,
-           runs: int = 1, seed: int = 0, max_rounds: int = 20, progress: bool = True) -> dict[str, Any]:
-    """Roll the trained planner in ``model`` out over the train split; write base + labelled rounds to ``out``."""
+def _job_key(suite: str, scale: float, run: int, task_id: str) -> str:
+    return f"{suite}|x{scale:g}|run{run}|{task_id}"
+
+
+def _jobs(suites: Sequence[str], scales: Sequence[float], runs: int, seed: int) -> list[tuple[str, str, float, int]]:
+    """Every episode as (key, task JSON, failure scale, episode seed), in the order of the output."""
+    jobs = []
+    for suite in suites:
+        tasks = load_suite(suite, "train")
+        for scale in scales:
+            for run in range(runs):
+                for i, task in enumerate(tasks):
+                    jobs.append((_job_key(suite, scale, run, task.id), task.model_dump_json(), scale, seed * 100003 + run * 1009 + i))
+    return jobs
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(model: str, beta: float, seed: int, max_rounds: int) -> None:
+    """Per worker process: the learner and the oracle are loaded once, for all its episodes."""
     from homiebot.planners.trained import TrainedPlanner
+
+    os.environ.setdefault("MUJOCO_GL", "osmesa")
+    _WORKER.clear()
+    _WORKER.update(model=model, beta=beta, seed=seed, max_rounds=max_rounds)
+    try:
+        _WORKER.update(learner=TrainedPlanner(path=model), oracle=registry.load("planners", "oracle")())
+    except Exception as err:  # noqa: BLE001 - a pool restarts a worker whose initialiser raises, forever: the job reports it
+        _WORKER["error"] = err
+
+
+def run_dagger_job(key: str, task_json: str, scale: float, episode_seed: int) -> tuple[str, list[str], bool]:
+    """One episode driven by the teacher; returns (key, its labelled rounds as JSON lines, goal reached)."""
+    if "error" in _WORKER:
+        raise _WORKER["error"]
+    rows: list[dict[str, Any]] = []
+    rng = random.Random(f"{_WORKER['seed']}:{key}")  # the beta draws depend on the episode only, not on the worker
+    teacher = Teacher(_WORKER["learner"], _WORKER["oracle"], _WORKER["beta"], rng, rows)
+    cfg = RunConfig.model_validate({"planner": {"name": "trained", "params": {"path": _WORKER["model"]}},
+                                    "skill_profile": scaled_profile(scale), "max_rounds": _WORKER["max_rounds"], "seed": episode_seed})
+    record, _ = runtime.run_episode(cfg, Task.model_validate_json(task_json), planner=teacher)
+    return key, [json.dumps(row, sort_keys=True) for row in rows], bool(record.goal_satisfied)
+
+
+# ---- driver --------------------------------------------------------------------------------
+def _check_inputs(model: Path, base: Path, out: Path, beta: float, workers: int, resume: bool, meta: dict[str, Any]) -> None:
+    from homiebot.planners.trained import read_manifest
 
     stats_file = base / "stats.json"
     if not (base / "data.jsonl").is_file() or not stats_file.is_file() or json.loads(stats_file.read_text()).get("format") != "sft":
         raise TrainError(f"--data {base}: not an SFT export folder (data.jsonl and stats.json of `homiebot export --format sft`)")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise TrainError(f"--out {out}: exists and is not an empty folder; choose a new one")
     if not 0.0 <= beta <= 1.0:
         raise TrainError("--beta must be between 0 and 1")
-    learner = TrainedPlanner(path=str(model))
-    if not hasattr(learner, "known"):
+    if workers < 1:
+        raise TrainError("--workers must be at least 1")
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"--out {out}: is a file; choose a new folder")
+    if resume:
+        if (out / META).is_file():
+            old = json.loads((out / META).read_text())
+            differs = [k for k in RESUME_KEYS if old.get(k) != meta.get(k)]
+            if differs:
+                details = ", ".join(f"{k}: was {old.get(k)!r}, now {meta.get(k)!r}" for k in differs)
+                raise TrainError(f"cannot resume {out} with different settings ({details}); use another --out")
+        elif out.is_dir() and any(out.iterdir()):
+            raise TrainError(f"--out {out}: holds no dagger run to resume ({META} is missing); choose a new folder")
+    elif out.is_dir() and any(out.iterdir()):
+        raise TrainError(f"--out {out}: exists and is not an empty folder; add --resume to continue a dagger run there, or choose a new one")
+    if read_manifest(model).get("recipe") != "minilm_heads":
         raise TrainError(f"--model {model}: dagger needs a folder of `homiebot train heads` (recipe minilm_heads)")
-    oracle = registry.load("planners", "oracle")()
-    rows: list[dict[str, Any]] = []
-    rng = random.Random(seed)
-    teacher = Teacher(learner, oracle, beta, rng, rows)
-    episodes = 0
-    with _planner(teacher):
-        for suite in suites:
-            tasks = load_suite(suite, "train")
-            for scale in scales:
-                for run in range(runs):
-                    for i, task in enumerate(tasks):
-                        cfg = RunConfig.model_validate({"planner": {"name": "trained", "params": {"path": str(model)}},
-                                                        "skill_profile": scaled_profile(scale), "max_rounds": max_rounds,
-                                                        "seed": seed * 100003 + run * 1009 + i})
-                        runtime.run_episode(cfg, task)
-                        episodes += 1
-                        if progress:
-                            print(f"\rdagger: {episodes} episodes, {len(rows)} labelled rounds", end="", flush=True)
-    if progress:
-        print()
+
+
+def _finished(path: Path) -> dict[str, list[str]]:
+    """Episodes already labelled in ``path`` (a line cut off by a kill is dropped from the file)."""
+    done: dict[str, list[str]] = {}
+    if not path.is_file():
+        return done
+    valid = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                item = json.loads(line)
+                done[item["key"]] = item["rows"]
+            except (ValueError, KeyError, TypeError):
+                break
+            valid += len(line)
+    if valid < path.stat().st_size:
+        with path.open("r+b") as fh:
+            fh.truncate(valid)
+    return done
+
+
+def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Sequence[float], beta: float = 0.3,
+           runs: int = 1, seed: int = 0, max_rounds: int = 20, progress: bool = True, workers: int = 1,
+           resume: bool = False) -> dict[str, Any]:
+    """Roll the trained planner in ``model`` out over the train split; write base + labelled rounds to ``out``.
+
+    Episodes run in ``workers`` processes; each finished one is appended to ``out/dagger_jobs.jsonl``
+    at once, so an interrupted run keeps them and ``resume`` runs only the rest. The output does not
+    depend on the number of workers (each episode's beta draws are seeded by the episode)."""
+    meta = {"model": str(model.resolve()), "data": str(base.resolve()), "suites": list(suites), "scales": list(scales), "beta": beta,
+            "runs": runs, "seed": seed, "max_rounds": max_rounds}
+    _check_inputs(model, base, out, beta, workers, resume, meta)
+    jobs = _jobs(suites, scales, runs, seed)
     out.mkdir(parents=True, exist_ok=True)
+    if not (out / META).is_file():
+        atomic_write_text(out / META, json.dumps(meta, indent=2) + "\n")
+    done = _finished(out / JOBS)
+    todo = [job for job in jobs if job[0] not in done]
+    bar = Progress(len(todo), len(done)) if progress and todo else None
+    with (out / JOBS).open("a") as fh:
+        stream = LocalExecutor(workers).run(run_dagger_job, todo, init=_init_worker, init_args=(str(model), beta, seed, max_rounds))
+        with closing(stream) as finished:  # closing it ends the pool however the loop ends
+            for _, (key, rows, reached) in finished:
+                fh.write(json.dumps({"key": key, "rows": rows}) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                done[key] = rows
+                if bar:
+                    bar.update(reached)
+    labelled = [row for key, *_ in jobs for row in done[key]]
     shutil.copy(base / "data.jsonl", out / "data.jsonl")
     with (out / "data.jsonl").open("a") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, sort_keys=True) + "\n")
-    stats = json.loads(stats_file.read_text())
-    stats = {**stats, "format": "sft", "base_records": stats.get("records", 0), "dagger_records": len(rows),
-             "dagger_episodes": episodes, "records": stats.get("records", 0) + len(rows), "beta": beta}
+        fh.writelines(row + "\n" for row in labelled)
+    stats = json.loads((base / "stats.json").read_text())
+    stats = {**stats, "format": "sft", "base_records": stats.get("records", 0), "dagger_records": len(labelled),
+             "dagger_episodes": len(jobs), "records": stats.get("records", 0) + len(labelled), "beta": beta}
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
     return stats

@@ -128,6 +128,27 @@ def test_dagger_cli_labels_the_learners_rounds_with_the_oracle(boot) -> None:
     assert main(["dagger", "--model", str(learner), "--data", str(root / "boot" / "dpo"), "--out", str(root / "x"),
                  "--beta", "2"]) == 2
 
+    # two workers give the same data; an interrupted run (a line cut off by the kill) resumes to the same data
+    two = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag2"),
+               "--suites", str(root / "suite"), "--beta", "0.5", "--seed", "3", "--workers", "2")
+    assert two.returncode == 0, two.stderr[-2000:]
+    assert (root / "dag2" / "data.jsonl").read_text() == (root / "dag" / "data.jsonl").read_text()
+    jobs = (root / "dag2" / "dagger_jobs.jsonl").read_text().splitlines(keepends=True)
+    assert len(jobs) == 2
+    (root / "dag2" / "dagger_jobs.jsonl").write_text(jobs[1] + jobs[0][:40])
+    (root / "dag2" / "data.jsonl").unlink()
+    again = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag2"),
+                 "--suites", str(root / "suite"), "--beta", "0.5", "--seed", "3")
+    assert again.returncode == 2 and "--resume" in again.stderr and not (root / "dag2" / "data.jsonl").exists()
+    changed = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag2"),
+                   "--suites", str(root / "suite"), "--beta", "0.4", "--seed", "3", "--resume")
+    assert changed.returncode == 2 and "beta: was 0.5, now 0.4" in changed.stderr
+    resumed = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag2"),
+                   "--suites", str(root / "suite"), "--beta", "0.5", "--seed", "3", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "1/1" in resumed.stderr  # only the episode that was lost ran again
+    assert (root / "dag2" / "data.jsonl").read_text() == (root / "dag" / "data.jsonl").read_text()
+
 
 def test_features_read_mentions_history_and_the_one_hand() -> None:
     names = ["cabinet", "kitchen_cabinet", "green_lemon", "drawer", "red_apple"]

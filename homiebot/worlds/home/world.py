@@ -139,7 +139,10 @@ class EmbeddedHome(World):
         segs = [v.segmentation for v in views.values() if v.segmentation is not None]
         if not segs:
             return {}
-        visible = set(np.unique(np.concatenate([s.ravel() for s in segs])).tolist())
+        ids = np.concatenate([s.ravel() for s in segs])
+        # instance ids are small non-negative ints: counting them is several times faster than np.unique
+        present = np.flatnonzero(np.bincount(ids)) if ids.size and ids.min() >= 0 else np.unique(ids)
+        visible = set(present.tolist())
         return {i: self._categories[i] for i in visible if i in self._categories}
 
     @property
