@@ -80,6 +80,7 @@ def test_submit_runs_an_episode_and_matches_the_in_process_runner(running_graph,
     local, _ = run_episode(cfg, load_task(DEMO))
     assert trace(ros) == trace(local)
     assert [s.inventory_after for s in ros.steps] == [s.inventory_after for s in local.steps]
+    assert [s.path_length for s in ros.steps] == [s.path_length for s in local.steps]  # the same paths, round by round
     assert abs(ros.path_length - local.path_length) < 1e-6
 
 

@@ -271,3 +271,26 @@ def test_with_home_state(layout: Layout) -> None:
         assert state.articulate("chest", True).ok
         r.sync(state)
         assert (r.render(["front"])["front"].segmentation == r.instance_ids["sponge"]).sum() > 10
+
+
+def test_a_renderer_on_a_reused_gl_context_and_model_draws_the_same_pixels(layout: Layout) -> None:
+    """A closed renderer's GL context and compiled model serve the next renderer of the same home and
+    size; what it draws equals what a renderer with a context of its own draws."""
+    from homiebot.worlds.home import render
+
+    state = make_state(layout, fridge=True)
+    with HomeRenderer(layout, SIZE, SIZE) as own, HomeRenderer(layout, SIZE, SIZE) as other:
+        own.sync(state)
+        want = own.render()
+        contexts, model = [own._gl, other._gl], other.model
+    spares = render._SPARE_GL.get((type(contexts[0]), SIZE, SIZE), [])
+    assert any(gl is spare for gl in contexts for spare in spares)
+    with HomeRenderer(layout, SIZE, SIZE) as reused:
+        assert any(reused._gl is gl for gl in contexts)  # a spare context, not a new one
+        assert reused.model is model
+        reused.sync(state)
+        got = reused.render()
+    for view in VIEWS:
+        assert np.array_equal(got[view].rgb, want[view].rgb)
+        assert np.array_equal(got[view].depth, want[view].depth)
+        assert np.array_equal(got[view].segmentation, want[view].segmentation)

@@ -190,6 +190,7 @@ class HomeRenderer:
         self._seg_lut: np.ndarray | None = None
         self._seg_lut_key: tuple[int, ...] = ()
         self._gl: Any = None
+        self._gl_left_current_elsewhere = False  # made current in a thread other than the main one
         self._ctx: Any = None
         self._open_gl()
         _LIVE.add(self)
@@ -209,9 +210,14 @@ class HomeRenderer:
             lut[g] = self.instance_ids.get(entity, 0) if entity else 0
         return lut
 
+    def _make_current(self) -> None:
+        self._gl.make_current()
+        if threading.current_thread() is not threading.main_thread():
+            self._gl_left_current_elsewhere = True  # never handed to another renderer (see _give_back_gl)
+
     def _open_gl(self) -> None:
         self._gl = _take_gl(self.width, self.height)
-        self._gl.make_current()
+        self._make_current()
         self._ctx = mujoco.MjrContext(self.model, mujoco.mjtFontScale.mjFONTSCALE_100.value)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self._ctx)
         self._ctx.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
@@ -272,7 +278,7 @@ class HomeRenderer:
             raise RuntimeError("HomeRenderer.render called after close()")
         if not self._synced:
             raise RuntimeError("HomeRenderer.render called before sync(state)")
-        self._gl.make_current()
+        self._make_current()
         return {view: self._render_view(view) for view in views}
 
     def render_overview(self, lookat: tuple[float, float, float] | None = None, distance: float | None = None,
@@ -288,7 +294,7 @@ class HomeRenderer:
         cam.azimuth, cam.elevation = azimuth, elevation
         option = mujoco.MjvOption()
         option.geomgroup[SELF_HIDDEN_GROUP] = 1
-        self._gl.make_current()
+        self._make_current()
         mujoco.mjv_updateScene(self.model, self.data, option, None, cam, mujoco.mjtCatBit.mjCAT_ALL.value, self._scene)
         return self._draw_rgb()[0]
 
@@ -355,11 +361,14 @@ class HomeRenderer:
     def close(self) -> None:
         """Free the GL resources; the renderer cannot render afterwards."""
         if self._ctx is not None:
-            self._gl.make_current()
+            self._make_current()
             self._ctx.free()
             self._ctx = None
         if self._gl is not None:
-            _give_back_gl(self._gl, self.width, self.height)
+            if self._gl_left_current_elsewhere:
+                self._gl.free()
+            else:
+                _give_back_gl(self._gl, self.width, self.height)
             self._gl = None
 
     def __enter__(self) -> HomeRenderer:
