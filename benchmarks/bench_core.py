@@ -151,6 +151,7 @@ def _measure(args: argparse.Namespace, task, scene) -> int:
           f"{args.busy} busy processes, load average {load:.1f}\n")
     if args.ratio_only:
         render_ratio(task, args.size)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
         return 0
     print(f"| {'measurement':<48} | {'median ms':>9} | {'p95 ms':>9} | {'n':>5} | {'target':<10} |")
     print(f"|{'-' * 50}|{'-' * 11}|{'-' * 11}|{'-' * 7}|{'-' * 12}|")
@@ -177,7 +178,7 @@ def _measure(args: argparse.Namespace, task, scene) -> int:
 
     go_across_rooms.i = 0
     samples = [s / 2 for s in timed(go_across_rooms, 20)]
-    row("privileged Go to (A*, between rooms)", samples)
+    row("privileged Go to (Dijkstra, between rooms)", samples)
 
     def pick_and_put():
         world.reset()
@@ -218,6 +219,7 @@ def _measure(args: argparse.Namespace, task, scene) -> int:
     print(f"  RSS after episode 1: {rss[0]:.1f} MB, after {args.episodes // 4}: {tail[0]:.1f} MB, "
           f"after {args.episodes}: {rss[-1]:.1f} MB, max {max(rss):.1f} MB")
     print(f"  trend over the last {len(tail)} episodes: {slope_per_100(tail):+.2f} MB per 100 episodes (target: ~0)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

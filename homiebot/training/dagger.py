@@ -141,8 +141,8 @@ def _init_worker(model: str, beta: float, seed: int, max_rounds: int) -> None:
         _WORKER["error"] = err
 
 
-def run_dagger_job(key: str, task_json: str, scale: float, episode_seed: int) -> tuple[str, list[str], bool]:
-    """One episode driven by the teacher; returns (key, its labelled rounds as JSON lines, goal reached)."""
+def run_dagger_job(key: str, task_json: str, scale: float, episode_seed: int) -> tuple[str, list[str], bool, int]:
+    """One episode driven by the teacher; returns (key, its labelled rounds as JSON lines, goal reached, rounds)."""
     if "error" in _WORKER:
         raise _WORKER["error"]
     rows: list[dict[str, Any]] = []
@@ -151,7 +151,7 @@ def run_dagger_job(key: str, task_json: str, scale: float, episode_seed: int) ->
     cfg = RunConfig.model_validate({"planner": {"name": "trained", "params": {"path": _WORKER["model"]}},
                                     "skill_profile": scaled_profile(scale), "max_rounds": _WORKER["max_rounds"], "seed": episode_seed})
     record, _ = runtime.run_episode(cfg, Task.model_validate_json(task_json), planner=teacher)
-    return key, [json.dumps(row, sort_keys=True) for row in rows], bool(record.goal_satisfied)
+    return key, [json.dumps(row, sort_keys=True) for row in rows], bool(record.goal_satisfied), len(record.steps)
 
 
 # ---- driver --------------------------------------------------------------------------------
@@ -182,9 +182,9 @@ def _check_inputs(model: Path, base: Path, out: Path, beta: float, workers: int,
         raise TrainError(f"--model {model}: dagger needs a folder of `homiebot train heads` (recipe minilm_heads)")
 
 
-def _finished(path: Path) -> dict[str, list[str]]:
-    """Episodes already labelled in ``path`` (a line cut off by a kill is dropped from the file)."""
-    done: dict[str, list[str]] = {}
+def _finished(path: Path) -> dict[str, dict[str, Any]]:
+    """Episodes already labelled in ``path`` by key (a line cut off by a kill is dropped from the file)."""
+    done: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return done
     valid = 0
@@ -192,7 +192,7 @@ def _finished(path: Path) -> dict[str, list[str]]:
         for line in fh:
             try:
                 item = json.loads(line)
-                done[item["key"]] = item["rows"]
+                done[item["key"]] = {"rows": list(item["rows"]), "rounds": int(item.get("rounds", 0))}
             except (ValueError, KeyError, TypeError):
                 break
             valid += len(line)
@@ -223,19 +223,19 @@ def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Se
     with (out / JOBS).open("a") as fh:
         stream = LocalExecutor(workers).run(run_dagger_job, todo, init=_init_worker, init_args=(str(model), beta, seed, max_rounds))
         with closing(stream) as finished:  # closing it ends the pool however the loop ends
-            for _, (key, rows, reached) in finished:
-                fh.write(json.dumps({"key": key, "rows": rows}) + "\n")
+            for _, (key, rows, reached, rounds) in finished:
+                fh.write(json.dumps({"key": key, "rows": rows, "rounds": rounds}) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-                done[key] = rows
+                done[key] = {"rows": rows, "rounds": rounds}
                 if bar:
                     bar.update(reached)
-    labelled = [row for key, *_ in jobs for row in done[key]]
+    labelled = [row for key, *_ in jobs for row in done[key]["rows"]]
     shutil.copy(base / "data.jsonl", out / "data.jsonl")
     with (out / "data.jsonl").open("a") as fh:
         fh.writelines(row + "\n" for row in labelled)
     stats = json.loads((base / "stats.json").read_text())
     stats = {**stats, "format": "sft", "base_records": stats.get("records", 0), "dagger_records": len(labelled),
-             "dagger_episodes": len(jobs), "records": stats.get("records", 0) + len(labelled), "beta": beta}
+             "dagger_episodes": len(jobs), "dagger_rounds": sum(done[key]["rounds"] for key, *_ in jobs), "records": stats.get("records", 0) + len(labelled), "beta": beta}
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
     return stats
