@@ -89,6 +89,14 @@ def renderer(layout: Layout):
         yield r
 
 
+def assert_same_views(got: dict, want: dict) -> None:
+    """Every view's RGB, depth and segmentation equal, pixel for pixel."""
+    for view in VIEWS:
+        assert np.array_equal(got[view].rgb, want[view].rgb)
+        assert np.array_equal(got[view].depth, want[view].depth)
+        assert np.array_equal(got[view].segmentation, want[view].segmentation)
+
+
 def pixels(renderer: HomeRenderer, state: FakeState, name: str, view: str = "front") -> int:
     renderer.sync(state)
     seg = renderer.render([view])[view].segmentation
@@ -241,10 +249,7 @@ def test_renders_are_deterministic(renderer: HomeRenderer, layout: Layout) -> No
     renderer.render()
     renderer.sync(state)
     second = renderer.render()
-    for view in VIEWS:
-        assert np.array_equal(first[view].rgb, second[view].rgb)
-        assert np.array_equal(first[view].depth, second[view].depth)
-        assert np.array_equal(first[view].segmentation, second[view].segmentation)
+    assert_same_views(first, second)
 
 
 def test_rgb_only_and_close(layout: Layout) -> None:
@@ -290,7 +295,4 @@ def test_a_renderer_on_a_reused_gl_context_and_model_draws_the_same_pixels(layou
         assert reused.model is model
         reused.sync(state)
         got = reused.render()
-    for view in VIEWS:
-        assert np.array_equal(got[view].rgb, want[view].rgb)
-        assert np.array_equal(got[view].depth, want[view].depth)
-        assert np.array_equal(got[view].segmentation, want[view].segmentation)
+    assert_same_views(got, want)
