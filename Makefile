@@ -51,7 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_viz.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check homiebot planners skills perception test benchmarks tools
+	$(BIN)/ruff check homiebot test benchmarks tools
 	$(BIN)/lint-imports
 	$(BIN)/mypy homiebot/
 

@@ -1,26 +1,35 @@
 """homiebot: pip-installable Python package that is also a ROS 2 ament_python package.
 
-The plugin folders at the repository root (planners/, skills/, perception/) are reached through the
-symlinks homiebot/planners, homiebot/skills and homiebot/perception, so they install as
-``homiebot.planners`` etc. (no import name can collide with another distribution) and work the same
-with ``pip install -e .``, ``colcon build`` and ``colcon build --symlink-install``.
+Every package under ``homiebot/`` is found, not listed (a wheel, ``pip install .``, ``pip install -e .``
+and ``colcon build`` with or without ``--symlink-install`` install the same modules). The plugin
+folders live in the package (``homiebot/planners``, ``homiebot/skills``, ``homiebot/perception``);
+the links ``planners/``, ``skills/`` and ``perception/`` at the repository root point at them.
 """
 
 from glob import glob
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 
 PACKAGE = "homiebot"
-packages = ["homiebot", "homiebot.bench", "homiebot.ros", "homiebot.ros.nodes", "homiebot.worlds", "homiebot.worlds.home", "homiebot.training",
-            "homiebot.viz", "homiebot.planners", "homiebot.skills",
-            "homiebot.perception"]
+HERE = Path(__file__).resolve().parent  # resolve: colcon symlinks setup.py
+packages = find_packages(where=str(HERE), include=[PACKAGE, f"{PACKAGE}.*"])
+
+
+def config_files() -> list[tuple[str, list[str]]]:
+    """Every file under config/, to share/homiebot/config/ (found by ``homiebot.resources.config_dir``)."""
+    folders: dict[str, list[str]] = {}
+    for path in sorted(Path("config").rglob("*")):
+        if path.is_file():
+            folders.setdefault(str(Path("share", PACKAGE, path.parent)), []).append(str(path))
+    return sorted(folders.items())
+
 
 setup(
     name=PACKAGE,
     version="0.1.0",
     description="Modular, hierarchical LLM-planned mobile manipulation runtime with an embedded MuJoCo home",
-    long_description=(Path(__file__).resolve().parent / "README.md").read_text(),  # resolve: colcon symlinks setup.py
+    long_description=(HERE / "README.md").read_text(),
     long_description_content_type="text/markdown",
     license="Apache-2.0",
     python_requires=">=3.10",
@@ -30,10 +39,7 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
-        (f"share/{PACKAGE}/config/scenes", glob("config/scenes/*.yaml")),
-        (f"share/{PACKAGE}/config/tasks", glob("config/tasks/*.yaml")),
-        (f"share/{PACKAGE}/config/robots", glob("config/robots/*.yaml")),
+        *config_files(),
     ],
     install_requires=["numpy>=1.24", "pydantic>=2.5", "pyyaml>=6", "pillow>=9"],
     extras_require={

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import os
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -42,3 +44,51 @@ def test_every_third_party_import_of_the_graph_is_an_exec_depend():
     missing = {m: KEYS[m] for m in modules if KEYS[m] not in depends}
     assert not missing, f"package.xml lacks exec_depends {missing}"
     assert "rclpy" in modules and "mujoco" in modules and "rosbags" in modules  # the scan sees the nodes' imports
+
+
+def test_a_wheel_installs_into_a_fresh_venv_imports_every_module_and_runs_an_episode(tmp_path: Path) -> None:
+    """The wheel built from the tree (no editable install): every module imports from it, its plugins are
+    registered, the shipped configuration is found under the venv's share/, and `homiebot run` runs the demo
+    task. Its dependencies come from this environment through a path file (nothing is downloaded)."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    wheels = tmp_path / "wheels"
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # a plain path: its .pth files (the editable install) are not read
+    python = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AMENT_PREFIX_PATH")}
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", *map(str, wheels.glob("*.whl"))],
+                               capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    check = r'''
+import importlib, json, pkgutil, sys
+import homiebot
+from homiebot import registry, resources
+failed = {}
+for info in pkgutil.walk_packages(homiebot.__path__, "homiebot."):
+    try:
+        importlib.import_module(info.name)
+    except Exception as err:  # noqa: BLE001
+        failed[info.name] = repr(err)
+print(json.dumps({"file": homiebot.__file__, "failed": failed, "modules": len([m for m in sys.modules if m.startswith("homiebot.")]),
+                  "planners": registry.available("planners"), "config": str(resources.config_dir())}))
+'''
+    probe = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    found = json.loads(probe.stdout.splitlines()[-1])
+    assert found["file"].startswith(str(site)), found["file"]  # the wheel's copy, not the checkout
+    assert found["failed"] == {} and found["modules"] > 150
+    assert {"heuristic", "oracle", "replay", "trained"} <= set(found["planners"])
+    assert found["config"] == str(venv / "share" / "homiebot" / "config") and (venv / "share" / "homiebot" / "config" / "robots" / "spot.yaml").is_file()
+    ran = subprocess.run([str(venv / "bin" / "homiebot"), "run", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"), "--planner", "oracle",
+                          "--no-images", "--quiet", "--out", str(tmp_path / "runs")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**env, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
+    assert json.loads((tmp_path / "runs" / "demo_seed0" / "episode.json").read_text())["goal_satisfied"] is True

@@ -14,11 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from homiebot import resources
 from homiebot.robots.kinematics import ArmKinematics, CameraMount
 from homiebot.robots.kinematics import Joint as KJoint
 from homiebot.yamlio import format_validation_error, read_yaml
 
-ROBOTS_DIR = Path(__file__).resolve().parents[2] / "config" / "robots"
+ROBOTS_DIR = resources.config_dir() / "robots"
 
 
 class ProfileError(ValueError):

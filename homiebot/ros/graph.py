@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from homiebot import resources
+
 GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")
 
 
@@ -46,7 +48,7 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
     return specs + policy_servers(config)
 
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+CONFIG_DIR = resources.config_dir()
 
 
 def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
