@@ -517,7 +517,7 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
 
 def _cmd_dagger(args: argparse.Namespace) -> int:
     from homiebot.training.bootstrap import parse_scales
-    from homiebot.training.dagger import dagger
+    from homiebot.training.dagger import dagger, finished_episodes
 
     suites = [x.strip() for x in args.suites.split(",") if x.strip()]
     out = Path(args.out)
@@ -527,11 +527,8 @@ def _cmd_dagger(args: argparse.Namespace) -> int:
         s = dagger(Path(args.model), Path(args.data), out, suites, parse_scales(args.failure_scales), beta=args.beta,
                    runs=args.runs, seed=args.seed, workers=args.workers, resume=args.resume)
     except KeyboardInterrupt:
-        from homiebot.training.dagger import JOBS
-
-        kept = sum(1 for _ in (out / JOBS).open()) if (out / JOBS).is_file() else 0
-        print(f"homiebot: interrupted; {kept} finished episodes are kept in {out / JOBS}: continue with the same command "
-              "and --resume", file=sys.stderr)
+        print(f"homiebot: interrupted; {finished_episodes(out)} finished episodes are kept in {out}: continue with the same "
+              "command and --resume", file=sys.stderr)
         return INTERRUPTED
     print(f"dagger: {s['dagger_episodes']} episodes, {s['dagger_records']} labelled rounds + {s['base_records']} base records "
           f"-> {args.out}")

@@ -161,8 +161,9 @@ class Progress:
         self.stream.flush()
 
 
-def _append(fh, result_json: str) -> None:
-    fh.write(result_json + "\n")
+def append_line(fh, line: str) -> None:
+    """Append one complete line and make it durable before going on (a kill loses at most the line being written)."""
+    fh.write(line + "\n")
     fh.flush()
     os.fsync(fh.fileno())
 
@@ -177,6 +178,11 @@ def _metadata(args: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
     }
 
 
+def changed_settings(old: dict[str, Any], new: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """``key: was X, now Y`` for every key whose value differs ('' when none does)."""
+    return ", ".join(f"{k}: was {old.get(k)!r}, now {new.get(k)!r}" for k in keys if old.get(k) != new.get(k))
+
+
 def _check_resumable(out: Path, meta: dict[str, Any], resume: bool) -> None:
     existing = out / META
     has_results = (out / RESULTS).is_file() and (out / RESULTS).stat().st_size > 0
@@ -188,10 +194,8 @@ def _check_resumable(out: Path, meta: dict[str, Any], resume: bool) -> None:
         if has_results:
             raise EvalError(f"{out} has results but no {META}; cannot tell what they were run with")
         return
-    old = json.loads(existing.read_text())
-    differs = [k for k in RESUME_KEYS if old.get(k) != meta.get(k)]
-    if differs:
-        details = ", ".join(f"{k}: was {old.get(k)!r}, now {meta.get(k)!r}" for k in differs)
+    details = changed_settings(json.loads(existing.read_text()), meta, RESUME_KEYS)
+    if details:
         raise EvalError(f"cannot resume {out} with different settings ({details}); use another --out")
 
 
@@ -272,7 +276,7 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
                                       resources=job_resources(cfg), on_retry=on_retry))
         with stream as finished:  # closing it ends the pool or cancels Ray tasks however the loop ends
             for _, (result_json, worker, peak) in finished:
-                _append(results_fh, result_json)
+                append_line(results_fh, result_json)
                 peaks[worker] = max(peaks.get(worker, 0.0), peak)
                 result = RunResult.model_validate_json(result_json)
                 if bar:

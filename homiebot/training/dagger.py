@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from homiebot import registry, runtime
-from homiebot.bench.evaluate import Progress
+from homiebot.bench.evaluate import Progress, append_line, changed_settings
 from homiebot.bench.executors import LocalExecutor
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig
@@ -169,10 +169,8 @@ def _check_inputs(model: Path, base: Path, out: Path, beta: float, workers: int,
         raise TrainError(f"--out {out}: is a file; choose a new folder")
     if resume:
         if (out / META).is_file():
-            old = json.loads((out / META).read_text())
-            differs = [k for k in RESUME_KEYS if old.get(k) != meta.get(k)]
-            if differs:
-                details = ", ".join(f"{k}: was {old.get(k)!r}, now {meta.get(k)!r}" for k in differs)
+            details = changed_settings(json.loads((out / META).read_text()), meta, RESUME_KEYS)
+            if details:
                 raise TrainError(f"cannot resume {out} with different settings ({details}); use another --out")
         elif out.is_dir() and any(out.iterdir()):
             raise TrainError(f"--out {out}: holds no dagger run to resume ({META} is missing); choose a new folder")
@@ -202,6 +200,11 @@ def _finished(path: Path) -> dict[str, dict[str, Any]]:
     return done
 
 
+def finished_episodes(out: Path) -> int:
+    """How many episodes of the dagger run in ``out`` are recorded (what ``--resume`` keeps)."""
+    return len(_finished(out / JOBS))
+
+
 def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Sequence[float], beta: float = 0.3,
            runs: int = 1, seed: int = 0, max_rounds: int = 20, progress: bool = True, workers: int = 1,
            resume: bool = False) -> dict[str, Any]:
@@ -224,9 +227,7 @@ def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Se
         stream = LocalExecutor(workers).run(run_dagger_job, todo, init=_init_worker, init_args=(str(model), beta, seed, max_rounds))
         with closing(stream) as finished:  # closing it ends the pool however the loop ends
             for _, (key, rows, reached, rounds) in finished:
-                fh.write(json.dumps({"key": key, "rows": rows, "rounds": rounds}) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+                append_line(fh, json.dumps({"key": key, "rows": rows, "rounds": rounds}))
                 done[key] = {"rows": rows, "rounds": rounds}
                 if bar:
                     bar.update(reached)

@@ -10,8 +10,8 @@ textbook heap-based Dijkstra settles cells, so the same grid always gives the sa
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +23,6 @@ from homiebot.worlds.home.layout import Layout, Receptacle, Room
 
 CLEARANCE = 0.04  # extra margin on top of the base radius
 _SQRT2 = math.sqrt(2.0)
-_GRAPHS: dict[tuple, csr_matrix] = {}  # move graphs by grid, shared by the copies of one home (each episode copies it)
-_MAX_GRAPHS = 8
-_GRAPHS_LOCK = threading.Lock()
 _MOVES = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0), (-1, -1, _SQRT2), (-1, 1, _SQRT2), (1, -1, _SQRT2), (1, 1, _SQRT2)]
 
 
@@ -234,65 +231,56 @@ class NavigationMap:
         return Path(poses, length)
 
     def _move_graph(self) -> csr_matrix:
-        """Directed edges between free planning cells for the eight moves (diagonals only past two free cells)."""
+        """The move graph of the current planning grid (shared by the copies of one home: each episode copies it)."""
         if self._graph is None:
-            key = (self.shape, self.resolution, np.packbits(self.planning).tobytes())
-            with _GRAPHS_LOCK:
-                graph = _GRAPHS.pop(key, None)
-            if graph is None:
-                graph = self._build_move_graph()
-            with _GRAPHS_LOCK:
-                _GRAPHS[key] = graph  # most recently used last
-                while len(_GRAPHS) > _MAX_GRAPHS:
-                    _GRAPHS.pop(next(iter(_GRAPHS)))
-            self._graph = graph
+            self._graph = _move_graph(self.shape, self.resolution, np.packbits(self.planning).tobytes())
         return self._graph
-
-    def _build_move_graph(self) -> csr_matrix:
-        free = ~self.planning
-        ni, nj = self.shape
-        ids = np.arange(ni * nj).reshape(ni, nj)
-        rows, cols, weights = [], [], []
-        for di, dj, cost in _MOVES:
-            src = (slice(max(0, -di), ni - max(0, di)), slice(max(0, -dj), nj - max(0, dj)))
-            dst = (slice(max(0, di), ni - max(0, -di)), slice(max(0, dj), nj - max(0, -dj)))
-            ok = free[src] & free[dst]
-            if di and dj:  # the two cells beside the diagonal must be free too
-                ok &= free[dst[0], src[1]] & free[src[0], dst[1]]
-            rows.append(ids[src][ok])
-            cols.append(ids[dst][ok])
-            weights.append(np.full(int(ok.sum()), cost * self.resolution))
-        return csr_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))), shape=(ni * nj, ni * nj))
 
     def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]]):
         """Distances from ``start`` to every reachable target, and each path cell's predecessor on the way back."""
         ni, nj = self.shape
-        flat = dijkstra(self._move_graph(), directed=True, indices=start[0] * nj + start[1])
-        dist_grid = flat.reshape(ni, nj)
-        dist = {c: float(dist_grid[c]) for c in targets if math.isfinite(dist_grid[c])}
-        return dist, _Predecessors(self, dist_grid, start)
+        graph = self._move_graph()
+        flat = dijkstra(graph, directed=True, indices=start[0] * nj + start[1])
+        dist = {c: float(flat[c[0] * nj + c[1]]) for c in targets if math.isfinite(flat[c[0] * nj + c[1]])}
+        return dist, _Predecessors(graph, flat, nj)
+
+
+@functools.lru_cache(maxsize=8)
+def _move_graph(shape: tuple[int, int], resolution: float, blocked_bits: bytes) -> csr_matrix:
+    """Directed edges between free planning cells for the eight moves (diagonals only past two free cells).
+    Every edge has its reverse with the same weight, so a cell's row lists the cells it can be entered from."""
+    ni, nj = shape
+    free = ~np.unpackbits(np.frombuffer(blocked_bits, dtype=np.uint8), count=ni * nj).astype(bool).reshape(shape)
+    ids = np.arange(ni * nj).reshape(ni, nj)
+    rows, cols, weights = [], [], []
+    for di, dj, cost in _MOVES:
+        src = (slice(max(0, -di), ni - max(0, di)), slice(max(0, -dj), nj - max(0, dj)))
+        dst = (slice(max(0, di), ni - max(0, -di)), slice(max(0, dj), nj - max(0, -dj)))
+        ok = free[src] & free[dst]
+        if di and dj:  # the two cells beside the diagonal must be free too
+            ok &= free[dst[0], src[1]] & free[src[0], dst[1]]
+        rows.append(ids[src][ok])
+        cols.append(ids[dst][ok])
+        weights.append(np.full(int(ok.sum()), cost * resolution))
+    return csr_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(cols))), shape=(ni * nj, ni * nj))
 
 
 class _Predecessors:
     """The cell each path cell is entered from: of the neighbours that reach it at its distance, the one
     settled first by a heap-ordered Dijkstra (smallest distance, then smallest (i, j))."""
 
-    def __init__(self, nav: NavigationMap, dist: np.ndarray, start: tuple[int, int]) -> None:
-        self.nav, self.dist, self.start = nav, dist, start
+    def __init__(self, graph: csr_matrix, dist: np.ndarray, columns: int) -> None:
+        self.graph, self.dist, self.columns = graph, dist, columns
 
     def __getitem__(self, cell: tuple[int, int]) -> tuple[int, int]:
-        planning, dist, (ni, nj) = self.nav.planning, self.dist, self.nav.shape
-        i, j = cell
+        n = cell[0] * self.columns + cell[1]
+        row = slice(self.graph.indptr[n], self.graph.indptr[n + 1])
         best: tuple[float, tuple[int, int]] | None = None
-        for di, dj, cost in _MOVES:
-            c = (i - di, j - dj)
-            if not (0 <= c[0] < ni and 0 <= c[1] < nj) or planning[c]:
-                continue
-            if di and dj and (planning[c[0] + di, c[1]] or planning[c[0], c[1] + dj]):
-                continue
-            d = float(dist[c])
-            if d + cost * self.nav.resolution == dist[cell] and (best is None or (d, c) < best):
-                best = (d, c)
+        for c, weight in zip(self.graph.indices[row].tolist(), self.graph.data[row].tolist()):
+            d = float(self.dist[c])
+            source = divmod(c, self.columns)
+            if d + weight == self.dist[n] and (best is None or (d, source) < best):
+                best = (d, source)
         if best is None:
             raise KeyError(cell)
         return best[1]

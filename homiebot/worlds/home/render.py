@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import math
 import os
 import threading
@@ -81,18 +82,7 @@ _SPARE_GL: dict[tuple[Any, int, int], list[Any]] = {}
 _MAX_SPARE_GL = 2
 # Compiled homes by MJCF text: a process that runs many episodes in one home compiles it once.
 # MjModel is only read after compilation (every renderer has its own MjData and GL context).
-_MODELS: dict[str, mujoco.MjModel] = {}
-_MAX_MODELS = 4
-
-
-def _compiled(xml: str) -> mujoco.MjModel:
-    model = _MODELS.pop(xml, None)
-    if model is None:
-        model = mujoco.MjModel.from_xml_string(xml)
-    _MODELS[xml] = model  # most recently used last
-    while len(_MODELS) > _MAX_MODELS:
-        _MODELS.pop(next(iter(_MODELS)))
-    return model
+_compiled = functools.lru_cache(maxsize=4)(mujoco.MjModel.from_xml_string)
 
 
 def _take_gl(width: int, height: int) -> Any:
