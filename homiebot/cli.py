@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -21,13 +23,16 @@ from homiebot.bench.evaluate import EvalError
 from homiebot.bench.executors import EXECUTORS, ExecutorError, InfrastructureFailure
 from homiebot.bench.report import ReportError
 from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
-from homiebot.contracts import StepRecord
+from homiebot.contracts import STAND_IN, EpisodeRecord, StepRecord
 from homiebot.planners.base import PlannerConfigError
 from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
 from homiebot.tasks import TaskError, load_task
 from homiebot.training.episodes import ExportError
+
+if TYPE_CHECKING:
+    from homiebot.runtime import SkillSet
 
 USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError,
                ExecutorError)
@@ -59,6 +64,10 @@ def _out_dir(path: str | Path) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ConfigError(f"--out {out}: cannot create the folder: {err.strerror}") from None
+    try:  # an existing folder may still refuse files (permissions, a read-only mount): say so before any work
+        tempfile.TemporaryFile(dir=out).close()
+    except OSError as err:
+        raise ConfigError(f"--out {out}: cannot write there ({err.strerror}); give a folder you can write to") from None
     return out
 
 
@@ -347,6 +356,9 @@ def _progress(step: StepRecord) -> None:
     sub = step.output.subtask.text() if step.output else "[invalid output]"
     model = (step.output.model if step.output else None) or "-"
     fb = step.feedback
+    stand_in = fb.details.get(STAND_IN)
+    if stand_in:  # never claim a model ran when another skill ran in its place
+        model = f"{stand_in} for {model} (not installed)"
     status = "ok" if fb.success or fb.code is None else fb.code.value
     line = f"round {step.round:2d} | {sub:<42} | {model:<7} | {status:<3} | {step.timings.total:5.2f}s"
     if not fb.success:
@@ -381,7 +393,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     view = _live_view(args)
     try:
         record, folder = run_episode(cfg, task, out, on_step=None if args.quiet else _progress, approver=approver, observer=view,
-                                     user=user)
+                                     user=user, on_skills=_say_stand_ins)
     except BaseException:
         if view is not None:
             view.close()
@@ -389,8 +401,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
     verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
-    print(f"\n{verdict}; {'ended with End' if record.ended else 'ended by ' + record.termination} after "
+    how = {"end": "ended with End", "reported": "stopped to report what it could not do"}.get(record.termination,
+                                                                                            f"ended by {record.termination}")
+    print(f"\n{verdict}; {how} after "
           f"{len(record.steps)} rounds ({fails} failed), path {record.path_length:.1f} m, {time.perf_counter() - started:.1f} s")
+    why = end_reason(record)
+    if why:
+        print(f"why it ended: {why}")
     print(f"episode record: {folder / 'episode.json'}")
     if cfg.output.images:
         print(f"views per round: {folder / 'images'}")
@@ -399,6 +416,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if view is not None:
         _finish_view(view)
     return outcome(record.goal_satisfied, record.ended, record.termination)
+
+
+def _say_stand_ins(skills: SkillSet) -> None:
+    for line in skills.notices():
+        print(f"homiebot: notice: {line}", file=sys.stderr, flush=True)
+
+
+def end_reason(record: EpisodeRecord) -> str:
+    """Why the planner ended the episode, in its own words (the End round's analysis), or '' when it did not end it."""
+    last = record.steps[-1] if record.steps else None
+    if record.ended and last is not None and last.output is not None:
+        return last.output.analysis.strip() or record.error or "the planner gave no reason"
+    return ""
 
 
 def _finish_view(view) -> None:  # view: homiebot.viz.live.LiveView
@@ -527,8 +557,12 @@ def _cmd_dagger(args: argparse.Namespace) -> int:
         s = dagger(Path(args.model), Path(args.data), out, suites, parse_scales(args.failure_scales), beta=args.beta,
                    runs=args.runs, seed=args.seed, workers=args.workers, resume=args.resume)
     except KeyboardInterrupt:
-        print(f"homiebot: interrupted; {finished_episodes(out)} finished episodes are kept in {out}: continue with the same "
-              "command and --resume", file=sys.stderr)
+        kept = finished_episodes(out)
+        if kept:
+            print(f"homiebot: interrupted; {kept} finished episodes are kept in {out}: continue with the same command and --resume",
+                  file=sys.stderr)
+        else:
+            print("homiebot: interrupted before any episode finished; nothing was recorded", file=sys.stderr)
         return INTERRUPTED
     print(f"dagger: {s['dagger_episodes']} episodes, {s['dagger_records']} labelled rounds + {s['base_records']} base records "
           f"-> {args.out}")
@@ -682,6 +716,19 @@ def main(argv: list[str] | None = None) -> int:
                 signal.signal(sig, handler)
 
 
+_RECORDING = {"run", "submit", "eval", "bootstrap", "up"}  # commands whose records survive an interruption
+# Counts checked before a command does anything (a refused count must not leave a folder behind).
+_AT_LEAST = {"runs": 1, "max_rounds": 1, "workers": 1, "retries": 0, "steps": 1, "batch": 1, "epochs": 1, "hidden": 1,
+             "negatives": 1, "lora_r": 1, "lora_alpha": 1, "image_size": 1}
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    for name, low in _AT_LEAST.items():
+        value = getattr(args, name, None)
+        if isinstance(value, int) and value < low:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least {low} (got {value})")
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     handler = {"run": _cmd_run, "scene": _cmd_scene, "eval": _cmd_eval, "report": _cmd_report, "merge": _cmd_merge,
@@ -690,12 +737,14 @@ def _main(argv: list[str] | None) -> int:
                "up": _cmd_up, "submit": _cmd_submit, "plugins": _cmd_plugins, "estop": _cmd_operator, "release": _cmd_operator,
                "cancel": _cmd_operator, "approve": _cmd_operator, "view": _cmd_view, "video": _cmd_video}[args.command]
     try:
+        _check_counts(args)
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("homiebot: interrupted; what was recorded so far has been saved", file=sys.stderr)
+        saved = "; what was recorded so far has been saved" if args.command in _RECORDING else ""
+        print(f"homiebot: interrupted{saved}", file=sys.stderr)
         return INTERRUPTED
 
 

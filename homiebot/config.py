@@ -6,6 +6,7 @@ oracle planner and privileged skills answering to the four EMMOE model names).
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -158,9 +159,42 @@ class RunConfig(_Strict):
 
 
 def describe_validation_error(err: ValidationError) -> str:
-    """'field.path: message' for the first problem, without pydantic's boilerplate."""
-    first = err.errors()[0]
-    return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg'].removeprefix('Value error, ')}"
+    """'field.path: message' for the first problem, without pydantic's boilerplate; an unknown key
+    names the nearest known one ("did you mean ...?")."""
+    errors = err.errors()
+    first = errors[0]
+    missing = {e["loc"][:-1] for e in errors if e["type"] == "missing"}
+    # a misspelled key also makes its right spelling "missing": report the misspelling, which says both
+    first = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] in missing), first)
+    where = ".".join(str(p) for p in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        known = _known_keys(err.title, first["loc"][:-1])
+        close = difflib.get_close_matches(str(first["loc"][-1]), known, n=1, cutoff=0.6)
+        message = "unknown key" + (f"; did you mean '{close[0]}'?" if close else f" (known: {', '.join(sorted(known))})" if known else "")
+    return f"{where}: {message}"
+
+
+def _known_keys(model_name: str, loc: tuple) -> list[str]:
+    """The field names of the pydantic model at ``loc`` below the model called ``model_name`` (empty when unknown)."""
+    model: Any = RunConfig if model_name == RunConfig.__name__ else None
+    for part in loc:
+        if model is None or isinstance(part, int):
+            continue  # list items: the same model as the list
+        field = model.model_fields.get(part)
+        model = _model_of(field.annotation) if field is not None else None
+    return list(model.model_fields) if model is not None else []
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation such as ``X``, ``X | None`` or ``list[X]``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def load_config(path: str | Path | None) -> RunConfig:

@@ -172,6 +172,11 @@ class PlannerOutput(_Contract):
     model: str | None = Field(None, description="low-level model name; None for End")
 
 
+# A ``Feedback.details`` key: the model whose skill ran in place of the one the planner chose, which
+# cannot run here (a configured ``fallback``); displays name it instead of the chosen model.
+STAND_IN = "stand_in"
+
+
 class Feedback(_Contract):
     """The result of one subtask, phrased so a language model can act on it."""
 

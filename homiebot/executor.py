@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from homiebot.contracts import Action, Feedback, SkillFailure, Subtask
+from homiebot.contracts import STAND_IN, Action, Feedback, SkillFailure, Subtask
 from homiebot.errors import ErrorDetector
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
@@ -78,10 +78,11 @@ class Executor(Generic[SkillT]):
 
     def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution:
         """Run up to N attempts; E1 if all fail, E2 as soon as an attempt drops the object."""
-        note = ""
+        note, stand_in = "", None
         if model in self.fallbacks:
-            note = f" ({model} is not installed here; {self.fallbacks[model]} ran in its place)"
-            model = self.fallbacks[model]
+            stand_in = self.fallbacks[model]
+            note = f" ({model} is not installed here; {stand_in} ran in its place)"
+            model = stand_in
         skill = self.skills[model]
         acted = world.skill_subtask(subtask) if world is not None else None  # once, not per attempt
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
@@ -96,8 +97,11 @@ class Executor(Generic[SkillT]):
             if not is_last_attempt(result, context):
                 continue
             if result.success:
-                return Execution(Feedback.ok(note.strip(" ()")), skill_name(skill), attempt, travelled, acted)
-            fb = ErrorDetector.execution_failed(subtask, attempt, result.message + note, result.dropped, result.failure)
+                fb = Feedback.ok(note.strip(" ()"))
+            else:
+                fb = ErrorDetector.execution_failed(subtask, attempt, result.message + note, result.dropped, result.failure)
+            if stand_in is not None:
+                fb = fb.model_copy(update={"details": {**fb.details, STAND_IN: stand_in}})
             return Execution(fb, skill_name(skill), attempt, travelled, acted)
 
     def close(self) -> None:

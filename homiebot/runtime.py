@@ -170,6 +170,22 @@ class SkillSet:
                             "skill": skill_name(self.skills[self.fallbacks.get(m.name, m.name)])} for m in self.models],
                 "unavailable": self.unavailable, "fallbacks": self.fallbacks}
 
+    def notices(self) -> list[str]:
+        """One line per configured model that cannot run here: what runs in its place, or that it is not offered."""
+        lines = []
+        for model, why in self.unavailable.items():
+            instead = self.fallbacks.get(model)
+            done = f"{instead} runs in its place" if instead else "the planner is not offered it"
+            lines.append(f"{model} cannot run here ({_first_problem(why)}); {done}")
+        return lines
+
+
+def _first_problem(why: str) -> str:
+    """The first of a skill's availability problems, without its install hint (the record keeps the whole text)."""
+    problems = [p.strip() for p in why.split(": ", 1)[-1].split("; ") if p.strip()]
+    first = problems[0].split(" (", 1)[0].rstrip(".") if problems else why
+    return first + (f", and {len(problems) - 1} more" if len(problems) > 1 else "")
+
 
 def skills_run_in_executor(cfg: RunConfig) -> bool:
     """Whether the graph's executor node runs the skills itself, with a world of its own: the world
@@ -231,13 +247,15 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
                 approver: Approver | None = None, safety_state: SafetyState | None = None,
                 observer: EpisodeObserver | None = None, user: User | None = None,
-                planner: Planner | None = None) -> tuple[EpisodeRecord, Path | None]:
+                planner: Planner | None = None,
+                on_skills: Callable[[SkillSet], None] | None = None) -> tuple[EpisodeRecord, Path | None]:
     """Build everything, run one episode, write its folder (if ``out_dir``), release everything.
     ``planner``: a planner object to use instead of building the configured one (the caller owns
     it: it is reset for the episode and not closed);
     ``approver`` answers approval questions (``safety.approve``); ``safety_state`` lets the caller
     engage the e-stop or cancel from another thread; ``observer`` watches (a live viewer); ``user``
-    answers the planner's questions (default: the one ``cfg.user`` names)."""
+    answers the planner's questions (default: the one ``cfg.user`` names); ``on_skills`` hears which
+    skills can run before the first round (to say which models are stand-ins)."""
     scene = _shared_scene(cfg.world.name, task)
     check_scene_names(task, scene, cfg.world.name)
     world = build_world(cfg, scene)
@@ -245,6 +263,8 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
     executor = None
     try:
         skillset = build_skills(cfg, world)
+        if on_skills is not None:
+            on_skills(skillset)
         gate = build_safety(cfg, world, approver, safety_state)
         executor = Executor(skillset.skills, max_attempts=cfg.attempts, unavailable=skillset.unavailable, fallbacks=skillset.fallbacks,
                             interruption=gate.state.interruption)

@@ -36,7 +36,7 @@ def test_run_instruction_in_generated_scene(tmp_path):
     (["run", "--task", "no/such/task.yaml"], "cannot read task file"),
     (["run", "--config", "no/such.yaml"], "cannot read config file"),
     (["run", "--planner", "gpt-9"], "unknown planner 'gpt-9'; available: heuristic, hf, openai, oracle, replay"),
-    (["run", "--max-rounds", "0"], "max_rounds"),
+    (["run", "--max-rounds", "0"], "--max-rounds must be at least 1"),
     (["run", "--profile", "clumsy"], "unknown failure profile 'clumsy'"),
     (["run", "dance the tango", "--scene", "1", "--planner", "oracle"], "needs a task goal"),
     (["run", "dance the tango", "--scene", "1"], "does not understand 'dance the tango'"),
@@ -148,3 +148,70 @@ def test_main_called_in_process_gives_the_callers_signal_handlers_back() -> None
     before = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGTERM, signal.SIGINT)}
     assert main(["plugins"]) == 0
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_a_stand_in_is_named_at_start_and_in_every_round_it_runs(tmp_path):
+    import json
+
+    answer = json.dumps({"analysis": "to the kitchen", "subtask": ["Go to", "kitchen"], "model": "NoMaD"})
+    cfg = _config(tmp_path, f"""planner: {{name: replay, params: {{outputs: [{json.dumps(answer)}]}}}}
+skills:
+  - {{name: policy_skill, model: NoMaD, actions: [Go to], fallback: sim_nav,
+     params: {{policy: pixnav, policy_params: {{checkpoint: {tmp_path / 'no_such.pth'}}}}}}}
+  - {{name: privileged_navigation, model: sim_nav}}
+  - {{name: privileged_manipulation, model: RT-1-X}}
+""")
+    out = homiebot("run", "--task", str(DEMO_TASK), "--config", cfg, "--profile", "perfect", "--out", str(tmp_path / "o"), "--no-images")
+    assert out.returncode == 1, (out.stdout, out.stderr)  # End after one round: the demo goal is not reached
+    assert "homiebot: notice: NoMaD cannot run here (checkpoint not found" in out.stderr
+    assert "sim_nav runs in its place" in out.stderr
+    first = next(line for line in out.stdout.splitlines() if line.startswith("round  1"))
+    assert "| sim_nav for NoMaD (not installed) | ok" in first, first
+    assert "why it ended: " in out.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["eval", "--suite", "home100", "--runs", "-1"], "--runs must be at least 1 (got -1)"),
+    (["bootstrap", "--workers", "0"], "--workers must be at least 1 (got 0)"),
+    (["run", "--task", str(DEMO_TASK), "--max-rounds", "0"], "--max-rounds must be at least 1 (got 0)"),
+])
+def test_a_bad_count_is_refused_before_a_folder_is_made(args, message, tmp_path):
+    out = homiebot(*args, "--out", str(tmp_path / "o"))
+    assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_out_folder_that_cannot_be_written_is_refused_in_one_line():
+    out = homiebot("run", "--task", str(DEMO_TASK), "--out", "/proc/self")  # exists, is a folder, takes no files (even as root)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert "--out /proc/self: cannot write there" in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.parametrize("text, message", [
+    ("planer: {name: oracle}\n", "planer: unknown key; did you mean 'planner'?"),
+    ("output: {videos: true}\n", "output.videos: unknown key; did you mean 'video'?"),
+    ("skills:\n  - {name: privileged_navigation, modle: NoMaD}\n", "skills.0.modle: unknown key; did you mean 'model'?"),
+    ("detector: {zzz: 1}\n", "detector.zzz: unknown key (known: far, near, suggest_names)"),
+])
+def test_a_misspelled_config_key_names_the_nearest_known_one(text, message, tmp_path):
+    from homiebot.config import ConfigError, load_config
+
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_dagger_stopped_before_any_episode_says_nothing_was_recorded(tmp_path, monkeypatch, capsys):
+    from homiebot import cli
+    from homiebot.training import dagger
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # what SIGTERM raises (cli._interrupt), here before the first episode finished
+
+    monkeypatch.setattr(dagger, "dagger", stopped)
+    status = cli.main(["dagger", "--model", str(tmp_path / "m"), "--data", str(tmp_path / "d"), "--out", str(tmp_path / "o")])
+    assert status == 130
+    err = capsys.readouterr().err
+    assert "interrupted before any episode finished; nothing was recorded" in err and "kept" not in err, err
