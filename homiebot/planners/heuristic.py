@@ -25,7 +25,11 @@ pronouns, several destinations, relative places, "somewhere in the kitchen", "on
 negation). The first round's analysis states the goal it understood (also in the episode record).
 What it cannot read or ground, and (with someone to ask) an object named only by its kind, it asks
 about in the first rounds ([Ask, ...]); with nobody to ask it reports it and ends (termination
-"reported"). An instruction of which nothing can be read is refused at the start.
+"reported"). An instruction of which nothing can be read is refused at the start. "Go to X" (a thing,
+a piece of furniture or a room) ends once the robot is there. A thing still not seen when every room was
+visited, every surface seen from close by (and approached where something resting on it may hide it)
+and every container opened is reported by name, with what of its type was seen instead; every End's
+analysis says why it ends.
 
 With mapped perception (``request.scene_map`` is set) it reads only the semantic map's summary, never
 the observation's labels: what it knows are map instance ids (``can_1``) with their categories,
@@ -50,6 +54,7 @@ from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerCo
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
+    GoTo,
     IfAbsent,
     IfEmpty,
     Keep,
@@ -76,6 +81,7 @@ USUAL_ROOMS = {"fridge": ("kitchen",), "kitchen_counter": ("kitchen",), "sink": 
                "cabinet": ("kitchen", "bathroom", "dining", "living", "office"), "drawer": ("kitchen", "bedroom", "office"),
                "shelf": ("living", "office", "bathroom", "dining", "bedroom")}
 ARTICLES = ("the", "a", "an", "my", "one", "some")
+THIN = 0.05  # m: a thing flatter than this may go unseen on a surface that showed rounder small things
 
 
 class _Decision(Exception):
@@ -125,6 +131,7 @@ class HeuristicPlanner(Planner):
         self.questions: list[tuple[str, str]] = []  # (question, what it is about: "unsure" or a phrase)
         self._report: str | None = None
         self._asked: str | None = None
+        self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
 
     def reset(self, context: EpisodeContext) -> None:
         self.read = understand(context.task.instruction, SHARED_EMBEDDER if self.embeddings else None)
@@ -226,6 +233,8 @@ class HeuristicPlanner(Planner):
             else:
                 self._decide()
                 sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"
+                if self._arrived:
+                    why += f": I am {' and '.join(self._arrived)}"
         except _Decision as d:
             sub, why = d.sub, d.why
         if request.round == 1:
@@ -447,8 +456,11 @@ class HeuristicPlanner(Planner):
     # ---- decisions (each raises _Decision with the next subtask, or returns when its goal is done) --
     def _decide(self) -> None:
         m = self.mem
+        self._arrived = []
         for i, goal in enumerate(self.plan_.goals):
-            if isinstance(goal, Move):
+            if isinstance(goal, GoTo):
+                self._go_to(goal)
+            elif isinstance(goal, Move):
                 self._move_goal(goal)
             elif isinstance(goal, Toggle):
                 self._toggle(goal)
@@ -482,7 +494,7 @@ class HeuristicPlanner(Planner):
         rooms = self._unvisited_rooms()
         # likeliest room first: the one the phrase names, the usual rooms of the furniture it names, then by word similarity
         rooms.sort(key=lambda r: (r != m.robot_room, self._room_rank(what, r), -self._similarity(what, r), r))
-        what = label or what
+        label_of, what = what, label or what
         if rooms and m.mapped and self._can_explore():
             raise _Decision(Subtask(action=Action.EXPLORE, target=rooms[0]),
                             f"I have not seen the {what} yet, so I explore the {rooms[0]}")
@@ -500,9 +512,50 @@ class HeuristicPlanner(Planner):
             if m.near == box:
                 m.searched.add(box)
             self._act(Action.OPEN, box, f"the {what} may be inside the {box}")
-        if surfaces:  # seen from close enough already, but something may have been hidden behind another thing
-            self._go(surfaces[0], f"the {what} may be on the {surfaces[0]}, hidden when I looked from nearby")
-        raise _Decision(Subtask(action=Action.END), f"I searched everywhere I can reach and did not find the {what}")
+        hiding = [s for s in surfaces if self._may_hide(s, label_of)]
+        if hiding:  # seen from close enough already, but something may have been hidden there
+            self._go(hiding[0], f"the {what} may be on the {hiding[0]}, hidden when I looked from nearby")
+        raise self._missing(label_of or what)
+
+    def _may_hide(self, surface: str, what: str) -> bool:
+        """Whether a surface seen from close enough for small things may still hide ``what``: a basin's rim
+        hides what lies low in it, and a flat thing (a book, a remote) or one of unknown size needs a closer
+        look; furniture and rooms are never hidden on a surface."""
+        t = RECEPTACLE_TYPES.get(self.mem.known.get(surface, ""))
+        if t is None or (t.relation == "in" and not t.articulated):
+            return True
+        cls = self._class_of(what)
+        if cls is None:
+            ws = {singular(w) for w in words_of(what)}
+            return not (ws & ROOM_WORDS or any(set(r.split("_")) <= ws for r in RECEPTACLE_TYPES))
+        return OBJECT_CLASSES[cls].size[2] < THIN
+
+    def _missing(self, what: str) -> _Decision:
+        """End, reporting what a complete search did not find (and things of its type that were seen)."""
+        noun = re.sub(r"^(?:the|a|an|my|some|any|every|one)\s+", "", what.strip()).replace("another ", "other ")
+        msg = f"I could not find the {noun} anywhere in this home: I searched every room, surface and container I can reach"
+        seen = self._seen_instead(noun)
+        if seen:
+            msg += f". I saw {seen}"
+        self._report = msg
+        return _Decision(Subtask(action=Action.END), f"I stop to report: {msg}")
+
+    def _seen_instead(self, phrase: str) -> str:
+        """Things of the type a phrase names that were seen, with where they are ('green_apple on the kitchen_counter')."""
+        head = re.split(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase, maxsplit=1)[0]  # not the place it was said to be
+        ws = {singular(w) for w in words_of(head)}
+        kinds = [c for c in (*OBJECT_CLASSES, *RECEPTACLE_TYPES) if set(c.split("_")) <= ws]
+        if not kinds:
+            return ""
+        kind = max(kinds, key=lambda c: len(c.split("_")))
+        names = sorted(n for n, c in self._of((kind,)).items())
+        said = []
+        for n in names[:3]:
+            colour = self.mem.colour.get(n) if self.mem.mapped else None
+            where = self.mem.support.get(n)
+            prep = "in" if where and (self._closable(where) or self.mem.known.get(where) == "sink") else "on"
+            said.append(f"{'a ' + colour + ' ' if colour else ''}{n}" + (f" {prep} the {where}" if where else ""))
+        return ", ".join(said) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
     def _room_rank(self, what: str, room: str) -> int:
         """0: the phrase names this room; 1: the furniture it names usually stands in such a room; 2: nothing
@@ -599,7 +652,7 @@ class HeuristicPlanner(Planner):
         head = phrase[: said.start()].strip()
         place = self._receptacle(said["w"])
         if place is None:
-            if not self._search_done():
+            if not self._search_done(head):
                 self._explore(said["w"], f"the {head} (the user said it is {phrase[said.start():].strip()})")
             return
         if place not in m.looked:
@@ -625,10 +678,11 @@ class HeuristicPlanner(Planner):
         named = sorted((c for c in OBJECT_CLASSES if set(c.split("_")) <= ws), key=lambda c: -len(c.split("_")))
         return named[0] if named else None
 
-    def _search_done(self) -> bool:
+    def _search_done(self, what: str) -> bool:
         """Nothing left to search: every room visited, every surface looked at, every container opened."""
         m = self.mem
-        return not self._unvisited_rooms() and not [n for n in self._of(RECEPTACLE_TYPES) if n not in m.inspected and not self._closable(n)] \
+        return not self._unvisited_rooms() and not [n for n in self._of(RECEPTACLE_TYPES) if n not in m.inspected and not self._closable(n)
+                                                    and (n not in m.glimpsed or self._may_hide(n, what))] \
             and not [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched]
 
     def _room_dest(self, room: str, obj: str | None) -> str:
@@ -685,6 +739,27 @@ class HeuristicPlanner(Planner):
             if self.mem.held:
                 self._put_down(self.mem.held, f"I need a free hand to take the {obj}")
             self._act(Action.PICK, obj, f"the task is to fetch the {obj}")
+
+    def _go_to(self, goal: GoTo) -> None:
+        target = self._place(goal.place)
+        if target is None:
+            self._explore(goal.place)
+        if self.mem.near != target:
+            self._go(target, f"the task is to go to the {target}")
+        self._arrived.append(f"{'in' if self._kind(target) == 'room' else 'at'} the {target}")
+
+    def _place(self, phrase: str) -> str | None:
+        """What a phrase to go to names: a room ('the living room'), an object ('the green can') or a receptacle."""
+        ws = [w for w in words_of(phrase) if w not in ARTICLES]
+        rooms = {n for n, c in self.mem.known.items() if c == "room" and n not in self.mem.banned}
+        key = "_".join(ws)
+        if key in rooms or f"{key}_room" in rooms:
+            return key if key in rooms else f"{key}_room"
+        if key in ("room", "") or not set(ws) - ROOM_WORDS - {"room"}:  # a room not seen yet
+            return None
+        if self._class_of(phrase) is not None:
+            return self._object(phrase)
+        return self._receptacle(phrase) or self._object(phrase)
 
     def _clear(self, goal: Clear) -> None:
         m = self.mem

@@ -7,6 +7,7 @@ are ignored):
   (X may be a list "A, B and C", "one of the Xs", "any X", "something to drink"; "from the Z" is ignored)
 * take X out of Z and put / leave / set it on Y
 * find X  (go next to it)   |  fetch / get / grab X  (pick it up and keep it)
+* go / come / walk (over) / head / navigate to X  (X: an object, a piece of furniture or a room)
 * open Y / close Y
 * clean up / clear (everything off) Y [onto Z]   |   the Y should end up empty
 * if there is no X in / on Y, put one there
@@ -23,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from homiebot.perception.grounding import singular
+from homiebot.planners.phrasing import tidy
 
 NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 
@@ -58,6 +60,13 @@ class Toggle:
 class Fetch:
     thing: str
     pick: bool  # fetch: pick it up; find: only go next to it
+
+
+@dataclass(frozen=True)
+class GoTo:
+    """Go to a place (an object, a receptacle or a room) and stay there."""
+
+    place: str
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,7 @@ def _things(phrase: str) -> Things:
 
 def parse_instruction(text: str) -> Plan:
     """Read an instruction into goals; raises UnsupportedInstruction with the supported forms."""
-    t = _clean(text)
+    t = _clean(tidy(text))
     plan = Plan()
     # trailing "close it" clauses
     for pat, which in ((r",? (?:and )?(?:make sure both are closed|close both)(?: when you are done)?$", "both"),
@@ -142,7 +151,7 @@ def parse_instruction(text: str) -> Plan:
     if not goals:
         raise UnsupportedInstruction(
             f"the heuristic planner does not understand '{text.strip()}'. It understands: put/place/move/bring X on/in/to Y "
-            "(X may be a list or 'one of the Xs'); take X out of Z and put it on Y; find X; fetch X; open/close Y; "
+            "(X may be a list or 'one of the Xs'); take X out of Z and put it on Y; find X; fetch X; go to X; open/close Y; "
             "clear Y (onto Z); if there is no X in Y, put one there; if Y is empty put X in it, otherwise on Z; "
             "every X that is not on Y belongs there; keep N Xs on Y; hide X inside something that can be shut")
     plan.goals = goals
@@ -192,9 +201,25 @@ def _goals(t: str) -> list:
         return [Move(_things(m["obj"]), m["dest"].strip())]
     if m := re.match(rf"^(?:the )?(?P<obj>[\w\s]+?),? leave it (?:on|in) (?:the )?{_DEST}$", t):
         return [Move(_things(m["obj"]), m["dest"].strip())]
+    if place := go_to_place(t):
+        return [GoTo(place)]
     if m := re.match(r"^(?P<verb>find|fetch|get|grab|look for) (?:me )?(?:the |a |an )?(?P<obj>[\w\s-]+)$", t):
         return [Fetch(m["obj"].strip(), m["verb"] != "find" and m["verb"] != "look for")]
     return []
+
+
+_GO = re.compile(r"^(?:(?:go|come|walk|head|move|navigate|drive|run|roll|get|make your way|find your way)"
+                 r"(?: (?:over|back|across|down|up|along|on|straight|right))*|(?:come|go) (?:here|there|over here),?)"
+                 r" (?:to|towards?|into|in|next to|up to|over to|near|by) (?:the |my |your |a |an )?(?P<p>[\w\s'-]+?)"
+                 r"(?: (?:now|right now|quickly|asap|for me|whenever you can|when you can))?$")
+
+
+def go_to_place(text: str) -> str | None:
+    """The place of 'go / come / walk over / head / navigate to (the) X'; None for other sentences."""
+    m = _GO.match(text.strip(" ,."))
+    if not m or re.search(r"\b(?:and|then|but|or)\b", m["p"]):  # "go to the kitchen and ...": more than going
+        return None
+    return m["p"].strip()
 
 
 def _move_pair(obj: str, dest: str) -> list | None:

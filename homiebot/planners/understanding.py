@@ -20,6 +20,7 @@ from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, TextEmb
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
+    GoTo,
     IfAbsent,
     IfEmpty,
     Keep,
@@ -28,8 +29,10 @@ from homiebot.planners.instructions import (
     Things,
     Toggle,
     UnsupportedInstruction,
+    go_to_place,
     parse_instruction,
 )
+from homiebot.planners.phrasing import tidy
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ROOM_WORDS = {"bathroom", "bedroom", "living room", "office", "dining room", "kitchen", "hallway"}
@@ -75,6 +78,8 @@ def describe_goal(goal: object) -> str:
         return f"{'open' if goal.open else 'close'} {goal.target}"
     if isinstance(goal, Fetch):
         return f"{'fetch' if goal.pick else 'find'} {goal.thing}"
+    if isinstance(goal, GoTo):
+        return f"go to {goal.place}"
     if isinstance(goal, IfEmpty):
         return f"if {goal.container} is empty move {goal.thing} into it, else -> {goal.otherwise}"
     if isinstance(goal, IfAbsent):
@@ -230,6 +235,9 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
     if re.match(r"^(?:not|leave|do not)\b", c) and re.search(r"\b(?:alone|where it is|where they are|other way round|the other one)\b|^not\b|^do not\b", c):
         return True
     if re.fullmatch(r"(?:the )?other one|anywhere (?:there )?is fine|anywhere|somewhere|either|i do not mind", c):
+        return True
+    if place := go_to_place(c):
+        st.goals.append(GoTo(_strip_article(place)))
         return True
     # open / close
     if re.fullmatch(r"(?:make sure|check that) (?:both|they|all of them|them all)(?: are)? (?:closed|shut)"
@@ -400,6 +408,9 @@ def _check(plan: Plan, embedder: TextEmbedder | None) -> list[str]:
             places = [g.target]
         elif isinstance(g, Fetch):
             objs = [g.thing]
+        elif isinstance(g, GoTo):  # anything may be gone to: a thing, a piece of furniture or a room
+            if not _phrase_ok(g.place, embedder, places=True) and not _phrase_ok(g.place, embedder, places=False):
+                bad.append(g.place)
         elif isinstance(g, IfEmpty):
             objs, places = [g.thing], [g.container, g.otherwise]
         elif isinstance(g, (IfAbsent, Keep)):
@@ -427,6 +438,8 @@ def _strict(plan: Plan) -> bool:
             phrases.append(g.target)
         elif isinstance(g, Fetch):
             phrases.append(g.thing)
+        elif isinstance(g, GoTo):
+            phrases.append(g.place)
         elif isinstance(g, IfEmpty):
             phrases += [g.thing, g.container, g.otherwise]
         elif isinstance(g, IfAbsent):
@@ -446,6 +459,7 @@ def _strict(plan: Plan) -> bool:
 
 def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Understanding:
     """Read a free-form instruction; ``unsure`` lists what could not be read or grounded."""
+    text = tidy(text)  # emoji, sign-offs and "hey robot" say nothing about the goal
     t = _normalise(text)
     if len(_sentences(t)) == 1:  # one sentence: the older, stricter grammar first, when it reads every word
         legacy = _legacy(text, embedder)

@@ -115,7 +115,21 @@ def test_surfaces_seen_from_close_by_are_searched_after_closed_containers() -> N
         p._explore("white bottle")
     assert (d.value.sub.action, d.value.sub.target) == (Action.GO_TO, "cabinet")  # to open it next
     p.mem.searched.add("cabinet")
-    assert _explore_target(p, "white bottle") == "white_shelf"  # the last resort before giving up
+    assert _explore_target(p, "white book") == "white_shelf"  # a flat thing may not show from there: the last resort
+    with pytest.raises(_Decision) as d:  # a bottle would have shown on the shelf: the search is complete
+        p._explore("white bottle")
+    assert d.value.sub.action is Action.END and "could not find the white bottle" in (p.report() or "")
+
+
+def test_a_basin_is_looked_into_again_before_giving_up() -> None:
+    p = planner({"kitchen": "room", "sink": "sink", "black_table": "table", "yellow_lemon": "lemon"}, visited={"kitchen"})
+    p.mem.glimpsed = {"sink", "black_table"}
+    p.mem.support["yellow_lemon"] = "black_table"
+    assert _explore_target(p, "green lemon") == "sink"  # its rim may hide a lemon lying low in it
+    p.mem.inspected.add("sink")
+    with pytest.raises(_Decision) as d:
+        p._explore("green lemon")
+    assert d.value.sub.action is Action.END and "I saw yellow_lemon on the black_table" in (p.report() or "")
 
 
 def test_small_things_are_seen_from_farther_in_larger_views() -> None:
