@@ -15,7 +15,7 @@ export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test docs-check bench lint clean
 
 setup: $(STAMP)
 
@@ -41,6 +41,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Every command of the README's and docs' bash blocks, as shown, in fresh folders (tools/docs_check.yaml: what cannot run here).
+docs-check: $(STAMP)
+	$(BIN)/python tools/docs_check.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py

@@ -167,6 +167,35 @@ def _reachable(address: str) -> None:
                             "(is `ray start --head` running there?)") from None
 
 
+def _token_source() -> str | None:
+    """Where Ray would read this driver's authentication token from, if anywhere."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "RAY_AUTH_TOKEN"
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path and os.path.isfile(path):
+        return path
+    default = os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
+    return default if os.path.isfile(default) else None
+
+
+def _refused(address: str, answered: bool) -> str:
+    """Why a Ray head at ``address`` may have refused this driver. Ray's own error only says it
+    failed to connect; since Ray 2.5x the usual cause is token authentication: a head started
+    where ~/.ray/auth_token exists (which a local ``ray.init()`` creates) or with
+    RAY_AUTH_MODE=token accepts only drivers that send its token, and a driver given an explicit
+    address sends one only with RAY_AUTH_MODE=token."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        source = _token_source()
+        if source is None:
+            return "RAY_AUTH_MODE=token is set but there is no token here (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token)"
+        return (f"this driver sends the token from {source}: is it the head's (`ray get-auth-token` there), "
+                "and is the Ray version the same?")
+    where = "something answers there, so " if answered else ""
+    return (f"{where}the head most likely requires token authentication and this driver sends no token: run with "
+            "RAY_AUTH_MODE=token and the head's token (its ~/.ray/auth_token here, or RAY_AUTH_TOKEN), or start the head "
+            "with RAY_AUTH_MODE=disabled on a trusted network" + ("" if answered else "; or is `ray start --head` not running there?"))
+
+
 class RayExecutor(JobExecutor):
     """A Ray cluster (``address``: 'HOST:PORT', 'auto', or None for RAY_ADDRESS or a new local instance).
 
@@ -201,7 +230,8 @@ class RayExecutor(JobExecutor):
             os.environ.setdefault("RAY_worker_niceness", "0")
             if self.local_cpus:
                 kwargs["num_cpus"] = self.local_cpus
-        if address and ":" in address and "://" not in address:
+        checked = address is not None and ":" in address and "://" not in address
+        if address is not None and checked:
             _reachable(address)
         main = threading.current_thread() is threading.main_thread()
         handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)} if main else {}
@@ -209,8 +239,8 @@ class RayExecutor(JobExecutor):
             self._ray.init(**kwargs)
         except Exception as err:  # ConnectionError, RuntimeError, ValueError depending on what is wrong
             where = f"at {address}" if address else "on this machine"
-            raise ExecutorError(f"cannot start or reach Ray {where}: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-                                f"{' (is `ray start --head` running there?)' if address else ''}") from None
+            why = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ExecutorError(f"cannot start or reach Ray {where}: {why}" + (f" ({_refused(address, checked)})" if address else "")) from None
         finally:
             for sig, handler in handlers.items():  # Ray's driver replaces them; the caller's own say how to stop
                 if handler is not None:
