@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
@@ -31,12 +32,21 @@ class ParameterError(ValueError):
     """A node parameter with a wrong type or value; the node exits with this message."""
 
 
+class CannotRun(RuntimeError):
+    """Something outside the graph that a node needs is missing (a robot driver): the node says what
+    in one line and exits with status 3, which stops ``homiebot up`` (a restart would not help)."""
+
+
+CANNOT_RUN = 3  # exit status of a node that raised CannotRun
+
+
 @dataclass(frozen=True)
 class Param:
     name: str
     default: Any
     description: str
     check: Callable[[Any], str | None] | None = None  # returns an error text, or None if fine
+    types: tuple[type, ...] = ()  # other accepted types than the default's (``-p scene:=0`` gives an integer)
 
 
 def positive(value: Any) -> str | None:
@@ -56,10 +66,17 @@ def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
     values = {}
     for p in COMMON + params:
         try:
-            node.declare_parameter(p.name, p.default)
+            if p.types:
+                node.declare_parameter(p.name, p.default, ParameterDescriptor(dynamic_typing=True))
+            else:
+                node.declare_parameter(p.name, p.default)
             value = node.get_parameter(p.name).value
         except Exception as err:  # rclpy raises its own type-mismatch exceptions
             raise ParameterError(f"parameter '{p.name}': {err} (expected {type(p.default).__name__}, default {p.default!r})") from None
+        accepted = (type(p.default), *p.types)
+        if p.types and (not isinstance(value, accepted) or isinstance(value, bool) and bool not in accepted):
+            names = " or ".join(t.__name__ for t in accepted)
+            raise ParameterError(f"parameter '{p.name}' = {value!r}: expected {names}, default {p.default!r}")
         if p.check and (problem := p.check(value)):
             raise ParameterError(f"parameter '{p.name}' = {value!r}: {problem}")
         values[p.name] = value
@@ -167,11 +184,11 @@ def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
     node = Node(definition.name)
     try:
         component = _start(node, definition)
-    except (ParameterError, ConfigError, ValueError) as err:
+    except (ParameterError, ConfigError, ValueError, CannotRun) as err:
         print(f"homiebot {definition.name}: error: {err}", file=sys.stderr, flush=True)
         node.destroy_node()
         rclpy.try_shutdown()
-        return 2
+        return CANNOT_RUN if isinstance(err, CannotRun) else 2
     _spin([node], [component])
     return 0
 
@@ -186,12 +203,12 @@ def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
         nodes.append(node)
         try:
             components.append(_start(node, definition))
-        except (ParameterError, ConfigError, ValueError) as err:
+        except (ParameterError, ConfigError, ValueError, CannotRun) as err:
             print(f"homiebot {name}: error: {err}", file=sys.stderr, flush=True)
             for n in nodes:
                 n.destroy_node()
             rclpy.try_shutdown()
-            return 2
+            return CANNOT_RUN if isinstance(err, CannotRun) else 2
     _spin(nodes, components)
     return 0
 

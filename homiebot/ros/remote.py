@@ -118,11 +118,32 @@ class RemotePlanner(Planner):
 
     def __init__(self, rpc: RpcClient, timeout: float, world: RemoteWorld) -> None:
         self.rpc, self.timeout, self.world = rpc, timeout, world
+        self._understood: str | None = None
+        self._report: str | None = None
 
     def reset(self, context: EpisodeContext) -> None:
         models = [{"name": m.name, "actions": list(m.actions), "description": m.description} for m in context.models]
-        self.rpc.call("reset", {"task": context.task.model_dump(mode="json", by_alias=True), "models": models, "seed": context.seed},
-                      timeout=self.timeout)
+        self._understood = self._report = None
+        try:
+            r = self.rpc.call("reset", {"task": context.task.model_dump(mode="json", by_alias=True), "models": models,
+                                        "seed": context.seed}, timeout=self.timeout)
+        except RpcError as err:
+            if err.remote_type == PlannerConfigError.__name__:  # it refuses the instruction: the user's to fix, as in-process
+                raise PlannerConfigError(_remote_message(err)) from None
+            raise
+        self._note(r)
+
+    def _note(self, reply: Any) -> None:
+        """What the planner node says it understood and reported (the in-process planner's accessors)."""
+        if isinstance(reply, dict):
+            self._understood = reply.get("understood", self._understood)
+            self._report = reply.get("report", self._report)
+
+    def understood(self) -> str | None:
+        return self._understood
+
+    def report(self) -> str | None:
+        return self._report
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
         params = {"episode": self.world.episode, "round": request.round, "system": request.system, "user": request.user, "instruction": request.instruction,
@@ -136,6 +157,7 @@ class RemotePlanner(Planner):
             raise PlannerError(str(err)) from None
         except RpcTimeout as err:
             raise PlannerError(str(err)) from None
+        self._note(r)
         return PlannerReply(r["text"], r.get("usage") or {}, r.get("prompt"))
 
 
@@ -181,3 +203,10 @@ class RemoteExecutor:
 
     def close(self) -> None:
         """Nothing to release: the skills live in their nodes."""
+
+
+def _remote_message(err: RpcError) -> str:
+    """The remote exception's own message, without the ``service.method: Type:`` the RPC layer puts before it."""
+    text = str(err)
+    marker = f"{err.remote_type}: " if err.remote_type else ""
+    return text.split(marker, 1)[1] if marker and marker in text else text

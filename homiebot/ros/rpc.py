@@ -137,8 +137,10 @@ class RpcServer:
     """
 
     def __init__(self, node: Node, service: str, handlers: dict[str, Handler], exclusive: tuple[str, ...] = EXCLUSIVE,
-                 lease: float = LEASE) -> None:
+                 lease: float = LEASE, expected: tuple[type[Exception], ...] = ()) -> None:
+        """``expected``: exceptions that are the caller's to fix (logged as one warning line, no traceback)."""
         self.node = node
+        self.expected = expected
         self.service = service
         self.handlers = handlers
         self.exclusive = frozenset(exclusive)
@@ -280,7 +282,7 @@ class RpcServer:
             except Cancelled:
                 box.append(("error", "cancelled"))
             except Exception as err:
-                self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
+                self._log_failure(method, err)
                 box.append(("error", f"{type(err).__name__}: {err}"))
                 box.append(type(err).__name__)
 
@@ -300,6 +302,13 @@ class RpcServer:
         if kind == "error":
             raise RpcError(f"{self.service}.{method}: {value}", box[1] if len(box) > 1 else None)
         return value
+
+    def _log_failure(self, method: str, err: Exception) -> None:
+        """A handler's failure in the node's log (called in its except block, for the traceback)."""
+        if isinstance(err, self.expected):
+            self.node.get_logger().warning(f"{method} refused: {err}")
+        else:
+            self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
 
     def _start_tracked(self, target: Callable[[], None]) -> None:
         def run() -> None:
@@ -335,7 +344,7 @@ class RpcServer:
             self._send({"id": ctx.request_id, "kind": "error", "message": f"BadRequest: {err}"[:2000], "type": "BadRequest"})
         except Exception as err:  # the handler's failure is reported to the caller, the node lives on
             if not (self._closing or isinstance(err, RpcInterrupted)):
-                self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
+                self._log_failure(method, err)
             self._send({"id": ctx.request_id, "kind": "error", "message": f"{type(err).__name__}: {err}"[:2000], "type": type(err).__name__})
         finally:
             with self._lock:

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
+from collections.abc import Callable
 
 import rclpy
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from homiebot.console import round_line, task_line, verdict_line
 from homiebot.ros.common import init, spin_in_background
 from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.safety import CANCEL_TOPIC
 from homiebot.ros.wire import read_json, safe_callback
 
+FINAL = ("finished", "failed", "duplicate")
+CANCEL_WAIT = 20.0  # s to wait for a cancelled episode's record after Ctrl-C (a second Ctrl-C stops waiting)
 
-def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True, echo=print) -> dict:
+
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True,
+           echo: Callable[[str], None] = lambda text: print(text, flush=True), warn: Callable[[str], None] = _to_stderr) -> dict:
     """Publish a submission and return the final status event (state finished or failed); without
-    ``wait``, the first event once the task manager has the task (accepted, or later)."""
+    ``wait``, the first event once the task manager has the task (accepted, or later). Events are
+    printed as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
     request = {"id": uuid.uuid4().hex[:12], **request}
     init(None)
     node = Node(f"homiebot_submit_{request['id']}")
@@ -25,6 +38,7 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
     node.create_subscription(String, "/homiebot/task/status", safe_callback(node, "/homiebot/task/status", lambda m: _keep(events, m)),
                              RELIABLE)
     pub = node.create_publisher(String, "/homiebot/task/submit", RELIABLE)
+    cancel = node.create_publisher(String, CANCEL_TOPIC, RELIABLE)  # matched by the time a Ctrl-C may need it
     executor, thread = spin_in_background(node)
     try:
         deadline = time.monotonic() + connect_timeout
@@ -36,24 +50,33 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         message = String(data=json.dumps(request))
         pub.publish(message)
         deadline = time.monotonic() + timeout
-        seen, resent = 0, time.monotonic()
-        while time.monotonic() < deadline:
-            mine = [e for e in list(events) if e.get("id") == request["id"]]
-            if mine:  # after the first event, "duplicate" only answers our own repeats
-                mine = mine[:1] + [e for e in mine[1:] if e.get("state") != "duplicate"]
-            if not mine and time.monotonic() - resent > 0.5:
-                # not heard of yet: the task manager may not have matched us when we sent (it ignores repeats)
-                pub.publish(message)
-                resent = time.monotonic()
-            if mine and not wait:
-                echo(_describe(mine[0]))
-                return mine[0]
-            for e in mine[seen:]:
-                echo(_describe(e))
-                if e.get("state") in ("finished", "failed", "duplicate"):
-                    return e
-            seen = len(mine)
-            time.sleep(0.05)
+        follow = _Follower(request["id"], events, echo, warn)
+        resent = time.monotonic()
+        try:
+            while time.monotonic() < deadline:
+                mine = follow.mine()
+                if not mine and time.monotonic() - resent > 0.5:
+                    # not heard of yet: the task manager may not have matched us when we sent (it ignores repeats)
+                    pub.publish(message)
+                    resent = time.monotonic()
+                if mine and not wait:
+                    _show(mine[0], echo, warn)
+                    return mine[0]
+                if (final := follow.show_new()) is not None:
+                    return final
+                time.sleep(0.05)
+        except KeyboardInterrupt:
+            if not (wait and follow.running()):
+                raise
+            # as Ctrl-C stops `homiebot run`: the episode is cancelled, and its record saved
+            cancel.publish(String(data=request["id"]))
+            warn(f"homiebot: interrupted; cancelling episode {follow.episode()} (its record is saved)")
+            end = time.monotonic() + CANCEL_WAIT
+            while time.monotonic() < end:
+                if (final := follow.show_new()) is not None:
+                    return final
+                time.sleep(0.05)
+            raise
         raise TimeoutError(f"task {request['id']} did not finish within {timeout:g} s")
     finally:
         executor.shutdown()
@@ -62,23 +85,65 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         rclpy.try_shutdown()
 
 
+class _Follower:
+    """The status events of one submission, shown as they come."""
+
+    def __init__(self, rid: str, events: list[dict], echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
+        self.rid, self.events, self.echo, self.warn = rid, events, echo, warn
+        self.seen = 0
+
+    def mine(self) -> list[dict]:
+        mine = [e for e in list(self.events) if e.get("id") == self.rid]
+        # after the first event, "duplicate" only answers our own repeats
+        return mine[:1] + [e for e in mine[1:] if e.get("state") != "duplicate"]
+
+    def show_new(self) -> dict | None:
+        """Show the events not shown yet; the final one (finished, failed, duplicate) once it came."""
+        mine = self.mine()
+        for e in mine[self.seen:]:
+            _show(e, self.echo, self.warn)
+            if e.get("state") in FINAL:
+                return e
+        self.seen = len(mine)
+        return None
+
+    def running(self) -> bool:
+        return any(e.get("state") == "running" for e in self.mine())
+
+    def episode(self) -> str:
+        return next((str(e.get("episode")) for e in self.mine() if e.get("state") == "running"), self.rid)
+
+
+def _show(event: dict, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
+    text, error = _describe(event)
+    (warn if error else echo)(text)
+
+
 def _keep(events: list[dict], msg: String) -> None:
     value = read_json(msg.data)
     if isinstance(value, dict):
         events.append(value)
 
 
-def _describe(e: dict) -> str:
+def _describe(e: dict) -> tuple[str, bool]:
+    """An event as ``homiebot run`` would print it, and whether it is an error (for stderr)."""
     state = e.get("state")
+    if state == "accepted":
+        queued = int(e.get("queued") or 0)
+        return f"accepted as submission {e.get('id')}" + (f" ({queued} ahead of it)" if queued else ""), False
+    if state == "running" and e.get("planner"):
+        return task_line(str(e.get("instruction")), str(e["planner"]), int(e.get("seed", 0)), str(e.get("profile"))), False
     if state == "round":
-        return f"round {e['round']:2d} | {e.get('subtask') or '[invalid output]':<42} | {e.get('code') or 'ok'}"
+        return round_line(int(e["round"]), e.get("subtask"), e.get("model"), e.get("code"), float(e.get("seconds") or 0.0),
+                          e.get("success", e.get("code") is None), str(e.get("message") or "")), False
     if state == "finished":
-        return (f"finished: {'goal reached' if e.get('goal_satisfied') else 'goal not reached'}, {e.get('termination')} after "
-                f"{e.get('rounds')} rounds\nepisode record: {e.get('record')}")
+        seconds = float(e.get("setup_s") or 0.0) + float(e.get("wall_time_s") or 0.0)
+        verdict = verdict_line(e.get("goal_satisfied"), bool(e.get("ended")), str(e.get("termination")), int(e.get("rounds") or 0),
+                               int(e.get("failed") or 0), float(e.get("path_length") or 0.0), seconds)
+        return f"\n{verdict}\nepisode record: {e.get('record')}", False
     if state == "warning":
-        return f"warning: {e.get('reason')}"
-    if state == "duplicate":
-        return f"refused: {e.get('reason')}"
-    if state == "failed":
-        return f"failed: {e.get('reason')}" + (f"\nwhat was recorded: {e['record']}" if e.get("record") else "")
-    return f"{state}" + (f": {e.get('instruction')}" if e.get("instruction") else "")
+        return f"homiebot: warning: {e.get('reason')}", True
+    if state in ("duplicate", "failed"):
+        return f"homiebot: error: {e.get('reason')}" + (f"\nwhat was recorded: {e['record']}" if e.get("record") else ""), True
+    return f"{state}" + (f": {e.get('instruction')}" if e.get("instruction") else ""), False
+

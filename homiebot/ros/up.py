@@ -16,6 +16,8 @@ from pathlib import Path
 
 from homiebot.ros.graph import NodeSpec, ros_args
 
+CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.common.CannotRun)
+
 
 def ros_environment(domain_id: int | None = None, localhost: bool = True) -> dict[str, str]:
     """The environment for graph processes: discovery stays on this machine unless asked otherwise."""
@@ -93,7 +95,9 @@ class _Member:
 class Supervisor:
     """Keeps the graph's processes running, as launch's ``respawn`` does: a node that exits is started
     again after a back-off; one that keeps dying is reported and left down. A node that exits with
-    status 2 (its parameters or config are wrong) is not restarted: it would fail the same way."""
+    status 2 (its parameters or config are wrong) or 3 (something outside the graph that it needs, such
+    as a robot driver, is missing) is not restarted: it would fail the same way; the graph stops with
+    that status (the node has said why)."""
 
     def __init__(self, starters: dict[str, Callable[[], subprocess.Popen]], policy: Restarts = Restarts(),
                  log: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)) -> None:
@@ -122,6 +126,9 @@ class Supervisor:
             if code == 2:
                 self.log(f"homiebot graph: node {m.name} exited with status 2 (a configuration error); stopping the graph")
                 return 2
+            if code == CANNOT_RUN:
+                self.log(f"homiebot graph: node {m.name} cannot run (status {code}, see above); stopping the graph")
+                return CANNOT_RUN
             m.deaths = [t for t in m.deaths if now - t < self.policy.window] + [now]
             if len(m.deaths) > self.policy.limit:
                 m.given_up = True

@@ -68,7 +68,7 @@ def trace(record) -> list[tuple]:
 def test_submit_runs_an_episode_and_matches_the_in_process_runner(running_graph, env, config_file):
     out = submit(env, "--task", str(DEMO), "--seed", "3")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "finished: goal reached" in out.stdout
+    assert "goal reached; ended with End" in out.stdout
     ros = load_episode(record_path(out.stdout))
     assert ros.ended and ros.goal_satisfied and ros.planner == "oracle"
     folder = record_path(out.stdout).parent
@@ -186,18 +186,18 @@ def test_a_killed_executor_is_reported_and_the_graph_recovers(running_graph, env
     procs["executor"].send_signal(signal.SIGKILL)  # a node we started
     procs["executor"].wait()
     started = time.monotonic()
-    rest, _ = follower.communicate(timeout=120)
-    output = "".join(lines) + rest
+    rest, errors = follower.communicate(timeout=120)
+    output = "".join(lines) + rest + errors
     assert follower.returncode == 3, output  # could not run: a node failed
-    assert "failed: the executor node stopped" in output, output
+    assert "homiebot: error: the executor node stopped" in errors, output
     assert time.monotonic() - started < 8.0 + 10.0, "reported well within the execute timeout"
-    record = load_episode(Path(output.split("what was recorded:")[1].strip().splitlines()[0]))
+    record = load_episode(Path(errors.split("what was recorded:")[1].strip().splitlines()[0]))
     assert record.termination == "error" and "executor" in record.error and len(record.steps) >= 2
 
     procs["executor"] = spawn(specs["executor"], env)
     out = submit(env, "--task", str(DEMO), "--seed", "2")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "finished: goal reached" in out.stdout
+    assert "goal reached; ended with End" in out.stdout
 
 
 @pytest.mark.parametrize("param, value, message", [
@@ -232,7 +232,7 @@ def test_composed_graph_gives_the_same_episode_and_runs_without_its_recorder(tmp
         assert out.returncode == 0, out.stdout + out.stderr
     finally:
         stop(procs)
-    assert "warning: this episode is not recorded into a bag: no recorder node is running" in out.stdout
+    assert "homiebot: warning: this episode is not recorded into a bag: no recorder node is running" in out.stderr
     assert not (record_path(out.stdout).parent / "bag").exists()
     from homiebot.config import load_config
 

@@ -171,6 +171,29 @@ def test_after_the_kills_the_next_task_finishes(up):
     assert "keeps dying" not in "".join(up.lines)
 
 
+def test_ctrl_c_of_submit_cancels_its_episode_saves_the_record_and_exits_130_as_run_does(up):
+    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--seed", "2", "--timeout", "240"],
+                            cwd=ROOT, env=ros_environment(DOMAIN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if line.startswith("round  2"):
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, errors = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # a process we started
+            proc.wait()
+    output = "".join(lines) + rest
+    assert proc.returncode == 130, output + errors
+    assert "homiebot: interrupted; cancelling episode demo_seed2" in errors and "Traceback" not in errors, errors
+    assert re.search(r"^goal NOT reached; ended by cancelled after \d+ rounds", output, re.M), output[-2000:]
+    record = load_episode(output.strip().splitlines()[-1].removeprefix("episode record: "))
+    assert record.termination == "cancelled" and len(record.steps) >= 2
+
+
 def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):
     watch = Watch(ros_environment(DOMAIN), "sigterm")
     try:

@@ -60,3 +60,15 @@ def test_a_configuration_error_stops_the_graph():
     sup = Supervisor({"misconfigured": exits(2)}, log=log.append)
     settle(sup)
     assert sup.poll(0.0) == 2 and "configuration error" in log[-1]
+
+
+def test_a_node_that_cannot_run_stops_the_graph_with_status_3():
+    log: list[str] = []
+    sup = Supervisor({"world": exits(3), "steady": sleeps()}, log=log.append)
+    try:
+        settle(sup)
+        assert sup.poll(0.0) == 3 and "cannot run" in log[-1] and "stopping the graph" in log[-1]
+        assert not sup.members["world"].deaths  # not restarted: it would fail the same way
+    finally:
+        sup.members["steady"].proc.kill()
+        sup.members["steady"].proc.wait()

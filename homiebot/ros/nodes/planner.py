@@ -14,7 +14,7 @@ from typing import Any
 from rclpy.node import Node
 
 from homiebot.contracts import Feedback
-from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerRequest
+from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerConfigError, PlannerRequest
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import CallContext, RpcServer
@@ -66,7 +66,9 @@ class PlannerNode:
         self._initial = _InitialStates(self.cfg.world.name)
         self.kinds = tuple(self.planner.needs_views)
         self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state", "map/summary"))
-        self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info})
+        # a planner refusing the instruction is the user's error: one line in the log, no traceback
+        self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info},
+                                expected=(PlannerConfigError,))
 
     def info(self, params: dict, ctx: CallContext) -> dict:
         return {"planner": self.cfg.planner.name}
@@ -76,7 +78,7 @@ class PlannerNode:
         models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in params["models"]]
         self.mirror = self._initial.of(task)
         self.planner.reset(EpisodeContext(task=task, models=models, seed=int(params["seed"]), world=self.mirror))
-        return {"planner": self.cfg.planner.name}
+        return {"planner": self.cfg.planner.name, "understood": self.planner.understood(), "report": self.planner.report()}
 
     def plan(self, params: dict, ctx: CallContext) -> dict:
         r, episode = int(params["round"]), int(params["episode"])
@@ -89,7 +91,9 @@ class PlannerNode:
         request = PlannerRequest(r, params["system"], params["user"], params["instruction"], params["inventory"], params["history"],
                                  Feedback.model_validate(fb) if fb else None, obs, scene_map=scene_map)
         reply = self.planner.plan(request)
-        return {"text": reply.text, "usage": reply.usage, "prompt": reply.prompt}
+        # asked after every round, as the in-process loop asks after End: what it understood, and why it stopped
+        return {"text": reply.text, "usage": reply.usage, "prompt": reply.prompt, "understood": self.planner.understood(),
+                "report": self.planner.report()}
 
     def close(self) -> None:
         self.planner.close()

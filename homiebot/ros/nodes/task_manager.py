@@ -10,6 +10,10 @@ the task manager stopped), every subtask and feedback on /homiebot/subtask and
 an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
 that cannot be recorded (no recorder running) is reported in the status events and the log; the
 episode runs and its record is written all the same.
+
+Its standard output (the log of ``homiebot up``) has a line per task as it starts (instruction and
+episode id), ``homiebot run``'s line per round, and a line per episode as it ends (the result and the
+record's path, or why it could not run).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from std_msgs.msg import String
 
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
+from homiebot.console import round_line, task_line, verdict_line
 from homiebot.contracts import StepRecord
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
@@ -86,6 +91,14 @@ class TaskManagerNode:
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
         self._worker_thread.start()
 
+    @staticmethod
+    def _say(text: str) -> None:
+        """A line of the graph's log (``homiebot up`` shows the nodes' standard output)."""
+        try:
+            print(text, flush=True)
+        except (OSError, ValueError):  # nobody reads the log any more (a closed pipe): the episode goes on
+            pass
+
     def _status(self, **event: Any) -> None:
         try:
             self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
@@ -140,8 +153,10 @@ class TaskManagerNode:
                 self._run(request)
             except (TaskError, SceneError, ConfigError) as err:  # what was asked cannot be run: the submitter's to fix
                 self._status(id=request["id"], state="failed", cause="invalid", reason=str(err))
+                self._say(f"submission {request['id']} refused: {err}")
             except Exception as err:  # report and serve the next task
                 self._status(id=request["id"], state="failed", cause="error", reason=f"{type(err).__name__}: {err}")
+                self._say(f"submission {request['id']} could not run: {type(err).__name__}: {err}")
 
     def _node_lost(self, node: str, reason: str) -> None:
         """A node of the graph died or was replaced mid-episode: fail the calls in flight at once. The
@@ -297,7 +312,10 @@ class TaskManagerNode:
         goal = task.goal
         goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
-        self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup)
+        profile = c.skill_profile if isinstance(c.skill_profile, str) else "custom"
+        self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup, planner=planner_name,
+                     profile=profile, episode=writer.episode_id)
+        self._say(f"submission {rid}, episode {writer.episode_id}: {task_line(task.instruction, planner_name, seed, profile)}")
         config = c.model_dump(mode="json")
         config["planner"] = {**config["planner"], "name": planner_name}
 
@@ -305,8 +323,12 @@ class TaskManagerNode:
             if step.output is not None:
                 self.pubs["subtask"].publish(String(data=step.output.model_dump_json()))
             self.pubs["feedback"].publish(String(data=step.feedback.model_dump_json()))
-            self._status(id=rid, state="round", round=step.round, subtask=step.subtask.text() if step.subtask else None,
-                         code=step.feedback.code.value if step.feedback.code else None)
+            fb = step.feedback
+            subtask, model = (step.output.subtask.text(), step.output.model) if step.output else (None, None)
+            code, seconds = fb.code.value if fb.code else None, round(step.timings.total, 4)
+            self._status(id=rid, state="round", round=step.round, subtask=subtask, model=model, code=code, success=fb.success,
+                         message=fb.message, seconds=seconds)
+            self._say(round_line(step.round, subtask, model, code, seconds, fb.success, fb.message))
 
         folder = writer.final_dir
         self.watch.begin()
@@ -315,17 +337,30 @@ class TaskManagerNode:
         except Exception as err:
             reason = self.watch.lost or str(err)
             termination = getattr(err, "termination", "error")
-            self._status(id=rid, state="failed", reason=reason, record=str(folder / "episode.json"), termination=termination,
-                         cause="interrupted" if termination == "interrupted" else "invalid" if isinstance(err, PlannerConfigError) else "error")
+            cause = "interrupted" if termination == "interrupted" else "invalid" if isinstance(err, PlannerConfigError) else "error"
+            recorded = (folder / "episode.json").is_file()
+            if not recorded:  # it failed before its first round (the planner refused the instruction): nothing to keep
+                if writer.before_finish:
+                    self._stop_bag(rid)
+                writer.discard()
+            self._status(id=rid, state="failed", reason=reason, termination=termination, cause=cause,
+                         **({"record": str(folder / "episode.json")} if recorded else {}))
+            what = {"invalid": "refused", "interrupted": "interrupted"}.get(cause, "could not run")
+            self._say(f"episode {writer.episode_id} {what}: {reason}" + (f"; what was recorded: {folder / 'episode.json'}" if recorded else ""))
             return
         finally:
             self.running = None
             self.watch.end()
             for client in self.clients.values():
                 client.release()
+        failed = sum(1 for s in record.steps if not s.feedback.success)
         self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
                      goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination,
-                     setup_s=setup, wall_time_s=round(record.wall_time, 4))
+                     setup_s=setup, wall_time_s=round(record.wall_time, 4), failed=failed, path_length=record.path_length,
+                     error=record.error)
+        verdict = verdict_line(record.goal_satisfied, record.ended, record.termination, len(record.steps), failed, record.path_length,
+                               setup + record.wall_time)
+        self._say(f"episode {writer.episode_id}: {verdict}; episode record: {folder / 'episode.json'}")
 
 
 PARAMS = (

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,7 +42,7 @@ from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES, Subtask
 from homiebot.errors import take_snapshot
 from homiebot.executor import is_last_attempt, run_attempt, stopped
-from homiebot.ros.common import NodeDef, Param, run_config, run_node
+from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
 from homiebot.ros.observations import IMAGES, ROUND_DATA
 from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
@@ -58,6 +60,7 @@ class WorldNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.node = node
         self.cfg: RunConfig = run_config(params["config"])
+        require_driver(node, self.cfg, params.get("driver_wait", DRIVER_WAIT))
         self.world: World | None = None
         self.skills: SkillSet | None = None
         self._scene_json: str | None = None
@@ -256,8 +259,38 @@ class WorldNode:
         self._release()
 
 
+DRIVER_WAIT = 10.0  # s for discovery to show a running driver's topics and services
+
+
+def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
+    """A robot reached through a driver that the graph does not start (no ``sim_driver`` section) must
+    be running already: CannotRun naming what of it is missing, at start-up, rather than an episode
+    failing later on a timeout."""
+    from homiebot.worlds.ros2_robot import Ros2RobotWorld
+
+    if cfg.world.name != Ros2RobotWorld.name or cfg.sim_driver is not None:
+        return
+    from homiebot.robots.profile import ProfileError, load_profile
+    from homiebot.ros.graph import robot_config
+    from homiebot.ros.robot import describe_missing_driver, missing_driver_interfaces
+
+    try:
+        profile = load_profile(str(cfg.world.params.get("profile", "spot")))
+    except ProfileError as err:
+        raise ValueError(str(err)) from None
+    missing = missing_driver_interfaces(node, profile, wait)
+    if missing:
+        try:
+            simulated: str | None = f"config/robots/{Path(robot_config(profile.robot, sim_driver=True)).name}"
+        except ValueError:
+            simulated = None
+        raise CannotRun(describe_missing_driver(profile, missing, os.environ.get("ROS_DOMAIN_ID", "0"), simulated))
+
+
 PARAMS: tuple[Param, ...] = (
     Param("prefetch", True, "render the next views right after an action (simulated worlds only)"),
+    Param("driver_wait", DRIVER_WAIT, "seconds to wait at start-up for a robot driver the graph does not start (ros2_robot world)",
+          positive),
 )
 
 

@@ -775,7 +775,7 @@ def _camera_info(shape: tuple[int, int], spec: CameraSpec, stamp: int, frame: st
 
 
 PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
-          Param("scene", "0", "the home: a seed or a scene YAML file"),
+          Param("scene", "0", "the home: a seed (an integer) or a scene YAML file", types=(int,)),
           Param("camera_size", "", "render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
           Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
