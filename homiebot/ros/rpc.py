@@ -250,6 +250,8 @@ class RpcServer:
             return
         ctx = CallContext(rid, lambda data: self._send({"id": rid, "kind": "progress", "data": data}))
         with self._lock:
+            if rid in self._active:  # a resend of a call still running: its answer will come (a second run would queue behind it)
+                return
             if self._closed or len(self._active) >= MAX_ACTIVE:
                 busy = True
             else:
