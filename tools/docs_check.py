@@ -40,6 +40,8 @@ TAIL_LINES = 25
 ERROR_SIGNS = re.compile(r"Traceback \(most recent call last\)|^\w*(Error|Exception): ", re.M)
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+# every process group started and not yet stopped, so that an interrupted check leaves nothing running
+RUNNING: set[subprocess.Popen] = set()
 
 
 @dataclass
@@ -222,6 +224,7 @@ class Runner:
         self.default_limit = default_limit
         self.results = results
         self.lock = lock
+        self.leftovers: list[subprocess.Popen] = []
 
     def run_document(self, cmds: list[Command], keep: bool) -> None:
         work = Path(tempfile.mkdtemp(prefix="docs-check-"))
@@ -230,7 +233,6 @@ class Runner:
         home = work.parent / f"{work.name}.home"  # what commands write under ~ (e.g. ~/.ray) stays out of the real one
         home.mkdir()
         self.env = {**self.env, "HOME": str(home)}
-        self.leftovers: list[subprocess.Popen] = []
         done: dict[str, tuple[Command, Result]] = {}  # by key: the latest run of that command in this document
         servers: list[Server] = []
         block = None
@@ -285,8 +287,10 @@ class Runner:
     def popen(self, cmd: Command, work: Path, log: Path) -> subprocess.Popen:
         with log.open("wb") as out:
             # a session of its own: the command and everything it starts are stopped together
-            return subprocess.Popen(["bash", "-c", cmd.text], cwd=work, env=self.env, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(["bash", "-c", cmd.text], cwd=work, env=self.env, stdin=subprocess.DEVNULL,
                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        RUNNING.add(proc)
+        return proc
 
     def run_plain(self, cmd: Command, ann: Annotation, work: Path) -> Result:
         log = work.parent / f"{work.name}.log"
@@ -311,6 +315,8 @@ class Runner:
             log.unlink(missing_ok=True)
         if group_alive(proc.pid):
             self.leftovers.append(proc)
+        else:
+            RUNNING.discard(proc)
         seconds = time.monotonic() - started
         if code in ann.exit:
             return Result("PASS", "" if code == 0 else f"exit {code}, as documented", seconds)
@@ -373,6 +379,7 @@ class Runner:
             deadline = time.monotonic() + grace
             while time.monotonic() < deadline:
                 if proc.poll() is not None and not group_alive(proc.pid):
+                    RUNNING.discard(proc)
                     return
                 time.sleep(0.2)
 
@@ -500,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             runner = Runner(notes, environment(args.domain_id + docs.index(doc)), args.limit, results, lock)
             runner.run_document(by_doc[doc], args.keep)
 
+    signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout stops the check as Ctrl-C does
     lanes = [threading.Thread(target=lane, daemon=True) for _ in range(max(1, args.jobs))]
     for t in lanes:
         t.start()
@@ -508,7 +516,9 @@ def main(argv: list[str] | None = None) -> int:
             while t.is_alive():
                 t.join(0.5)
     except KeyboardInterrupt:
-        print("docs-check: interrupted")
+        print("docs-check: interrupted; stopping what it started")
+        for proc in list(RUNNING):
+            Runner.stop(proc, signal.SIGINT)
         return 130
     counts = {s: sum(1 for _, r in results if r.status == s) for s in ("PASS", "FAIL", "SKIP")}
     print(f"\ndocs-check: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped, "
@@ -517,6 +527,10 @@ def main(argv: list[str] | None = None) -> int:
     for c, r in failed:
         print(f"  FAIL {c.path}:{c.line}  {c.key}  ({r.note})")
     return 1 if failed else 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def describe(ann: Annotation) -> str:
