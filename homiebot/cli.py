@@ -23,7 +23,8 @@ from homiebot.bench.evaluate import EvalError
 from homiebot.bench.executors import EXECUTORS, ExecutorError, InfrastructureFailure
 from homiebot.bench.report import ReportError
 from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
-from homiebot.contracts import STAND_IN, EpisodeRecord, StepRecord
+from homiebot.console import end_reason, step_line, task_line, verdict_line
+from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
 from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
@@ -353,17 +354,7 @@ def _configure(args: argparse.Namespace) -> RunConfig:
 
 
 def _progress(step: StepRecord) -> None:
-    sub = step.output.subtask.text() if step.output else "[invalid output]"
-    model = (step.output.model if step.output else None) or "-"
-    fb = step.feedback
-    stand_in = fb.details.get(STAND_IN)
-    if stand_in:  # never claim a model ran when another skill ran in its place
-        model = f"{stand_in} for {model} (not installed)"
-    status = "ok" if fb.success or fb.code is None else fb.code.value
-    line = f"round {step.round:2d} | {sub:<42} | {model:<7} | {status:<3} | {step.timings.total:5.2f}s"
-    if not fb.success:
-        line += f" | {fb.message}"
-    print(line, flush=True)
+    print(step_line(step), flush=True)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -377,8 +368,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         task = task.model_copy(update={"instruction": args.instruction})
     out = _out_dir(args.out or cfg.output.dir)
     if not args.quiet:
-        print(f"task: {task.instruction}  (planner {cfg.planner.name}, seed {cfg.seed}, profile "
-              f"{cfg.skill_profile if isinstance(cfg.skill_profile, str) else 'custom'})", flush=True)
+        print(task_line(task.instruction, cfg.planner.name, cfg.seed,
+                        cfg.skill_profile if isinstance(cfg.skill_profile, str) else "custom"), flush=True)
     started = time.perf_counter()
     approver = None
     if cfg.safety.approve != "never":
@@ -400,11 +391,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise
     assert folder is not None  # an output folder was given
     fails = sum(1 for s in record.steps if not s.feedback.success)
-    verdict = {True: "goal reached", False: "goal NOT reached", None: "no goal to check"}[record.goal_satisfied]
-    how = {"end": "ended with End", "reported": "stopped to report what it could not do"}.get(record.termination,
-                                                                                            f"ended by {record.termination}")
-    print(f"\n{verdict}; {how} after "
-          f"{len(record.steps)} rounds ({fails} failed), path {record.path_length:.1f} m, {time.perf_counter() - started:.1f} s")
+    print("\n" + verdict_line(record.goal_satisfied, record.ended, record.termination, len(record.steps), fails, record.path_length,
+                              time.perf_counter() - started))
     why = end_reason(record)
     if why:
         print(f"why it ended: {why}")
@@ -421,14 +409,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _say_stand_ins(skills: SkillSet) -> None:
     for line in skills.notices():
         print(f"homiebot: notice: {line}", file=sys.stderr, flush=True)
-
-
-def end_reason(record: EpisodeRecord) -> str:
-    """Why the planner ended the episode, in its own words (the End round's analysis), or '' when it did not end it."""
-    last = record.steps[-1] if record.steps else None
-    if record.ended and last is not None and last.output is not None:
-        return last.output.analysis.strip() or record.error or "the planner gave no reason"
-    return ""
 
 
 def _finish_view(view) -> None:  # view: homiebot.viz.live.LiveView

@@ -135,12 +135,13 @@ def _describe(e: dict) -> tuple[str, bool]:
         return task_line(str(e.get("instruction")), str(e["planner"]), int(e.get("seed", 0)), str(e.get("profile"))), False
     if state == "round":
         return round_line(int(e["round"]), e.get("subtask"), e.get("model"), e.get("code"), float(e.get("seconds") or 0.0),
-                          e.get("success", e.get("code") is None), str(e.get("message") or "")), False
+                          e.get("success", e.get("code") is None), str(e.get("message") or ""), e.get("stand_in")), False
     if state == "finished":
         seconds = float(e.get("setup_s") or 0.0) + float(e.get("wall_time_s") or 0.0)
         verdict = verdict_line(e.get("goal_satisfied"), bool(e.get("ended")), str(e.get("termination")), int(e.get("rounds") or 0),
                                int(e.get("failed") or 0), float(e.get("path_length") or 0.0), seconds)
-        return f"\n{verdict}\nepisode record: {e.get('record')}", False
+        why = f"\nwhy it ended: {e['why']}" if e.get("why") else ""
+        return f"\n{verdict}{why}\nepisode record: {e.get('record')}", False
     if state == "warning":
         return f"homiebot: warning: {e.get('reason')}", True
     if state in ("duplicate", "failed"):

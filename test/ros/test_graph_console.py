@@ -95,7 +95,7 @@ def test_submit_exits_with_the_status_of_run(up, tmp_path, capsys, instruction, 
     out = submit(up, instruction, "--scene", "0")
     assert (ran, out.returncode) == (status, status), (run_out, out.stdout, out.stderr)
     if error is None:
-        assert out.stderr.strip() == "" and "ended with End (reported)" in out.stdout, out.stdout + out.stderr
+        assert out.stderr.strip() == "" and "stopped to report what it could not do" in out.stdout, out.stdout + out.stderr
         return
     assert error in run_out.err and error in out.stderr and "homiebot: error:" in out.stderr
     assert "error" not in out.stdout and "what was recorded" not in out.stderr  # nothing ran: no record

@@ -32,8 +32,8 @@ from std_msgs.msg import String
 
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
-from homiebot.console import round_line, task_line, verdict_line
-from homiebot.contracts import StepRecord
+from homiebot.console import end_reason, round_line, task_line, verdict_line
+from homiebot.contracts import STAND_IN, StepRecord
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
 from homiebot.people.ros_user import RosUser
@@ -326,9 +326,10 @@ class TaskManagerNode:
             fb = step.feedback
             subtask, model = (step.output.subtask.text(), step.output.model) if step.output else (None, None)
             code, seconds = fb.code.value if fb.code else None, round(step.timings.total, 4)
+            stand_in = fb.details.get(STAND_IN)
             self._status(id=rid, state="round", round=step.round, subtask=subtask, model=model, code=code, success=fb.success,
-                         message=fb.message, seconds=seconds)
-            self._say(round_line(step.round, subtask, model, code, seconds, fb.success, fb.message))
+                         message=fb.message, seconds=seconds, stand_in=stand_in)
+            self._say(round_line(step.round, subtask, model, code, seconds, fb.success, fb.message, stand_in))
 
         folder = writer.final_dir
         self.watch.begin()
@@ -357,10 +358,11 @@ class TaskManagerNode:
         self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
                      goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination,
                      setup_s=setup, wall_time_s=round(record.wall_time, 4), failed=failed, path_length=record.path_length,
-                     error=record.error)
+                     error=record.error, why=end_reason(record))
         verdict = verdict_line(record.goal_satisfied, record.ended, record.termination, len(record.steps), failed, record.path_length,
                                setup + record.wall_time)
-        self._say(f"episode {writer.episode_id}: {verdict}; episode record: {folder / 'episode.json'}")
+        why = f"; why it ended: {end_reason(record)}" if end_reason(record) else ""
+        self._say(f"episode {writer.episode_id}: {verdict}{why}; episode record: {folder / 'episode.json'}")
 
 
 PARAMS = (
