@@ -82,3 +82,25 @@ def supports(seen: dict[str, list[Sighting]], obj: str) -> list[str]:
                 if rests_on(o, s):
                     found[name] = max(found.get(name, 0), s.pixels)
     return sorted(found, key=lambda n: -found[n])
+
+
+def standing_in(obs: Observation, seen: dict[str, list[Sighting]], kinds: set[str] | frozenset[str]) -> dict[str, str]:
+    """The room each visible piece of furniture (category in ``kinds``) stands in: the floor seen just
+    below it, in the view that shows most of it. Furniture whose foot is hidden tells nothing."""
+    rooms = {inst: label.name for inst, label in obs.labels.items() if label.category == "room"}
+    if not rooms:
+        return {}
+    out: dict[str, str] = {}
+    for name, sights in seen.items():
+        if not sights or sights[0].category not in kinds:
+            continue
+        best = max(sights, key=lambda s: s.pixels)
+        seg = obs.views[best.view].segmentation  # type: ignore[index]
+        if seg is None:
+            continue
+        r0, c0, r1, c1 = best.bbox
+        strip = seg[r1 + 1:min(seg.shape[0], r1 + 4), c0:c1 + 1]
+        floors = [rooms[i] for i in strip.ravel().tolist() if i in rooms]
+        if floors:
+            out[name] = max(set(floors), key=floors.count)
+    return out

@@ -49,7 +49,7 @@ from typing import NoReturn
 
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, singular, words_of
-from homiebot.perception.visible import sightings, supports
+from homiebot.perception.visible import sightings, standing_in, supports
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.instructions import (
     Clear,
@@ -66,7 +66,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.models import choose_model
-from homiebot.planners.understanding import Understanding, understand
+from homiebot.planners.understanding import Understanding, understand_request
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
@@ -113,6 +113,7 @@ class _Memory:
     glimpsed: set[str] = field(default_factory=set)  # surfaces seen from close enough to see small things on them
     looked: set[str] = field(default_factory=set)  # places the user said a thing is, checked (reached, opened)
     guessed: dict[str, str] = field(default_factory=dict)  # names tried from the user's words -> their class
+    room_of: dict[str, str] = field(default_factory=dict)  # furniture -> the room whose floor it was seen standing on
 
 
 class HeuristicPlanner(Planner):
@@ -134,7 +135,7 @@ class HeuristicPlanner(Planner):
         self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
 
     def reset(self, context: EpisodeContext) -> None:
-        self.read = understand(context.task.instruction, SHARED_EMBEDDER if self.embeddings else None)
+        self.read = understand_request(context.task.instruction, SHARED_EMBEDDER if self.embeddings else None)
         self.can_ask = context.ask
         if not self.read.plan.goals and not self.can_ask:
             try:  # nothing could be read: the older grammar's refusal lists what it understands
@@ -188,7 +189,7 @@ class HeuristicPlanner(Planner):
             return
         text = answer.lower()
         if about == "unsure":
-            again = understand(answer, SHARED_EMBEDDER if self.embeddings else None)
+            again = understand_request(answer, SHARED_EMBEDDER if self.embeddings else None)
             if again.plan.goals and not again.unsure:
                 self.read, self.plan_ = again, again.plan
             else:
@@ -266,6 +267,7 @@ class HeuristicPlanner(Planner):
                 under = [s for s in supports(seen, name) if m.known.get(s) in RECEPTACLE_TYPES]
                 if under:
                     m.support[name] = under[0]
+        m.room_of.update(standing_in(request.observation, seen, frozenset(RECEPTACLE_TYPES)))
         reach = _small_thing_reach(request.observation)
         for name, sights in seen.items():
             if m.known.get(name) in RECEPTACLE_TYPES and any(s.depth is not None and s.depth <= reach for s in sights):
@@ -433,10 +435,14 @@ class HeuristicPlanner(Planner):
         named = sorted((c for c in kinds if set(c.split("_")) <= set(ws)), key=lambda c: -len(c.split("_")))
         cat = set(named[0].split("_")) if named else set()
         rooms = (set(ws) - cat) & ROOM_WORDS
-        fit = [n for n in found if (not cat or cat <= set(self.mem.known.get(n, "").split("_"))) and rooms <= set(words_of(n))]
+        typed = [n for n in found if not cat or cat <= set(self.mem.known.get(n, "").split("_"))]
+        fit = [n for n in typed if rooms <= set(words_of(n)) or rooms <= set(words_of(self.mem.room_of.get(n, "")))]
         plain = [n for n in fit if not (set(words_of(n)) - cat - rooms) & ROOM_WORDS]
         if plain or self._unvisited_rooms():
             return plain
+        if rooms and not fit:  # every room seen, none showed this furniture standing in the room named: the unplaced ones
+            unplaced = [n for n in typed if n not in self.mem.room_of and not (set(words_of(n)) - cat) & ROOM_WORDS]
+            return unplaced or (typed if len(typed) == 1 else [])
         return fit
 
     def _unvisited_rooms(self) -> list[str]:

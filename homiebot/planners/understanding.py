@@ -528,3 +528,26 @@ def _lists(sentence: str, st: _State) -> str:
         return sentence
     _record(st, Things(names=tuple(items)), m["d"])
     return ""
+
+
+def understand_request(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Understanding:
+    """The reading the heuristic planner acts on. Requests with a correction, an open choice or a place
+    given by a reason are read for their mentions (``homiebot.planners.reading``), as is anything the
+    clause reader above cannot read whole; its confident readings stand otherwise."""
+    from homiebot.planners.reading import read_request  # here: reading imports this module's neighbours
+
+    clauses = understand(text, embedder)
+    mentions = read_request(text)
+    if not mentions.plan.goals or mentions.unsure:
+        return clauses
+    if clauses.confident and not mentions.cues and _beyond_mentions(clauses.plan):
+        return clauses  # conditions, counts, clearing, "every X", "something that can be shut", closing at the end
+    return Understanding(mentions.plan, [])
+
+
+def _beyond_mentions(plan: Plan) -> bool:
+    """Whether a plan holds goals only the clause reader makes."""
+    return bool(plan.close_after) or any(
+        isinstance(g, (IfAbsent, IfEmpty, Keep, Clear)) or (isinstance(g, Move) and (g.dest_kind is not None or g.dest is None
+                                                                                     or (g.things.kind and g.things.count != 1)))
+        for g in plan.goals)

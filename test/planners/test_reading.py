@@ -1,0 +1,105 @@
+"""Reading requests for what matters: each everyday phenomenon gives the goal a careful person would check."""
+
+from __future__ import annotations
+
+import pytest
+
+from homiebot.planners.instructions import Fetch, GoTo, Move, Things, Toggle
+from homiebot.planners.reading import read_request, spell
+from homiebot.planners.understanding import understand_request
+
+
+def goals(text: str) -> list:
+    reading = read_request(text)
+    assert not reading.unsure, reading.unsure
+    return reading.plan.goals
+
+
+@pytest.mark.parametrize("text", [
+    "yo robot!! could you maybe put the green can in the fridge for me 🙏 cheers",
+    "pls put the green can in the fridge, ta",
+    "the green can in the fridge please, thank you so much :)",
+])
+def test_filler_and_politeness_change_nothing(text):
+    assert goals(text) == [Move(Things(names=("green can",)), "fridge")]
+
+
+@pytest.mark.parametrize("text, thing, place", [
+    ("put the red mug on the desk, no sorry, the white one", "white mug", "desk"),
+    ("move the banana to the sofa... wait, I mean the bed", "banana", "bed"),
+    ("the blue book goes on the shelf - not the shelf, the tv stand", "blue book", "tv stand"),
+])
+def test_a_correction_replaces_what_it_corrects(text, thing, place):
+    assert goals(text) == [Move(Things(names=(thing,)), place)]
+
+
+def test_a_cancelled_thing_is_dropped():
+    assert goals("put the towel on the bed and the soap on the shelf - actually forget the soap") == [
+        Move(Things(names=("towel",)), "bed")]
+
+
+@pytest.mark.parametrize("text", ["bring a mug to the desk, any will do", "put one of the mugs on the desk, I don't mind which",
+                                  "either mug on the desk please"])
+def test_either_any_means_any_candidate(text):
+    assert goals(text) == [Move(Things(kind="mug", count=1), "desk")]
+
+
+@pytest.mark.parametrize("text, thing, place", [
+    ("the bowl on the sofa is dirty", "bowl on the sofa", "kitchen sink"),
+    ("the pear in the bedroom drawer will go off", "pear in the bedroom drawer", "fridge"),
+    ("my yogurt... I mean the peach on the desk should be kept cold", "peach on the desk", "fridge"),
+])
+def test_a_reason_implies_a_place(text, thing, place):
+    assert goals(text) == [Move(Things(names=(thing,)), place)]
+
+
+@pytest.mark.parametrize("word, meant", [("drwer", "drawer"), ("bathrom", "bathroom"), ("cabnet", "cabinet"), ("frige", "fridge"),
+                                         ("teh", "the"), ("opne", "open"), ("towls", "towels"), ("mgu", "mug"),
+                                         ("getting", "getting"), ("bowl", "bowl"), ("cup", "cup")])
+def test_typos_are_read_as_the_word_meant_and_ordinary_words_are_left_alone(word, meant):
+    assert spell(word) == meant
+
+
+def test_a_request_full_of_typos():
+    assert goals("opne the drwer in the bedrom and put the yelow sponge in it") == [
+        Toggle("bedroom drawer", True), Move(Things(names=("yellow sponge",)), "bedroom drawer")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Please you the kitchen drawer close.", [Toggle("kitchen drawer", False)]),
+    ("Book of the tv stand, you bring to bed.", [Move(Things(names=("book on the tv stand",)), "bed")]),
+    ("Apple from bathroom cabinet please put in fridge", [Move(Things(names=("apple in the bathroom cabinet",)), "fridge")]),
+])
+def test_non_native_grammar(text, expected):
+    assert goals(text) == expected
+
+
+def test_asides_and_states_are_not_commands():
+    assert goals("the fridge is wide open again, no idea who left it like that. shut it please") == [Toggle("fridge", False)]
+    assert goals("I want a bowl for my cereal, bring any bowl to the table") == [Move(Things(kind="bowl", count=1), "table")]
+
+
+def test_rooms_qualify_places_and_lists_of_rooms_share_the_place():
+    assert goals("all drawers are open, close the ones in the office and the bedroom") == [
+        Toggle("office drawer", False), Toggle("bedroom drawer", False)]
+    assert goals("put the candle on the shelf in the living room") == [Move(Things(names=("candle",)), "living room shelf")]
+
+
+def test_a_thing_named_by_its_colour_alone():
+    assert goals("the purple thing on the counter, put it on the bed") == [
+        Move(Things(names=("purple thing on the kitchen counter",)), "bed")]
+
+
+def test_fetch_and_go_to():
+    assert goals("could you grab me the remote") == [Fetch("remote", pick=True)]
+    assert goals("head over to the kitchen pls") == [GoTo("kitchen")]
+
+
+def test_the_planner_keeps_the_clause_reader_for_what_only_it_reads():
+    assert understand_request("if there is no book in the drawer, put one in it").plan.goals[0].__class__.__name__ == "IfAbsent"
+    assert understand_request("hide the red toy block inside something that can be shut").plan.goals[0].dest_kind == "closable"
+
+
+def test_what_cannot_be_placed_is_said():
+    reading = read_request("the mug, you know the drill")
+    assert reading.unsure == ["where the mug should go"]
