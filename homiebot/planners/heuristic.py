@@ -114,6 +114,8 @@ class _Memory:
     looked: set[str] = field(default_factory=set)  # places the user said a thing is, checked (reached, opened)
     guessed: dict[str, str] = field(default_factory=dict)  # names tried from the user's words -> their class
     room_of: dict[str, str] = field(default_factory=dict)  # furniture -> the room whose floor it was seen standing on
+    shut: set[str] = field(default_factory=set)  # containers this robot closed (their state is otherwise unseen)
+    picked_from: dict[str, str] = field(default_factory=dict)  # thing -> where it was when this robot picked it up
 
 
 class HeuristicPlanner(Planner):
@@ -354,8 +356,12 @@ class HeuristicPlanner(Planner):
                     m.rooms_visited.add(target)
             elif sub.action is Action.OPEN:
                 m.opened.add(target)
+                m.shut.discard(target)
             elif sub.action is Action.CLOSE:
                 m.opened.discard(target)
+                m.shut.add(target)
+            elif sub.action is Action.PICK and m.support.get(target):
+                m.picked_from.setdefault(target, m.support[target] or "")
             elif sub.action is Action.PUT:
                 assert sub.place is not None  # Put always has a place (Subtask._arity)
                 m.done.add((target, sub.place))
@@ -408,12 +414,27 @@ class HeuristicPlanner(Planner):
             if re.search(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase) else (phrase, "", "")
         if self.mem.mapped:
             return self._map_ground(head, OBJECT_CLASSES)
-        found = self._strict(head, self.grounder.ground(head, self._of(OBJECT_CLASSES)), OBJECT_CLASSES)
-        if where and len(found) > 1:  # "the mug on the tv stand": prefer the one resting there
-            place = self._receptacle(where)
-            there = [f for f in found if place is not None and self.mem.support.get(f) == place]
-            found = there or found
+        colours = [w for w in words_of(head) if w in COLOUR_WORDS]
+        rest = set(words_of(head)) - set(colours) - set(ARTICLES)
+        by_colour = bool(colours) and bool(rest) and rest <= {"thing", "one", "item", "object", "stuff"}
+        if by_colour:  # "the purple thing": whatever of that colour, where the user says it is
+            found = sorted(n for n in self._of(OBJECT_CLASSES) if set(colours) <= set(words_of(n)) and n not in self.mem.given_up)
+        else:
+            found = self._strict(head, self.grounder.ground(head, self._of(OBJECT_CLASSES)), OBJECT_CLASSES)
+        if where and (len(found) > 1 or by_colour):  # "the mug on the tv stand": prefer the one resting there
+            there = [f for f in found if self._rests_at(f, where)]
+            found = there if there or (by_colour and not self._search_done(phrase)) else found
         return found[0] if found else None
+
+    def _rests_at(self, obj: str, where: str) -> bool:
+        """Whether a thing was seen on or in the place a phrase names (a piece of furniture, or a room)."""
+        support = self.mem.picked_from.get(obj) or self.mem.support.get(obj)  # where the user saw it: before this robot moved it
+        if support is None:
+            return False
+        room = "_".join(w for w in words_of(where) if w not in ARTICLES)
+        if room in {n for n, c in self.mem.known.items() if c == "room"}:
+            return self.mem.room_of.get(support) == room or room.split("_")[0] in words_of(support)
+        return support == self._receptacle(where)
 
     def _receptacle(self, phrase: str) -> str | None:
         if self.mem.mapped:
@@ -727,8 +748,10 @@ class HeuristicPlanner(Planner):
         box = self._receptacle(goal.target)
         if box is None:
             self._explore(goal.target)
-        if (box in self.mem.opened) == goal.open:
+        if goal.open and box in self.mem.opened or not goal.open and box in self.mem.shut:
             return
+        if not goal.open and box not in self.mem.opened and self.mem.mapped:
+            return  # the map reports door states: not opened means shut
         if self.mem.held:
             self._put_down(self.mem.held, f"I need a free hand to {'open' if goal.open else 'close'} the {box}")
         self._act(Action.OPEN if goal.open else Action.CLOSE, box, f"the task asks for the {box} {'open' if goal.open else 'closed'}")
