@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -32,21 +31,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from homiebot.bench import metrics  # noqa: E402
 from homiebot.bench.evaluate import evaluate  # noqa: E402
+from homiebot.bench.metrics import mean_interval  # noqa: E402
 from homiebot.bench.results import read_results  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
 from homiebot.training.bootstrap import bootstrap  # noqa: E402
 from homiebot.training.export import export  # noqa: E402
-
-T95 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def interval(values: list[float]) -> str:
-    """mean ± half-width of the 95 % t-interval."""
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return f"{mean:.1f}"
-    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / len(values) ** 0.5
-    return f"{mean:.1f} ± {half:.1f}"
 
 
 def compare(name: str, cfg: RunConfig, out: Path, runs: int, workers: int, tasks: int | None = None,
@@ -69,7 +58,7 @@ def compare(name: str, cfg: RunConfig, out: Path, runs: int, workers: int, tasks
     per_run = [[r for r in results if r.run == k] for k in range(runs)]
     sr = [metrics.sr(rs) for rs in per_run]
     tp = [metrics.mean_tp(rs) for rs in per_run]
-    return f"| {name} | {interval(sr)} | {interval(tp)} | {len(results)} | {wall:.0f} s |"
+    return f"| {name} | {mean_interval(sr)} | {mean_interval(tp)} | {len(results)} | {wall:.0f} s |"
 
 
 def main() -> int:

@@ -49,6 +49,7 @@ EMMOE-100 tasks).
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 from homiebot.bench.results import ATTRIBUTES, RunResult, StepSummary
@@ -449,3 +450,15 @@ def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
     if any(r.min_questions is not None for r in runs):  # tasks that leave things open: the asking metrics
         out.update(ARS=ars(runs), QR=qr(runs), questions=sum(sum(questions(r)) for r in runs))
     return out
+
+
+T95 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}  # Student t, two-sided 95 %
+
+
+def mean_interval(values: Sequence[float]) -> str:
+    """'mean ± half-width' of the 95 % t-interval over per-run figures (the mean alone for one run)."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return f"{mean:.1f}"
+    half = T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / len(values) ** 0.5
+    return f"{mean:.1f} ± {half:.1f}"

@@ -77,7 +77,7 @@ class DetectorNode:
                 "subtask": result.subtask.model_dump(mode="json") if result.subtask else None}
 
 
-PARAMS = (Param("belief_timeout", 10.0, "seconds to wait for the round's belief", positive),)
+PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the world to ground a phrase with it)", positive),)
 
 
 NODE = NodeDef("detector", DetectorNode, PARAMS)
