@@ -680,7 +680,7 @@ class HeuristicPlanner(Planner):
         place = self._receptacle(said["w"])
         if place is None:
             if not self._search_done(head):
-                self._explore(said["w"], f"the {head} (the user said it is {phrase[said.start():].strip()})")
+                self._explore(said["w"], f"{head} (the user said it is {phrase[said.start():].strip()})")
             return
         if place not in m.looked:
             if self._closable(place) and place not in m.opened:

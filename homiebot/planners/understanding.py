@@ -531,18 +531,35 @@ def _lists(sentence: str, st: _State) -> str:
 
 
 def understand_request(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Understanding:
-    """The reading the heuristic planner acts on. Requests with a correction, an open choice or a place
-    given by a reason are read for their mentions (``homiebot.planners.reading``), as is anything the
-    clause reader above cannot read whole; its confident readings stand otherwise."""
-    from homiebot.planners.reading import read_request  # here: reading imports this module's neighbours
+    """The reading the heuristic planner acts on. Requests with a correction, an open choice, a place given
+    by a reason or a typo are read for their mentions (``homiebot.planners.reading``), as is anything the
+    clause reader above cannot read whole or reads into phrases with words the household vocabulary
+    lacks ("the sofa will go bad if it stays out" is no place); its other confident readings stand."""
+    from homiebot.planners.reading import VOCABULARY, read_request  # here: reading imports this module's neighbours
 
     clauses = understand(text, embedder)
     mentions = read_request(text)
     if not mentions.plan.goals or mentions.unsure:
         return clauses
-    if clauses.confident and not mentions.cues and _beyond_mentions(clauses.plan):
-        return clauses  # conditions, counts, clearing, "every X", "something that can be shut", closing at the end
+    if clauses.confident and not mentions.cues and (_beyond_mentions(clauses.plan) or _in_words(clauses.plan, VOCABULARY)):
+        return clauses  # conditions, counts, clearing, "every X", closing at the end; or a plain request read whole
     return Understanding(mentions.plan, [])
+
+
+def _in_words(plan: Plan, vocabulary: set[str]) -> bool:
+    """Whether every phrase of a plan's goals is made of the given words (articles and colours allowed)."""
+    phrases: list[str] = []
+    for g in plan.goals:
+        if isinstance(g, Move):
+            phrases += [*g.things.names, *([g.things.kind] if g.things.kind else []), *([g.dest] if g.dest else [])]
+        elif isinstance(g, Toggle):
+            phrases.append(g.target)
+        elif isinstance(g, Fetch):
+            phrases.append(g.thing)
+        else:
+            return False
+    words = {w for p in phrases for w in re.findall(r"[a-z]+", p.lower())}
+    return bool(phrases) and words <= vocabulary | STOP | COLOUR_WORDS
 
 
 def _beyond_mentions(plan: Plan) -> bool:
