@@ -20,7 +20,7 @@ from collections import Counter
 
 from homiebot.bench.suite import load_suite
 from homiebot.perception.grounding import singular
-from homiebot.planners.instructions import Fetch, GoTo, Move, Toggle
+from homiebot.planners.instructions import Clear, Fetch, GoTo, IfAbsent, IfEmpty, Keep, Move, Toggle
 from homiebot.planners.understanding import describe_goal, understand_request
 from homiebot.runtime import scene_for
 from homiebot.tasks import ContainerState, ObjectAt
@@ -120,14 +120,14 @@ def correct(task, plan, resolver: Resolver) -> bool:
                     if ok:
                         met[i] = hit = True
                         closing |= set(cond.receptacles) if plan.close_after else set()
-                elif type(g).__name__ == "Clear" and cond.object is not None:
+                elif isinstance(g, Clear) and cond.object is not None:
                     obj = resolver.objects[cond.object]
                     if (obj.on or obj.inside) in resolver.places_for(g.source):
                         met[i] = hit = True
-                elif type(g).__name__ in ("IfAbsent", "Keep") and _kind_fits(g.kind, cond.object_class or "") and \
-                        resolver.places_for(getattr(g, "container", None) or g.dest) == set(cond.receptacles):
+                elif isinstance(g, (IfAbsent, Keep)) and _kind_fits(g.kind, cond.object_class or "") and \
+                        resolver.places_for(g.container if isinstance(g, IfAbsent) else g.dest) == set(cond.receptacles):
                     met[i] = hit = True
-                elif type(g).__name__ == "IfEmpty" and resolver.objects_for(g.thing) == {cond.object}:
+                elif isinstance(g, IfEmpty) and resolver.objects_for(g.thing) == {cond.object}:
                     met[i] = hit = True
             elif isinstance(cond, ContainerState) and isinstance(g, Toggle):
                 if resolver.places_for(g.target) == {cond.receptacle} and g.open == cond.open:
