@@ -31,6 +31,7 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
     """Publish a submission and return the final status event (state finished or failed); without
     ``wait``, the first event once the task manager has the task (accepted, or later). Events are
     printed as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
+    chosen_id = "id" in request  # an id of our own making is new: a "duplicate" can only answer our own repeats
     request = {"id": uuid.uuid4().hex[:12], **request}
     init(None)
     node = Node(f"homiebot_submit_{request['id']}")
@@ -50,18 +51,18 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         message = String(data=json.dumps(request))
         pub.publish(message)
         deadline = time.monotonic() + timeout
-        follow = _Follower(request["id"], events, echo, warn)
+        follow = _Follower(request["id"], events, echo, warn, repeats_only=not chosen_id)
         resent = time.monotonic()
         try:
             while time.monotonic() < deadline:
-                mine = follow.mine()
-                if not mine and time.monotonic() - resent > 0.5:
+                if not follow.heard() and time.monotonic() - resent > 0.5:
                     # not heard of yet: the task manager may not have matched us when we sent (it ignores repeats)
                     pub.publish(message)
                     resent = time.monotonic()
-                if mine and not wait:
-                    _show(mine[0], echo, warn)
-                    return mine[0]
+                if follow.heard() and not wait:
+                    first = (follow.mine() or [{"id": request["id"], "state": "accepted"}])[0]
+                    _show(first, echo, warn)
+                    return first
                 if (final := follow.show_new()) is not None:
                     return final
                 time.sleep(0.05)
@@ -88,14 +89,27 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
 class _Follower:
     """The status events of one submission, shown as they come."""
 
-    def __init__(self, rid: str, events: list[dict], echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
+    def __init__(self, rid: str, events: list[dict], echo: Callable[[str], None], warn: Callable[[str], None],
+                 repeats_only: bool = True) -> None:
         self.rid, self.events, self.echo, self.warn = rid, events, echo, warn
+        self.repeats_only = repeats_only
         self.seen = 0
 
+    def _all(self) -> list[dict]:
+        return [e for e in list(self.events) if e.get("id") == self.rid]
+
+    def heard(self) -> bool:
+        """Whether the task manager has answered this submission at all (a "duplicate" reply included)."""
+        return bool(self._all())
+
     def mine(self) -> list[dict]:
-        mine = [e for e in list(self.events) if e.get("id") == self.rid]
-        # after the first event, "duplicate" only answers our own repeats
-        return mine[:1] + [e for e in mine[1:] if e.get("state") != "duplicate"]
+        """The events that tell this submission's story. A "duplicate" answers one of our repeats (the
+        "accepted" of the first send can be lost while discovery completes) unless the caller chose the id
+        and it is the first thing heard."""
+        mine = self._all()
+        if not self.repeats_only and mine:
+            return mine[:1] + [e for e in mine[1:] if e.get("state") != "duplicate"]
+        return [e for e in mine if e.get("state") != "duplicate"]
 
     def show_new(self) -> dict | None:
         """Show the events not shown yet; the final one (finished, failed, duplicate) once it came."""
