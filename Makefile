@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-APT_PACKAGES := libosmesa6 libgl1 libegl1 chromium gcc g++ python3-dev  # chromium: the live view's browser test; compilers, headers: control_msgs
+APT_PACKAGES := libosmesa6 libgl1 libegl1 chromium gcc g++ python3-dev  # chromium: the live view's browser test; compilers, headers: the interface packages
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 comma := ,
 # With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
@@ -19,7 +19,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
 setup: $(STAMP)
 
-$(STAMP): setup.py setup.cfg tools/build_control_msgs.py $(wildcard interfaces/control_msgs/*/*)
+$(STAMP): setup.py setup.cfg tools/build_interfaces.py $(wildcard interfaces/*/*/* interfaces/*/package.xml)
 	@if command -v apt-get >/dev/null 2>&1; then \
 	  missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	  $(PYTHON) -c "import ensurepip" >/dev/null 2>&1 || missing="$$missing python3-venv python3-pip"; \
@@ -33,7 +33,7 @@ $(STAMP): setup.py setup.cfg tools/build_control_msgs.py $(wildcard interfaces/c
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "torch==2.13.0"  # the CPU build; resolving plain torch would pull CUDA
 	$(BIN)/pip install -q -e ".[$(EXTRAS)]"
-	$(if $(ROS_DISTRO),,$(BIN)/python tools/build_control_msgs.py)  # control_msgs is not on PyPI: built from interfaces/
+	$(if $(ROS_DISTRO),,$(BIN)/python tools/build_interfaces.py)  # homiebot_msgs, control_msgs: not on PyPI, built from interfaces/
 	@touch $@
 
 demo: $(STAMP)

@@ -794,7 +794,7 @@ def _control_msgs(robot: str) -> Any:
         from control_msgs import action
     except ImportError as err:
         raise RobotUnavailable(f"{robot}: the profile uses control_msgs actions, which are not built here ({err}): "
-                               f"run `make setup` or tools/build_control_msgs.py") from None
+                               f"run `make setup` or tools/build_interfaces.py") from None
     return action
 
 

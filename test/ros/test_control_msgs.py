@@ -1,4 +1,4 @@
-"""The control_msgs package that ``make`` builds (tools/build_control_msgs.py): Fetch's arm, gripper and
+"""The control_msgs package that ``make`` builds (tools/build_interfaces.py): Fetch's arm, gripper and
 head actions across processes, with the wire types of the real control_msgs.
 
 A plain rclpy server (it never imports homiebot) serves the three actions under the Fetch drivers'
@@ -37,7 +37,7 @@ try:
     from control_msgs.msg import JointTolerance
 except ImportError as error:  # make builds it: its absence is a failure, not a skip
     pytest.fail(f"control_msgs is not built ({error}): run `make setup` or "
-                f"`{sys.executable} tools/build_control_msgs.py`", pytrace=False)
+                f"`{sys.executable} tools/build_interfaces.py`", pytrace=False)
 
 ARM = "arm_controller/follow_joint_trajectory"
 GRIPPER = "gripper_controller/gripper_action"
@@ -250,7 +250,7 @@ def test_the_wire_type_hashes_are_those_of_the_upstream_definitions(node):
 def test_the_installed_type_descriptions_carry_the_upstream_hashes():
     sys.path.insert(0, str(ROOT / "tools"))
     try:
-        from build_control_msgs import prefix_paths, type_hashes
+        from build_interfaces import prefix_paths, type_hashes
     finally:
         sys.path.remove(str(ROOT / "tools"))
     installed = type_hashes(prefix_paths(Path(sys.prefix)))
@@ -269,5 +269,5 @@ def test_build_into_an_environment_without_ros_fails_with_one_clear_line(tmp_pat
                          capture_output=True, text=True)
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
-    assert run.stderr.startswith("build_control_msgs: interface package builtin_interfaces is not installed under")
+    assert run.stderr.startswith("build_interfaces: interface package builtin_interfaces is not installed under")
     assert list(tmp_path.iterdir()) == []  # nothing written
