@@ -136,3 +136,24 @@ RECEPTACLE_TYPES: dict[str, ReceptacleType] = {
         ReceptacleType("desk", (0.7, 1.3, 0.75), "on", 0.75, ("brown", "white", "black"), capacity=6),
     )
 }
+
+CATEGORY_WORDS: dict[str, str] = {
+    "fruit": "fruit",
+    "drink": "drink",
+    "beverage": "drink",
+    "food": "food",
+    "snack": "food",
+    "eat": "food",
+    "dish": "kitchenware",
+    "dishe": "kitchenware",
+    "kitchenware": "kitchenware",
+    "cleaning": "cleaning",
+    "toy": "toy",
+    "textile": "textile",
+    "decoration": "decor",
+    "decor": "decor",
+    "electronic": "electronics",
+    "gadget": "electronics",
+}
+"""Words people use for a whole category of object classes ('a piece of fruit', 'something to drink',
+'a toy'), in singular form, each with the ``ObjectClass.category`` it covers."""

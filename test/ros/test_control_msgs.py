@@ -259,13 +259,13 @@ def test_the_installed_type_descriptions_carry_the_upstream_hashes():
 
 
 def test_build_is_current_and_a_rerun_does_nothing():
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_control_msgs.py")], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_interfaces.py")], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().endswith("up to date in " + str(Path(sys.prefix).resolve())), run.stdout
 
 
 def test_build_into_an_environment_without_ros_fails_with_one_clear_line(tmp_path):
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_control_msgs.py"), "--prefix", str(tmp_path)],
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_interfaces.py"), "--prefix", str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode == 1
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
