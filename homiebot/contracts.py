@@ -158,6 +158,10 @@ class Exchange(_Contract):
     answer: str | None = Field(None, description="None when nobody answered")
     relevant: bool | None = Field(None, description="the simulated user's judgement: does the question bear on "
                                                     "what it wants (None: a person or graph answered, no judgement)")
+    resolved: int = Field(0, ge=0, description="the relevant questions this one counts as, by the simulated user's "
+                                               "judgement: the open things its answer settled or narrowed (two for "
+                                               "'which sponge, and where should it go?'); 0 when not relevant or not "
+                                               "judged (older records: read as 1 when relevant)")
     answerer: str = Field("", description="who answered: simulated, persona:<name>, persona-llm:<name> (a language "
                                           "model phrased the persona's answer), persona:<name> (<why the model's words "
                                           "were not used>), terminal, ros, none")

@@ -178,11 +178,35 @@ _ASK_KEY = "ask"
 
 
 def questions(result: RunResult) -> tuple[int, int]:
-    """(relevant, irrelevant) questions of a run: its Ask steps, by the simulated user's judgement; a
-    question nobody judged (a person answered, or nobody did) counts as irrelevant."""
-    asks = [s for s in result.steps if action_key(s.action) == _ASK_KEY]
-    relevant = sum(1 for s in asks if s.relevant)
-    return relevant, len(asks) - relevant
+    """(relevant, irrelevant) questions of a run, by the simulated user's judgement of its Ask steps. A
+    relevant Ask step counts as many relevant questions as open things its answer settled or narrowed
+    (``StepSummary.resolved``: two for "which sponge, and where should it go?"; one when unrecorded); an
+    irrelevant one counts one irrelevant question, and so does a question nobody judged (a person
+    answered, or nobody did)."""
+    relevant = irrelevant = 0
+    for s in result.steps:
+        if action_key(s.action) != _ASK_KEY:
+            continue
+        if s.relevant:
+            relevant += max(1, s.resolved or 0)
+        else:
+            irrelevant += 1
+    return relevant, irrelevant
+
+
+def asked(result: RunResult) -> int:
+    """The questions a run asked: its Ask steps."""
+    return sum(1 for s in result.steps if action_key(s.action) == _ASK_KEY)
+
+
+def is_ambiguous(result: RunResult) -> bool:
+    """Whether the run's task leaves something open (K > 0): the runs ARS and QR are about."""
+    return bool(result.min_questions)
+
+
+def is_clear(result: RunResult) -> bool:
+    """Whether the run's task was measured for asking and leaves nothing open (K = 0)."""
+    return result.min_questions == 0
 
 
 def ask_run_score(result: RunResult) -> float | None:
@@ -195,16 +219,27 @@ def ask_run_score(result: RunResult) -> float | None:
 
 
 def ars(results: Iterable[RunResult]) -> float:
-    """Ask run score x100: the mean of :func:`ask_run_score` over runs whose task has a K; 0.0 for none."""
-    scores = [x for x in (ask_run_score(r) for r in results) if x is not None]
+    """Ask run score x100: the mean of :func:`ask_run_score` over ambiguous runs (K > 0) only; clear
+    tasks (K = 0) are reported apart (:func:`clear_sr`, :func:`unnecessary_questions`). 0.0 for none."""
+    scores = [x for x in (ask_run_score(r) for r in results if is_ambiguous(r)) if x is not None]
     return 100.0 * sum(scores) / len(scores) if scores else 0.0
 
 
 def qr(results: Iterable[RunResult]) -> float:
-    """Question ratio: the mean over runs with K > 0 of ``(q_relevant + q_irrelevant) / K`` (1.0 asks exactly
-    as many questions as needed); 0.0 for none."""
-    ratios = [sum(questions(r)) / r.min_questions for r in results if r.min_questions]
+    """Question ratio: the mean over ambiguous runs (K > 0) of ``(q_relevant + q_irrelevant) / K``, in the
+    units of :func:`questions` (1.0: exactly the questions needed); 0.0 for none."""
+    ratios = [sum(questions(r)) / r.min_questions for r in results if is_ambiguous(r) and r.min_questions]
     return sum(ratios) / len(ratios) if ratios else 0.0
+
+
+def clear_sr(results: Iterable[RunResult]) -> float:
+    """SR in percent over the clear runs (K = 0); 0.0 for none."""
+    return sr(r for r in results if is_clear(r))
+
+
+def unnecessary_questions(results: Iterable[RunResult]) -> int:
+    """Questions asked on clear tasks (K = 0): every one was unnecessary."""
+    return sum(asked(r) for r in results if is_clear(r))
 
 
 def _best_match(result: RunResult) -> tuple[int, int]:
@@ -431,8 +466,11 @@ def sr_by_attribute(results: Iterable[RunResult]) -> dict[str, tuple[float, int]
 
 
 def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
-    """The paper's Table 2 row: ``{"runs", "tasks", "SR", "PLWSR", "TP", "SRR", "SER"}``, plus ``ARS``, ``QR`` and
-    ``questions`` when some run's task has a minimum number of questions K.
+    """The paper's Table 2 row: ``{"runs", "tasks", "SR", "PLWSR", "TP", "SRR", "SER"}``; plus, when some run's
+    task leaves things open (K > 0), ``ARS``, ``QR``, ``ambiguous`` (those runs), ``ambiguous SR`` and
+    ``questions`` (the questions they asked), all over those runs only; and when some run's task was
+    measured for asking but leaves nothing open (K = 0), ``clear`` (those runs), ``clear SR`` and
+    ``unnecessary questions`` (every question asked on them).
 
     ``runs`` is the number of results, ``tasks`` the number of distinct task ids; the rates are in
     percent as computed by :func:`sr`, :func:`plwsr`, :func:`mean_tp`, :func:`srr` and :func:`ser`.
@@ -447,8 +485,13 @@ def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
         "SRR": srr(runs),
         "SER": ser(runs),
     }
-    if any(r.min_questions is not None for r in runs):  # tasks that leave things open: the asking metrics
-        out.update(ARS=ars(runs), QR=qr(runs), questions=sum(sum(questions(r)) for r in runs))
+    ambiguous = [r for r in runs if is_ambiguous(r)]
+    clear = [r for r in runs if is_clear(r)]
+    if ambiguous:  # tasks that leave things open: the asking metrics
+        out.update(ARS=ars(ambiguous), QR=qr(ambiguous), ambiguous=len(ambiguous), **{"ambiguous SR": sr(ambiguous)},
+                   questions=sum(asked(r) for r in ambiguous))
+    if clear:  # tasks measured for asking that leave nothing open: reported apart
+        out.update(clear=len(clear), **{"clear SR": clear_sr(clear), "unnecessary questions": unnecessary_questions(clear)})
     return out
 
 

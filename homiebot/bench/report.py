@@ -294,14 +294,25 @@ def _section_main(evals: list[_Evaluation], links: dict[str, str]) -> list[str]:
              *_table(["Model", "Runs", "Tasks", *MAIN_METRICS], rows, "lrrrrrrr"), ""]
     if "metrics" in links:
         lines += [f"![SR, PLWSR and TP per evaluation]({links['metrics']})", ""]
-    asking = [(ev, s) for ev, s in zip(evals, summaries) if "ARS" in s]
+    asking = [(ev, s) for ev, s in zip(evals, summaries) if "ARS" in s or "clear" in s]
     if asking:
-        lines += ["Asking (tasks whose instruction leaves things open): ask run score ARS = success / (1 + |relevant "
-                  "questions - K| + irrelevant questions), x100 averaged over runs; question ratio QR = questions / K "
-                  "averaged over runs (1.0: exactly the questions needed).", "",
-                  *_table(["Model", "ARS", "QR", "Questions"],
-                          [[ev.label, _num(s["ARS"]), f"{float(s['QR']):.2f}", s["questions"]] for ev, s in asking], "lrrr"), ""]
+        lines += ["Asking, over the tasks whose instruction leaves things open (K > 0, the minimum number of questions) "
+                  "only: ask run score ARS = success / (1 + |relevant questions - K| + irrelevant questions), x100 "
+                  "averaged over those runs; question ratio QR = (relevant + irrelevant questions) / K averaged over "
+                  "those runs (1.0: exactly the questions needed); a question that settles two open things counts as "
+                  "two relevant ones. Clear tasks (K = 0) are reported apart: their SR and the questions asked on them, "
+                  "every one unnecessary.", "",
+                  *_table(["Model", "Ambiguous runs", "SR", "ARS", "QR", "Questions", "Clear runs", "Clear SR",
+                           "Unnecessary questions"],
+                          [[ev.label, s.get("ambiguous", 0), _asking_num(s, "ambiguous SR"), _asking_num(s, "ARS"),
+                            f"{float(s['QR']):.2f}" if "QR" in s else DASH, s.get("questions", DASH), s.get("clear", 0),
+                            _asking_num(s, "clear SR"), s.get("unnecessary questions", DASH)] for ev, s in asking],
+                          "lrrrrrrrr"), ""]
     return lines
+
+
+def _asking_num(summary: dict, key: str) -> str:
+    return _num(summary.get(key))
 
 
 def _section_errors(evals: list[_Evaluation], links: dict[str, str]) -> list[str]:

@@ -30,6 +30,8 @@ class StepSummary(BaseModel):
     success: bool
     code: str | None = Field(None, description="error code (F1 ... E2) when the step failed")
     relevant: bool | None = Field(None, description="for an Ask step: the simulated user's relevance judgement")
+    resolved: int | None = Field(None, ge=0, description="for a relevant Ask step: the open things its answer settled "
+                                                         "or narrowed, i.e. the relevant questions it counts as")
 
     def text(self) -> str:
         """The bracketed form, e.g. '[Put, green_can, fridge]'; '[]' for an unusable output."""
@@ -76,6 +78,7 @@ def summarise_steps(record: EpisodeRecord) -> list[StepSummary]:
             model=s.output.model if s.output else None, success=s.feedback.success,
             code=s.feedback.code.value if s.feedback.code else None,
             relevant=s.exchange.relevant if s.exchange is not None else None,
+            resolved=s.exchange.resolved if s.exchange is not None and s.exchange.relevant else None,
         ))
     return out
 

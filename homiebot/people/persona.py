@@ -141,7 +141,8 @@ class PersonaUser(SimulatedUser):
             text = self.rng.choice(["Oh, good question! ", "Ah, sorry, I should have said. ", "Right! "]) + text
         elif self.persona.verbosity == "terse":
             text = re.sub(r"^(?:I mean |It goes |I told you already: |Just as I said: )", "", text)
-            text = ("the " + text) if not text.lower().startswith(("the ", "on ", "in ", "please", "that")) else text
+            text = ("the " + text) if not text.lower().startswith(("the ", "on ", "in ", "please", "that", "yes",
+                                                                                 "no", "i ", "as ")) else text
         if self.asked > self.persona.patience:
             text = "Again? " + text
         return plain.model_copy(update={"answer": text, "answerer": self.name})
