@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import json
+import queue
 import sys
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import rclpy
+from homiebot_msgs.action import RunTask
+from rclpy.action import ActionClient
 from rclpy.node import Node
-from std_msgs.msg import String
+from rclpy.task import Future
 
 from homiebot.console import round_line, task_line, verdict_line
 from homiebot.ros.common import init, spin_in_background
-from homiebot.ros.rpc import RELIABLE
-from homiebot.ros.safety import CANCEL_TOPIC
-from homiebot.ros.wire import read_json, safe_callback
+from homiebot.ros.run_task import ACTION_NAME, RunTaskServer, feedback_to_event, request_to_goal, result_to_event
 
-FINAL = ("finished", "failed", "duplicate")
+FINAL = ("finished", "failed")
+FEEDBACK_GRACE = 2.0  # s a result waits for the feedback of rounds it counts but that has not arrived
 CANCEL_WAIT = 20.0  # s to wait for a cancelled episode's record after Ctrl-C (a second Ctrl-C stops waiting)
 
 
@@ -28,115 +30,119 @@ def _to_stderr(text: str) -> None:
 
 def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True,
            echo: Callable[[str], None] = lambda text: print(text, flush=True), warn: Callable[[str], None] = _to_stderr) -> dict:
-    """Publish a submission and return the final status event (state finished or failed); without
-    ``wait``, the first event once the task manager has the task (accepted, or later). Events are
-    printed as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
-    chosen_id = "id" in request  # an id of our own making is new: a "duplicate" can only answer our own repeats
-    request = {"id": uuid.uuid4().hex[:12], **request}
+    """Send a submission as a ``RunTask`` goal and return its final status event (state finished or
+    failed); without ``wait``, the first event once the task manager has queued it. Events are printed
+    as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
     init(None)
-    node = Node(f"homiebot_submit_{request['id']}")
-    events: list[dict] = []
-    node.create_subscription(String, "/homiebot/task/status", safe_callback(node, "/homiebot/task/status", lambda m: _keep(events, m)),
-                             RELIABLE)
-    pub = node.create_publisher(String, "/homiebot/task/submit", RELIABLE)
-    cancel = node.create_publisher(String, CANCEL_TOPIC, RELIABLE)  # matched by the time a Ctrl-C may need it
+    node = Node(f"homiebot_submit_{uuid.uuid4().hex[:12]}")
+    client = ActionClient(node, RunTask, ACTION_NAME)
+    events: queue.Queue[dict] = queue.Queue()
     executor, thread = spin_in_background(node)
     try:
-        deadline = time.monotonic() + connect_timeout
-        while pub.get_subscription_count() == 0 or node.count_publishers("/homiebot/task/status") == 0:
-            if time.monotonic() > deadline:
-                raise TimeoutError("no task manager is listening on /homiebot/task/submit; start the graph with `homiebot up` "
-                                   "(same ROS_DOMAIN_ID) first")
-            time.sleep(0.05)
-        message = String(data=json.dumps(request))
-        pub.publish(message)
+        if not client.wait_for_server(timeout_sec=connect_timeout):
+            raise TimeoutError(f"no task manager serves {ACTION_NAME}; start the graph with `homiebot up` "
+                               "(same ROS_DOMAIN_ID) first")
+        sent = client.send_goal_async(request_to_goal(request), feedback_callback=lambda m: events.put(feedback_to_event(m.feedback)))
+        handle = _wait(sent, connect_timeout, "the task manager did not answer the goal")
+        if not handle.accepted:
+            raise TimeoutError("the task manager refused the goal")
+        rid = RunTaskServer.goal_id(handle)
+        got = handle.get_result_async()
+        got.add_done_callback(lambda f: events.put(result_to_event(f.result().result)))
+        follow = _Follower(rid, echo, warn)
         deadline = time.monotonic() + timeout
-        follow = _Follower(request["id"], events, echo, warn, repeats_only=not chosen_id)
-        resent = time.monotonic()
         try:
             while time.monotonic() < deadline:
-                if not follow.heard() and time.monotonic() - resent > 0.5:
-                    # not heard of yet: the task manager may not have matched us when we sent (it ignores repeats)
-                    pub.publish(message)
-                    resent = time.monotonic()
-                if follow.heard() and not wait:
-                    first = (follow.mine() or [{"id": request["id"], "state": "accepted"}])[0]
-                    _show(first, echo, warn)
-                    return first
-                if (final := follow.show_new()) is not None:
+                try:
+                    event = {"id": rid, **events.get(timeout=0.1)}
+                except queue.Empty:
+                    if (final := follow.idle()) is not None:
+                        return final
+                    continue
+                if not wait and event["state"] == "accepted":
+                    _show(event, echo, warn)
+                    return event
+                if (final := follow.show(event)) is not None:
                     return final
-                time.sleep(0.05)
         except KeyboardInterrupt:
-            if not (wait and follow.running()):
+            if not wait:
                 raise
-            # as Ctrl-C stops `homiebot run`: the episode is cancelled, and its record saved
-            cancel.publish(String(data=request["id"]))
-            warn(f"homiebot: interrupted; cancelling episode {follow.episode()} (its record is saved)")
+            # as Ctrl-C stops `homiebot run`: the episode is cancelled (or dropped from the queue), its record saved
+            handle.cancel_goal_async()
+            warn(f"homiebot: interrupted; cancelling {'episode ' + follow.episode if follow.episode else 'submission ' + rid}"
+                 + (" (its record is saved)" if follow.episode else ""))
             end = time.monotonic() + CANCEL_WAIT
             while time.monotonic() < end:
-                if (final := follow.show_new()) is not None:
+                try:
+                    event = {"id": rid, **events.get(timeout=0.1)}
+                except queue.Empty:
+                    if (final := follow.idle()) is not None:
+                        return final
+                    continue
+                if (final := follow.show(event)) is not None:
                     return final
-                time.sleep(0.05)
             raise
-        raise TimeoutError(f"task {request['id']} did not finish within {timeout:g} s")
+        handle.cancel_goal_async()
+        raise TimeoutError(f"task {rid} did not finish within {timeout:g} s (cancelled)")
     finally:
+        client.destroy()
         executor.shutdown()
         thread.join(timeout=5)
         node.destroy_node()
         rclpy.try_shutdown()
 
 
+def _wait(future: Future, timeout: float, what: str) -> Any:
+    end = time.monotonic() + timeout
+    while not future.done():
+        if time.monotonic() > end:
+            raise TimeoutError(f"{what} within {timeout:g} s")
+        time.sleep(0.02)
+    return future.result()
+
+
 class _Follower:
-    """The status events of one submission, shown as they come."""
+    """Shows one submission's events in order and tells the final one. Feedback and result travel
+    apart (a topic, a service): a result that overtakes its last rounds' feedback waits for them."""
 
-    def __init__(self, rid: str, events: list[dict], echo: Callable[[str], None], warn: Callable[[str], None],
-                 repeats_only: bool = True) -> None:
-        self.rid, self.events, self.echo, self.warn = rid, events, echo, warn
-        self.repeats_only = repeats_only
-        self.seen = 0
+    def __init__(self, rid: str, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
+        self.rid, self.echo, self.warn = rid, echo, warn
+        self.episode = ""
+        self.rounds = 0  # the last round shown
+        self.final: dict | None = None
+        self.final_since = 0.0
 
-    def _all(self) -> list[dict]:
-        return [e for e in list(self.events) if e.get("id") == self.rid]
+    def show(self, event: dict) -> dict | None:
+        """Show ``event``; returns the final event (finished, failed) once its rounds have been shown."""
+        state = event.get("state")
+        if state in FINAL:
+            self.final, self.final_since = event, time.monotonic()
+        else:
+            if state == "running":
+                self.episode = str(event.get("episode") or "")
+            if state == "round":
+                self.rounds = max(self.rounds, int(event.get("round") or 0))
+            _show(event, self.echo, self.warn)
+        return self._ready()
 
-    def heard(self) -> bool:
-        """Whether the task manager has answered this submission at all (a "duplicate" reply included)."""
-        return bool(self._all())
+    def _ready(self) -> dict | None:
+        final = self.final
+        if final is None:
+            return None
+        behind = final.get("state") == "finished" and self.rounds < int(final.get("rounds") or 0)
+        if behind and time.monotonic() - self.final_since < FEEDBACK_GRACE:
+            return None
+        _show(final, self.echo, self.warn)
+        return final
 
-    def mine(self) -> list[dict]:
-        """The events that tell this submission's story. A "duplicate" answers one of our repeats (the
-        "accepted" of the first send can be lost while discovery completes) unless the caller chose the id
-        and it is the first thing heard."""
-        mine = self._all()
-        if not self.repeats_only and mine:
-            return mine[:1] + [e for e in mine[1:] if e.get("state") != "duplicate"]
-        return [e for e in mine if e.get("state") != "duplicate"]
-
-    def show_new(self) -> dict | None:
-        """Show the events not shown yet; the final one (finished, failed, duplicate) once it came."""
-        mine = self.mine()
-        for e in mine[self.seen:]:
-            _show(e, self.echo, self.warn)
-            if e.get("state") in FINAL:
-                return e
-        self.seen = len(mine)
-        return None
-
-    def running(self) -> bool:
-        return any(e.get("state") == "running" for e in self.mine())
-
-    def episode(self) -> str:
-        return next((str(e.get("episode")) for e in self.mine() if e.get("state") == "running"), self.rid)
+    def idle(self) -> dict | None:
+        """Called when no event came for a while: the final event, if it has waited long enough."""
+        return self._ready()
 
 
 def _show(event: dict, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
     text, error = _describe(event)
     (warn if error else echo)(text)
-
-
-def _keep(events: list[dict], msg: String) -> None:
-    value = read_json(msg.data)
-    if isinstance(value, dict):
-        events.append(value)
 
 
 def _describe(e: dict) -> tuple[str, bool]:

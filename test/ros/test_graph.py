@@ -172,6 +172,52 @@ print(json.dumps({{"images": seen["image"][:1], "n_images": len(seen["image"]), 
     assert {"status", "message"} <= set(data["feedback"][0]) and len(data["feedback"]) == len(data["subtasks"])
 
 
+def test_a_plain_rclpy_client_runs_the_demo_through_run_task(running_graph, env, tmp_path):
+    """Only rclpy and homiebot_msgs: a RunTask goal, typed feedback per round, a typed result; a goal that
+    cannot run is aborted with its error code and the reason."""
+    script = tmp_path / "action_client.py"
+    script.write_text(f'''
+import json, time, rclpy
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from homiebot_msgs.action import RunTask
+rclpy.init()
+node = Node("plain_action_client")
+client = ActionClient(node, RunTask, "/homiebot/run_task")
+assert client.wait_for_server(timeout_sec=60), "no RunTask server"
+
+def run(goal):
+    feedback = []
+    sent = client.send_goal_async(goal, feedback_callback=lambda m: feedback.append(m.feedback))
+    rclpy.spin_until_future_complete(node, sent, timeout_sec=60)
+    handle = sent.result()
+    got = handle.get_result_async()
+    rclpy.spin_until_future_complete(node, got, timeout_sec=120)
+    for _ in range(20):  # feedback and result travel apart
+        rclpy.spin_once(node, timeout_sec=0.05)
+    r = got.result()
+    rounds = [f for f in feedback if f.state == RunTask.Feedback.ROUND]
+    return {{"status": r.status, "code": r.result.error_code, "msg": r.result.error_msg, "goal": r.result.goal_satisfied,
+            "record": r.result.record, "rounds": r.result.rounds, "termination": r.result.termination,
+            "states": [f.state for f in feedback], "actions": [f.subtask.action for f in rounds],
+            "targets": [f.subtask.target for f in rounds], "ok": [f.feedback.success for f in rounds]}}
+
+good = run(RunTask.Goal(task_file="{DEMO}", use_seed=True, seed=1))
+bad = run(RunTask.Goal(instruction="take the can", task_file="{DEMO}"))
+print(json.dumps({{"good": good, "bad": bad}}))
+''')
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "homiebot" not in out.stderr
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    good, bad = data["good"], data["bad"]
+    assert good["status"] == 4 and good["code"] == 0 and good["goal"] == 1 and good["termination"] == "end"  # 4: SUCCEEDED
+    assert good["states"][:2] == ["queued", "running"] and good["actions"][0] == "Go to" and good["actions"][-1] == "End"
+    assert len(good["actions"]) == good["rounds"] and all(good["ok"])
+    assert [s.output.subtask.target or "" for s in load_episode(good["record"]).steps] == good["targets"]
+    assert bad["status"] == 6 and bad["code"] == 1 and "task_file" in bad["msg"] and bad["record"] == ""  # 6: ABORTED, INVALID_TASK
+
+
 def test_a_killed_executor_is_reported_and_the_graph_recovers(running_graph, env):
     procs, specs = running_graph["procs"], running_graph["specs"]
     follower = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--seed", "7", "--timeout", "120"],

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,6 +44,7 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
+from homiebot.ros.run_task import RunTaskServer
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
@@ -69,6 +71,8 @@ class TaskManagerNode:
         self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
+        self._reporters: dict[str, Callable[[dict[str, Any]], None]] = {}  # id -> who hears its events (RunTask goals)
+        self._cancelled: set[str] = set()  # ids cancelled while queued: skipped when their turn comes
         self._stopping = threading.Event()
         self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
         self._current: str | None = None  # id of the task being run
@@ -87,6 +91,7 @@ class TaskManagerNode:
         # questions go out on /homiebot/ask from this node (``user: ros``); made once, answers are matched by round
         self.ros_user = RosUser(timeout=float(params["ask_timeout"]), node=node) if self.cfg.user == "ros" else None
         self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)
+        self.run_task = RunTaskServer(node, self.accept, self.cancel)
         node.create_subscription(String, CANCEL_TOPIC, safe_callback(node, CANCEL_TOPIC, self._on_cancel), RELIABLE)
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
         self._worker_thread.start()
@@ -105,6 +110,11 @@ class TaskManagerNode:
         except Exception:  # the node is being destroyed under a worker that outlived close(): nobody hears it
             if not self._stopping.is_set():
                 raise
+        report = self._reporters.get(str(event.get("id")))
+        if report is not None:
+            if event.get("state") in ("finished", "failed", "duplicate"):
+                self._reporters.pop(str(event["id"]), None)
+            report(event)
 
     def _on_submit(self, msg: String) -> None:
         limit = self.params["max_message_bytes"]
@@ -113,7 +123,14 @@ class TaskManagerNode:
         except WireError as err:
             self._status(id=None, state="failed", cause="invalid", reason=f"unreadable submission: {err}")
             return
+        self.accept(value)
+
+    def accept(self, value: Any, report: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Check a submission and queue it; its status events go out on /homiebot/task/status and, for a
+        RunTask goal, to ``report`` too."""
         rid = readable_id(value)
+        if report is not None and rid is not None:
+            self._reporters[rid] = report
         try:
             submission = Submission.model_validate(value)
         except ValidationError as err:
@@ -148,6 +165,12 @@ class TaskManagerNode:
             try:
                 request = self.queue.get(timeout=0.2)
             except queue.Empty:
+                continue
+            if request["id"] in self._cancelled:
+                self._cancelled.discard(request["id"])
+                self._status(id=request["id"], state="failed", cause="cancelled", termination="cancelled",
+                             reason="cancelled before it started")
+                self._say(f"submission {request['id']} cancelled before it started")
                 continue
             try:
                 self._run(request)
@@ -187,14 +210,20 @@ class TaskManagerNode:
         self._worker_thread.join(2.5)
 
     def _on_cancel(self, msg: String) -> None:
-        """``/homiebot/cancel``: the running episode's submission id, or empty for whatever runs."""
-        wanted = str(msg.data).strip()
+        """``/homiebot/cancel``: a submission's id (running or queued), or empty for whatever runs."""
+        self.cancel(str(msg.data).strip())
+
+    def cancel(self, wanted: str) -> None:
+        """Cancel a submission: the running episode ends as ``cancelled`` (its record written); a queued one
+        is dropped when its turn comes; empty: whatever runs."""
         running = self.running
-        if running is None or (wanted and wanted != running[0]):
-            self.node.get_logger().warning(f"cancel '{wanted}': no such episode is running")
-            return
-        self.safety.cancel(f"cancel of '{running[0]}'")
-        self.pub_cancelled.publish(String(data=json.dumps({"episode": running[1].episode})))
+        if running is not None and wanted in ("", running[0]):
+            self.safety.cancel(f"cancel of '{running[0]}'")
+            self.pub_cancelled.publish(String(data=json.dumps({"episode": running[1].episode})))
+        elif wanted and wanted in self._seen:
+            self._cancelled.add(wanted)
+        else:
+            self.node.get_logger().warning(f"cancel '{wanted}': no such episode is running or queued")
 
     def _user(self, task: Task, world: RemoteWorld, seed: int) -> User | None:
         """Who answers the planner's questions: the config's ``user`` (none, ros, simulated or a persona)."""

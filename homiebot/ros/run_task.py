@@ -1,0 +1,268 @@
+"""The ``RunTask`` action (``homiebot_msgs/action/RunTask`` on ``/homiebot/run_task``), both ends.
+
+The task manager serves it: a goal becomes a submission of its queue, and the submission's status
+events (accepted, running, round, warning, finished, failed) become the goal's feedback and result.
+``homiebot submit`` and any ROS 2 client (``ros2 action send_goal``, a node in another language) use
+it the same way. The conversions live here, next to each other, so that the two ends cannot drift.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+from homiebot_msgs.action import RunTask
+from homiebot_msgs.msg import Feedback, KeyValue, Subtask
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.node import Node
+from rclpy.task import Future
+
+from homiebot.contracts import Subtask as SubtaskContract
+
+ACTION_NAME = "/homiebot/run_task"
+Result = RunTask.Result
+
+
+# ---------------------------------------------------------------- goal <-> submission
+
+
+class GoalError(ValueError):
+    """A goal that cannot be read as a submission (its message says which field and why)."""
+
+
+def goal_to_request(goal: RunTask.Goal) -> dict[str, Any]:
+    """The submission a goal stands for (what ``/homiebot/task/submit`` would carry, without an id)."""
+    request: dict[str, Any] = {}
+    if goal.instruction:
+        request["instruction"] = goal.instruction
+    if goal.scene:
+        scene = goal.scene.strip()
+        request["scene"] = int(scene) if scene.isdigit() else scene
+    if goal.task_file:
+        request["task_file"] = goal.task_file
+    if goal.task_yaml:
+        try:
+            task = yaml.safe_load(goal.task_yaml)
+        except yaml.YAMLError as err:
+            raise GoalError(f"task_yaml is not YAML or JSON: {str(err).splitlines()[0]}") from None
+        if not isinstance(task, dict):
+            raise GoalError("task_yaml must be a task: a mapping with at least an instruction")
+        request["task"] = task
+    if goal.use_seed:
+        request["seed"] = int(goal.seed)
+    return request
+
+
+def request_to_goal(request: dict[str, Any]) -> RunTask.Goal:
+    """The goal for a submission as ``homiebot submit`` builds it (instruction/scene, task_file, seed)."""
+    goal = RunTask.Goal()
+    goal.instruction = request.get("instruction") or ""
+    goal.scene = "" if request.get("scene") is None else str(request["scene"])
+    goal.task_file = request.get("task_file") or ""
+    if request.get("task") is not None:
+        goal.task_yaml = yaml.safe_dump(request["task"], sort_keys=False)
+    if request.get("seed") is not None:
+        goal.use_seed, goal.seed = True, int(request["seed"])
+    return goal
+
+
+# ---------------------------------------------------------------- status events <-> feedback and result
+
+
+def _subtask_msg(text: str | None) -> Subtask:
+    msg = Subtask()
+    if text:
+        try:
+            sub = SubtaskContract.from_text(text)
+        except ValueError:  # the planner's words could not be read: keep them as the action
+            msg.action = text
+            return msg
+        msg.action, msg.target, msg.place = sub.action.value, sub.target or "", sub.place or ""
+    return msg
+
+
+def _subtask_text(msg: Subtask) -> str | None:
+    if not msg.action:
+        return None
+    parts = [p for p in (msg.action, msg.target, msg.place) if p]
+    return "[" + ", ".join(parts) + "]" if msg.target or msg.action == Subtask.END else msg.action
+
+
+def event_to_feedback(event: dict[str, Any]) -> RunTask.Feedback | None:
+    """The feedback for a status event that is not final (None for the final ones)."""
+    state = event.get("state")
+    fb = RunTask.Feedback()
+    if state == "accepted":
+        fb.state, fb.queue_position = RunTask.Feedback.QUEUED, int(event.get("queued") or 0)
+    elif state == "running":
+        fb.state = RunTask.Feedback.RUNNING
+        fb.episode_id = str(event.get("episode") or "")
+        fb.instruction, fb.planner = str(event.get("instruction") or ""), str(event.get("planner") or "")
+        fb.seed, fb.profile = int(event.get("seed") or 0), str(event.get("profile") or "")
+    elif state == "round":
+        fb.state, fb.round = RunTask.Feedback.ROUND, int(event.get("round") or 0)
+        fb.subtask, fb.model = _subtask_msg(event.get("subtask")), str(event.get("model") or "")
+        success = bool(event.get("success", event.get("code") is None))
+        fb.feedback = Feedback(success=success, code="" if success else str(event.get("code") or ""),
+                               message=str(event.get("message") or ""))
+        fb.stand_in, fb.seconds = str(event.get("stand_in") or ""), float(event.get("seconds") or 0.0)
+    elif state == "warning":
+        fb.state, fb.message = RunTask.Feedback.WARNING, str(event.get("reason") or "")
+    else:
+        return None
+    return fb
+
+
+def feedback_to_event(fb: RunTask.Feedback) -> dict[str, Any]:
+    """A feedback message as the status event it came from (what the console lines are made of)."""
+    if fb.state == RunTask.Feedback.QUEUED:
+        return {"state": "accepted", "queued": fb.queue_position}
+    if fb.state == RunTask.Feedback.RUNNING:
+        return {"state": "running", "episode": fb.episode_id, "instruction": fb.instruction, "planner": fb.planner,
+                "seed": fb.seed, "profile": fb.profile}
+    if fb.state == RunTask.Feedback.ROUND:
+        return {"state": "round", "round": fb.round, "subtask": _subtask_text(fb.subtask), "model": fb.model or None,
+                "code": fb.feedback.code or None, "success": fb.feedback.success, "message": fb.feedback.message,
+                "seconds": fb.seconds, "stand_in": fb.stand_in or None}
+    return {"state": "warning", "reason": fb.message}
+
+
+def _error_code(event: dict[str, Any]) -> int:
+    termination, cause = event.get("termination"), event.get("cause")
+    if termination == "cancelled" or cause == "cancelled":
+        return Result.CANCELLED
+    if termination == "interrupted" or cause == "interrupted":
+        return Result.INTERRUPTED
+    if event.get("state") == "finished":
+        return Result.NONE
+    if termination == "refused":
+        return Result.REFUSED
+    return Result.INVALID_TASK if cause in ("invalid", None) else Result.GRAPH_ERROR
+
+
+def event_to_result(event: dict[str, Any], episode_id: str = "") -> Result:
+    """The result for a final status event (finished, failed)."""
+    result = Result()
+    result.error_code = _error_code(event)
+    result.error_msg = str(event.get("reason") or event.get("error") or "")
+    goal = event.get("goal_satisfied")
+    result.goal_satisfied = Result.GOAL_UNKNOWN if goal is None else Result.GOAL_REACHED if goal else Result.GOAL_NOT_REACHED
+    result.episode_id, result.record = episode_id, str(event.get("record") or "")
+    result.termination, result.ended = str(event.get("termination") or ""), bool(event.get("ended"))
+    result.rounds, result.failed_rounds = int(event.get("rounds") or 0), int(event.get("failed") or 0)
+    result.path_length = float(event.get("path_length") or 0.0)
+    result.setup_time, result.wall_time = float(event.get("setup_s") or 0.0), float(event.get("wall_time_s") or 0.0)
+    result.why = str(event.get("why") or "")
+    return result
+
+
+def result_to_event(result: Result) -> dict[str, Any]:
+    """A result as the final status event ``homiebot submit`` prints and takes its exit status from."""
+    goal = None if result.goal_satisfied == Result.GOAL_UNKNOWN else result.goal_satisfied == Result.GOAL_REACHED
+    common = {"record": result.record or None, "termination": result.termination or None, "episode": result.episode_id}
+    if result.error_code == Result.NONE or (result.error_code == Result.CANCELLED and result.record):  # ran, then cancelled
+        return {"state": "finished", **common, "goal_satisfied": goal, "ended": result.ended, "rounds": result.rounds,
+                "failed": result.failed_rounds, "path_length": result.path_length, "setup_s": result.setup_time,
+                "wall_time_s": result.wall_time, "why": result.why or None, "error": result.error_msg or None}
+    cause = {Result.INVALID_TASK: "invalid", Result.REFUSED: "invalid", Result.INTERRUPTED: "interrupted",
+             Result.CANCELLED: "cancelled"}.get(result.error_code, "error")
+    if cause == "interrupted":
+        common["termination"] = "interrupted"
+    return {"state": "failed", "cause": cause, "reason": result.error_msg, **common}
+
+
+def details(values: dict[str, str]) -> list[KeyValue]:
+    """A contract feedback's ``details`` as typed key/value pairs."""
+    return [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
+
+
+# ---------------------------------------------------------------- the server
+
+
+Accept = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
+
+
+class _Goal:
+    """One goal in flight: its handle, the future its execute callback awaits, its episode id."""
+
+    def __init__(self, handle: ServerGoalHandle) -> None:
+        self.handle = handle
+        self.done: Future = Future()
+        self.episode = ""
+
+
+class RunTaskServer:
+    """Serves ``RunTask``: ``accept(request, report)`` queues a submission (the task manager's) and
+    ``report`` receives its status events; ``cancel(id)`` cancels it, queued or running."""
+
+    def __init__(self, node: Node, accept: Accept, cancel: Callable[[str], None]) -> None:
+        self.node, self._accept, self._cancel = node, accept, cancel
+        self._goals: dict[str, _Goal] = {}
+        self._lock = threading.Lock()
+        # setting a future from the task manager's worker thread does not wake the executor: this does
+        self._wake = node.create_guard_condition(lambda: None)
+        self.server = ActionServer(node, RunTask, ACTION_NAME, execute_callback=self._execute,
+                                   goal_callback=lambda _: GoalResponse.ACCEPT, cancel_callback=self._on_cancel)
+
+    @staticmethod
+    def goal_id(handle: ServerGoalHandle) -> str:
+        """The submission id of a goal: its UUID, as ``homiebot submit`` prints it."""
+        return uuid.UUID(bytes=bytes(handle.goal_id.uuid)).hex[:12]
+
+    def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:
+        rid = self.goal_id(handle)
+        with self._lock:
+            known = rid in self._goals
+        if known:
+            self._cancel(rid)
+        return CancelResponse.ACCEPT if known else CancelResponse.REJECT
+
+    async def _execute(self, handle: ServerGoalHandle) -> Result:
+        rid = self.goal_id(handle)
+        goal = _Goal(handle)
+        with self._lock:
+            self._goals[rid] = goal
+        try:
+            request = goal_to_request(handle.request)
+        except GoalError as err:
+            self._report(rid, {"id": rid, "state": "failed", "cause": "invalid", "reason": f"invalid goal: {err}"})
+        else:
+            self._accept({**request, "id": rid}, lambda event: self._report(rid, event))
+        result: Result = await goal.done
+        with self._lock:
+            self._goals.pop(rid, None)
+        if result.error_code == Result.NONE:
+            handle.succeed()
+        elif result.error_code == Result.CANCELLED and handle.is_cancel_requested:
+            handle.canceled()
+        else:
+            handle.abort()
+        return result
+
+    def _report(self, rid: str, event: dict[str, Any]) -> None:
+        """A status event of goal ``rid``: feedback, or the result that ends the goal."""
+        with self._lock:
+            goal = self._goals.get(rid)
+        if goal is None or goal.done.done():
+            return
+        if event.get("state") == "running":
+            goal.episode = str(event.get("episode") or "")
+        fb = event_to_feedback(event)
+        if fb is not None:
+            goal.handle.publish_feedback(fb)
+            return
+        goal.done.set_result(event_to_result(event, goal.episode))
+        self._wake.trigger()
+
+    def pending(self) -> list[str]:
+        """The ids of the goals not finished yet."""
+        with self._lock:
+            return list(self._goals)
+
+    def close(self) -> None:
+        """Destroy the action server (the node is going away)."""
+        self.server.destroy()

@@ -1,0 +1,75 @@
+"""homiebot_msgs, as ``make`` builds it (tools/build_interfaces.py): typed fields everywhere, and the
+constants of the one planner contract (homiebot/contracts.py), never a copy that drifts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+
+from homiebot.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode  # noqa: E402
+
+try:
+    from homiebot_msgs.action import RunTask
+    from homiebot_msgs.msg import Feedback, KeyValue, Subtask
+except ImportError as error:  # make builds it: its absence is a failure, not a skip
+    pytest.fail(f"homiebot_msgs is not built ({error}): run `make setup` or `{sys.executable} tools/build_interfaces.py`",
+                pytrace=False)
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "interfaces" / "homiebot_msgs"
+
+
+def _constants(msg: object) -> dict[str, object]:
+    """A message's constants (its class's upper-case attributes, but the generator's SLOT_TYPES)."""
+    return {k: getattr(type(msg), k) for k in dir(type(msg)) if k.isupper() and k != "SLOT_TYPES"}
+
+
+def test_every_interface_lists_typed_fields() -> None:
+    """What ``ros2 interface show`` prints, through rosidl's Python API: fields with types, no JSON strings."""
+    assert Subtask.get_fields_and_field_types() == {"action": "string", "target": "string", "place": "string"}
+    assert Feedback.get_fields_and_field_types() == {"success": "boolean", "code": "string", "message": "string",
+                                                     "details": "sequence<homiebot_msgs/KeyValue>"}
+    fb = RunTask.Feedback.get_fields_and_field_types()
+    assert fb["subtask"] == "homiebot_msgs/Subtask" and fb["feedback"] == "homiebot_msgs/Feedback" and fb["round"] == "uint32"
+    result = RunTask.Result.get_fields_and_field_types()
+    assert {result["error_code"], result["error_msg"], result["goal_satisfied"]} == {"uint16", "string", "int8"}
+    goal = RunTask.Goal.get_fields_and_field_types()
+    assert goal == {"instruction": "string", "scene": "string", "task_file": "string", "task_yaml": "string", "use_seed": "boolean",
+                    "seed": "uint32"}
+
+
+def test_the_constants_are_the_contracts() -> None:
+    codes = {k: v for k, v in _constants(Feedback()).items() if k != "CONTRACT_VERSION"}
+    assert codes == {c.name: c.value for c in ErrorCode}
+    assert Feedback.CONTRACT_VERSION == CONTRACT_VERSION
+    actions = {v for k, v in _constants(Subtask()).items()}
+    assert actions == {a.value for a in Action}
+    package = (SOURCE / "package.xml").read_text()
+    assert f"<version>{CONTRACT_VERSION}." in package, "the package's major version is the contract version"
+    described = (SOURCE / "action" / "RunTask.action").read_text()
+    assert all(t in described for t in TERMINATIONS), "every termination value is named where the result describes it"
+
+
+def test_a_round_feedback_crosses_the_wire() -> None:
+    fb = RunTask.Feedback(state=RunTask.Feedback.ROUND, round=4, subtask=Subtask(action=Subtask.PUT, target="can", place="fridge"),
+                          feedback=Feedback(success=False, code=Feedback.L3, message="closed",
+                                            details=[KeyValue(key="container", value="fridge")]))
+    back = deserialize_message(serialize_message(fb), RunTask.Feedback)
+    assert (back.subtask.place, back.feedback.code, back.feedback.details[0].value) == ("fridge", "L3", "fridge")
+
+
+def test_the_installed_package_carries_its_definitions_and_type_hashes() -> None:
+    share = Path(sys.prefix) / "share" / "homiebot_msgs"
+    for path in sorted(SOURCE.glob("*/*.*")):
+        assert (share / path.relative_to(SOURCE)).read_text() == path.read_text(), f"{path.name} is not the installed one"
+    hashes = json.loads((share / "action" / "RunTask.json").read_text())["type_hashes"]
+    assert any(h["type_name"] == "homiebot_msgs/action/RunTask_Goal" and h["hash_string"].startswith("RIHS01_") for h in hashes)
+    index = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "rosidl_interfaces" / "homiebot_msgs"
+    assert "action/RunTask.action" in index.read_text().splitlines()
