@@ -344,3 +344,34 @@ def test_no_replans_and_no_steps() -> None:
 def test_accepts_any_iterable(suite: list[RunResult]) -> None:
     assert m.sr(iter(suite)) == 50.0
     assert m.summary(r for r in suite)["runs"] == 4
+
+
+# ----------------------------------------------------------------------------- asking (ARS, QR, clear tasks)
+
+
+def asking(k: int | None, asks: list[tuple[bool | None, int | None]], success: bool = True, task_id: str = "a") -> RunResult:
+    """A run with Ask steps (relevant, resolved), then Pick/Put/End of the one keypath."""
+    steps = [StepSummary(action="Ask", target="q", success=True, relevant=rel, resolved=res) for rel, res in asks]
+    steps += [st("[Pick, a]:ok"), st(f"[Put, a, b]:{'ok' if success else 'E1'}"), st("[End]:ok")]
+    return RunResult(task_id=task_id, run=0, seed=0, steps=steps, keypaths=[["[Pick, a]", "[Put, a, b]", "[End]"]], min_questions=k)
+
+
+def test_asking_metrics_count_resolved_slots_and_keep_clear_tasks_apart() -> None:
+    double = asking(2, [(True, 2)])  # one question settling two things: 2 relevant, 1/(1+0+0)
+    old = asking(1, [(True, None)])  # a record from before 'resolved': a relevant question counts once
+    off = asking(1, [(False, None), (True, 1)])  # an off-topic question: 1/(1+0+1)
+    unjudged = asking(2, [(None, None)], success=False)  # a person answered: irrelevant; failed: 0
+    clear = asking(0, [(False, None), (False, None)], task_id="c")  # two needless questions on a clear task
+    clear_failed = asking(0, [], success=False, task_id="d")
+    assert [m.questions(r) for r in (double, old, off, unjudged)] == [(2, 0), (1, 0), (1, 1), (0, 1)]
+    ambiguous = [double, old, off, unjudged]
+    assert m.ars(ambiguous) == pytest.approx(100 * (1 + 1 + 0.5 + 0) / 4)
+    assert m.ars(ambiguous + [clear, clear_failed]) == pytest.approx(62.5)  # clear runs never enter ARS
+    assert m.qr(ambiguous + [clear]) == pytest.approx((1 + 1 + 2 + 0.5) / 4)
+    assert m.clear_sr([double, clear, clear_failed]) == 50.0
+    assert m.unnecessary_questions([double, clear, clear_failed]) == 2
+    s = m.summary(ambiguous + [clear, clear_failed])
+    assert (s["ambiguous"], s["ambiguous SR"], s["questions"], s["clear"], s["clear SR"], s["unnecessary questions"]) == (
+        4, 75.0, 5, 2, 50.0, 2)
+    assert "clear" not in m.summary(ambiguous) and "ARS" not in m.summary([clear])
+    assert "ARS" not in m.summary([run(["[End]:ok"], [["[End]"]])])  # no K at all: no asking figures

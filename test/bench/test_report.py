@@ -184,3 +184,15 @@ def test_the_report_counts_safety_events(tmp_path) -> None:
     row = next(line for line in section.splitlines() if line.startswith("| ") and "Model" not in line and "---" not in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:] == ["3", "2", "0", "0", "0", "4", "1/2"]
+
+
+def test_the_asking_table_keeps_clear_tasks_apart(tmp_path) -> None:
+    def asked(task_id: str, k: int, asks: list[tuple[bool, int | None]]) -> RunResult:
+        steps = [StepSummary(action="Ask", target="which?", success=True, relevant=r, resolved=n) for r, n in asks]
+        return result(task_id, 0, steps + [step("Pick", "can"), step("Put", "can", "fridge"), step("End")]).model_copy(
+            update={"min_questions": k})
+
+    runs = [asked("a1", 2, [(True, 2)]), asked("a2", 1, [(False, None)]), asked("c1", 0, [(False, None)])]
+    md = render_markdown([make_folder(tmp_path / "ask", runs)])
+    # a1: 1/(1+0+0), a2: 1/(1+1+1); QR (2/2 + 1/1) / 2; the clear task's question is counted apart
+    assert cells(md, "Asking", "replay") == ["2", "100.00", "66.67", "1.00", "2", "1", "100.00", "1"]
