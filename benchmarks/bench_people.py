@@ -3,6 +3,7 @@ heuristic planner with a simulated user on the ambiguity suite and on persona re
 
     python benchmarks/bench_people.py                        # reader accuracy on the frozen file
     python benchmarks/bench_people.py --suites               # + ambiguity and persona suites, 64 px views (a few minutes)
+    python benchmarks/bench_people.py --suites --runs 3      # three runs (seeds 0-2) of each ambiguity task
     python benchmarks/bench_people.py --suites --size 256    # the same with the default simulator's 256 px views
 """
 
@@ -58,41 +59,73 @@ def reader_accuracy(verbose: bool = False) -> dict[str, float]:
             "silent_misreadings": wrong}
 
 
-def suite_figures(suite: str, split: str, user: str, size: int = 64) -> dict[str, float | int]:
-    """The heuristic planner on a suite (one run per task), with the given user and ``size`` px square views."""
-    from homiebot.bench import metrics
+def suite_results(suite: str, split: str, user: str, size: int = 64, runs: int = 1) -> list:
+    """The heuristic planner on a suite (``runs`` runs per task, seeds 0, 1, ...), with the given user and
+    ``size`` px square views: one RunResult per (task, run)."""
     from homiebot.bench.results import RunResult, summarise_steps
     from homiebot.bench.suite import load_suite
     from homiebot.config import RunConfig
     from homiebot.planners.base import PlannerConfigError
     from homiebot.runtime import run_episode
 
-    cfg = RunConfig.model_validate({"user": user, "world": {"name": "embedded_home", "params": {"width": size, "height": size}}})
     results = []
-    for t in load_suite(suite, split):
-        try:
-            rec, _ = run_episode(cfg, t)
-            steps, termination = summarise_steps(rec), rec.termination
-        except PlannerConfigError:
-            steps, termination = [], "refused"
-        results.append(RunResult(task_id=t.id, run=0, seed=0, keypaths=t.keypaths, aliases=t.aliases, steps=steps,
-                                 min_questions=t.min_questions, termination=termination))
-    return metrics.summary(results)
+    for run in range(runs):
+        cfg = RunConfig.model_validate({"user": user, "seed": run,
+                                        "world": {"name": "embedded_home", "params": {"width": size, "height": size}}})
+        for t in load_suite(suite, split):
+            try:
+                rec, _ = run_episode(cfg, t)
+                steps, termination = summarise_steps(rec), rec.termination
+            except PlannerConfigError:
+                steps, termination = [], "refused"
+            results.append(RunResult(task_id=t.id, run=run, seed=run, keypaths=t.keypaths, aliases=t.aliases, steps=steps,
+                                     min_questions=t.min_questions, termination=termination))
+    return results
+
+
+def suite_figures(suite: str, split: str, user: str, size: int = 64, runs: int = 1) -> dict[str, float | int]:
+    """:func:`suite_results` summarised (SR, ...; ARS and QR over ambiguous tasks, clear tasks apart)."""
+    from homiebot.bench import metrics
+
+    return metrics.summary(suite_results(suite, split, user, size, runs))
+
+
+def by_family(results: list) -> dict[str, str]:
+    """ARS (or, for clear tasks, SR and unnecessary questions) per task family (the part of the id after the number)."""
+    from homiebot.bench import metrics
+
+    groups: dict[str, list] = {}
+    for r in results:
+        groups.setdefault(r.task_id.split("_", 1)[1], []).append(r)
+    out = {}
+    for family, rs in groups.items():
+        s = metrics.summary(rs)
+        out[family] = (f"{len(rs)} runs, SR {s['SR']:.1f}, ARS {s['ARS']:.1f}, QR {s['QR']:.2f}" if "ARS" in s else
+                       f"{len(rs)} runs, SR {s['clear SR']:.1f}, unnecessary questions {s['unnecessary questions']}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--suites", action="store_true")
+    ap.add_argument("--runs", type=int, default=1, help="runs per ambiguity task, seeds 0, 1, ... (default 1)")
     ap.add_argument("--size", type=int, default=64, help="view width and height in pixels (default 64; the simulator's default is 256)")
     args = ap.parse_args(argv)
+    if args.runs < 1:
+        ap.error(f"--runs must be at least 1, not {args.runs}")
     if not 16 <= args.size <= 1024:
         ap.error(f"--size must be between 16 and 1024 pixels, not {args.size}")
     print("reader on the frozen free-form file:", reader_accuracy(args.verbose))
     if args.suites:
         print(f"views {args.size}x{args.size} px")
-        print("ambiguity dev (tuned on), simulated user:", suite_figures("ambiguity", "dev", "simulated", args.size))
-        print("ambiguity test, simulated user:", suite_figures("ambiguity", "test", "simulated", args.size))
+        from homiebot.bench import metrics
+
+        for split, note in (("dev", " (tuned on)"), ("test", "")):
+            results = suite_results("ambiguity", split, "simulated", args.size, args.runs)
+            print(f"ambiguity {split}{note}, simulated user, {args.runs} run(s):", metrics.summary(results))
+            for family, text in by_family(results).items():
+                print(f"  {family}: {text}")
         persona = suite_figures("home100_persona", "all", "none", args.size)
         original = suite_figures("home100", "all", "none", args.size)
         print("home100_persona:", persona)
