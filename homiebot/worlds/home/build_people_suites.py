@@ -126,7 +126,7 @@ def _alike(h: Home, seed: int, twins: bool) -> Made | None:
     if sib is None or (not twins and len(sib.of_class(cls)) != 2):
         return None
     meant = sib.rng.choice([obj, name])
-    dest = _unique_dest(sib, meant, {sib.objs[obj].receptacle, sib.objs[name].receptacle})
+    dest = _unique_dest(sib, meant, {r for r in (sib.objs[obj].receptacle, sib.objs[name].receptacle) if r})
     if dest is None:
         return None
     thing = f"the {sib.objs[obj].color} {words(cls)}" if twins else f"the {words(cls)}"
