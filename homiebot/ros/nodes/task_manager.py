@@ -1,7 +1,9 @@
 """The task manager node: takes instructions, runs episodes through the graph, writes their records.
 
-Listens on /homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
-or ``{"id", "task_file"}``, optional ``"seed"``), runs one episode at a time with the same agent loop
+Serves the ``RunTask`` action on /homiebot/run_task (``homiebot_msgs``; homiebot/ros/run_task.py turns its
+goals into submissions and their events into feedback and results) and listens on
+/homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
+or ``{"id", "task_file"}``, optional ``"seed"``); runs one episode at a time with the same agent loop
 as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
 (accepted, duplicate, running, round, warning, finished, failed; a failed event's ``cause`` is ``invalid``
 for a submission that cannot be run as given, ``error`` for a failure of the graph, ``interrupted`` when
