@@ -50,7 +50,9 @@ from typing import NoReturn
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, singular, words_of
 from homiebot.perception.visible import sightings, standing_in, supports
+from homiebot.planners.asking import Slot, open_slots
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
+from homiebot.planners.candidates import candidates, pinned, question, read_answer, read_phrase, things_from
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
@@ -132,6 +134,7 @@ class HeuristicPlanner(Planner):
         self.read = Understanding(Plan())
         self.can_ask = False
         self.questions: list[tuple[str, str]] = []  # (question, what it is about: "unsure" or a phrase)
+        self.slots: list[Slot] = []  # phrases that may fit several things, settled from the scene and answers
         self._report: str | None = None
         self._asked: str | None = None
         self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
@@ -153,29 +156,14 @@ class HeuristicPlanner(Planner):
         self._report = None
         self._asked = None
         self.questions = []
+        self.slots = []
         if self.read.unsure:
             self.questions.append((f"I am not sure what you mean by '{'; '.join(self.read.unsure)}'. What should I do?", "unsure"))
         elif self.can_ask:
-            for phrase in self._bare_phrases():
-                self.questions.append((f"Which {phrase} do you mean?", phrase))
-            for goal in self.plan_.goals:
-                if isinstance(goal, Move) and goal.dest and goal.dest_kind is None and goal.dest.replace(" ", "_") in RECEPTACLE_TYPES \
-                        and goal.dest not in USUALLY_ONE:
-                    self.questions.append((f"Which {goal.dest} do you mean?", f"place:{goal.dest}"))
+            self.slots = open_slots(self.plan_.goals)
             for goal in self.plan_.goals:
                 if isinstance(goal, Move) and goal.dest_kind == "room":
                     self.questions.append((f"Where in the {goal.dest} should it go?", f"room:{goal.dest}"))
-
-    def _bare_phrases(self) -> list[str]:
-        """Object names given by kind alone ('the mug'): with someone to ask, worth a question."""
-        out = []
-        for goal in self.plan_.goals:
-            names = goal.things.names if isinstance(goal, Move) else ((goal.thing,) if isinstance(goal, (Fetch, IfEmpty)) else ())
-            for phrase in names:
-                words = words_of(phrase)
-                if not any(w in COLOUR_WORDS for w in words) and " on the " not in phrase and "_".join(words) in OBJECT_CLASSES:
-                    out.append(phrase)
-        return out
 
     def understood(self) -> str | None:
         return self.read.statement() or None
@@ -186,10 +174,15 @@ class HeuristicPlanner(Planner):
     def _apply_answer(self, about: str, answer: str | None) -> None:
         """Fold the user's answer into the plan: a whole new reading, a more precise object, or a place."""
         if answer is None:  # nobody answered
+            if about.startswith("slot:"):
+                self.slots[int(about.removeprefix("slot:"))].done = True  # go on with what the words say
             if about == "unsure" or about.startswith("room:"):
                 self._report = f"I could not understand or place '{'; '.join(self.read.unsure) or about}' and nobody answered"
             return
         text = answer.lower()
+        if about.startswith("slot:"):
+            self._slot_answer(self.slots[int(about.removeprefix("slot:"))], answer)
+            return
         if about == "unsure":
             again = understand_request(answer, SHARED_EMBEDDER if self.embeddings else None)
             if again.plan.goals and not again.unsure:
@@ -215,6 +208,85 @@ class HeuristicPlanner(Planner):
             better = m.group(1).strip()
             self.plan_.goals = [_rename(g, about, better) for g in self.plan_.goals]
 
+    def _known_things(self):
+        m = self.mem
+        return things_from({n: c for n, c in m.known.items() if n not in m.banned and n not in m.given_up},
+                           {**m.support, **m.picked_from}, m.room_of, m.colour if m.mapped else None)
+
+    def _scene_question(self) -> None:
+        """Ask about a phrase that fits several seen things (places first: an object question that names
+        places answers both); explore the rooms not seen yet while a phrase left open fits one thing or
+        none; with every room seen, one left settles it and none found is asked about (for a kind of thing)."""
+        things = self._known_things()
+        unseen = bool(self._unvisited_rooms())
+        waiting: list[Slot] = []
+        for slot in sorted((s for s in self.slots if not s.done), key=lambda s: s.objects):
+            key = "_".join(w for w in words_of(slot.phrase) if w not in ARTICLES)
+            exact = pinned(slot.phrase, things, slot.objects) or self.grounder.aliases.get(key) or (
+                key if not slot.objects and key.replace("_", " ") in USUALLY_ONE else None)
+            if exact and exact in things:
+                slot.done = True
+                continue
+            cands = candidates(slot.phrase, things, slot.objects, slot.excluded)
+            want = read_phrase(slot.phrase, slot.objects)
+            specific = bool(want.named_kind and (want.colours or want.rooms or (want.where and slot.objects)))
+            if len(cands) >= 2 or slot.retry:
+                self._ask_slot(slot, cands, things)
+            if specific and cands:  # the words pin one thing that is in sight
+                slot.done = True
+                self._settle(slot, cands[0])
+            elif specific:
+                continue  # searched for as usual; asked about only if several turn up
+            elif unseen:
+                waiting.append(slot)
+            elif len(cands) == 1:
+                slot.done = True
+                self._settle(slot, cands[0])
+            elif not cands and slot.asks == 0:
+                self._ask_slot(slot, cands, things)
+            else:
+                slot.done = True
+        if waiting:
+            self._explore(waiting[0].phrase, f"{waiting[0].phrase} (to see every one there is before I choose)")
+
+    def _ask_slot(self, slot: Slot, cands: list[str], things) -> NoReturn:
+        slot.asks += 1
+        slot.offered = cands
+        text = question(slot.phrase, cands, things, slot.objects)
+        if slot.retry:
+            text = f"Sorry, I could not tell from '{slot.retry}'. {text}"
+            slot.retry = ""
+        self._asked = f"slot:{self.slots.index(slot)}"
+        raise _Decision(Subtask(action=Action.ASK, target=text), f"the words '{slot.phrase}' fit {len(cands) or 'nothing I have seen'}"
+                        f"{': ' + ', '.join(cands) if cands else ''}, so I ask: {text}")
+
+    def _settle(self, slot: Slot, name: str) -> None:
+        """Replace a slot's words in the plan by the name of the thing they mean (or a better description)."""
+        new = name.replace("_", " ")
+        if new == slot.phrase:
+            return
+        if slot.objects:
+            self.plan_.goals = [_rename(g, slot.phrase, new) for g in self.plan_.goals]
+        else:
+            self.plan_.goals = [Move(g.things, new, None) if isinstance(g, Move) and g.dest == slot.phrase and g.dest_kind is None else g
+                                for g in self.plan_.goals]
+        slot.phrase = new
+
+    def _slot_answer(self, slot: Slot, answer: str) -> None:
+        """Read an answer about a slot: a thing picked, a description to search for, things ruled out, or
+        nothing usable (asked again, then reported)."""
+        got = read_answer(answer, slot.phrase, slot.offered, self._known_things(), slot.objects)
+        if got.chosen or got.description:
+            slot.done = True
+            self._settle(slot, got.chosen or got.description or "")
+        elif got.excluded:
+            slot.excluded |= set(got.excluded)
+        elif slot.unusable >= 1:
+            self._report = f"I could not tell which {slot.phrase} you mean from your answers ('{slot.retry_of}', '{answer}')"
+        else:
+            slot.unusable += 1
+            slot.retry = slot.retry_of = answer
+
     # ---- per round ----------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
         self._perceive(request)
@@ -234,6 +306,8 @@ class HeuristicPlanner(Planner):
                 self._report = f"I could not understand or ground '{'; '.join(self.read.unsure)}'"
                 sub, why = Subtask(action=Action.END), f"I stop to report: {self._report}"
             else:
+                if self.can_ask and self.slots:
+                    self._scene_question()
                 self._decide()
                 sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"
                 if self._arrived:
@@ -421,9 +495,13 @@ class HeuristicPlanner(Planner):
             found = sorted(n for n in self._of(OBJECT_CLASSES) if set(colours) <= set(words_of(n)) and n not in self.mem.given_up)
         else:
             found = self._strict(head, self.grounder.ground(head, self._of(OBJECT_CLASSES)), OBJECT_CLASSES)
-        if where and (len(found) > 1 or by_colour):  # "the mug on the tv stand": prefer the one resting there
+        if where:  # "the mug on the tv stand": the one resting there; one seen resting elsewhere is another one
             there = [f for f in found if self._rests_at(f, where)]
-            found = there if there or (by_colour and not self._search_done(phrase)) else found
+            elsewhere = [f for f in found if f not in there and (self.mem.picked_from.get(f) or self.mem.support.get(f))]
+            if there or (by_colour and not self._search_done(phrase)):
+                found = there
+            elif elsewhere and not self._search_done(phrase):
+                found = [f for f in found if f not in elsewhere]
         return found[0] if found else None
 
     def _rests_at(self, obj: str, where: str) -> bool:
@@ -860,6 +938,8 @@ def _small_thing_reach(obs) -> float:
 
 def _rename(goal: object, old: str, new: str) -> object:
     """The goal with object phrase ``old`` replaced by ``new`` (after an answer made it precise)."""
+    if isinstance(goal, Move) and not goal.things.names and goal.things.kind == old and goal.things.count == 1:
+        return Move(Things(names=(new,)), goal.dest, goal.dest_kind)  # one of a kind: the one meant
     if isinstance(goal, Move) and old in goal.things.names:
         names = tuple(new if n == old else n for n in goal.things.names)
         return Move(Things(names=names, kind=goal.things.kind, count=goal.things.count), goal.dest, goal.dest_kind)

@@ -33,7 +33,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.phrasing import tidy
-from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
+from homiebot.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ROOM_WORDS = {"bathroom", "bedroom", "living room", "office", "dining room", "kitchen", "hallway"}
 VOCAB_OBJECTS = {c.replace("_", " ") for c in OBJECT_CLASSES} | {c.category for c in OBJECT_CLASSES.values()} | {"drink"}
@@ -181,16 +181,23 @@ def _thing(phrase: str, st: _State) -> Things | None:
     p = phrase.strip()
     if re.fullmatch(r"(?:it|them|that|this one|that one|this)", p):
         return _thing(st.referent, st) if st.referent else None
-    if m := re.match(r"^(?:something|anything) to (?P<k>drink|eat)$", p):
-        return Things(kind=m["k"], count=1)
+    if m := re.match(r"^(?:something|anything)[ _]to[ _](?P<k>drink|eat)$", p):
+        return Things(kind="food" if m["k"] == "eat" else m["k"], count=1)
+    if m := re.match(r"^(?:a |an |some |one )?(?:piece|bit) of (?P<k>[a-z]+)$", p):  # "a piece of fruit": any fruit
+        return Things(kind=_category(m["k"]), count=1)
     if m := re.match(r"^one of (?:the|my) (?P<k>[\w\s]+?)$", p):
         return Things(kind=singular(m["k"].strip()), count=1)
     if m := re.match(r"^(?:any|either|a|an) (?P<k>[\w\s]+?)$", p):
         kind = singular(m["k"].strip())
         if not any(w in COLOUR_WORDS for w in kind.split()) and " " not in re.sub(rf"\s+{_LOC}\s+.*$", "", kind):
-            return Things(kind=kind, count=1)
+            return Things(kind=_category(kind), count=1)
         return Things(names=(kind,))
     return Things(names=(_strip_article(p),))
+
+
+def _category(word: str) -> str:
+    """A category's everyday word in the vocabulary's terms ('dish' -> kitchenware, 'snack' -> food); others stay."""
+    return CATEGORY_WORDS.get(singular(word), word) if word not in OBJECT_CLASSES else word
 
 
 def _record(st: _State, things: Things | None, dest: str | None, room: bool = False) -> None:
@@ -461,7 +468,9 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
     """Read a free-form instruction; ``unsure`` lists what could not be read or grounded."""
     text = tidy(text)  # emoji, sign-offs and "hey robot" say nothing about the goal
     t = _normalise(text)
-    if len(_sentences(t)) == 1:  # one sentence: the older, stricter grammar first, when it reads every word
+    kind_word = re.search(r"\b(?:some|any)thing to (?:eat|drink)\b", t)  # one phrase: its "to" is no destination
+    t = re.sub(r"\b(some|any)thing to (eat|drink)\b", r"\1thing_to_\2", t)
+    if len(_sentences(t)) == 1 and not kind_word:  # one sentence: the older, stricter grammar first, when it reads every word
         legacy = _legacy(text, embedder)
         if legacy is not None:
             return Understanding(legacy, [])
@@ -483,7 +492,7 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
     if st.pending and not st.goals:
         failed.append(f"what to do with {st.pending}")
     plan = Plan(goals=st.goals, close_after=st.close_after)
-    unsure = st.unsure + failed
+    unsure = [u.replace("thing_to_", "thing to ") for u in st.unsure + failed]
     if plan.goals and not unsure:
         unsure = _check(plan, embedder)
     if not plan.goals or unsure:
@@ -541,7 +550,7 @@ def understand_request(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDE
     mentions = read_request(text)
     if not mentions.plan.goals or mentions.unsure:
         return clauses
-    if clauses.confident and not mentions.cues and (_beyond_mentions(clauses.plan) or _in_words(clauses.plan, VOCABULARY)):
+    if clauses.confident and not mentions.cues and (_beyond_mentions(clauses.plan) or _in_words(clauses.plan, VOCABULARY | set(CATEGORY_WORDS.values()))):
         return clauses  # conditions, counts, clearing, "every X", closing at the end; or a plain request read whole
     return Understanding(mentions.plan, [])
 

@@ -1,0 +1,145 @@
+"""The heuristic planner decides to ask from the scene: it asks nothing when one seen thing fits the
+words, asks about what differs (colour, place, kind) when several do, looks at every room before it
+settles, and reads answers as people give them (a spatial answer picks the thing at that place; an
+answer it cannot use is asked about again, then reported)."""
+
+from __future__ import annotations
+
+import pytest
+
+from homiebot.contracts import Action, Subtask
+from homiebot.perception.grounding import Grounder
+from homiebot.planners.asking import open_slots
+from homiebot.planners.heuristic import HeuristicPlanner, _Decision
+from homiebot.planners.instructions import Move
+from homiebot.planners.understanding import understand_request
+
+ROOMS = {"kitchen": "room", "bathroom": "room", "living_room": "room"}
+
+
+def planner(text: str, known: dict[str, str], support: dict[str, str] | None = None, room_of: dict[str, str] | None = None,
+            unvisited: tuple[str, ...] = ()) -> HeuristicPlanner:
+    """A planner with someone to ask, that has read ``text`` and seen ``known`` (every room visited unless named)."""
+    p = HeuristicPlanner(embeddings=False)
+    p.grounder = Grounder({}, None)
+    p.read = understand_request(text, None)
+    p.plan_ = p.read.plan
+    p.can_ask = True
+    p.slots = open_slots(p.plan_.goals)
+    p.mem.known = {**ROOMS, **known}
+    p.mem.support = dict(support or {})
+    p.mem.room_of = dict(room_of or {})
+    p.mem.rooms_visited = set(ROOMS) - set(unvisited)
+    return p
+
+
+def next_step(p: HeuristicPlanner) -> Subtask | None:
+    """The subtask the scene check chooses (an Ask or a Go to), or None when it lets the plan go on."""
+    try:
+        p._scene_question()
+    except _Decision as d:
+        return d.sub
+    return None
+
+
+def first_action(p: HeuristicPlanner) -> Subtask:
+    with pytest.raises(_Decision) as d:
+        p._decide()
+    return d.value.sub
+
+
+def answer(p: HeuristicPlanner, text: str | None) -> None:
+    about = p._asked
+    assert about is not None and about.startswith("slot:")
+    p._apply_answer(about, text)
+    p._asked = None
+
+
+def test_one_thing_that_fits_is_taken_without_a_question() -> None:
+    p = planner("put the pear on the table", {"yellow_pear": "pear", "black_table": "table", "kitchen_counter": "kitchen_counter"},
+                {"yellow_pear": "kitchen_counter"})
+    assert next_step(p) is None
+    assert all(s.done for s in p.slots)
+    assert first_action(p) == Subtask(action=Action.GO_TO, target="yellow_pear")
+
+
+def test_rooms_not_seen_yet_are_looked_at_before_settling_on_the_one_seen() -> None:
+    p = planner("put the pear on the kitchen counter", {"yellow_pear": "pear", "kitchen_counter": "kitchen_counter"},
+                {"yellow_pear": "kitchen_counter"}, unvisited=("bathroom",))
+    step = next_step(p)
+    assert step == Subtask(action=Action.GO_TO, target="bathroom")
+
+
+def test_it_asks_about_colour_when_colours_differ() -> None:
+    p = planner("put the sponge in the sink", {"yellow_sponge": "sponge", "pink_sponge": "sponge", "sink": "sink"},
+                {"yellow_sponge": "sink", "pink_sponge": "sink"})
+    step = next_step(p)
+    assert step is not None and step.action is Action.ASK
+    assert step.target == "Which sponge do you mean: the pink one or the yellow one?"
+
+
+def test_it_asks_about_position_when_only_the_place_differs() -> None:
+    known = {"yellow_sponge": "sponge", "yellow_sponge_2": "sponge", "kitchen_counter": "kitchen_counter", "brown_shelf": "shelf",
+             "sink": "sink"}
+    p = planner("put the sponge in the sink", known, {"yellow_sponge": "kitchen_counter", "yellow_sponge_2": "brown_shelf"})
+    step = next_step(p)
+    assert step is not None and step.target == "Which sponge do you mean: the one on the kitchen counter or the one on the brown shelf?"
+    answer(p, "the yellow sponge on the brown shelf")  # a spatial answer: the one at that place, not its twin
+    assert next_step(p) is None
+    assert first_action(p) == Subtask(action=Action.GO_TO, target="yellow_sponge_2")
+
+
+def test_it_asks_which_of_a_category_and_reads_the_answer() -> None:
+    p = planner("put a piece of fruit on the kitchen counter", {"yellow_pear": "pear", "green_banana": "banana",
+                                                                 "kitchen_counter": "kitchen_counter"})
+    step = next_step(p)
+    assert step is not None and step.target == "Which one do you mean: the green banana or the yellow pear?"
+    answer(p, "the banana")
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.things.names == ("green banana",)
+
+
+def test_a_place_of_a_shared_type_is_asked_about_and_a_name_given_in_answer_is_used() -> None:
+    known = {"white_mug": "mug", "cabinet": "cabinet", "bathroom_cabinet": "cabinet"}
+    for said in ("the kitchen cabinet", "kitchen_cabinet", "the kitchen one", "the one in the kitchen"):
+        p = planner("put the white mug in the cabinet", known, room_of={"cabinet": "kitchen"})
+        step = next_step(p)
+        assert step is not None and step.target == "Which cabinet do you mean: the bathroom cabinet or the cabinet?"
+        answer(p, said)
+        assert next_step(p) is None
+        goal = p.plan_.goals[0]
+        assert isinstance(goal, Move) and goal.dest == "cabinet", said
+
+
+def test_an_answer_it_cannot_use_is_asked_about_again_then_reported() -> None:
+    p = planner("put the white mug in the cabinet", {"white_mug": "mug", "cabinet": "cabinet", "bathroom_cabinet": "cabinet"})
+    next_step(p)
+    answer(p, "whatever you like")
+    again = next_step(p)
+    assert again is not None and again.action is Action.ASK
+    assert again.target.startswith("Sorry, I could not tell from 'whatever you like'. Which cabinet")
+    answer(p, "hmm")
+    assert "could not tell which cabinet you mean" in (p.report() or "")
+
+
+def test_the_kitchen_sink_is_the_sink_standing_in_the_kitchen() -> None:
+    p = planner("put the white mug in the kitchen sink", {"white_mug": "mug", "sink": "sink", "bathroom_sink": "sink"},
+                room_of={"sink": "kitchen"})
+    assert next_step(p) is None
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.dest == "sink"
+
+
+def test_nothing_is_asked_when_the_words_name_one_thing() -> None:
+    p = planner("put the white mug in the bathroom cabinet", {"white_mug": "mug", "red_mug": "mug", "cabinet": "cabinet",
+                                                             "bathroom_cabinet": "cabinet"})
+    assert next_step(p) is None
+
+
+def test_a_kind_with_none_seen_after_every_room_is_asked_about() -> None:
+    p = planner("put a toy on the kitchen counter", {"kitchen_counter": "kitchen_counter"})
+    step = next_step(p)
+    assert step is not None and step.target == "I have not found any toy yet. Which toy do you mean?"
+    answer(p, "the red toy block in the fridge")
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.things.names == ("red toy block on the fridge",)
