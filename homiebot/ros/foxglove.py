@@ -14,17 +14,11 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from homiebot.ros.messages import all_topics
+from homiebot.ros.messages import all_topics, msg_class, typestore
 from homiebot.ros.safety import EVENTS_TOPIC
 from homiebot.ros.wire import safe_callback
 
 QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
-
-
-def _msg_class(msgtype: str):
-    pkg, _, name = msgtype.split("/")
-    module = __import__(f"{pkg}.msg", fromlist=[name])
-    return getattr(module, name)
 
 
 def served_topics() -> dict[str, str]:
@@ -34,9 +28,7 @@ def served_topics() -> dict[str, str]:
 
 def message_definition(msgtype: str) -> str:
     """The ROS 2 ``.msg`` text of a type with its dependencies (the ``ros2msg`` schema encoding)."""
-    from rosbags.typesys import Stores, get_typestore
-
-    return get_typestore(Stores.ROS2_JAZZY).generate_msgdef(msgtype, ros_version=2)[0]
+    return typestore().generate_msgdef(msgtype, ros_version=2)[0]
 
 
 class FoxgloveBridge:
@@ -54,7 +46,7 @@ class FoxgloveBridge:
         for topic, msgtype in served_topics().items():
             schema = foxglove.Schema(name=msgtype.replace("/msg/", "/"), encoding="ros2msg", data=message_definition(msgtype).encode())
             self.channels[topic] = foxglove.Channel(topic, schema=schema, message_encoding="cdr")
-            node.create_subscription(_msg_class(msgtype), topic, safe_callback(node, topic, self._forward(topic)), QOS, raw=True,
+            node.create_subscription(msg_class(msgtype), topic, safe_callback(node, topic, self._forward(topic)), QOS, raw=True,
                                      callback_group=group)
 
     def _forward(self, topic: str):

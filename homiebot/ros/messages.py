@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import base64
+import functools
 import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from homiebot_msgs import msg as hb
 from nav_msgs.msg import OccupancyGrid, Odometry
 from sensor_msgs.msg import Image
 
-from homiebot.contracts import VIEW_NAMES, Pose2D
+from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PlannerOutput, Pose2D, Status, Subtask
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
-JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "subtask", "feedback", "task/submit", "task/status",
-               "map/summary", "world/map")
+JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "task/submit", "task/status", "map/summary", "world/map")
+# every round's decision and result, typed
+TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback"}
 RPC_SERVICES = ("world", "planner", "detector", "executor")
 
 
@@ -29,9 +36,71 @@ def all_topics() -> dict[str, str]:
     topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
     topics["/homiebot/map/occupancy"] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
+    topics |= TYPED_TOPICS
     for s in RPC_SERVICES:
         topics |= {f"/homiebot/{s}/request": "std_msgs/msg/String", f"/homiebot/{s}/reply": "std_msgs/msg/String"}
     return topics
+
+
+def msg_class(msgtype: str) -> Any:
+    """The Python class of a message type named like ``sensor_msgs/msg/Image``."""
+    pkg, _, name = msgtype.split("/")
+    module = __import__(f"{pkg}.msg", fromlist=[name])
+    return getattr(module, name)
+
+
+def homiebot_msgs_share() -> Path:
+    """Where homiebot_msgs keeps its definitions: the ament index's prefix (a ROS workspace), else this
+    environment's (``make setup`` installs it there)."""
+    for prefix in [*os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep), sys.prefix]:
+        if prefix and (Path(prefix) / "share" / "homiebot_msgs" / "msg").is_dir():
+            return Path(prefix) / "share" / "homiebot_msgs"
+    raise FileNotFoundError("homiebot_msgs is not installed: run `make setup` (or tools/build_interfaces.py)")
+
+
+@functools.cache
+def typestore() -> Any:
+    """rosbags' Jazzy types plus homiebot_msgs' (for bags and Foxglove schemas)."""
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+    store = get_typestore(Stores.ROS2_JAZZY)
+    share = homiebot_msgs_share()
+    for path in sorted((share / "msg").glob("*.msg")):
+        store.register(get_types_from_msg(path.read_text(), f"homiebot_msgs/msg/{path.stem}"))
+    return store
+
+
+def subtask_msg(sub: Subtask | None) -> hb.Subtask:
+    """A contract subtask as ``homiebot_msgs/Subtask`` (None: an empty one)."""
+    if sub is None:
+        return hb.Subtask()
+    return hb.Subtask(action=sub.action.value, target=sub.target or "", place=sub.place or "")
+
+
+def subtask_from_msg(msg: hb.Subtask) -> Subtask:
+    """``homiebot_msgs/Subtask`` as a contract subtask (ValueError when it is not a valid one)."""
+    return Subtask(action=Action(msg.action), target=msg.target or None, place=msg.place or None)
+
+
+def planner_output_msg(out: PlannerOutput) -> hb.PlannerOutput:
+    """A round's decision as published on /homiebot/subtask."""
+    return hb.PlannerOutput(version=out.version, analysis=out.analysis, subtask=subtask_msg(out.subtask), model=out.model or "")
+
+
+def planner_output_from_msg(msg: hb.PlannerOutput) -> PlannerOutput:
+    return PlannerOutput(version=msg.version, analysis=msg.analysis, subtask=subtask_from_msg(msg.subtask), model=msg.model or None)
+
+
+def feedback_msg(fb: Feedback) -> hb.Feedback:
+    """A round's feedback as published on /homiebot/feedback."""
+    return hb.Feedback(version=fb.version, success=fb.success, code=fb.code.value if fb.code else "", message=fb.message,
+                       details=[hb.KeyValue(key=k, value=v) for k, v in fb.details.items()])
+
+
+def feedback_from_msg(msg: hb.Feedback) -> Feedback:
+    return Feedback(version=msg.version, status=Status.SUCCESS if msg.success else Status.FAIL,
+                    code=ErrorCode(msg.code) if msg.code else None, message=msg.message,
+                    details={kv.key: kv.value for kv in msg.details})
 
 
 def stamp_of(ns: int) -> Time:

@@ -10,18 +10,11 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
-from homiebot.ros.messages import all_topics
+from homiebot.ros.messages import all_topics, msg_class, typestore
 from homiebot.ros.wire import safe_callback
 
 QOS = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
-
-
-def _msg_class(msgtype: str):
-    pkg, _, name = msgtype.split("/")
-    module = __import__(f"{pkg}.msg", fromlist=[name])
-    return getattr(module, name)
 
 
 class BagRecorder:
@@ -29,7 +22,7 @@ class BagRecorder:
 
     def __init__(self, node: Node) -> None:
         self.node = node
-        self.typestore = get_typestore(Stores.ROS2_JAZZY)
+        self.typestore = typestore()
         self._lock = threading.Lock()
         self._writer: Writer | None = None
         self._connections: dict = {}
@@ -38,7 +31,7 @@ class BagRecorder:
         group = ReentrantCallbackGroup()
         self.topics = all_topics()
         for topic, msgtype in self.topics.items():
-            node.create_subscription(_msg_class(msgtype), topic, safe_callback(node, topic, self._callback(topic)), QOS, raw=True,
+            node.create_subscription(msg_class(msgtype), topic, safe_callback(node, topic, self._callback(topic)), QOS, raw=True,
                                      callback_group=group)
 
     def _callback(self, topic: str):

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import Feedback, KeyValue, Subtask
+from homiebot_msgs.msg import Feedback, Subtask
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.node import Node
@@ -173,11 +173,6 @@ def result_to_event(result: Result) -> dict[str, Any]:
     if cause == "interrupted":
         common["termination"] = "interrupted"
     return {"state": "failed", "cause": cause, "reason": result.error_msg, **common}
-
-
-def details(values: dict[str, str]) -> list[KeyValue]:
-    """A contract feedback's ``details`` as typed key/value pairs."""
-    return [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
 
 
 # ---------------------------------------------------------------- the server

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from homiebot_msgs.msg import PlannerOutput as PlannerOutputMsg
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -53,7 +54,7 @@ class GraphViewer:
             for kind in IMAGE_KINDS:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
         self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
-                              "/homiebot/task/status": (String, self._status), "/homiebot/subtask": (String, self._subtask),
+                              "/homiebot/task/status": (String, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
                               EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
                               "/homiebot/map/summary": (String, self._summary)})
         if node is not None:
@@ -94,11 +95,11 @@ class GraphViewer:
         self.round = int(meta.get("round", self.round))
         self.frame += 1
 
-    def _subtask(self, msg: String) -> None:
-        out = json.loads(msg.data)
-        sub = out.get("subtask") or {}
-        text = "[" + ", ".join(str(v) for v in (sub.get("action"), sub.get("target"), sub.get("place")) if v) + "]"
-        self._at(lambda: self.log.planned(self.round, text, out.get("model")), droppable=False)
+    def _subtask(self, msg: PlannerOutputMsg) -> None:
+        sub = msg.subtask
+        text = "[" + ", ".join(v for v in (sub.action, sub.target, sub.place) if v) + "]"
+        model = msg.model or None
+        self._at(lambda: self.log.planned(self.round, text, model), droppable=False)
 
     def _status(self, msg: String) -> None:
         event = json.loads(msg.data)

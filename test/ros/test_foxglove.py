@@ -126,7 +126,9 @@ def test_a_plain_websocket_client_sees_channels_and_receives_images_and_subtasks
             submit.wait(300)
         assert got[1] and got[2], {k: len(v) for k, v in got.items()}
         assert len(got[1][0]) > 64 * 64 * 3  # a whole rgb8 frame in CDR
-        assert b"action" in got[2][0]  # the subtask's JSON inside a std_msgs/String
+        sub = channels["/homiebot/subtask"]
+        assert sub["schemaName"] == "homiebot_msgs/PlannerOutput" and "homiebot_msgs/Subtask subtask" in sub["schema"]
+        assert b"Go to" in got[2][0]  # a typed PlannerOutput in CDR: the first subtask's action
 
 
 def test_without_the_extra_foxglove_is_refused_in_one_line():

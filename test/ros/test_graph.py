@@ -127,7 +127,7 @@ def test_view_replays_the_bag_of_a_graph_episode_into_a_recording(running_graph,
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
-def test_a_plain_rclpy_client_sees_images_and_json_and_can_submit(running_graph, env, tmp_path):
+def test_a_plain_rclpy_client_sees_images_and_typed_rounds_and_can_submit(running_graph, env, tmp_path):
     script = tmp_path / "client.py"
     script.write_text(f'''
 import json, time, rclpy
@@ -135,13 +135,16 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
+from homiebot_msgs.msg import Feedback, PlannerOutput
 rclpy.init()
 node = Node("plain_client")
 qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 seen = {{"image": [], "subtask": [], "feedback": [], "status": []}}
 node.create_subscription(Image, "/homiebot/camera/front/image", lambda m: seen["image"].append((m.width, m.height, m.encoding)), qos)
-node.create_subscription(String, "/homiebot/subtask", lambda m: seen["subtask"].append(json.loads(m.data)), qos)
-node.create_subscription(String, "/homiebot/feedback", lambda m: seen["feedback"].append(json.loads(m.data)), qos)
+node.create_subscription(PlannerOutput, "/homiebot/subtask", lambda m: seen["subtask"].append(
+    {{"version": m.version, "action": m.subtask.action, "target": m.subtask.target, "model": m.model}}), qos)
+node.create_subscription(Feedback, "/homiebot/feedback", lambda m: seen["feedback"].append(
+    {{"success": m.success, "code": m.code, "message": m.message}}), qos)
 node.create_subscription(String, "/homiebot/task/status", lambda m: seen["status"].append(json.loads(m.data)), qos)
 pub = node.create_publisher(String, "/homiebot/task/submit", qos)
 deadline = time.time() + 60
@@ -168,8 +171,8 @@ print(json.dumps({{"images": seen["image"][:1], "n_images": len(seen["image"]), 
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data["final"]["state"] == "finished"
     assert data["images"][0] == [96, 96, "rgb8"] and data["n_images"] >= 5
-    assert data["subtasks"][0]["subtask"]["action"] == "Go to" and data["subtasks"][-1]["subtask"]["action"] == "End"
-    assert {"status", "message"} <= set(data["feedback"][0]) and len(data["feedback"]) == len(data["subtasks"])
+    assert data["subtasks"][0]["action"] == "Go to" and data["subtasks"][-1]["action"] == "End" and data["subtasks"][0]["version"] == 3
+    assert all(f["success"] and f["code"] == "" for f in data["feedback"]) and len(data["feedback"]) == len(data["subtasks"])
 
 
 def test_a_plain_rclpy_client_runs_the_demo_through_run_task(running_graph, env, tmp_path):

@@ -17,7 +17,7 @@ from homiebot.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode
 
 try:
     from homiebot_msgs.action import RunTask
-    from homiebot_msgs.msg import Feedback, KeyValue, Subtask
+    from homiebot_msgs.msg import Feedback, KeyValue, PlannerOutput, Subtask
 except ImportError as error:  # make builds it: its absence is a failure, not a skip
     pytest.fail(f"homiebot_msgs is not built ({error}): run `make setup` or `{sys.executable} tools/build_interfaces.py`",
                 pytrace=False)
@@ -34,8 +34,10 @@ def _constants(msg: object) -> dict[str, object]:
 def test_every_interface_lists_typed_fields() -> None:
     """What ``ros2 interface show`` prints, through rosidl's Python API: fields with types, no JSON strings."""
     assert Subtask.get_fields_and_field_types() == {"action": "string", "target": "string", "place": "string"}
-    assert Feedback.get_fields_and_field_types() == {"success": "boolean", "code": "string", "message": "string",
+    assert Feedback.get_fields_and_field_types() == {"version": "uint16", "success": "boolean", "code": "string", "message": "string",
                                                      "details": "sequence<homiebot_msgs/KeyValue>"}
+    assert PlannerOutput.get_fields_and_field_types() == {"version": "uint16", "analysis": "string", "subtask": "homiebot_msgs/Subtask",
+                                                          "model": "string"}
     fb = RunTask.Feedback.get_fields_and_field_types()
     assert fb["subtask"] == "homiebot_msgs/Subtask" and fb["feedback"] == "homiebot_msgs/Feedback" and fb["round"] == "uint32"
     result = RunTask.Result.get_fields_and_field_types()
@@ -73,3 +75,27 @@ def test_the_installed_package_carries_its_definitions_and_type_hashes() -> None
     assert any(h["type_name"] == "homiebot_msgs/action/RunTask_Goal" and h["hash_string"].startswith("RIHS01_") for h in hashes)
     index = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "rosidl_interfaces" / "homiebot_msgs"
     assert "action/RunTask.action" in index.read_text().splitlines()
+
+
+def test_the_round_messages_carry_the_contracts_both_ways() -> None:
+    from homiebot.contracts import Feedback as FeedbackContract
+    from homiebot.contracts import PlannerOutput as OutputContract
+    from homiebot.contracts import Subtask as SubtaskContract
+    from homiebot.ros.messages import feedback_from_msg, feedback_msg, planner_output_from_msg, planner_output_msg
+
+    out = OutputContract(analysis="the can is in the fridge", subtask=SubtaskContract.from_text("[Put, green_can, fridge]"), model="RT-1-X")
+    assert planner_output_from_msg(deserialize_message(serialize_message(planner_output_msg(out)), PlannerOutput)) == out
+    end = OutputContract(subtask=SubtaskContract.from_text("[End]"))
+    assert planner_output_from_msg(planner_output_msg(end)) == end
+    fb = FeedbackContract.fail(ErrorCode.L3, "the fridge is closed", container="fridge")
+    assert feedback_from_msg(deserialize_message(serialize_message(feedback_msg(fb)), Feedback)) == fb
+    assert feedback_from_msg(feedback_msg(FeedbackContract.ok("done"))) == FeedbackContract.ok("done")
+
+
+def test_bags_and_foxglove_know_the_typed_rounds() -> None:
+    from homiebot.ros.foxglove import message_definition
+    from homiebot.ros.messages import all_topics
+
+    assert all_topics()["/homiebot/subtask"] == "homiebot_msgs/msg/PlannerOutput"
+    text = message_definition("homiebot_msgs/msg/Feedback")
+    assert "KeyValue[] details" in text and "MSG: homiebot_msgs/KeyValue" in text

@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from homiebot_msgs import msg as hb
 from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -43,6 +44,7 @@ from homiebot.people.ros_user import RosUser
 from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.messages import feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
@@ -70,7 +72,9 @@ class TaskManagerNode:
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
-        self.pubs = {t: node.create_publisher(String, f"/homiebot/{t}", RELIABLE) for t in ("task/status", "subtask", "feedback")}
+        self.pubs = {"task/status": node.create_publisher(String, "/homiebot/task/status", RELIABLE),
+                     "subtask": node.create_publisher(hb.PlannerOutput, "/homiebot/subtask", RELIABLE),
+                     "feedback": node.create_publisher(hb.Feedback, "/homiebot/feedback", RELIABLE)}
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
         self._reporters: dict[str, Callable[[dict[str, Any]], None]] = {}  # id -> who hears its events (RunTask goals)
@@ -352,8 +356,8 @@ class TaskManagerNode:
 
         def on_step(step: StepRecord) -> None:
             if step.output is not None:
-                self.pubs["subtask"].publish(String(data=step.output.model_dump_json()))
-            self.pubs["feedback"].publish(String(data=step.feedback.model_dump_json()))
+                self.pubs["subtask"].publish(planner_output_msg(step.output))
+            self.pubs["feedback"].publish(feedback_msg(step.feedback))
             fb = step.feedback
             subtask, model = (step.output.subtask.text(), step.output.model) if step.output else (None, None)
             code, seconds = fb.code.value if fb.code else None, round(step.timings.total, 4)
