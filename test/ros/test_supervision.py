@@ -194,6 +194,54 @@ def test_ctrl_c_of_submit_cancels_its_episode_saves_the_record_and_exits_130_as_
     assert record.termination == "cancelled" and len(record.steps) >= 2
 
 
+CANCEL_CLIENT = f"""
+import json, time, rclpy
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from homiebot_msgs.action import RunTask
+rclpy.init()
+node = Node("plain_cancel_client")
+client = ActionClient(node, RunTask, "/homiebot/run_task")
+assert client.wait_for_server(timeout_sec=60)
+states = {{"first": [], "second": []}}
+
+def send(key):
+    sent = client.send_goal_async(RunTask.Goal(task_file="{DEMO}"), feedback_callback=lambda m: states[key].append(m.feedback))
+    rclpy.spin_until_future_complete(node, sent, timeout_sec=60)
+    return sent.result()
+
+first = send("first")
+second = send("second")
+deadline = time.time() + 120
+while time.time() < deadline and not any(f.state == "round" and f.round >= 2 for f in states["first"]):
+    rclpy.spin_once(node, timeout_sec=0.05)
+for handle in (second, first):  # the queued one first, then the running one
+    cancel = handle.cancel_goal_async()
+    rclpy.spin_until_future_complete(node, cancel, timeout_sec=30)
+out = {{}}
+for key, handle in (("first", first), ("second", second)):
+    got = handle.get_result_async()
+    rclpy.spin_until_future_complete(node, got, timeout_sec=60)
+    r = got.result()
+    out[key] = {{"status": r.status, "code": r.result.error_code, "record": r.result.record, "termination": r.result.termination,
+                "msg": r.result.error_msg, "states": sorted({{f.state for f in states[key]}})}}
+print(json.dumps(out))
+"""
+
+
+def test_a_cancelled_goal_that_waits_in_the_queue_never_starts_and_the_running_one_keeps_its_record(up, tmp_path):
+    script = tmp_path / "cancel_client.py"
+    script.write_text(CANCEL_CLIENT)
+    run = subprocess.run([sys.executable, str(script)], env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    first, second = out["first"], out["second"]
+    assert (first["status"], first["code"], first["termination"]) == (5, 5, "cancelled"), first  # 5: CANCELED, CANCELLED
+    assert load_episode(first["record"]).termination == "cancelled"
+    assert (second["status"], second["code"], second["record"]) == (5, 5, ""), second
+    assert second["msg"] == "cancelled before it started" and second["states"] == ["queued"]
+
+
 def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):
     watch = Watch(ros_environment(DOMAIN), "sigterm")
     try:
