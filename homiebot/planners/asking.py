@@ -1,11 +1,20 @@
-"""The phrases of a plan that may fit several things in a home ("the sponge", "the shelf", "a piece of
-fruit"): each is a slot a planner settles from what it sees (``planners/candidates.py``) or by asking."""
+"""Asking from the scene: the phrases of a plan that may fit several things in a home ("the sponge",
+"the shelf", "a piece of fruit") are slots, settled from what has been seen (``planners/candidates.py``)
+or by asking, and answers are read into them. A shared helper the planners can use: it says what to do
+next for the slots (ask, or look at the rooms not seen yet) and renames a settled phrase through a
+callback; the planner decides how to look and what an Ask costs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from homiebot.perception.grounding import words_of
+from homiebot.planners.candidates import Thing, candidates, pinned, question, read_answer, read_phrase
 from homiebot.planners.instructions import Fetch, IfEmpty, Move
+from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
+
+ARTICLES = ("the", "a", "an", "my", "one", "some")
 
 
 @dataclass
@@ -18,18 +27,33 @@ class Slot:
     asks: int = 0
     offered: list[str] = field(default_factory=list)  # the candidates the last question named
     excluded: set[str] = field(default_factory=set)  # things an answer ruled out ("no")
-    unusable: int = 0  # answers that said nothing usable
-    retry: str = ""  # the unusable answer to mention when asking again
-    retry_of: str = ""
+    unusable: list[str] = field(default_factory=list)  # answers that said nothing usable
+
+
+@dataclass(frozen=True)
+class AskStep:
+    """Ask ``question`` about slot ``slot``."""
+
+    question: str
+    slot: int
+    why: str
+
+
+@dataclass(frozen=True)
+class LookStep:
+    """Look at the rooms not seen yet before settling ``phrase``."""
+
+    phrase: str
 
 
 def open_slots(goals: list) -> list[Slot]:
-    """A slot for every object phrase and every destination that names a piece of furniture."""
+    """A slot for every object phrase (or one-of-a-kind: "a piece of fruit") and every destination that
+    names a piece of furniture."""
     slots: list[Slot] = []
     for goal in goals:
         if isinstance(goal, Move):
             slots += [Slot(True, name) for name in goal.things.names]
-            if not goal.things.names and goal.things.kind and goal.things.count == 1:  # "a piece of fruit": one of a kind
+            if not goal.things.names and goal.things.kind and goal.things.count == 1:
                 slots.append(Slot(True, goal.things.kind))
             if goal.dest and goal.dest_kind is None:
                 slots.append(Slot(False, goal.dest))
@@ -37,3 +61,83 @@ def open_slots(goals: list) -> list[Slot]:
             slots.append(Slot(True, goal.thing))
     seen: set[tuple[bool, str]] = set()
     return [s for s in slots if (s.objects, s.phrase) not in seen and not seen.add((s.objects, s.phrase))]  # type: ignore[func-returns-value]
+
+
+class Asker:
+    """The slots of one plan and what to do about them. ``rename(objects, old, new)`` puts a settled
+    phrase's new words into the plan; ``named(phrase, objects)`` names what a phrase means for sure
+    without looking (an alias, or a piece of furniture a home has one of), if anything."""
+
+    def __init__(self, goals: list, rename: Callable[[bool, str, str], None],
+                 named: Callable[[str, bool], str | None] = lambda phrase, objects: None) -> None:
+        self.slots = open_slots(goals)
+        self.rename = rename
+        self.named = named
+
+    def next(self, things: Mapping[str, Thing], unseen: bool) -> AskStep | LookStep | None:
+        """What to do for the slots now (``unseen``: rooms are left to look at): ask about a phrase that fits
+        several seen things (places first: an object question that names places answers both); look at
+        the rooms not seen yet while a phrase fits one thing or none; with every room seen, one left
+        settles it, and none found is asked about for a phrase naming a kind only. None: nothing to do."""
+        waiting: list[Slot] = []
+        for slot in sorted((s for s in self.slots if not s.done), key=lambda s: s.objects):
+            key = "_".join(w for w in words_of(slot.phrase) if w not in ARTICLES)
+            exact = pinned(slot.phrase, things, slot.objects) or self.named(slot.phrase, slot.objects)
+            if exact and exact in things:
+                slot.done = True
+                continue
+            cands = candidates(slot.phrase, things, slot.objects, slot.excluded)
+            want = read_phrase(slot.phrase, slot.objects)
+            specific = bool(want.named_kind and (want.colours or want.rooms or want.where))
+            if len(cands) >= 2 or slot.unusable and slot.asks <= len(slot.unusable):
+                return self._ask(slot, cands, things)
+            by_name = cands == [key] and key not in (OBJECT_CLASSES if slot.objects else RECEPTACLE_TYPES)  # not a type's name
+            if by_name or (slot.objects and want.where):  # its name, or a place to look first: searched for as usual
+                slot.done = True
+            elif specific and cands and not slot.objects:  # "the brown shelf", "the kitchen sink": furniture shows from afar
+                self._settle(slot, cands[0])
+            elif unseen and (cands or not specific):
+                waiting.append(slot)
+            elif specific and not cands:
+                continue  # searched for as usual; asked about only if several turn up
+            elif len(cands) == 1:
+                self._settle(slot, cands[0])
+            elif not cands and not specific and slot.asks == 0:
+                return self._ask(slot, cands, things)
+            else:
+                slot.done = True
+        return LookStep(waiting[0].phrase) if waiting else None
+
+    def _ask(self, slot: Slot, cands: list[str], things: Mapping[str, Thing]) -> AskStep:
+        slot.asks += 1
+        slot.offered = cands
+        text = question(slot.phrase, cands, things, slot.objects)
+        if slot.unusable:
+            text = f"Sorry, I could not tell from '{slot.unusable[-1]}'. {text}"
+        why = f"the words '{slot.phrase}' fit {len(cands) or 'nothing I have seen'}{': ' + ', '.join(cands) if cands else ''}"
+        return AskStep(text, self.slots.index(slot), f"{why}, so I ask: {text}")
+
+    def _settle(self, slot: Slot, name: str) -> None:
+        slot.done = True
+        new = name.replace("_", " ")
+        if new != slot.phrase:
+            self.rename(slot.objects, slot.phrase, new)
+            slot.phrase = new
+
+    def answer(self, index: int, answer: str | None, things: Mapping[str, Thing]) -> str | None:
+        """Read an answer about slot ``index``: a thing picked, a description to search for, things ruled
+        out, or nothing usable (asked again once). Returns what to report when the answers stay unusable."""
+        slot = self.slots[index]
+        if answer is None:  # nobody answered: go on with what the words say
+            slot.done = True
+            return None
+        got = read_answer(answer, slot.phrase, slot.offered, things, slot.objects)
+        if got.chosen or got.description:
+            self._settle(slot, got.chosen or got.description or "")
+        elif got.excluded:
+            slot.excluded |= set(got.excluded)
+        else:
+            slot.unusable.append(answer)
+            if len(slot.unusable) >= 2:
+                return f"I could not tell which {slot.phrase} you mean from your answers ({', '.join(repr(a) for a in slot.unusable)})"
+        return None

@@ -160,10 +160,8 @@ def candidates(phrase: str, things: Mapping[str, Thing], objects: bool, exclude:
     pool = {n: t for n, t in things.items() if t.kind in kinds and n not in exclude}
     want = read_phrase(phrase, objects)
     key = "_".join(w for w in words_of(phrase.replace("_", " ")) if w not in ("the", "a", "an", "my"))
-    if key in pool and not (key in kinds and sum(t.kind == key for t in pool.values()) > 1):
-        return [key]  # a name, unless it is only the type's name and there are several of the type ("the sink")
     if not want.says_anything:
-        return []
+        return [key] if key in pool else []
     sure, maybe = [], []
     for name, thing in sorted(pool.items()):
         fit = _fit(thing, want, things)
@@ -171,16 +169,17 @@ def candidates(phrase: str, things: Mapping[str, Thing], objects: bool, exclude:
             sure.append(name)
         elif fit is None:
             maybe.append(name)
-    return sure or maybe
+    fits = sure or maybe
+    return sorted({key, *fits}) if key in pool else fits  # a name said is meant, and so may be others its words fit
 
 
 def pinned(phrase: str, things: Mapping[str, Thing], objects: bool) -> str | None:
     """The known thing a phrase names exactly ('kitchen counter' -> kitchen_counter), if any."""
     key = "_".join(w for w in words_of(phrase.replace("_", " ")) if w not in ("the", "a", "an", "my"))
     kinds = set(OBJECT_CLASSES if objects else RECEPTACLE_TYPES)
-    if key not in things or things[key].kind not in kinds:
+    if key not in things or things[key].kind not in kinds or key in kinds:  # a type's name ("sink"): others may be unseen
         return None
-    return None if key in kinds else key  # only the type's name ("the sink"): there may be others
+    return key if candidates(phrase, things, objects) == [key] else None  # nothing else seen fits its words
 
 
 def _spoken(name: str) -> str:
@@ -200,8 +199,9 @@ def question(phrase: str, names: list[str], things: Mapping[str, Thing], objects
     shown = cands[:4]
     kinds = {t.kind for t in cands}
     colours = [t.colour for t in cands]
-    if not objects:
-        options = [f"the {_spoken(t.name)}" for t in shown]
+    if not objects:  # furniture by name, with its room when the name does not say it ("the cabinet in the kitchen")
+        options = [f"the {_spoken(t.name)}" + (f" in the {_spoken(t.room)}" if t.room and not set(words_of(t.room)) & set(words_of(t.name))
+                                               else "") for t in shown]
     elif len(kinds) > 1:
         options = [f"the {_spoken(t.name)}" for t in shown]
     elif all(colours) and len(set(colours)) == len(colours):
@@ -272,8 +272,8 @@ def read_answer(answer: str, phrase: str, offered: list[str], things: Mapping[st
     said = f" {head} "
     for name in sorted(pool, key=lambda n: -len(n)):
         if f" {_spoken(name)} " in said and (not offered or name in offered or _compatible(pool[name], phrase, objects)) \
-                and (where is None or at_place(pool[name], where, things) is True):
-            return Reading(chosen=name)
+                and (at_place(pool[name], where, things) is True if where else not _twins(name, offered)):
+            return Reading(chosen=name)  # a name said (at the place said; not one of twins that its words fit alike)
     original = read_phrase(phrase, objects)
     want = read_phrase(f"{head} on the {where}" if where else head, objects)
     if not want.says_anything:
@@ -294,6 +294,12 @@ def read_answer(answer: str, phrase: str, offered: list[str], things: Mapping[st
     if len(others) == 1 and want.kinds:
         return Reading(chosen=others[0])
     return Reading(description=_describe(merged, head, where, phrase, objects))
+
+
+def _twins(name: str, names: Collection[str]) -> list[str]:
+    """Others named like ``name`` but for a number ('yellow_sponge_2' for 'yellow_sponge'): the same words fit them."""
+    stem = re.sub(r"_\d+$", "", name)
+    return [n for n in names if n != name and re.sub(r"_\d+$", "", n) == stem]
 
 
 def _compatible(thing: Thing, phrase: str, objects: bool) -> bool:

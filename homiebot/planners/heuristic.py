@@ -23,9 +23,13 @@ four views, and what seems to rest on what) and from feedback, and chooses the n
 Instructions are read by ``homiebot.planners.understanding`` (free-form: questions, politeness,
 pronouns, several destinations, relative places, "somewhere in the kitchen", "one of", conditions,
 negation). The first round's analysis states the goal it understood (also in the episode record).
-What it cannot read or ground, and (with someone to ask) an object named only by its kind, it asks
-about in the first rounds ([Ask, ...]); with nobody to ask it reports it and ends (termination
-"reported"). An instruction of which nothing can be read is refused at the start. "Go to X" (a thing,
+What it cannot read it asks about in the first round ([Ask, ...]); with nobody to ask it reports it
+and ends (termination "reported"). With someone to ask, whether a phrase is open is decided from the
+scene (``planners/candidates.py``): the things seen that its class or category, colour, place and room
+words fit. Several fit: it asks about what differs (colour, place, kind), places first; one or none
+while rooms are unseen: it looks at them first; one: it is meant, no question; none after every room
+(a phrase naming a kind only): it asks. Answers narrow the candidates the same way (a name, "the
+kitchen one", "the one on the shelf", yes / no); one it cannot use is asked about again, then reported. An instruction of which nothing can be read is refused at the start. "Go to X" (a thing,
 a piece of furniture or a room) ends once the robot is there. A thing still not seen when every room was
 visited, every surface seen from close by (and approached where something resting on it may hide it)
 and every container opened is reported by name, with what of its type was seen instead; every End's
@@ -50,9 +54,9 @@ from typing import NoReturn
 from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, singular, words_of
 from homiebot.perception.visible import sightings, standing_in, supports
-from homiebot.planners.asking import Slot, open_slots
+from homiebot.planners.asking import Asker, AskStep, LookStep
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
-from homiebot.planners.candidates import candidates, pinned, question, read_answer, read_phrase, things_from
+from homiebot.planners.candidates import read_answer, things_from
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
@@ -134,9 +138,10 @@ class HeuristicPlanner(Planner):
         self.read = Understanding(Plan())
         self.can_ask = False
         self.questions: list[tuple[str, str]] = []  # (question, what it is about: "unsure" or a phrase)
-        self.slots: list[Slot] = []  # phrases that may fit several things, settled from the scene and answers
+        self.asker: Asker | None = None  # with someone to ask: the phrases that may fit several things
         self._report: str | None = None
         self._asked: str | None = None
+        self._unusable: set[str] = set()  # questions whose answer could not be used once already
         self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
 
     def reset(self, context: EpisodeContext) -> None:
@@ -155,12 +160,13 @@ class HeuristicPlanner(Planner):
         self._last = None
         self._report = None
         self._asked = None
+        self._unusable = set()
         self.questions = []
-        self.slots = []
+        self.asker = None
         if self.read.unsure:
             self.questions.append((f"I am not sure what you mean by '{'; '.join(self.read.unsure)}'. What should I do?", "unsure"))
         elif self.can_ask:
-            self.slots = open_slots(self.plan_.goals)
+            self.asker = Asker(self.plan_.goals, self._rename_phrase, self._named)
             for goal in self.plan_.goals:
                 if isinstance(goal, Move) and goal.dest_kind == "room":
                     self.questions.append((f"Where in the {goal.dest} should it go?", f"room:{goal.dest}"))
@@ -174,14 +180,13 @@ class HeuristicPlanner(Planner):
     def _apply_answer(self, about: str, answer: str | None) -> None:
         """Fold the user's answer into the plan: a whole new reading, a more precise object, or a place."""
         if answer is None:  # nobody answered
-            if about.startswith("slot:"):
-                self.slots[int(about.removeprefix("slot:"))].done = True  # go on with what the words say
+            if about.startswith("slot:") and self.asker is not None:
+                self.asker.answer(int(about.removeprefix("slot:")), None, {})
             if about == "unsure" or about.startswith("room:"):
                 self._report = f"I could not understand or place '{'; '.join(self.read.unsure) or about}' and nobody answered"
             return
-        text = answer.lower()
-        if about.startswith("slot:"):
-            self._slot_answer(self.slots[int(about.removeprefix("slot:"))], answer)
+        if about.startswith("slot:") and self.asker is not None:
+            self._report = self.asker.answer(int(about.removeprefix("slot:")), answer, self._known_things())
             return
         if about == "unsure":
             again = understand_request(answer, SHARED_EMBEDDER if self.embeddings else None)
@@ -190,23 +195,17 @@ class HeuristicPlanner(Planner):
             else:
                 self._report = f"I still could not understand the request (answer: '{answer}')"
             return
-        if about.startswith("place:"):
-            m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
-            if m:
-                old = about.removeprefix("place:")
-                self.plan_.goals = [Move(g.things, m.group(1), None) if isinstance(g, Move) and g.dest == old else g
-                                    for g in self.plan_.goals]
-            return
-        if about.startswith("room:"):
-            m = re.search(r"\b(?:on|in|into|onto) the ([a-z ]+?)(?:[.,!]|$)", text)
-            if m:
-                self.plan_.goals = [Move(g.things, m.group(1), None) if isinstance(g, Move) and g.dest_kind == "room" else g
-                                    for g in self.plan_.goals]
-            return
-        m = re.search(rf"\bthe ((?:[a-z]+ )*?{re.escape(about.split()[-1])}(?: (?:on|in) the [a-z ]+?)?)(?:[.,!]|$)", text)
-        if m:
-            better = m.group(1).strip()
-            self.plan_.goals = [_rename(g, about, better) for g in self.plan_.goals]
+        if about.startswith("room:"):  # "where in the kitchen?": a place there, in the words the answer gives
+            room = about.removeprefix("room:")
+            got = read_answer(answer, room, [], self._known_things(), objects=False)
+            if got.chosen or got.description:
+                self.plan_.goals = [Move(g.things, (got.chosen or got.description or "").replace("_", " "), None)
+                                    if isinstance(g, Move) and g.dest_kind == "room" else g for g in self.plan_.goals]
+            elif about not in self._unusable:
+                self._unusable.add(about)
+                self.questions.insert(0, (f"Sorry, I could not tell from '{answer}'. Where in the {room} should it go?", about))
+            else:
+                self._report = f"I could not tell where in the {room} it should go from your answers"
 
     def _known_things(self):
         m = self.mem
@@ -214,78 +213,28 @@ class HeuristicPlanner(Planner):
                            {**m.support, **m.picked_from}, m.room_of, m.colour if m.mapped else None)
 
     def _scene_question(self) -> None:
-        """Ask about a phrase that fits several seen things (places first: an object question that names
-        places answers both); explore the rooms not seen yet while a phrase left open fits one thing or
-        none; with every room seen, one left settles it and none found is asked about (for a kind of thing)."""
-        things = self._known_things()
-        unseen = bool(self._unvisited_rooms())
-        waiting: list[Slot] = []
-        for slot in sorted((s for s in self.slots if not s.done), key=lambda s: s.objects):
-            key = "_".join(w for w in words_of(slot.phrase) if w not in ARTICLES)
-            exact = pinned(slot.phrase, things, slot.objects) or self.grounder.aliases.get(key) or (
-                key if not slot.objects and key.replace("_", " ") in USUALLY_ONE else None)
-            if exact and exact in things:
-                slot.done = True
-                continue
-            cands = candidates(slot.phrase, things, slot.objects, slot.excluded)
-            want = read_phrase(slot.phrase, slot.objects)
-            specific = bool(want.named_kind and (want.colours or want.rooms or (want.where and slot.objects)))
-            if len(cands) >= 2 or slot.retry:
-                self._ask_slot(slot, cands, things)
-            if specific and cands:  # the words pin one thing that is in sight
-                slot.done = True
-                self._settle(slot, cands[0])
-            elif specific:
-                continue  # searched for as usual; asked about only if several turn up
-            elif unseen:
-                waiting.append(slot)
-            elif len(cands) == 1:
-                slot.done = True
-                self._settle(slot, cands[0])
-            elif not cands and slot.asks == 0:
-                self._ask_slot(slot, cands, things)
-            else:
-                slot.done = True
-        if waiting:
-            self._explore(waiting[0].phrase, f"{waiting[0].phrase} (to see every one there is before I choose)")
-
-    def _ask_slot(self, slot: Slot, cands: list[str], things) -> NoReturn:
-        slot.asks += 1
-        slot.offered = cands
-        text = question(slot.phrase, cands, things, slot.objects)
-        if slot.retry:
-            text = f"Sorry, I could not tell from '{slot.retry}'. {text}"
-            slot.retry = ""
-        self._asked = f"slot:{self.slots.index(slot)}"
-        raise _Decision(Subtask(action=Action.ASK, target=text), f"the words '{slot.phrase}' fit {len(cands) or 'nothing I have seen'}"
-                        f"{': ' + ', '.join(cands) if cands else ''}, so I ask: {text}")
-
-    def _settle(self, slot: Slot, name: str) -> None:
-        """Replace a slot's words in the plan by the name of the thing they mean (or a better description)."""
-        new = name.replace("_", " ")
-        if new == slot.phrase:
+        """Ask or look for the plan's open phrases before acting (``planners/asking.py``)."""
+        if self.asker is None:
             return
-        if slot.objects:
-            self.plan_.goals = [_rename(g, slot.phrase, new) for g in self.plan_.goals]
-        else:
-            self.plan_.goals = [Move(g.things, new, None) if isinstance(g, Move) and g.dest == slot.phrase and g.dest_kind is None else g
-                                for g in self.plan_.goals]
-        slot.phrase = new
+        step = self.asker.next(self._known_things(), bool(self._unvisited_rooms()))
+        if isinstance(step, AskStep):
+            self._asked = f"slot:{step.slot}"
+            raise _Decision(Subtask(action=Action.ASK, target=step.question), step.why)
+        if isinstance(step, LookStep):
+            self._explore(step.phrase, f"{step.phrase} (to see every one there is before I choose)")
 
-    def _slot_answer(self, slot: Slot, answer: str) -> None:
-        """Read an answer about a slot: a thing picked, a description to search for, things ruled out, or
-        nothing usable (asked again, then reported)."""
-        got = read_answer(answer, slot.phrase, slot.offered, self._known_things(), slot.objects)
-        if got.chosen or got.description:
-            slot.done = True
-            self._settle(slot, got.chosen or got.description or "")
-        elif got.excluded:
-            slot.excluded |= set(got.excluded)
-        elif slot.unusable >= 1:
-            self._report = f"I could not tell which {slot.phrase} you mean from your answers ('{slot.retry_of}', '{answer}')"
+    def _rename_phrase(self, objects: bool, old: str, new: str) -> None:
+        """Put the words an answer or the scene settled into the plan."""
+        if objects:
+            self.plan_.goals = [_rename(g, old, new) for g in self.plan_.goals]
         else:
-            slot.unusable += 1
-            slot.retry = slot.retry_of = answer
+            self.plan_.goals = [Move(g.things, new, None) if isinstance(g, Move) and g.dest == old and g.dest_kind is None else g
+                                for g in self.plan_.goals]
+
+    def _named(self, phrase: str, objects: bool) -> str | None:
+        """An alias, or a piece of furniture a home rarely has two of ('the fridge')."""
+        key = "_".join(w for w in words_of(phrase) if w not in ARTICLES)
+        return self.grounder.aliases.get(key) or (key if not objects and key.replace("_", " ") in USUALLY_ONE else None)
 
     # ---- per round ----------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
@@ -306,7 +255,7 @@ class HeuristicPlanner(Planner):
                 self._report = f"I could not understand or ground '{'; '.join(self.read.unsure)}'"
                 sub, why = Subtask(action=Action.END), f"I stop to report: {self._report}"
             else:
-                if self.can_ask and self.slots:
+                if self.can_ask:
                     self._scene_question()
                 self._decide()
                 sub, why = Subtask(action=Action.END), "everything the instruction asks for is done"

@@ -20,7 +20,7 @@ from homiebot.vocabulary import OBJECT_CLASSES
 from homiebot.worlds.home.build_suite import Home, words
 from homiebot.worlds.home.generate import generate_scene
 
-KINDS = ("colour", "category", "destination", "two", "clear")
+KINDS = ("colour", "category", "destination", "two", "clear", "plain")  # plain: clear, by kind and type alone
 SAY = {"fruit": "a piece of fruit", "drink": "something to drink", "toy": "a toy", "food": "something to eat",
        "kitchenware": "a dish", "cleaning": "something to clean with"}
 TEMPLATES = ("hey, could you grab {x} and put it {rel} {y}?", "{x} should go {rel} {y}, please",
@@ -50,12 +50,14 @@ def _draft(h: Home, kind: str) -> tuple[str, str] | None:
     many = [r for t, v in by_type.items() if len(v) > 1 and not h.rtype(v[0]).articulated for r in v]
     one = [r for t, v in by_type.items() if len(v) == 1 for r in v]
     dests = many if kind in ("destination", "two") else one
+    if kind == "plain":  # the only one of its type, named by the type
+        dests = [r for r in one if r != h.recs[r].type]
     dest = h.pick(r for r in dests if r != h.objs[obj].receptacle and h.fits(obj, r) and not h.closed(r))
     return (obj, dest) if dest else None
 
 
 def heldout_tasks(count: int = 25, first_seed: int = 9300) -> list[Task]:
-    """``count`` tasks, kinds in turn (colour, category, destination, two open, clear), deterministic."""
+    """``count`` tasks, kinds in turn (colour, category, destination, two open, clear by name, clear by kind), deterministic."""
     tasks: list[Task] = []
     seed = first_seed
     while len(tasks) < count and seed < first_seed + 2000:
@@ -68,14 +70,14 @@ def heldout_tasks(count: int = 25, first_seed: int = 9300) -> list[Task]:
             continue
         obj, dest = made
         cls = h.objs[obj].object_class
-        x = {"colour": f"the {words(cls)}", "two": f"the {words(cls)}", "category": SAY.get(OBJECT_CLASSES[cls].category, "")}.get(
-            kind, f"the {words(obj)}")
-        y = f"the {words(h.recs[dest].type)}" if kind in ("destination", "two") else f"the {words(dest)}"
+        x = {"colour": f"the {words(cls)}", "two": f"the {words(cls)}", "plain": f"the {words(cls)}",
+             "category": SAY.get(OBJECT_CLASSES[cls].category, "")}.get(kind, f"the {words(obj)}")
+        y = f"the {words(h.recs[dest].type)}" if kind in ("destination", "two", "plain") else f"the {words(dest)}"
         text = h.rng.choice(TEMPLATES).format(x=x, y=y, rel=h.at(dest))
         goal = [ObjectAt(object=obj, receptacle=dest)]
         scene = scene_json(spec)
         k = len(open_slots(text, goal, SceneFacts.from_scene(scene)))
-        if (kind == "clear") != (k == 0):
+        if (kind in ("clear", "plain")) != (k == 0):
             continue
         tasks.append(Task(id=f"{len(tasks):03d}_{kind}", instruction=text, attributes=["human-style"], split="test",
                           scene=scene, goal=goal, keypaths=keypaths([h.move(obj, dest)]), min_questions=k))
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--size", type=int, default=256)
-    ap.add_argument("--count", type=int, default=25)
+    ap.add_argument("--count", type=int, default=30)
     args = ap.parse_args(argv)
     cfg = RunConfig.model_validate({"user": "simulated", "world": {"name": "embedded_home", "params": {"width": args.size, "height": args.size}}})
     results = []

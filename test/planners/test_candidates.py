@@ -15,7 +15,8 @@ THINGS = things_from(KNOWN, SUPPORT, {"cabinet": "kitchen", "sink": "kitchen", "
 
 def test_a_class_covers_its_things_and_a_colour_or_place_narrows_them() -> None:
     assert candidates("the sponge", THINGS, True) == ["pink_sponge", "yellow_sponge", "yellow_sponge_2"]
-    assert candidates("yellow sponge", THINGS, True) == ["yellow_sponge"]  # its exact name
+    assert candidates("pink sponge", THINGS, True) == ["pink_sponge"]
+    assert candidates("yellow sponge", THINGS, True) == ["yellow_sponge", "yellow_sponge_2"]  # a name, and its twin
     assert candidates("the yellow sponge on the brown shelf", THINGS, True) == ["yellow_sponge_2"]
     assert candidates("the sponge in the kitchen", THINGS, True) == ["yellow_sponge"]
     assert candidates("the pear", THINGS, True) == ["yellow_pear"]
@@ -53,6 +54,8 @@ def test_answers_as_people_give_them() -> None:
     assert read_answer("I mean the pink sponge on the white shelf.", "sponge", sponges, THINGS, True).chosen == "pink_sponge"
     assert read_answer("the one on the shelf", "sponge", ["yellow_sponge", "yellow_sponge_2"], THINGS, True).chosen == "yellow_sponge_2"
     assert read_answer("the pink one", "sponge", sponges, THINGS, True).chosen == "pink_sponge"
+    assert not read_answer("the yellow sponge", "sponge", sponges, THINGS, True).usable  # two fit: asked again
+    assert read_answer("the yellow sponge, the one called yellow sponge 2", "sponge", sponges, THINGS, True).chosen == "yellow_sponge_2"
     for said in ("the kitchen cabinet", "kitchen_cabinet", "the kitchen one", "the one in the kitchen"):
         assert read_answer(said, "cabinet", ["cabinet", "bathroom_cabinet"], THINGS, False).chosen == "cabinet", said
     assert read_answer("It goes in the bathroom cabinet.", "cabinet", ["cabinet", "bathroom_cabinet"], THINGS, False).chosen == "bathroom_cabinet"

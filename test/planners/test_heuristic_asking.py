@@ -9,7 +9,7 @@ import pytest
 
 from homiebot.contracts import Action, Subtask
 from homiebot.perception.grounding import Grounder
-from homiebot.planners.asking import open_slots
+from homiebot.planners.asking import Asker
 from homiebot.planners.heuristic import HeuristicPlanner, _Decision
 from homiebot.planners.instructions import Move
 from homiebot.planners.understanding import understand_request
@@ -25,7 +25,7 @@ def planner(text: str, known: dict[str, str], support: dict[str, str] | None = N
     p.read = understand_request(text, None)
     p.plan_ = p.read.plan
     p.can_ask = True
-    p.slots = open_slots(p.plan_.goals)
+    p.asker = Asker(p.plan_.goals, p._rename_phrase, p._named)
     p.mem.known = {**ROOMS, **known}
     p.mem.support = dict(support or {})
     p.mem.room_of = dict(room_of or {})
@@ -59,7 +59,7 @@ def test_one_thing_that_fits_is_taken_without_a_question() -> None:
     p = planner("put the pear on the table", {"yellow_pear": "pear", "black_table": "table", "kitchen_counter": "kitchen_counter"},
                 {"yellow_pear": "kitchen_counter"})
     assert next_step(p) is None
-    assert all(s.done for s in p.slots)
+    assert p.asker is not None and all(s.done for s in p.asker.slots)
     assert first_action(p) == Subtask(action=Action.GO_TO, target="yellow_pear")
 
 
@@ -104,7 +104,7 @@ def test_a_place_of_a_shared_type_is_asked_about_and_a_name_given_in_answer_is_u
     for said in ("the kitchen cabinet", "kitchen_cabinet", "the kitchen one", "the one in the kitchen"):
         p = planner("put the white mug in the cabinet", known, room_of={"cabinet": "kitchen"})
         step = next_step(p)
-        assert step is not None and step.target == "Which cabinet do you mean: the bathroom cabinet or the cabinet?"
+        assert step is not None and step.target == "Which cabinet do you mean: the bathroom cabinet or the cabinet in the kitchen?"
         answer(p, said)
         assert next_step(p) is None
         goal = p.plan_.goals[0]
@@ -143,3 +143,15 @@ def test_a_kind_with_none_seen_after_every_room_is_asked_about() -> None:
     answer(p, "the red toy block in the fridge")
     goal = p.plan_.goals[0]
     assert isinstance(goal, Move) and goal.things.names == ("red toy block on the fridge",)
+
+
+def test_where_in_a_room_is_read_from_the_answer_and_asked_again_when_unusable() -> None:
+    p = planner("put the white mug in the kitchen", {"white_mug": "mug", "kitchen_counter": "kitchen_counter", "cabinet": "cabinet"},
+                room_of={"kitchen_counter": "kitchen", "cabinet": "kitchen"})
+    p.questions = [("Where in the kitchen should it go?", "room:kitchen")]
+    p._apply_answer("room:kitchen", "dunno")
+    assert p.questions[0] == ("Sorry, I could not tell from 'dunno'. Where in the kitchen should it go?", "room:kitchen")
+    p.questions.pop(0)
+    p._apply_answer("room:kitchen", "on the counter")
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.dest == "kitchen counter" and goal.dest_kind is None
