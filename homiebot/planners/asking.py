@@ -41,9 +41,10 @@ class AskStep:
 
 @dataclass(frozen=True)
 class LookStep:
-    """Look at the rooms not seen yet before settling ``phrase``."""
+    """Look at the rooms not seen yet (then, for a small thing, into basins) before settling ``phrase``."""
 
     phrase: str
+    objects: bool
 
 
 def open_slots(goals: list) -> list[Slot]:
@@ -74,8 +75,9 @@ class Asker:
         self.rename = rename
         self.named = named
 
-    def next(self, things: Mapping[str, Thing], unseen: bool) -> AskStep | LookStep | None:
-        """What to do for the slots now (``unseen``: rooms are left to look at): ask about a phrase that fits
+    def next(self, things: Mapping[str, Thing], unseen: Callable[[bool], bool]) -> AskStep | LookStep | None:
+        """What to do for the slots now (``unseen(objects)``: places are left to look at for a small thing,
+        or for furniture): ask about a phrase that fits
         several seen things (places first: an object question that names places answers both); look at
         the rooms not seen yet while a phrase fits one thing or none; with every room seen, one left
         settles it, and none found is asked about for a phrase naming a kind only. None: nothing to do."""
@@ -96,7 +98,7 @@ class Asker:
                 slot.done = True
             elif specific and cands and not slot.objects:  # "the brown shelf", "the kitchen sink": furniture shows from afar
                 self._settle(slot, cands[0])
-            elif unseen and (cands or not specific):
+            elif unseen(slot.objects) and (cands or not specific):
                 waiting.append(slot)
             elif specific and not cands:
                 continue  # searched for as usual; asked about only if several turn up
@@ -106,7 +108,7 @@ class Asker:
                 return self._ask(slot, cands, things)
             else:
                 slot.done = True
-        return LookStep(waiting[0].phrase) if waiting else None
+        return LookStep(waiting[0].phrase, waiting[0].objects) if waiting else None
 
     def _ask(self, slot: Slot, cands: list[str], things: Mapping[str, Thing]) -> AskStep:
         slot.asks += 1

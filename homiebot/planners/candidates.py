@@ -121,9 +121,9 @@ def _fit(thing: Thing, want: Wanted, things: Mapping[str, Thing]) -> bool | None
     """True: fits; False: does not; None: fits as far as is known (its room or place is not known)."""
     if want.kinds and thing.kind not in want.kinds:
         return False
-    if want.colours and thing.colour is not None and thing.colour not in want.colours:
-        return False
-    maybe = bool(want.colours) and thing.colour is None  # a name without a colour word: its colour is not known
+    if want.colours and (thing.colour not in want.colours if thing.colour is not None else thing.kind not in OBJECT_CLASSES):
+        return False  # furniture is named by its colour or its room: one named by its room is not of the colour said
+    maybe = bool(want.colours) and thing.colour is None  # a thing named by its room: its colour is not known
     room = _room_fit(thing, want.rooms)
     if room is False:
         return False
@@ -183,6 +183,7 @@ def pinned(phrase: str, things: Mapping[str, Thing], objects: bool) -> str | Non
 
 
 def _spoken(name: str) -> str:
+    """A name in words: kitchen_counter -> kitchen counter."""
     return name.replace("_", " ")
 
 
@@ -218,6 +219,7 @@ def question(phrase: str, names: list[str], things: Mapping[str, Thing], objects
 
 
 def _inside(receptacle: str | None) -> bool:
+    """Whether things rest in (not on) the receptacle a name names."""
     kind = next((t for t in RECEPTACLE_TYPES if receptacle and set(t.split("_")) <= set(words_of(receptacle))), None)
     return kind is not None and RECEPTACLE_TYPES[kind].relation == "in"
 
@@ -234,9 +236,10 @@ class Reading:
 
 
 def _clean(answer: str) -> str:
+    """An answer's words without punctuation, openers and the phrases that frame it ("I mean", "it goes")."""
     text = answer.lower().replace("_", " ")
     text = re.sub(r"[^a-z0-9' ]+", " ", text)
-    text = re.sub(r"^(?:well|oh|ah|hmm|um|uh|so|okay|ok|right|sure)\b\s*", "", text.strip())
+    text = re.sub(r"^(?:well|oh|ah|hmm|um|uh|so|okay|ok|right|sure)\b\s+(?=\S)", "", text.strip())  # an opener, not a "sure" alone
     text = re.sub(r"\b(?:i mean|i meant|i said|i told you already|just as i said|as i said|it goes|it should go|"
                   r"it belongs|put it|place it|leave it|bring it|please|thanks|thank you|the one that is|the one which is)\b",
                   " ", text)

@@ -216,12 +216,22 @@ class HeuristicPlanner(Planner):
         """Ask or look for the plan's open phrases before acting (``planners/asking.py``)."""
         if self.asker is None:
             return
-        step = self.asker.next(self._known_things(), bool(self._unvisited_rooms()))
+        step = self.asker.next(self._known_things(), lambda objects: bool(self._unvisited_rooms() or objects and self._basins()))
         if isinstance(step, AskStep):
             self._asked = f"slot:{step.slot}"
             raise _Decision(Subtask(action=Action.ASK, target=step.question), step.why)
         if isinstance(step, LookStep):
-            self._explore(step.phrase, f"{step.phrase} (to see every one there is before I choose)")
+            label = f"{step.phrase} (to see every one there is before I choose)"
+            if self._unvisited_rooms() or not step.objects:
+                self._explore(step.phrase, label)
+            if self.mem.held:
+                self._put_down(self.mem.held, f"I look into the {self._basins()[0]} with a free hand")
+            self._go(self._basins()[0], f"a {step.phrase} may lie low in the {self._basins()[0]}, out of sight from afar")
+
+    def _basins(self) -> list[str]:
+        """Open containers (sinks) not yet looked into from close by: what lies low in them shows only from there."""
+        return sorted(n for n, c in self._of(RECEPTACLE_TYPES).items() if RECEPTACLE_TYPES[c].relation == "in"
+                      and not RECEPTACLE_TYPES[c].articulated and n not in self.mem.inspected)
 
     def _rename_phrase(self, objects: bool, old: str, new: str) -> None:
         """Put the words an answer or the scene settled into the plan."""

@@ -174,6 +174,7 @@ class _State:
     close_after: list[str] = field(default_factory=list)  # "make sure both are closed when you are done"
 
 
+TO_DO = {"eat": "food", "drink": "drink", "clean": "cleaning", "play": "toy"}  # "something to eat" -> the category
 _KIND = re.compile(r"^(?:one of (?:the|my) |any one of the |any |either |a |an |some )(?P<k>[\w\s]+?)$")
 
 
@@ -181,8 +182,8 @@ def _thing(phrase: str, st: _State) -> Things | None:
     p = phrase.strip()
     if re.fullmatch(r"(?:it|them|that|this one|that one|this)", p):
         return _thing(st.referent, st) if st.referent else None
-    if m := re.match(r"^(?:something|anything)[ _]to[ _](?P<k>drink|eat)$", p):
-        return Things(kind="food" if m["k"] == "eat" else m["k"], count=1)
+    if m := re.match(r"^(?:something|anything)[ _]to[ _](?P<k>drink|eat|clean[ _]with|play[ _]with)$", p):
+        return Things(kind=TO_DO[m["k"].split("_")[0].split()[0]], count=1)
     if m := re.match(r"^(?:a |an |some |one )?(?:piece|bit) of (?P<k>[a-z]+)$", p):  # "a piece of fruit": any fruit
         return Things(kind=_category(m["k"]), count=1)
     if m := re.match(r"^one of (?:the|my) (?P<k>[\w\s]+?)$", p):
@@ -468,8 +469,8 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
     """Read a free-form instruction; ``unsure`` lists what could not be read or grounded."""
     text = tidy(text)  # emoji, sign-offs and "hey robot" say nothing about the goal
     t = _normalise(text)
-    kind_word = re.search(r"\b(?:some|any)thing to (?:eat|drink)\b", t)  # one phrase: its "to" is no destination
-    t = re.sub(r"\b(some|any)thing to (eat|drink)\b", r"\1thing_to_\2", t)
+    kind_word = re.search(r"\b(?:some|any)thing to (?:eat|drink|clean with|play with)\b", t)  # one phrase: its "to" is no destination
+    t = re.sub(r"\b(some|any)thing to (eat|drink|clean with|play with)\b", lambda m: f"{m[1]}thing_to_{m[2].replace(' ', '_')}", t)
     if len(_sentences(t)) == 1 and not kind_word:  # one sentence: the older, stricter grammar first, when it reads every word
         legacy = _legacy(text, embedder)
         if legacy is not None:
@@ -492,7 +493,7 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
     if st.pending and not st.goals:
         failed.append(f"what to do with {st.pending}")
     plan = Plan(goals=st.goals, close_after=st.close_after)
-    unsure = [u.replace("thing_to_", "thing to ") for u in st.unsure + failed]
+    unsure = [re.sub(r"thing_to_(\w+)", lambda m: "thing to " + m[1].replace("_", " "), u) for u in st.unsure + failed]
     if plan.goals and not unsure:
         unsure = _check(plan, embedder)
     if not plan.goals or unsure:

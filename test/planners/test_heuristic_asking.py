@@ -155,3 +155,11 @@ def test_where_in_a_room_is_read_from_the_answer_and_asked_again_when_unusable()
     p._apply_answer("room:kitchen", "on the counter")
     goal = p.plan_.goals[0]
     assert isinstance(goal, Move) and goal.dest == "kitchen counter" and goal.dest_kind is None
+
+
+def test_a_basin_is_looked_into_before_settling_on_the_one_thing_seen() -> None:
+    p = planner("put the pear on the kitchen counter", {"yellow_pear": "pear", "kitchen_counter": "kitchen_counter", "sink": "sink"},
+                {"yellow_pear": "kitchen_counter"})
+    assert next_step(p) == Subtask(action=Action.GO_TO, target="sink")  # a pear lying low in the sink shows only from close by
+    p.mem.inspected.add("sink")
+    assert next_step(p) is None
