@@ -25,12 +25,14 @@ pronouns, several destinations, relative places, "somewhere in the kitchen", "on
 negation). The first round's analysis states the goal it understood (also in the episode record).
 What it cannot read it asks about in the first round ([Ask, ...]); with nobody to ask it reports it
 and ends (termination "reported"). With someone to ask, whether a phrase is open is decided from the
-scene (``planners/candidates.py``): the things seen that its class or category, colour, place and room
-words fit. Several fit: it asks about what differs (colour, place, kind), places first; one or none
-while rooms are unseen: it looks at them first; one: it is meant, no question; none after every room
-(a phrase naming a kind only): it asks. Answers narrow the candidates the same way (a name, "the
-kitchen one", "the one on the shelf", yes / no); one it cannot use is asked about again, then reported. An instruction of which nothing can be read is refused at the start. "Go to X" (a thing,
-a piece of furniture or a room) ends once the robot is there. A thing still not seen when every room was
+scene (``planners/asking.py``, ``planners/candidates.py``): the things seen that its class or
+category, colour, place and room words fit. Several fit: it asks about what differs (colour, place,
+kind), places first; one or none while rooms are unseen: it looks at them first (and, for a small
+thing, into the sinks); one: it is meant, no question; none after that (a phrase naming a kind only):
+it asks. Answers narrow the candidates the same way (a name, "the kitchen one", "the one on the
+shelf", yes / no); one it cannot use is asked about again, then reported. An instruction of which
+nothing can be read is refused at the start. "Go to X" (a thing, a piece of furniture or a room) ends
+once the robot is there. A thing still not seen when every room was
 visited, every surface seen from close by (and approached where something resting on it may hide it)
 and every container opened is reported by name, with what of its type was seen instead; every End's
 analysis says why it ends.
@@ -56,7 +58,7 @@ from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounde
 from homiebot.perception.visible import sightings, standing_in, supports
 from homiebot.planners.asking import Asker, AskStep, LookStep
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
-from homiebot.planners.candidates import read_answer, things_from
+from homiebot.planners.candidates import Thing, read_answer, things_from
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
@@ -207,7 +209,8 @@ class HeuristicPlanner(Planner):
             else:
                 self._report = f"I could not tell where in the {room} it should go from your answers"
 
-    def _known_things(self):
+    def _known_things(self) -> dict[str, Thing]:
+        """What is known of every thing seen or mapped, for matching phrases and answers."""
         m = self.mem
         return things_from({n: c for n, c in m.known.items() if n not in m.banned and n not in m.given_up},
                            {**m.support, **m.picked_from}, m.room_of, m.colour if m.mapped else None)

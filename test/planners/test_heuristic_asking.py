@@ -163,3 +163,35 @@ def test_a_basin_is_looked_into_before_settling_on_the_one_thing_seen() -> None:
     assert next_step(p) == Subtask(action=Action.GO_TO, target="sink")  # a pear lying low in the sink shows only from close by
     p.mem.inspected.add("sink")
     assert next_step(p) is None
+
+
+def _heldout_episode(task_id: str):
+    import sys
+    from pathlib import Path
+
+    from homiebot.config import RunConfig
+    from homiebot.people.simulated import SimulatedUser
+    from homiebot.runtime import run_episode, scene_for
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from heldout_people import heldout_tasks
+
+    task = next(t for t in heldout_tasks(12) if t.id == task_id)
+    cfg = RunConfig.model_validate({"planner": {"name": "heuristic"}, "skill_profile": "perfect",
+                                    "world": {"name": "embedded_home", "params": {"width": 256, "height": 256}}})
+    user = SimulatedUser(task.instruction, task.goal or [], scene_for(task).model_dump(mode="json", by_alias=True))
+    record, _ = run_episode(cfg, task, user=user)
+    return task, record, [s.exchange for s in record.steps if s.exchange is not None]
+
+
+def test_a_clear_request_by_kind_alone_in_a_home_of_its_own_asks_nothing() -> None:
+    task, record, asks = _heldout_episode("005_plain")  # "i'd like the cereal box on the chair": one of each there
+    assert task.min_questions == 0
+    assert asks == [] and record.goal_satisfied
+
+
+def test_twins_of_two_colours_are_told_apart_by_one_question() -> None:
+    task, record, asks = _heldout_episode("000_colour")  # "can you move the sugar box on the brown chair for me"
+    assert task.min_questions == 1
+    assert [e.question for e in asks] == ["Which sugar box do you mean: the white one or the yellow one?"]
+    assert asks[0].relevant and record.goal_satisfied
