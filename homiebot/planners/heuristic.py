@@ -457,9 +457,11 @@ class HeuristicPlanner(Planner):
             found = sorted(n for n in self._of(OBJECT_CLASSES) if set(colours) <= set(words_of(n)) and n not in self.mem.given_up)
         else:
             found = self._strict(head, self.grounder.ground(head, self._of(OBJECT_CLASSES)), OBJECT_CLASSES)
-        if where:  # "the mug on the tv stand": the one resting there; one seen resting elsewhere is another one
+        if where:  # "the mug on the tv stand": the one resting there
             there = [f for f in found if self._rests_at(f, where)]
-            elsewhere = [f for f in found if f not in there and (self.mem.picked_from.get(f) or self.mem.support.get(f))]
+            # with someone to ask, the place comes from a person's answer: one seen resting elsewhere is another one
+            elsewhere = [f for f in found if f not in there and (self.mem.picked_from.get(f) or self.mem.support.get(f))] \
+                if self.can_ask else []
             if there or (by_colour and not self._search_done(phrase)):
                 found = there
             elif elsewhere and not self._search_done(phrase):
