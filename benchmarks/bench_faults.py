@@ -58,33 +58,38 @@ class Client:
 
     def __init__(self) -> None:
         import rclpy
+        from homiebot_msgs.action import RunTask
+        from homiebot_msgs.msg import TaskStatus
+        from rclpy.action import ActionClient
         from rclpy.node import Node
-        from std_msgs.msg import String
 
         from homiebot.ros.common import spin_in_background
         from homiebot.ros.rpc import RELIABLE
 
         rclpy.init()
-        self.String = String
+        self.RunTask = RunTask
         self.node = Node("bench_faults")
         self.events: list[tuple[float, dict]] = []
-        self.node.create_subscription(String, "/homiebot/task/status", self._on_status, RELIABLE)
-        self.pub = self.node.create_publisher(String, "/homiebot/task/submit", RELIABLE)
+        self.node.create_subscription(TaskStatus, "/homiebot/task/status", self._on_status, RELIABLE)
+        self.run_task = ActionClient(self.node, RunTask, "/homiebot/run_task")
         self.executor, _ = spin_in_background(self.node)
 
     def _on_status(self, msg) -> None:
-        try:
-            self.events.append((time.monotonic(), json.loads(msg.data)))
-        except ValueError:
-            pass
+        self.events.append((time.monotonic(), {"id": msg.id, "state": msg.state, "round": msg.round, "reason": msg.reason}))
 
-    def submit(self, rid: str) -> None:
-        """Publish until the task manager has heard of it (it may be restarting)."""
-        payload = self.String(data=json.dumps({"id": rid, "task_file": str(DEMO), "seed": 1}))
+    def submit(self) -> str:
+        """Send the demo task as a RunTask goal (waiting for the task manager, which may be restarting); its id."""
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not self.of(rid):
-            self.pub.publish(payload)
-            time.sleep(0.5)
+        while time.monotonic() < deadline:
+            if not self.run_task.wait_for_server(timeout_sec=5.0):
+                continue
+            sent = self.run_task.send_goal_async(self.RunTask.Goal(task_file=str(DEMO), use_seed=True, seed=1))
+            end = time.monotonic() + 10
+            while not sent.done() and time.monotonic() < end:
+                time.sleep(0.02)
+            if sent.done() and sent.result().accepted:
+                return bytes(sent.result().goal_id.uuid).hex()[:12]
+        raise TimeoutError("no task manager accepted the goal within 120 s")
 
     def of(self, rid: str) -> list[tuple[float, dict]]:
         return [(t, e) for t, e in list(self.events) if e.get("id") == rid]
@@ -145,8 +150,7 @@ def main() -> int:
     try:
         for node in [*(nd for nd in GRAPH_NODES for _ in range(args.kills)), None]:
             n += 1
-            rid = f"fault-{n}"
-            client.submit(rid)
+            rid = client.submit()
             running = client.wait(rid, lambda e: e["state"] == "running", 120)
             if running is None:
                 print(f"episode {rid} did not start", file=sys.stderr)

@@ -20,9 +20,10 @@ from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PlannerO
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
-JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "task/submit", "task/status", "map/summary", "world/map")
-# every round's decision and result, typed
-TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback"}
+JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summary", "world/map")
+# every round's decision and result, and what happens to each submission, typed
+TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
+                "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus"}
 RPC_SERVICES = ("world", "planner", "detector", "executor")
 
 

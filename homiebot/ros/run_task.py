@@ -1,7 +1,8 @@
 """The ``RunTask`` action (``homiebot_msgs/action/RunTask`` on ``/homiebot/run_task``), both ends.
 
 The task manager serves it: a goal becomes a submission of its queue, and the submission's status
-events (accepted, running, round, warning, finished, failed) become the goal's feedback and result.
+events (accepted, running, round, warning, finished, failed) become the goal's feedback and result,
+and ``homiebot_msgs/TaskStatus`` messages on /homiebot/task/status for everyone else.
 ``homiebot submit`` and any ROS 2 client (``ros2 action send_goal``, a node in another language) use
 it the same way. The conversions live here, next to each other, so that the two ends cannot drift.
 """
@@ -15,15 +16,20 @@ from typing import Any
 
 import yaml
 from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import Feedback, Subtask
+from homiebot_msgs.msg import Feedback, Subtask, TaskStatus
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from homiebot.contracts import Subtask as SubtaskContract
 
 ACTION_NAME = "/homiebot/run_task"
+STATUS_TOPIC = "/homiebot/task/status"
+# the last events stay available to a watcher that joins (or is matched) late; plain subscribers get new ones
+STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 Result = RunTask.Result
 
 
@@ -144,13 +150,16 @@ def _error_code(event: dict[str, Any]) -> int:
     return Result.INVALID_TASK if cause in ("invalid", None) else Result.GRAPH_ERROR
 
 
+def _goal_state(value: Any) -> int:
+    return TaskStatus.GOAL_UNKNOWN if value is None else TaskStatus.GOAL_REACHED if value else TaskStatus.GOAL_NOT_REACHED
+
+
 def event_to_result(event: dict[str, Any], episode_id: str = "") -> Result:
     """The result for a final status event (finished, failed)."""
     result = Result()
     result.error_code = _error_code(event)
     result.error_msg = str(event.get("reason") or event.get("error") or "")
-    goal = event.get("goal_satisfied")
-    result.goal_satisfied = Result.GOAL_UNKNOWN if goal is None else Result.GOAL_REACHED if goal else Result.GOAL_NOT_REACHED
+    result.goal_satisfied = _goal_state(event.get("goal_satisfied"))
     result.episode_id, result.record = episode_id, str(event.get("record") or "")
     result.termination, result.ended = str(event.get("termination") or ""), bool(event.get("ended"))
     result.rounds, result.failed_rounds = int(event.get("rounds") or 0), int(event.get("failed") or 0)
@@ -175,10 +184,34 @@ def result_to_event(result: Result) -> dict[str, Any]:
     return {"state": "failed", "cause": cause, "reason": result.error_msg, **common}
 
 
+def event_to_status(event: dict[str, Any]) -> TaskStatus:
+    """A status event as published on /homiebot/task/status."""
+    msg = TaskStatus(id=str(event.get("id") or ""), state=str(event.get("state") or ""), cause=str(event.get("cause") or ""),
+                     reason=str(event.get("reason") or ""))
+    stamp = float(event.get("time") or 0.0)
+    msg.stamp.sec, msg.stamp.nanosec = int(stamp), int((stamp % 1) * 1e9)
+    msg.queued = int(event.get("queued") or 0)
+    msg.episode_id = str(event.get("episode") or "")
+    msg.instruction, msg.planner = str(event.get("instruction") or ""), str(event.get("planner") or "")
+    msg.seed, msg.profile, msg.setup_time = int(event.get("seed") or 0), str(event.get("profile") or ""), float(event.get("setup_s") or 0.0)
+    fb = event_to_feedback(event) if event.get("state") == "round" else None
+    if fb is not None:
+        msg.round, msg.subtask, msg.model, msg.feedback = fb.round, fb.subtask, fb.model, fb.feedback
+        msg.stand_in, msg.seconds = fb.stand_in, fb.seconds
+    msg.record, msg.termination = str(event.get("record") or ""), str(event.get("termination") or "")
+    msg.ended, msg.goal_satisfied = bool(event.get("ended")), _goal_state(event.get("goal_satisfied"))
+    msg.rounds, msg.failed_rounds = int(event.get("rounds") or 0), int(event.get("failed") or 0)
+    msg.path_length, msg.wall_time = float(event.get("path_length") or 0.0), float(event.get("wall_time_s") or 0.0)
+    msg.why, msg.error = str(event.get("why") or ""), str(event.get("error") or "")
+    return msg
+
+
 # ---------------------------------------------------------------- the server
 
 
-Accept = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
+Report = Callable[[dict[str, Any]], None]
+Accept = Callable[[dict[str, Any], Report], None]
+Reject = Callable[[str, str, Report], None]
 
 
 class _Goal:
@@ -192,10 +225,11 @@ class _Goal:
 
 class RunTaskServer:
     """Serves ``RunTask``: ``accept(request, report)`` queues a submission (the task manager's) and
-    ``report`` receives its status events; ``cancel(id)`` cancels it, queued or running."""
+    ``report`` receives its status events; ``reject(id, reason, report)`` fails a goal that cannot be read
+    as a submission (with the same events); ``cancel(id)`` cancels it, queued or running."""
 
-    def __init__(self, node: Node, accept: Accept, cancel: Callable[[str], None]) -> None:
-        self.node, self._accept, self._cancel = node, accept, cancel
+    def __init__(self, node: Node, accept: Accept, reject: Reject, cancel: Callable[[str], None]) -> None:
+        self.node, self._accept, self._reject, self._cancel = node, accept, reject, cancel
         self._goals: dict[str, _Goal] = {}
         self._lock = threading.Lock()
         # setting a future from the task manager's worker thread does not wake the executor: this does
@@ -224,7 +258,7 @@ class RunTaskServer:
         try:
             request = goal_to_request(handle.request)
         except GoalError as err:
-            self._report(rid, {"id": rid, "state": "failed", "cause": "invalid", "reason": f"invalid goal: {err}"})
+            self._reject(rid, f"invalid goal: {err}", lambda event: self._report(rid, event))
         else:
             self._accept({**request, "id": rid}, lambda event: self._report(rid, event))
         result: Result = await goal.done

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from homiebot_msgs.msg import PlannerOutput as PlannerOutputMsg
+from homiebot_msgs.msg import TaskStatus
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -54,7 +55,7 @@ class GraphViewer:
             for kind in IMAGE_KINDS:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
         self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
-                              "/homiebot/task/status": (String, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
+                              "/homiebot/task/status": (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
                               EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
                               "/homiebot/map/summary": (String, self._summary)})
         if node is not None:
@@ -101,14 +102,15 @@ class GraphViewer:
         model = msg.model or None
         self._at(lambda: self.log.planned(self.round, text, model), droppable=False)
 
-    def _status(self, msg: String) -> None:
-        event = json.loads(msg.data)
-        if event.get("state") == "round":
-            r = int(event.get("round", self.round))
-            text = f"round {r}: {event.get('subtask') or '[invalid output]'} {event.get('code') or 'ok'}"
-            self._at(lambda: self.log.text("timeline/rounds", text, r, "INFO" if not event.get("code") else "WARN"), droppable=False)
-        elif event.get("state") in ("finished", "failed"):
-            text = f"episode {event.get('id', '')}: {event.get('state')} ({event.get('termination', '')})"
+    def _status(self, msg: TaskStatus) -> None:
+        if msg.state == TaskStatus.ROUND:
+            r, code = int(msg.round), msg.feedback.code
+            sub = msg.subtask
+            subtask = "[" + ", ".join(v for v in (sub.action, sub.target, sub.place) if v) + "]" if sub.action else "[invalid output]"
+            text = f"round {r}: {subtask} {code or 'ok'}"
+            self._at(lambda: self.log.text("timeline/rounds", text, r, "WARN" if code else "INFO"), droppable=False)
+        elif msg.state in (TaskStatus.FINISHED, TaskStatus.FAILED):
+            text = f"episode {msg.id}: {msg.state} ({msg.termination})"
             self._at(lambda: self.log.text("timeline/episode", text, self.round, "INFO"), droppable=False)
 
     def _safety(self, msg: String) -> None:

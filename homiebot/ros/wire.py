@@ -76,7 +76,7 @@ class MapMessage(Stamped):
 
 
 class Submission(BaseModel):
-    """A task on ``/homiebot/task/submit``: an instruction in a scene, a task, or a task file (one of them)."""
+    """A task to run (a ``RunTask`` goal, read): an instruction in a scene, a task, or a task file (one of them)."""
 
     model_config = ConfigDict(extra="forbid")
     id: RequestId | StrictInt | None = None

@@ -1,11 +1,11 @@
-"""A client of the graph that knows only rclpy and the standard messages (it never imports homiebot),
-as a third party's program would be. Run as a script: ``plain_client.py MODE`` with its arguments as JSON on
-standard input; prints one JSON line with what it saw.
+"""A client of the graph that knows only rclpy, the standard messages and homiebot_msgs (it never imports
+homiebot), as a third party's program would be. Run as a script: ``plain_client.py MODE`` with its
+arguments as JSON on standard input; prints one JSON line with what it saw.
 
-Modes: ``submissions`` (hostile submissions, collect status events), ``session`` (a world reset
-while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
-graph subscribes to), ``task`` (submit one task and wait for its end), ``watch`` (submit one task and
-print its status events as they come).
+Modes: ``goals`` (hostile RunTask goals, collect their results and status events), ``session`` (a world
+reset while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
+graph subscribes to), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
+its status events as they come).
 """
 
 from __future__ import annotations
@@ -16,16 +16,20 @@ import sys
 import time
 
 import rclpy
+from homiebot_msgs.action import RunTask
+from homiebot_msgs.msg import TaskStatus
+from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-# a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data)
+# a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
+# subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SERVICES = ("world", "planner", "detector", "executor", "recorder")
-JSON_TOPICS = ("task/submit", "world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
+JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
 
@@ -46,7 +50,8 @@ class Client:
         self.node = Node("plain_client")
         self.events: list[dict] = []
         self.replies: list[dict] = []
-        self.node.create_subscription(String, "/homiebot/task/status", lambda m: _keep(self.events, m.data), QOS)
+        self.node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: self.events.append(_status(m)), PUB_QOS)
+        self.run_task = ActionClient(self.node, RunTask, "/homiebot/run_task")
         self.node.create_subscription(String, "/homiebot/world/reply", lambda m: _keep(self.replies, m.data), QOS)
         self.pubs: dict[str, object] = {}
 
@@ -66,7 +71,7 @@ class Client:
         deadline = time.time() + timeout
         while time.time() < deadline:
             if (all(self.pubs[t].get_subscription_count() > 0 for t in topics)
-                    and self.node.count_publishers("/homiebot/task/status") > 0 and self.node.count_publishers("/homiebot/world/reply") > 0):
+                    and self.node.count_publishers("/homiebot/world/reply") > 0):
                 break
             rclpy.spin_once(self.node, timeout_sec=0.1)
         else:
@@ -84,10 +89,24 @@ class Client:
     def mine(self, rid: str) -> list[dict]:
         return [e for e in self.events if e.get("id") == rid]
 
-    def submit_until_heard(self, payload: dict) -> None:
-        """Publish again every second until the task manager says anything about this id."""
-        sub = self.pub("/homiebot/task/submit")
-        self.wait(lambda: self.mine(payload["id"]), 60.0, lambda: sub.publish(String(data=json.dumps(payload))))
+    def send(self, fields: dict):
+        """Send a RunTask goal; returns its handle once the task manager accepted it."""
+        assert self.run_task.wait_for_server(timeout_sec=60), "no RunTask server"
+        sent = self.run_task.send_goal_async(RunTask.Goal(**fields))
+        rclpy.spin_until_future_complete(self.node, sent, timeout_sec=60)
+        handle = sent.result()
+        assert handle is not None and handle.accepted, "the goal was not accepted"
+        return handle
+
+    def finish(self, handle, timeout: float = 120.0) -> dict:
+        """The goal's result, once its final status event has come too (topic and result travel apart)."""
+        got = handle.get_result_async()
+        rclpy.spin_until_future_complete(self.node, got, timeout_sec=timeout)
+        r = got.result()
+        rid = goal_id(handle)
+        self.wait(lambda: any(e["state"] in ("finished", "failed") for e in self.mine(rid)), 30.0)
+        return {"id": rid, "status": r.status, "code": r.result.error_code, "msg": r.result.error_msg, "record": r.result.record,
+                "termination": r.result.termination}
 
     def call_world(self, request: dict, timeout: float = 60.0) -> dict:
         pub = self.pub("/homiebot/world/request")
@@ -96,19 +115,23 @@ class Client:
         return next(r for r in self.replies if r.get("id") == request["id"] and r.get("kind") in ("result", "error"))
 
 
-def submissions(c: Client, args: dict) -> dict:
-    """Hostile submissions: each raw text is sent once (a repeat would be a duplicate)."""
-    sub = c.pub("/homiebot/task/submit")
-    c.connect(["/homiebot/task/submit"])
-    for text in args["raw"]:
-        sub.publish(String(data=text))
-    c.spin(3.0)
-    c.submit_until_heard({"id": "dup-1", "task_file": args["task_file"], "seed": 1})
-    sub.publish(String(data=json.dumps({"id": "dup-1", "task_file": args["task_file"], "seed": 1})))
-    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine("dup-1")) and any(e["state"] == "duplicate" for e in c.mine("dup-1")))
-    c.submit_until_heard({"id": "scene-7", "instruction": "open the fridge", "scene": 7})
-    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine("scene-7")))
-    return {"events": c.events}
+def goal_id(handle) -> str:
+    """A goal's id as the graph's status events name it: its UUID's first 12 hex digits."""
+    return bytes(handle.goal_id.uuid).hex()[:12]
+
+
+def _status(m: TaskStatus) -> dict:
+    return {"id": m.id, "state": m.state, "cause": m.cause, "reason": m.reason, "round": m.round, "record": m.record,
+            "termination": m.termination, "rounds": m.rounds, "code": m.feedback.code, "action": m.subtask.action}
+
+
+def goals(c: Client, args: dict) -> dict:
+    """Hostile goals, one after the other: each one's result and status events."""
+    out = []
+    for fields in args["goals"]:
+        result = c.finish(c.send(fields))
+        out.append({**result, "events": c.mine(result["id"])})
+    return {"goals": out}
 
 
 def session(c: Client, args: dict) -> dict:
@@ -176,7 +199,7 @@ def fuzz(c: Client, args: dict) -> dict:
         c.pub(t)
     for t in images:
         c.pub(t, Image)
-    c.connect(["/homiebot/task/submit", "/homiebot/world/request", "/homiebot/executor/request"])
+    c.connect(["/homiebot/world/request", "/homiebot/executor/request"])
     sent: dict[str, int] = {}
     for i in range(args["count"]):
         if rng.random() < 0.15:
@@ -196,20 +219,13 @@ def fuzz(c: Client, args: dict) -> dict:
 
 
 def task(c: Client, args: dict) -> dict:
-    c.pub("/homiebot/task/submit")
-    c.connect(["/homiebot/task/submit"])
-    c.submit_until_heard(args["submission"])
-    rid = args["submission"]["id"]
-    c.wait(lambda: any(e["state"] in ("finished", "failed") for e in c.mine(rid)), args.get("timeout", 120.0))
-    return {"events": c.mine(rid)}
+    result = c.finish(c.send(args["goal"]), args.get("timeout", 120.0))
+    return {"result": result, "events": c.mine(result["id"])}
 
 
 def watch(c: Client, args: dict) -> dict:
-    """Submit, then print each status event of the task as a JSON line as it comes (until it ends)."""
-    c.pub("/homiebot/task/submit")
-    c.connect(["/homiebot/task/submit"])
-    rid = args["submission"]["id"]
-    c.submit_until_heard(args["submission"])
+    """Run a task, printing each of its status events as a JSON line as it comes (until it ends)."""
+    rid = goal_id(c.send(args["goal"]))
     shown = 0
     deadline = time.time() + args.get("timeout", 300.0)
     while time.time() < deadline:
@@ -227,7 +243,7 @@ if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
-        print(json.dumps({"submissions": submissions, "session": session, "fuzz": fuzz, "task": task, "watch": watch}[mode](client, arguments)))
+        print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "task": task, "watch": watch}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

@@ -135,7 +135,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
-from homiebot_msgs.msg import Feedback, PlannerOutput
+from homiebot_msgs.msg import Feedback, PlannerOutput, TaskStatus
+from homiebot_msgs.action import RunTask
+from rclpy.action import ActionClient
 rclpy.init()
 node = Node("plain_client")
 qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
@@ -145,26 +147,25 @@ node.create_subscription(PlannerOutput, "/homiebot/subtask", lambda m: seen["sub
     {{"version": m.version, "action": m.subtask.action, "target": m.subtask.target, "model": m.model}}), qos)
 node.create_subscription(Feedback, "/homiebot/feedback", lambda m: seen["feedback"].append(
     {{"success": m.success, "code": m.code, "message": m.message}}), qos)
-node.create_subscription(String, "/homiebot/task/status", lambda m: seen["status"].append(json.loads(m.data)), qos)
-pub = node.create_publisher(String, "/homiebot/task/submit", qos)
+node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: seen["status"].append(
+    {{"id": m.id, "state": m.state, "record": m.record}}), qos)
+run_task = ActionClient(node, RunTask, "/homiebot/run_task")
 deadline = time.time() + 60
 # discovery is not symmetric: wait until the graph's side is known, and give the graph time to know ours
-while time.time() < deadline and (pub.get_subscription_count() == 0 or node.count_publishers("/homiebot/task/status") == 0
+while time.time() < deadline and (not run_task.server_is_ready() or node.count_publishers("/homiebot/task/status") == 0
                                   or node.count_publishers("/homiebot/camera/front/image") == 0):
     rclpy.spin_once(node, timeout_sec=0.1)
 for _ in range(40):
     rclpy.spin_once(node, timeout_sec=0.05)
-submission = String(data=json.dumps({{"id": "plain-1", "task_file": "{DEMO}", "seed": 1}}))
-sent = 0.0
-while time.time() < deadline and not any(s.get("id") == "plain-1" and s["state"] in ("finished", "failed") for s in seen["status"]):
-    if time.time() - sent > 1.0 and not any(s.get("id") == "plain-1" for s in seen["status"]):
-        pub.publish(submission)  # until the task manager says it has it (it ignores an id it has seen)
-        sent = time.time()
+sent = run_task.send_goal_async(RunTask.Goal(task_file="{DEMO}", use_seed=True, seed=1))
+rclpy.spin_until_future_complete(node, sent, timeout_sec=60)
+rid = bytes(sent.result().goal_id.uuid).hex()[:12]
+while time.time() < deadline and not any(s["id"] == rid and s["state"] in ("finished", "failed") for s in seen["status"]):
     rclpy.spin_once(node, timeout_sec=0.1)
 for _ in range(10):
     rclpy.spin_once(node, timeout_sec=0.05)
 print(json.dumps({{"images": seen["image"][:1], "n_images": len(seen["image"]), "subtasks": seen["subtask"],
-                  "feedback": seen["feedback"], "final": [s for s in seen["status"] if s.get("id") == "plain-1"][-1]}}))
+                  "feedback": seen["feedback"], "final": [s for s in seen["status"] if s["id"] == rid][-1]}}))
 ''')
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr

@@ -1,7 +1,7 @@
-"""Hostile input from a client that knows only rclpy never brings a node down: unreadable and
-invalid submissions get failed events (with their id when it can be read), a repeated id gets a
-``duplicate`` event, a reset out of turn is refused, and after a seeded fuzz of every subscribed
-topic the graph still runs a task exactly as before, with every node the same process.
+"""Hostile input from a client that knows only rclpy and homiebot_msgs never brings a node down:
+RunTask goals that cannot run are aborted with INVALID_TASK and a reason (and a failed status event),
+a reset out of turn is refused, and after a seeded fuzz of every subscribed topic the graph still runs
+a task exactly as before, with every node the same process.
 """
 
 from __future__ import annotations
@@ -62,25 +62,21 @@ def without_timings(record) -> dict:
     return data
 
 
-def test_hostile_submissions_get_failed_events_and_a_repeated_id_a_duplicate_event(running_graph, env):
+def test_goals_that_cannot_run_are_aborted_with_a_reason_and_the_graph_goes_on(running_graph, env):
     pids = alive(running_graph["procs"])
-    raw = [json.dumps({"id": [1]}), '{"id": "trunc-1", "instruction": "open', "null", "[1, 2]", '"text"',
-           json.dumps({"id": "long-1", "instruction": "a" * 2001}), json.dumps({"id": "big-1", "instruction": "b" * 1_100_000}),
-           json.dumps({"id": "extra-1", "instruction": "open the fridge", "priority": 9}),
-           json.dumps({"id": "blank-1", "instruction": "  "}), json.dumps({"id": "seed-1", "instruction": "open the fridge", "seed": "x"}),
-           json.dumps({"id": "both-1", "instruction": "open the fridge", "task_file": str(DEMO)})]
-    events = client(env, "submissions", {"raw": raw, "task_file": str(DEMO)})["events"]
-    failed = {e.get("id"): e["reason"] for e in events if e["state"] == "failed"}
-    assert failed[None].startswith("unreadable submission")  # no id can be read from truncated JSON, null, a list, a string
-    assert sum(1 for e in events if e["state"] == "failed" and e.get("id") is None) >= 5  # incl. the 1.1 MB one
-    assert "over the limit" in " ".join(e["reason"] for e in events if e.get("id") is None)
-    for rid, words in [("long-1", "at most 2000"), ("extra-1", "priority"), ("blank-1", "empty"), ("seed-1", "seed"), ("both-1", "one of")]:
-        assert rid in failed and words in failed[rid], (rid, failed.get(rid))
-    assert not [e for e in events if e.get("id") == "trunc-1"]  # its id could not be read: the event has id None
-    dup = [e["state"] for e in events if e.get("id") == "dup-1"]
-    assert dup[0] == "accepted" and "duplicate" in dup and dup.count("accepted") == 1 and "finished" in dup
-    scene7 = [e for e in events if e.get("id") == "scene-7"]
-    assert scene7[-1]["state"] == "finished", scene7  # a scene given as a JSON number is a seed
+    hostile = [({"instruction": "a" * 2001}, "at most 2000"), ({"instruction": "b" * 1_100_000}, "at most 2000"),
+               ({"instruction": "  "}, "empty"), ({"instruction": "open the fridge", "task_file": str(DEMO)}, "one of"),
+               ({"task_yaml": "{unclosed"}, "task_yaml is not YAML"), ({"task_yaml": "- a list"}, "must be a task"),
+               ({"task_yaml": "{id: t, instruction: open the fridge, priority: 9}"}, "priority"),
+               ({"task_file": "/no/such/task.yaml"}, "/no/such/task.yaml"),
+               ({"instruction": "open the fridge", "scene": "/no/such/scene.yaml"}, "/no/such/scene.yaml")]
+    runs = client(env, "goals", {"goals": [g for g, _ in hostile] + [{"instruction": "open the fridge", "scene": "7"}]})["goals"]
+    for (goal, words), run in zip(hostile, runs[:-1]):
+        assert (run["status"], run["code"], run["record"]) == (6, 1, ""), (goal, run)  # ABORTED, INVALID_TASK, nothing recorded
+        assert words in run["msg"], (words, run["msg"][:300])
+        assert run["events"] and run["events"][-1]["state"] == "failed" and run["events"][-1]["cause"] == "invalid", (goal, run)
+    scene7 = runs[-1]
+    assert scene7["status"] == 4 and scene7["events"][-1]["state"] == "finished", scene7  # a scene given as digits is a seed
     assert alive(running_graph["procs"]) == pids
 
 
@@ -96,13 +92,13 @@ def test_a_world_reset_out_of_turn_is_refused_with_an_error_reply(running_graph,
 
 def test_after_a_seeded_fuzz_of_every_topic_a_task_runs_as_on_a_fresh_graph(running_graph, env):
     procs = running_graph["procs"]
-    before = client(env, "task", {"submission": {"id": "fresh-1", "task_file": str(DEMO), "seed": 3}})["events"][-1]
+    before = client(env, "task", {"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 3}})["events"][-1]
     assert before["state"] == "finished", before
     pids = alive(procs)
     assert len(pids) == len(procs)
     sent = client(env, "fuzz", {"seed": 14, "count": 600})["sent"]
-    assert sum(sent.values()) == 600 and len(sent) >= 30  # every JSON, request, reply and camera topic was hit
-    after = client(env, "task", {"submission": {"id": "fuzzed-1", "task_file": str(DEMO), "seed": 3}})["events"][-1]
+    assert sum(sent.values()) == 600 and len(sent) >= 29  # every JSON, request, reply and camera topic was hit
+    after = client(env, "task", {"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 3}})["events"][-1]
     assert after["state"] == "finished", after
     assert alive(procs) == pids, "a node died or was replaced"
     first, second = load_episode(before["record"]), load_episode(after["record"])

@@ -36,6 +36,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import String
+from rclpy.action import ActionClient
+from homiebot_msgs.action import RunTask
+from homiebot_msgs.msg import TaskStatus
 from homiebot.ros.common import spin_in_background
 from homiebot.ros.rpc import RpcClient
 
@@ -47,27 +50,27 @@ seen = {"grids": [], "summaries": [], "status": []}
 node.create_subscription(OccupancyGrid, "/homiebot/map/occupancy",
                          lambda m: seen["grids"].append((m.info.width, m.info.height, m.info.resolution, sorted(set(m.data)))), qos)
 node.create_subscription(String, "/homiebot/map/summary", lambda m: seen["summaries"].append(json.loads(m.data)), qos)
-node.create_subscription(String, "/homiebot/task/status", lambda m: seen["status"].append(json.loads(m.data)), qos)
-pub = node.create_publisher(String, "/homiebot/task/submit", qos)
+node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: seen["status"].append(
+    {"id": m.id, "state": m.state, "record": m.record, "reason": m.reason}), qos)
+run_task = ActionClient(node, RunTask, "/homiebot/run_task")
 spin_in_background(node)
 deadline = time.time() + 150  # discovery and the episode, generous for a loaded 2-core machine
-while time.time() < deadline and not (pub.get_subscription_count() and node.count_publishers("/homiebot/map/occupancy")
+while time.time() < deadline and not (run_task.server_is_ready() and node.count_publishers("/homiebot/map/occupancy")
                                       and node.count_publishers("/homiebot/map/summary")
                                       and node.count_subscribers("/homiebot/map/summary") >= 3  # planner, recorder, us
                                       and node.count_subscribers("/homiebot/world/map") >= 2):  # mapper, recorder
     time.sleep(0.05)
 time.sleep(0.5)  # discovery of both directions
-submission = String(data=json.dumps({"id": "mapped-1", "task_file": task_file, "seed": seed}))
+sent = run_task.send_goal_async(RunTask.Goal(task_file=task_file, use_seed=True, seed=seed))
+while time.time() < deadline and not sent.done():
+    time.sleep(0.05)
+rid = bytes(sent.result().goal_id.uuid).hex()[:12]
 
 def final():
-    done = [s for s in seen["status"] if s.get("id") == "mapped-1" and s["state"] in ("finished", "failed")]
+    done = [s for s in seen["status"] if s.get("id") == rid and s["state"] in ("finished", "failed")]
     return done[-1] if done else None
 
-sent = 0.0
 while time.time() < deadline and final() is None:
-    if time.time() - sent > 1.0 and not any(s.get("id") == "mapped-1" for s in seen["status"]):
-        pub.publish(submission)  # until the task manager has it (it ignores an id it has seen)
-        sent = time.time()
     time.sleep(0.05)
 time.sleep(0.3)
 if not seen["summaries"]:

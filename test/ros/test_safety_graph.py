@@ -33,6 +33,9 @@ from rclpy.node import Node
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
+from rclpy.action import ActionClient
+from homiebot_msgs.action import RunTask
+from homiebot_msgs.msg import TaskStatus
 import threading
 
 task_file, hide_file = sys.argv[1], sys.argv[2]
@@ -41,9 +44,11 @@ node = Node("safety_client")
 reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 status, asked = [], []
-node.create_subscription(String, "/homiebot/task/status", lambda m: status.append((time.time(), json.loads(m.data))), reliable)
+node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: status.append((time.time(), {
+    "id": m.id, "state": m.state, "round": m.round, "record": m.record, "termination": m.termination,
+    "goal_satisfied": m.goal_satisfied == TaskStatus.GOAL_REACHED, "reason": m.reason})), reliable)
 node.create_subscription(String, "/homiebot/approval/request", lambda m: asked.append(json.loads(m.data)), latched)
-submit = node.create_publisher(String, "/homiebot/task/submit", reliable)
+run_task = ActionClient(node, RunTask, "/homiebot/run_task")
 estop = node.create_publisher(Bool, "/homiebot/estop", latched)
 cancel = node.create_publisher(String, "/homiebot/cancel", reliable)
 answer = node.create_publisher(String, "/homiebot/approval/response", reliable)
@@ -60,7 +65,7 @@ def wait(cond, limit, what):
         time.sleep(0.02)
     sys.exit(f"timed out waiting for {what}; last events: {[e for _, e in status[-5:]]}")
 
-wait(lambda: submit.get_subscription_count() and cancel.get_subscription_count() and estop.get_subscription_count() >= 2
+wait(lambda: run_task.server_is_ready() and cancel.get_subscription_count() and estop.get_subscription_count() >= 2
      and answer.get_subscription_count(), 120, "the graph")
 time.sleep(1.0)  # discovery is not symmetric: let the graph match our publishers too
 answered = set()
@@ -70,7 +75,7 @@ def answer_pending():
     for ask in list(asked):
         if ask["id"] in answered:
             continue
-        verdict = "reject" if (reject_first["reject"] and run_id == "reject-1") else "approve"
+        verdict = "reject" if (reject_first["reject"] and run_id == "reject") else "approve"
         if verdict == "reject":
             reject_first["reject"] = False
         answer.publish(String(data=json.dumps({"id": ask["id"], "decision": verdict, "reason": "not now"})))
@@ -83,16 +88,15 @@ def final(rid):
     done = [e for _, e in events(rid) if e["state"] in ("finished", "failed")]
     return done[-1] if done else None
 
-def run(rid, on_round=None, path=None):
+def run(label, on_round=None, path=None):
     global run_id
-    run_id = rid
-    sub = String(data=json.dumps({"id": rid, "task_file": path or task_file, "seed": 0}))
-    sent, fired = 0.0, False
+    run_id = label
+    sent = run_task.send_goal_async(RunTask.Goal(task_file=path or task_file, use_seed=True, seed=0))
+    wait(sent.done, 60, "the goal's acceptance")
+    rid = bytes(sent.result().goal_id.uuid).hex()[:12]
+    fired = False
     end = time.time() + 240
     while time.time() < end and final(rid) is None:
-        if not events(rid) and time.time() - sent > 1.0:
-            submit.publish(sub)
-            sent = time.time()
         answer_pending()
         rounds = [e for _, e in events(rid) if e["state"] == "round"]
         if on_round and rounds and not fired and rounds[-1]["round"] >= 2:
@@ -109,10 +113,10 @@ def press(rid):
     time.sleep(3.0)  # while it holds, no round may start
     hold["rounds_during"] = [e["round"] for t, e in events(rid) if e["state"] == "round" and t > hold["pressed"] + 1.0]
     estop.publish(Bool(data=False))
-out["estop"] = run("estop-1", press)
+out["estop"] = run("estop", press)
 out["hold"] = hold
-out["cancel"] = run("cancel-1", lambda rid: cancel.publish(String(data=rid)))
-out["reject"] = run("reject-1", path=hide_file)
+out["cancel"] = run("cancel", lambda rid: cancel.publish(String(data=rid)))
+out["reject"] = run("reject", path=hide_file)
 out["asked"] = len(asked)
 print(json.dumps(out), flush=True)
 executor.shutdown()

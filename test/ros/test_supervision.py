@@ -63,7 +63,7 @@ class Watch:
     def __init__(self, env: dict, rid: str) -> None:
         self.proc = subprocess.Popen([sys.executable, str(CLIENT), "watch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
-        self.proc.stdin.write(json.dumps({"submission": {"id": rid, "task_file": str(DEMO), "seed": 1}}))
+        self.proc.stdin.write(json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 1}}))
         self.proc.stdin.close()
 
     def until(self, test, timeout: float = 120.0) -> dict:

@@ -1,13 +1,12 @@
 """The task manager node: takes instructions, runs episodes through the graph, writes their records.
 
 Serves the ``RunTask`` action on /homiebot/run_task (``homiebot_msgs``; homiebot/ros/run_task.py turns its
-goals into submissions and their events into feedback and results) and listens on
-/homiebot/task/submit (JSON: ``{"id", "instruction", "scene"}`` or ``{"id", "task": {...}}``
-or ``{"id", "task_file"}``, optional ``"seed"``); runs one episode at a time with the same agent loop
-as ``homiebot run`` (its components being the other nodes), publishes events on /homiebot/task/status
-(accepted, duplicate, running, round, warning, finished, failed; a failed event's ``cause`` is ``invalid``
-for a submission that cannot be run as given, ``error`` for a failure of the graph, ``interrupted`` when
-the task manager stopped), every subtask and feedback on /homiebot/subtask and
+goals into submissions and their events into feedback, results and status messages); runs one episode
+at a time with the same agent loop as ``homiebot run`` (its components being the other nodes),
+publishes ``TaskStatus`` on /homiebot/task/status (accepted, running, round, warning, finished, failed;
+a failed event's ``cause`` is ``invalid`` for a submission that cannot be run as given, ``error`` for a
+failure of the graph, ``interrupted`` when the task manager stopped, ``cancelled`` for a goal cancelled
+while queued), every subtask and feedback on /homiebot/subtask and
 /homiebot/feedback, and writes the episode folder exactly as ``homiebot run`` does, plus ``bag/``:
 an MCAP recording of every /homiebot topic during the episode, written by the recorder node. A bag
 that cannot be recorded (no recorder running) is reported in the status events and the log; the
@@ -25,7 +24,6 @@ import queue
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -48,10 +46,10 @@ from homiebot.ros.messages import feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
-from homiebot.ros.run_task import RunTaskServer
+from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.watch import NodeWatch, endpoints
-from homiebot.ros.wire import Submission, WireError, describe, read_json, readable_id, safe_callback
+from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
@@ -72,7 +70,7 @@ class TaskManagerNode:
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
-        self.pubs = {"task/status": node.create_publisher(String, "/homiebot/task/status", RELIABLE),
+        self.pubs = {"task/status": node.create_publisher(hb.TaskStatus, STATUS_TOPIC, STATUS_QOS),
                      "subtask": node.create_publisher(hb.PlannerOutput, "/homiebot/subtask", RELIABLE),
                      "feedback": node.create_publisher(hb.Feedback, "/homiebot/feedback", RELIABLE)}
         self.queue: queue.Queue[dict] = queue.Queue()
@@ -86,7 +84,6 @@ class TaskManagerNode:
         self._endpoints: set[tuple[str, str, str]] = set()  # their /homiebot endpoints then
         for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
             node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
-        node.create_subscription(String, "/homiebot/task/submit", safe_callback(node, "/homiebot/task/submit", self._on_submit), RELIABLE)
         # the deciding half of the safety layer: pauses while the e-stop holds, keep-out rules, approval, cancel
         self.running: tuple[str, RemoteWorld] | None = None  # (submission id, world) of the episode in flight
         self.safety = SafetyState()
@@ -97,7 +94,7 @@ class TaskManagerNode:
         # questions go out on /homiebot/ask from this node (``user: ros``); made once, answers are matched by round
         self.ros_user = RosUser(timeout=float(params["ask_timeout"]), node=node) if self.cfg.user == "ros" else None
         self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)
-        self.run_task = RunTaskServer(node, self.accept, self.cancel)
+        self.run_task = RunTaskServer(node, self.accept, self.reject, self.cancel)
         node.create_subscription(String, CANCEL_TOPIC, safe_callback(node, CANCEL_TOPIC, self._on_cancel), RELIABLE)
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
         self._worker_thread.start()
@@ -112,47 +109,38 @@ class TaskManagerNode:
 
     def _status(self, **event: Any) -> None:
         try:
-            self.pubs["task/status"].publish(String(data=json.dumps({"time": time.time(), **event})))
+            self.pubs["task/status"].publish(event_to_status({"time": time.time(), **event}))
         except Exception:  # the node is being destroyed under a worker that outlived close(): nobody hears it
             if not self._stopping.is_set():
                 raise
         report = self._reporters.get(str(event.get("id")))
         if report is not None:
-            if event.get("state") in ("finished", "failed", "duplicate"):
+            if event.get("state") in ("finished", "failed"):
                 self._reporters.pop(str(event["id"]), None)
             report(event)
 
-    def _on_submit(self, msg: String) -> None:
-        limit = self.params["max_message_bytes"]
-        try:
-            value = read_json(msg.data, limit)
-        except WireError as err:
-            self._status(id=None, state="failed", cause="invalid", reason=f"unreadable submission: {err}")
-            return
-        self.accept(value)
-
-    def accept(self, value: Any, report: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Check a submission and queue it; its status events go out on /homiebot/task/status and, for a
-        RunTask goal, to ``report`` too."""
-        rid = readable_id(value)
-        if report is not None and rid is not None:
-            self._reporters[rid] = report
+    def accept(self, value: dict[str, Any], report: Callable[[dict[str, Any]], None]) -> None:
+        """Check a submission (a RunTask goal's request, with its id) and queue it; its status events go
+        out on /homiebot/task/status and to ``report``."""
+        rid = str(value["id"])
+        self._reporters[rid] = report
         try:
             submission = Submission.model_validate(value)
         except ValidationError as err:
             self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {describe(err)}")
             return
-        rid = str(submission.id) if submission.id is not None else f"task-{uuid.uuid4().hex[:12]}"
         too_long = self._too_long(submission)
-        if rid in self._seen:
-            self._status(id=rid, state="duplicate", cause="invalid", reason=f"a submission with id '{rid}' was received already; this one is ignored")
-            return
         self._remember(rid)
         if too_long:
             self._status(id=rid, state="failed", cause="invalid", reason=f"invalid submission: {too_long}")
             return
         self._status(id=rid, state="accepted", queued=self.queue.qsize())
         self.queue.put({**submission.model_dump(exclude_none=True), "id": rid})
+
+    def reject(self, rid: str, reason: str, report: Callable[[dict[str, Any]], None]) -> None:
+        """Fail a goal that cannot be read as a submission, as an invalid submission fails."""
+        self._reporters[rid] = report
+        self._status(id=rid, state="failed", cause="invalid", reason=reason)
 
     def _too_long(self, submission: Submission) -> str | None:
         limit = self.params["max_instruction_chars"]
