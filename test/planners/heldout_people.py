@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         print(t.id, repr(t.instruction), "K", t.min_questions, "ok" if metrics.is_success(r) else "FAIL",
               "ARS", metrics.ask_run_score(r), "rounds", len(rec.steps), asks, flush=True)
     s = metrics.summary(results)
-    print({k: s[k] for k in ("tasks", "SR", "ARS", "QR")}, "unnecessary questions:", metrics.unnecessary_questions(results))
+    print({k: s[k] for k in ("tasks", "SR", "ARS", "QR", "ambiguous", "ambiguous SR", "clear", "clear SR") if k in s},
+          "unnecessary questions:", metrics.unnecessary_questions(results), f"(ARS and QR over the {s.get('ambiguous', 0)} ambiguous tasks)")
     return 0
 
 
