@@ -1,10 +1,12 @@
-"""People in the loop: the instruction reader on the frozen free-form file, and (with --suites) the
-heuristic planner with a simulated user on the ambiguity suite and on persona rewordings of home100.
+"""People in the loop: the instruction reader on the frozen free-form file, (with --suites) the heuristic
+planner with a simulated user on the ambiguity suite and on persona rewordings of home100, and (with
+--matrix) the heuristic and the oracle with and without a user on the ambiguity suite's test half.
 
     python benchmarks/bench_people.py                        # reader accuracy on the frozen file
     python benchmarks/bench_people.py --suites               # + ambiguity and persona suites, 64 px views (a few minutes)
     python benchmarks/bench_people.py --suites --runs 3      # three runs (seeds 0-2) of each ambiguity task
     python benchmarks/bench_people.py --suites --size 256    # the same with the default simulator's 256 px views
+    python benchmarks/bench_people.py --matrix --runs 3 --size 256   # test half: heuristic and oracle, with and without a user
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ def reader_accuracy(verbose: bool = False) -> dict[str, float]:
             "silent_misreadings": wrong}
 
 
-def suite_results(suite: str, split: str, user: str, size: int = 64, runs: int = 1) -> list:
-    """The heuristic planner on a suite (``runs`` runs per task, seeds 0, 1, ...), with the given user and
-    ``size`` px square views: one RunResult per (task, run)."""
+def suite_results(suite: str, split: str, user: str, size: int = 64, runs: int = 1, planner: str = "heuristic") -> list:
+    """A planner (the heuristic by default) on a suite (``runs`` runs per task, seeds 0, 1, ...), with the
+    given user and ``size`` px square views: one RunResult per (task, run)."""
     from homiebot.bench.results import RunResult, summarise_steps
     from homiebot.bench.suite import load_suite
     from homiebot.config import RunConfig
@@ -70,7 +72,7 @@ def suite_results(suite: str, split: str, user: str, size: int = 64, runs: int =
 
     results = []
     for run in range(runs):
-        cfg = RunConfig.model_validate({"user": user, "seed": run,
+        cfg = RunConfig.model_validate({"user": user, "seed": run, "planner": {"name": planner},
                                         "world": {"name": "embedded_home", "params": {"width": size, "height": size}}})
         for t in load_suite(suite, split):
             try:
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suites", action="store_true")
     ap.add_argument("--runs", type=int, default=1, help="runs per ambiguity task, seeds 0, 1, ... (default 1)")
     ap.add_argument("--size", type=int, default=64, help="view width and height in pixels (default 64; the simulator's default is 256)")
+    ap.add_argument("--matrix", action="store_true", help="the ambiguity suite's test half for the heuristic and the oracle, each "
+                                                          "with the simulated user and with nobody to ask (--runs runs)")
     args = ap.parse_args(argv)
     if args.runs < 1:
         ap.error(f"--runs must be at least 1, not {args.runs}")
@@ -131,7 +135,27 @@ def main(argv: list[str] | None = None) -> int:
         print("home100_persona:", persona)
         print("home100:", original)
         print(f"persona SR / original SR: {persona['SR'] / original['SR'] if original['SR'] else 0.0:.2f}")
+    if args.matrix:
+        print(f"ambiguity test half, {args.runs} run(s), views {args.size}x{args.size} px")
+        for planner in ("heuristic", "oracle"):
+            for user in ("simulated", "none"):
+                print(f"  {planner}, user {user}:", matrix_line(suite_results("ambiguity", "test", user, args.size, args.runs, planner),
+                                                               args.runs))
     return 0
+
+
+def matrix_line(results: list, runs: int) -> str:
+    """SR, ARS and QR (over ambiguous tasks) with 95 % intervals over runs, clear-task SR and unnecessary questions."""
+    from homiebot.bench import metrics
+
+    per_run = [metrics.summary([r for r in results if r.run == run]) for run in range(runs)]
+
+    def figure(key: str) -> str:
+        return metrics.mean_interval([float(s[key]) for s in per_run])
+
+    whole = metrics.summary(results)
+    return (f"SR {figure('ambiguous SR')}, ARS {figure('ARS')}, QR {whole['QR']:.2f}; clear SR {whole['clear SR']:.1f} "
+            f"({whole['clear']} runs), unnecessary questions {whole['unnecessary questions']}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ STATUS_TOPIC = "/homiebot/task/status"
 # the last events stay available to a watcher that joins (or is matched) late; plain subscribers get new ones
 STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-Result = RunTask.Result
 
 
 # ---------------------------------------------------------------- goal <-> submission
@@ -140,23 +139,23 @@ def feedback_to_event(fb: RunTask.Feedback) -> dict[str, Any]:
 def _error_code(event: dict[str, Any]) -> int:
     termination, cause = event.get("termination"), event.get("cause")
     if termination == "cancelled" or cause == "cancelled":
-        return Result.CANCELLED
+        return RunTask.Result.CANCELLED
     if termination == "interrupted" or cause == "interrupted":
-        return Result.INTERRUPTED
+        return RunTask.Result.INTERRUPTED
     if event.get("state") == "finished":
-        return Result.NONE
+        return RunTask.Result.NONE
     if termination == "refused":
-        return Result.REFUSED
-    return Result.INVALID_TASK if cause in ("invalid", None) else Result.GRAPH_ERROR
+        return RunTask.Result.REFUSED
+    return RunTask.Result.INVALID_TASK if cause in ("invalid", None) else RunTask.Result.GRAPH_ERROR
 
 
 def _goal_state(value: Any) -> int:
     return TaskStatus.GOAL_UNKNOWN if value is None else TaskStatus.GOAL_REACHED if value else TaskStatus.GOAL_NOT_REACHED
 
 
-def event_to_result(event: dict[str, Any], episode_id: str = "") -> Result:
+def event_to_result(event: dict[str, Any], episode_id: str = "") -> RunTask.Result:
     """The result for a final status event (finished, failed)."""
-    result = Result()
+    result = RunTask.Result()
     result.error_code = _error_code(event)
     result.error_msg = str(event.get("reason") or event.get("error") or "")
     result.goal_satisfied = _goal_state(event.get("goal_satisfied"))
@@ -169,16 +168,16 @@ def event_to_result(event: dict[str, Any], episode_id: str = "") -> Result:
     return result
 
 
-def result_to_event(result: Result) -> dict[str, Any]:
+def result_to_event(result: RunTask.Result) -> dict[str, Any]:
     """A result as the final status event ``homiebot submit`` prints and takes its exit status from."""
-    goal = None if result.goal_satisfied == Result.GOAL_UNKNOWN else result.goal_satisfied == Result.GOAL_REACHED
+    goal = None if result.goal_satisfied == RunTask.Result.GOAL_UNKNOWN else result.goal_satisfied == RunTask.Result.GOAL_REACHED
     common = {"record": result.record or None, "termination": result.termination or None, "episode": result.episode_id}
-    if result.error_code == Result.NONE or (result.error_code == Result.CANCELLED and result.record):  # ran, then cancelled
+    if result.error_code == RunTask.Result.NONE or (result.error_code == RunTask.Result.CANCELLED and result.record):  # ran, then cancelled
         return {"state": "finished", **common, "goal_satisfied": goal, "ended": result.ended, "rounds": result.rounds,
                 "failed": result.failed_rounds, "path_length": result.path_length, "setup_s": result.setup_time,
                 "wall_time_s": result.wall_time, "why": result.why or None, "error": result.error_msg or None}
-    cause = {Result.INVALID_TASK: "invalid", Result.REFUSED: "invalid", Result.INTERRUPTED: "interrupted",
-             Result.CANCELLED: "cancelled"}.get(result.error_code, "error")
+    cause = {RunTask.Result.INVALID_TASK: "invalid", RunTask.Result.REFUSED: "invalid", RunTask.Result.INTERRUPTED: "interrupted",
+             RunTask.Result.CANCELLED: "cancelled"}.get(result.error_code, "error")
     if cause == "interrupted":
         common["termination"] = "interrupted"
     return {"state": "failed", "cause": cause, "reason": result.error_msg, **common}
@@ -250,7 +249,7 @@ class RunTaskServer:
             self._cancel(rid)
         return CancelResponse.ACCEPT if known else CancelResponse.REJECT
 
-    async def _execute(self, handle: ServerGoalHandle) -> Result:
+    async def _execute(self, handle: ServerGoalHandle) -> RunTask.Result:
         rid = self.goal_id(handle)
         goal = _Goal(handle)
         with self._lock:
@@ -261,12 +260,12 @@ class RunTaskServer:
             self._reject(rid, f"invalid goal: {err}", lambda event: self._report(rid, event))
         else:
             self._accept({**request, "id": rid}, lambda event: self._report(rid, event))
-        result: Result = await goal.done
+        result: RunTask.Result = await goal.done
         with self._lock:
             self._goals.pop(rid, None)
-        if result.error_code == Result.NONE:
+        if result.error_code == RunTask.Result.NONE:
             handle.succeed()
-        elif result.error_code == Result.CANCELLED and handle.is_cancel_requested:
+        elif result.error_code == RunTask.Result.CANCELLED and handle.is_cancel_requested:
             handle.canceled()
         else:
             handle.abort()
