@@ -49,8 +49,9 @@ def _short(type_name: str) -> str:
     return type_name.replace("/msg/", "/").replace("/srv/", "/").replace("/action/", "/")
 
 
-def introspect(config: str, domain: int, timeout: float) -> dict[str, dict[str, set[tuple[str, str]]]]:
-    """node -> {"pub", "sub", "srv", "cli", "act", "act_cli"} -> {(name, type)} for the graph of ``config``."""
+def introspect(config: str, domain: int, timeout: float, settle: float = 2.0) -> dict[str, dict[str, set[tuple[str, str]]]]:
+    """node -> {"pub", "sub", "srv", "cli", "act", "act_cli"} -> {(name, type)} for the graph of ``config``,
+    once every node beats and discovery has brought nothing new for ``settle`` seconds."""
     import rclpy
     from rclpy import action
     from rclpy.node import Node
@@ -94,7 +95,7 @@ def introspect(config: str, domain: int, timeout: float) -> dict[str, dict[str, 
             seen = {n: _endpoints(probe, action, n) for n in sorted(names)}
             if seen != last:
                 stable_since, last = time.monotonic(), seen
-            elif time.monotonic() - stable_since > 2.0:  # every node built, and discovery has nothing new
+            elif time.monotonic() - stable_since > settle:  # every node built, and discovery has nothing new
                 return seen
         missing = wanted - ready
         raise GraphDocError(f"the graph did not settle within {timeout:g} s" + (f" (missing: {', '.join(sorted(missing))})" if missing else ""))
@@ -205,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds for the graph to come up")
     args = parser.parse_args(argv)
     try:
-        page = render(introspect(str(ROOT / args.config), args.domain_id, args.timeout), args.config)
+        # a check waits longer for discovery: on a loaded machine an endpoint can take seconds to be seen
+        page = render(introspect(str(ROOT / args.config), args.domain_id, args.timeout, 5.0 if args.check else 2.0), args.config)
         if args.check:
             current = PAGE.read_text() if PAGE.exists() else ""
             if current != page:

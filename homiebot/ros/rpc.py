@@ -307,8 +307,8 @@ class RpcServer:
 
     def _log_failure(self, method: str, err: Exception) -> None:
         """A handler's failure in the node's log (called in its except block, for the traceback)."""
-        if isinstance(err, self.expected):
-            self.node.get_logger().warning(f"{method} refused: {err}")
+        if isinstance(err, self.expected):  # the caller reports it (the task manager's log line says it once)
+            self.node.get_logger().debug(f"{method} refused: {err}")
         else:
             self.node.get_logger().error(f"{method} failed: {err}\n{traceback.format_exc(limit=5)}")
 
