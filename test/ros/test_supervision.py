@@ -58,9 +58,11 @@ class Graph:
 
 
 class Watch:
-    """A plain rclpy client following one submission's status events."""
+    """A plain rclpy client running the demo task as a RunTask goal and following its status events;
+    ``label`` names the scenario in failures."""
 
-    def __init__(self, env: dict, rid: str) -> None:
+    def __init__(self, env: dict, label: str) -> None:
+        self.label = label
         self.proc = subprocess.Popen([sys.executable, str(CLIENT), "watch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
         self.proc.stdin.write(json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 1}}))
@@ -79,7 +81,7 @@ class Watch:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout)
-        assert result, "the awaited status event did not come"
+        assert result, f"{self.label}: the awaited status event did not come"
         return result[0]
 
     def close(self) -> None:
