@@ -205,6 +205,30 @@ def event_to_status(event: dict[str, Any]) -> TaskStatus:
     return msg
 
 
+def status_to_event(msg: TaskStatus) -> dict[str, Any]:
+    """A ``TaskStatus`` message as the status event it was made from (what the console lines are made of)."""
+    event: dict[str, Any] = {"id": msg.id, "state": msg.state}
+    if msg.state == TaskStatus.ACCEPTED:
+        event["queued"] = msg.queued
+    elif msg.state == TaskStatus.RUNNING:
+        event.update(episode=msg.episode_id, instruction=msg.instruction, planner=msg.planner, seed=msg.seed, profile=msg.profile,
+                     setup_s=msg.setup_time)
+    elif msg.state == TaskStatus.ROUND:
+        fb = RunTask.Feedback(state=RunTask.Feedback.ROUND, round=msg.round, subtask=msg.subtask, model=msg.model,
+                              feedback=msg.feedback, stand_in=msg.stand_in, seconds=msg.seconds)
+        event.update(feedback_to_event(fb))
+    elif msg.state == TaskStatus.WARNING:
+        event["reason"] = msg.reason
+    else:  # finished, failed
+        goal = None if msg.goal_satisfied == TaskStatus.GOAL_UNKNOWN else msg.goal_satisfied == TaskStatus.GOAL_REACHED
+        event.update({k: v for k, v in (("cause", msg.cause), ("reason", msg.reason), ("record", msg.record),
+                                        ("termination", msg.termination), ("why", msg.why), ("error", msg.error)) if v})
+        if msg.state == TaskStatus.FINISHED:
+            event.update(goal_satisfied=goal, ended=msg.ended, rounds=msg.rounds, failed=msg.failed_rounds,
+                         path_length=msg.path_length, setup_s=msg.setup_time, wall_time_s=msg.wall_time)
+    return event
+
+
 # ---------------------------------------------------------------- the server
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -11,16 +12,25 @@ from typing import Any
 
 import rclpy
 from homiebot_msgs.action import RunTask
+from homiebot_msgs.msg import TaskStatus
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
 from homiebot.console import round_line, task_line, verdict_line
 from homiebot.ros.common import init, spin_in_background
-from homiebot.ros.run_task import ACTION_NAME, RunTaskServer, feedback_to_event, request_to_goal, result_to_event
+from homiebot.ros.run_task import (
+    ACTION_NAME,
+    STATUS_QOS,
+    STATUS_TOPIC,
+    RunTaskServer,
+    request_to_goal,
+    result_to_event,
+    status_to_event,
+)
 
 FINAL = ("finished", "failed")
-FEEDBACK_GRACE = 2.0  # s a result waits for the feedback of rounds it counts but that has not arrived
+FEEDBACK_GRACE = 2.0  # s a final event waits for the round events it counts but that have not arrived
 CANCEL_WAIT = 20.0  # s to wait for a cancelled episode's record after Ctrl-C (a second Ctrl-C stops waiting)
 
 
@@ -36,25 +46,29 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
     init(None)
     node = Node(f"homiebot_submit_{uuid.uuid4().hex[:12]}")
     client = ActionClient(node, RunTask, ACTION_NAME)
-    events: queue.Queue[dict] = queue.Queue()
+    # What is shown comes from /homiebot/task/status: it keeps its recent events for a subscriber matched
+    # late, where a goal's first feedback can be lost while discovery completes. The result ends it.
+    statuses = _Statuses()
+    node.create_subscription(TaskStatus, STATUS_TOPIC, statuses.add, STATUS_QOS)
     executor, thread = spin_in_background(node)
     try:
         if not client.wait_for_server(timeout_sec=connect_timeout):
             raise TimeoutError(f"no task manager serves {ACTION_NAME}; start the graph with `homiebot up` "
                                "(same ROS_DOMAIN_ID) first")
-        sent = client.send_goal_async(request_to_goal(request), feedback_callback=lambda m: events.put(feedback_to_event(m.feedback)))
+        sent = client.send_goal_async(request_to_goal(request))
         handle = _wait(sent, connect_timeout, "the task manager did not answer the goal")
         if not handle.accepted:
             raise TimeoutError("the task manager refused the goal")
         rid = RunTaskServer.goal_id(handle)
+        events = statuses.of(rid)
         got = handle.get_result_async()
-        got.add_done_callback(lambda f: events.put(result_to_event(f.result().result)))
+        got.add_done_callback(lambda f: events.put({"id": rid, **result_to_event(f.result().result)}))
         follow = _Follower(rid, echo, warn)
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
                 try:
-                    event = {"id": rid, **events.get(timeout=0.1)}
+                    event = events.get(timeout=0.1)
                 except queue.Empty:
                     if (final := follow.idle()) is not None:
                         return final
@@ -74,7 +88,7 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
             end = time.monotonic() + CANCEL_WAIT
             while time.monotonic() < end:
                 try:
-                    event = {"id": rid, **events.get(timeout=0.1)}
+                    event = events.get(timeout=0.1)
                 except queue.Empty:
                     if (final := follow.idle()) is not None:
                         return final
@@ -92,6 +106,25 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         rclpy.try_shutdown()
 
 
+class _Statuses:
+    """Status events by submission id, as they come; one queue per id (events before anyone asked are kept)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queues: dict[str, queue.Queue[dict]] = {}
+
+    def _queue(self, rid: str) -> queue.Queue[dict]:
+        with self._lock:
+            return self._queues.setdefault(rid, queue.Queue())
+
+    def add(self, msg: TaskStatus) -> None:
+        self._queue(msg.id).put(status_to_event(msg))
+
+    def of(self, rid: str) -> queue.Queue[dict]:
+        """The events of submission ``rid``, those already heard first."""
+        return self._queue(rid)
+
+
 def _wait(future: Future, timeout: float, what: str) -> Any:
     end = time.monotonic() + timeout
     while not future.done():
@@ -102,8 +135,8 @@ def _wait(future: Future, timeout: float, what: str) -> Any:
 
 
 class _Follower:
-    """Shows one submission's events in order and tells the final one. Feedback and result travel
-    apart (a topic, a service): a result that overtakes its last rounds' feedback waits for them."""
+    """Shows one submission's events in order and tells the final one. Status events and the result travel
+    apart (a topic, a service): a result that overtakes its last rounds' events waits for them."""
 
     def __init__(self, rid: str, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
         self.rid, self.echo, self.warn = rid, echo, warn

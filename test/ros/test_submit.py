@@ -8,16 +8,20 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot_msgs.action import RunTask  # noqa: E402
+from homiebot_msgs.msg import TaskStatus  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
 from homiebot.ros import submit as submit_module  # noqa: E402
 from homiebot.ros.run_task import (  # noqa: E402
     GoalError,
     event_to_feedback,
     event_to_result,
+    event_to_status,
     feedback_to_event,
     goal_to_request,
     request_to_goal,
     result_to_event,
+    status_to_event,
 )
 from homiebot.ros.submit import _Follower  # noqa: E402
 
@@ -94,3 +98,18 @@ def test_a_result_whose_rounds_never_come_is_shown_after_a_grace(monkeypatch: py
     assert follow.show(FINISHED) is None and follow.idle() is None
     clock[0] += submit_module.FEEDBACK_GRACE + 0.1
     assert follow.idle() is FINISHED and "episode record" in out[-1]
+
+
+@pytest.mark.parametrize("event", [
+    {"id": "abc", "state": "accepted", "queued": 2},
+    {"id": "abc", "state": "running", "episode": "demo_seed1", "instruction": "take the can", "planner": "oracle", "seed": 1,
+     "profile": "default", "setup_s": 0.25},
+    {"id": "abc", **ROUND},
+    {"id": "abc", "state": "warning", "reason": "the bag of this episode is incomplete"},
+    {"id": "abc", **FINISHED, "why": "everything the instruction asks for is done", "error": None},
+    {"id": "abc", "state": "failed", "cause": "error", "reason": "the planner node stopped", "record": "runs/x/episode.json",
+     "termination": "error"},
+])
+def test_a_status_message_reads_back_as_its_event(event: dict) -> None:
+    back = status_to_event(deserialize_message(serialize_message(event_to_status({"time": 12.5, **event})), TaskStatus))
+    assert {k: v for k, v in back.items() if v is not None} == {k: v for k, v in event.items() if v is not None}

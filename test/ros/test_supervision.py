@@ -241,7 +241,7 @@ def test_a_cancelled_goal_that_waits_in_the_queue_never_starts_and_the_running_o
     assert (first["status"], first["code"], first["termination"]) == (5, 5, "cancelled"), first  # 5: CANCELED, CANCELLED
     assert load_episode(first["record"]).termination == "cancelled"
     assert (second["status"], second["code"], second["record"]) == (5, 5, ""), second
-    assert second["msg"] == "cancelled before it started" and second["states"] == ["queued"]
+    assert second["msg"] == "cancelled before it started" and not {"running", "round"} & set(second["states"])
 
 
 def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):

@@ -108,16 +108,17 @@ class TaskManagerNode:
             pass
 
     def _status(self, **event: Any) -> None:
+        """Publish a status event, and hand it to the RunTask goal it belongs to (feedback or result)."""
+        report = self._reporters.get(str(event.get("id")))
+        if report is not None and event.get("state") in ("finished", "failed"):
+            self._reporters.pop(str(event["id"]), None)
         try:
             self.pubs["task/status"].publish(event_to_status({"time": time.time(), **event}))
+            if report is not None:
+                report(event)
         except Exception:  # the node is being destroyed under a worker that outlived close(): nobody hears it
             if not self._stopping.is_set():
                 raise
-        report = self._reporters.get(str(event.get("id")))
-        if report is not None:
-            if event.get("state") in ("finished", "failed"):
-                self._reporters.pop(str(event["id"]), None)
-            report(event)
 
     def accept(self, value: dict[str, Any], report: Callable[[dict[str, Any]], None]) -> None:
         """Check a submission (a RunTask goal's request, with its id) and queue it; its status events go
