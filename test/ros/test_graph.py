@@ -203,10 +203,13 @@ def run(goal):
     handle = sent.result()
     got = handle.get_result_async()
     rclpy.spin_until_future_complete(node, got, timeout_sec=120)
-    for _ in range(20):  # feedback and result travel apart
+    rid = bytes(handle.goal_id.uuid).hex()[:12]
+    end = time.time() + 30  # the status topic and the result travel apart: until the final event is here too
+    while time.time() < end and not any(m.id == rid and m.state in ("finished", "failed") for m in status):
+        rclpy.spin_once(node, timeout_sec=0.05)
+    for _ in range(10):  # and a last feedback
         rclpy.spin_once(node, timeout_sec=0.05)
     r = got.result()
-    rid = bytes(handle.goal_id.uuid).hex()[:12]
     rounds = [f for f in feedback if f.state == RunTask.Feedback.ROUND]
     mine = [m for m in status if m.id == rid]
     return {{"status": r.status, "code": r.result.error_code, "msg": r.result.error_msg, "goal": r.result.goal_satisfied,
