@@ -78,6 +78,15 @@ def subtask_msg(sub: Subtask | None) -> hb.Subtask:
     return hb.Subtask(action=sub.action.value, target=sub.target or "", place=sub.place or "")
 
 
+def subtask_text(msg: hb.Subtask) -> str | None:
+    """``homiebot_msgs/Subtask`` in the bracketed form (``[Put, green_can, fridge]``); None when empty, and the
+    planner's own words when they could not be read as a subtask (kept in ``action``)."""
+    if not msg.action:
+        return None
+    parts = [p for p in (msg.action, msg.target, msg.place) if p]
+    return "[" + ", ".join(parts) + "]" if msg.target or msg.action == hb.Subtask.END else msg.action
+
+
 def subtask_from_msg(msg: hb.Subtask) -> Subtask:
     """``homiebot_msgs/Subtask`` as a contract subtask (ValueError when it is not a valid one)."""
     return Subtask(action=Action(msg.action), target=msg.target or None, place=msg.place or None)

@@ -24,6 +24,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.task import Future
 
 from homiebot.contracts import Subtask as SubtaskContract
+from homiebot.ros.messages import subtask_msg, subtask_text
 
 ACTION_NAME = "/homiebot/run_task"
 STATUS_TOPIC = "/homiebot/task/status"
@@ -79,22 +80,13 @@ def request_to_goal(request: dict[str, Any]) -> RunTask.Goal:
 
 
 def _subtask_msg(text: str | None) -> Subtask:
-    msg = Subtask()
-    if text:
-        try:
-            sub = SubtaskContract.from_text(text)
-        except ValueError:  # the planner's words could not be read: keep them as the action
-            msg.action = text
-            return msg
-        msg.action, msg.target, msg.place = sub.action.value, sub.target or "", sub.place or ""
-    return msg
-
-
-def _subtask_text(msg: Subtask) -> str | None:
-    if not msg.action:
-        return None
-    parts = [p for p in (msg.action, msg.target, msg.place) if p]
-    return "[" + ", ".join(parts) + "]" if msg.target or msg.action == Subtask.END else msg.action
+    """A round's subtask text as the typed message; words that are no subtask are kept as the action."""
+    if not text:
+        return Subtask()
+    try:
+        return subtask_msg(SubtaskContract.from_text(text))
+    except ValueError:
+        return Subtask(action=text)
 
 
 def event_to_feedback(event: dict[str, Any]) -> RunTask.Feedback | None:
@@ -130,7 +122,7 @@ def feedback_to_event(fb: RunTask.Feedback) -> dict[str, Any]:
         return {"state": "running", "episode": fb.episode_id, "instruction": fb.instruction, "planner": fb.planner,
                 "seed": fb.seed, "profile": fb.profile}
     if fb.state == RunTask.Feedback.ROUND:
-        return {"state": "round", "round": fb.round, "subtask": _subtask_text(fb.subtask), "model": fb.model or None,
+        return {"state": "round", "round": fb.round, "subtask": subtask_text(fb.subtask), "model": fb.model or None,
                 "code": fb.feedback.code or None, "success": fb.feedback.success, "message": fb.feedback.message,
                 "seconds": fb.seconds, "stand_in": fb.stand_in or None}
     return {"state": "warning", "reason": fb.message}
@@ -309,12 +301,3 @@ class RunTaskServer:
             return
         goal.done.set_result(event_to_result(event, goal.episode))
         self._wake.trigger()
-
-    def pending(self) -> list[str]:
-        """The ids of the goals not finished yet."""
-        with self._lock:
-            return list(self._goals)
-
-    def close(self) -> None:
-        """Destroy the action server (the node is going away)."""
-        self.server.destroy()

@@ -64,20 +64,9 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         got = handle.get_result_async()
         got.add_done_callback(lambda f: events.put({"id": rid, **result_to_event(f.result().result)}))
         follow = _Follower(rid, echo, warn)
-        deadline = time.monotonic() + timeout
         try:
-            while time.monotonic() < deadline:
-                try:
-                    event = events.get(timeout=0.1)
-                except queue.Empty:
-                    if (final := follow.idle()) is not None:
-                        return final
-                    continue
-                if not wait and event["state"] == "accepted":
-                    _show(event, echo, warn)
-                    return event
-                if (final := follow.show(event)) is not None:
-                    return final
+            if (final := follow.until_final(events, timeout, queued_is_enough=not wait)) is not None:
+                return final
         except KeyboardInterrupt:
             if not wait:
                 raise
@@ -85,16 +74,8 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
             handle.cancel_goal_async()
             warn(f"homiebot: interrupted; cancelling {'episode ' + follow.episode if follow.episode else 'submission ' + rid}"
                  + (" (its record is saved)" if follow.episode else ""))
-            end = time.monotonic() + CANCEL_WAIT
-            while time.monotonic() < end:
-                try:
-                    event = events.get(timeout=0.1)
-                except queue.Empty:
-                    if (final := follow.idle()) is not None:
-                        return final
-                    continue
-                if (final := follow.show(event)) is not None:
-                    return final
+            if (final := follow.until_final(events, CANCEL_WAIT)) is not None:
+                return final
             raise
         handle.cancel_goal_async()
         raise TimeoutError(f"task {rid} did not finish within {timeout:g} s (cancelled)")
@@ -171,6 +152,24 @@ class _Follower:
     def idle(self) -> dict | None:
         """Called when no event came for a while: the final event, if it has waited long enough."""
         return self._ready()
+
+    def until_final(self, events: queue.Queue[dict], seconds: float, queued_is_enough: bool = False) -> dict | None:
+        """Show events from ``events`` for at most ``seconds``; the final one (or, with ``queued_is_enough``, the
+        first ``accepted``), None when time ran out."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                event = events.get(timeout=0.1)
+            except queue.Empty:
+                if (final := self.idle()) is not None:
+                    return final
+                continue
+            if queued_is_enough and event["state"] == "accepted":
+                _show(event, self.echo, self.warn)
+                return event
+            if (final := self.show(event)) is not None:
+                return final
+        return None
 
 
 def _show(event: dict, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:

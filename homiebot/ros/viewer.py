@@ -23,7 +23,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.contracts import VIEW_NAMES, Pose2D, SafetyEvent
-from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic
+from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, subtask_text
 from homiebot.ros.safety import EVENTS_TOPIC
 from homiebot.ros.wire import safe_callback
 from homiebot.viz.queue import DropQueue
@@ -97,17 +97,14 @@ class GraphViewer:
         self.frame += 1
 
     def _subtask(self, msg: PlannerOutputMsg) -> None:
-        sub = msg.subtask
-        text = "[" + ", ".join(v for v in (sub.action, sub.target, sub.place) if v) + "]"
+        text = subtask_text(msg.subtask) or "[]"
         model = msg.model or None
         self._at(lambda: self.log.planned(self.round, text, model), droppable=False)
 
     def _status(self, msg: TaskStatus) -> None:
         if msg.state == TaskStatus.ROUND:
             r, code = int(msg.round), msg.feedback.code
-            sub = msg.subtask
-            subtask = "[" + ", ".join(v for v in (sub.action, sub.target, sub.place) if v) + "]" if sub.action else "[invalid output]"
-            text = f"round {r}: {subtask} {code or 'ok'}"
+            text = f"round {r}: {subtask_text(msg.subtask) or '[invalid output]'} {code or 'ok'}"
             self._at(lambda: self.log.text("timeline/rounds", text, r, "WARN" if code else "INFO"), droppable=False)
         elif msg.state in (TaskStatus.FINISHED, TaskStatus.FAILED):
             text = f"episode {msg.id}: {msg.state} ({msg.termination})"

@@ -29,12 +29,7 @@ TEMPLATES = ("hey, could you grab {x} and put it {rel} {y}?", "{x} should go {re
 
 def _draft(h: Home, kind: str) -> tuple[str, str] | None:
     """(object, destination) for one kind of request, or None when this home has no such case."""
-    by_class: dict[str, list[str]] = {}
-    for o in h.objs:
-        by_class.setdefault(h.objs[o].object_class, []).append(o)
-    by_type: dict[str, list[str]] = {}
-    for r in h.recs:
-        by_type.setdefault(h.recs[r].type, []).append(r)
+    by_class, by_type = h.by_class(), h.by_type()
     twins = [o for c, v in by_class.items() if len(v) > 1 for o in v]
     single = [o for c, v in by_class.items() if len(v) == 1 for o in v]
     if kind == "category":

@@ -55,12 +55,7 @@ VERBS = ("put", "could you put", "please move", "can you bring")
 
 
 def _ambiguous(h: Home, seed: int) -> tuple[str, list, list[list[str]]] | None:
-    by_class: dict[str, list[str]] = {}
-    for o in h.objs:
-        by_class.setdefault(h.objs[o].object_class, []).append(o)
-    by_type: dict[str, list[str]] = {}
-    for r in h.recs:
-        by_type.setdefault(h.recs[r].type, []).append(r)
+    by_class, by_type = h.by_class(), h.by_type()
     kind = seed % 3  # 0: which object, 1: which place, 2: both
     classes = sorted(c for c, v in by_class.items() if len(v) > 1)
     types = sorted(t for t, v in by_type.items() if len(v) > 1 and not h.rtype(v[0]).articulated)

@@ -53,6 +53,20 @@ class Home:
         self.recs = {r.name: r for r in self.spec.receptacles}
         self.objs = {o.name: o for o in self.spec.objects}
 
+    def by_class(self) -> dict[str, list[str]]:
+        """Object names grouped by class, in the scene's order."""
+        groups: dict[str, list[str]] = {}
+        for name, obj in self.objs.items():
+            groups.setdefault(obj.object_class, []).append(name)
+        return groups
+
+    def by_type(self) -> dict[str, list[str]]:
+        """Receptacle names grouped by type, in the scene's order."""
+        groups: dict[str, list[str]] = {}
+        for name, rec in self.recs.items():
+            groups.setdefault(rec.type, []).append(name)
+        return groups
+
     def rtype(self, rec: str):
         return RECEPTACLE_TYPES[self.recs[rec].type]
 
