@@ -417,14 +417,17 @@ CONTROL_MSGS = Package(
     + _INTROSPECTION_CHECK + "check_introspection('control_msgs', 'action', 'FollowJointTrajectory_Goal', 7)\n")
 
 HOMIEBOT_MSGS = Package(
-    "homiebot_msgs", "3.0.0", "homiebot's interfaces.", ("builtin_interfaces", "std_msgs", *ACTION_DEPENDENCIES),
+    "homiebot_msgs", "3.1.0", "homiebot's interfaces.", ("builtin_interfaces", "std_msgs", *ACTION_DEPENDENCIES),
     "from rclpy.serialization import deserialize_message, serialize_message\n"
     "from homiebot_msgs.action import RunTask\n"
     "from homiebot_msgs.msg import Feedback, Subtask\n"
+    "from homiebot_msgs.srv import Check\n"
     "fb = RunTask.Feedback(state='round', round=2, subtask=Subtask(action='Pick', target='green_can'),\n"
     "                      feedback=Feedback(success=False, code=Feedback.D1, message='too far'))\n"
     "back = deserialize_message(serialize_message(fb), RunTask.Feedback)\n"
     "assert (back.round, back.subtask.target, back.feedback.code) == (2, 'green_can', 'D1'), back\n"
+    "reply = deserialize_message(serialize_message(Check.Response(passed=True, subtask=Subtask(action='End'))), Check.Response)\n"
+    "assert reply.passed and reply.subtask.action == 'End', reply\n"
     + _INTROSPECTION_CHECK + "check_introspection('homiebot_msgs', 'msg', 'Subtask', 3)\n")
 
 PACKAGES = {p.name: p for p in (CONTROL_MSGS, HOMIEBOT_MSGS)}

@@ -15,7 +15,7 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -24,7 +24,7 @@ from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
 from homiebot.config import ConfigError, RunConfig, load_config
-from homiebot.ros import rpc
+from homiebot.ros import rpc, services
 from homiebot.ros.wire import MAX_MESSAGE_BYTES
 
 
@@ -56,6 +56,7 @@ def positive(value: Any) -> str | None:
 COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),
           Param("max_message_bytes", MAX_MESSAGE_BYTES, "longest JSON message accepted on any topic; longer ones are rejected",
                 positive))
+EXECUTOR_THREADS = 8  # callbacks of a process at once: typed service handlers that wait, and the topics they wait for
 HEARTBEAT_TOPIC = "/homiebot/heartbeat"
 HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
 HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
@@ -146,7 +147,8 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
     (the task manager finalises its episode), then every RPC server (its handler threads end or are
     cut off), then the executor, the nodes and the context, in that order."""
     stop = _Stop()
-    executor = SingleThreadedExecutor()  # callbacks only queue work; long calls run in their own threads
+    # a typed service's handler may wait for topic data that this process's other callbacks deliver
+    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
     beats = [_Heartbeat(node) for node in nodes]
     for node in nodes:
         executor.add_node(node)
@@ -162,6 +164,7 @@ def _spin(nodes: list[Node], components: list[object]) -> None:
     finally:
         for beat in beats:
             beat.close()
+        services.begin_shutdown(nodes)
         rpc.shut_down(nodes, components)
         executor.shutdown()
         for node in nodes:

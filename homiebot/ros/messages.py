@@ -7,6 +7,7 @@ import functools
 import math
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from homiebot_msgs import msg as hb
 from nav_msgs.msg import OccupancyGrid, Odometry
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PlannerOutput, Pose2D, Status, Subtask
+from homiebot.planners.base import ModelInfo
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
@@ -24,7 +27,10 @@ JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summ
 # every round's decision and result, and what happens to each submission, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
                 "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus"}
-RPC_SERVICES = ("world", "planner", "detector", "executor")
+RPC_SERVICES = ("world", "executor")  # still JSON request/reply topic pairs
+# the last message is kept for subscribers that join later
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+PLANNER_BACKEND_TOPIC = "/homiebot/planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
 
 
 def image_topic(view: str, kind: str) -> str:
@@ -111,6 +117,33 @@ def feedback_from_msg(msg: hb.Feedback) -> Feedback:
     return Feedback(version=msg.version, status=Status.SUCCESS if msg.success else Status.FAIL,
                     code=ErrorCode(msg.code) if msg.code else None, message=msg.message,
                     details={kv.key: kv.value for kv in msg.details})
+
+
+def models_msg(models: Iterable[ModelInfo]) -> list[hb.ModelInfo]:
+    """The executor's models as ``homiebot_msgs/ModelInfo[]``."""
+    return [hb.ModelInfo(name=m.name, actions=list(m.actions), description=m.description) for m in models]
+
+
+def models_from_msg(msgs: Iterable[hb.ModelInfo]) -> list[ModelInfo]:
+    return [ModelInfo(m.name, tuple(m.actions), m.description) for m in msgs]
+
+
+def capabilities_msg(caps: Mapping[str, Iterable[Action]]) -> list[hb.ModelInfo]:
+    """What each model can do (the detector's view of the executor's models)."""
+    return [hb.ModelInfo(name=name, actions=[a.value for a in acts]) for name, acts in caps.items()]
+
+
+def capabilities_from_msg(msgs: Iterable[hb.ModelInfo]) -> dict[str, frozenset[Action]]:
+    """ValueError for an action name that is not the contract's."""
+    return {m.name: frozenset(Action(a) for a in m.actions) for m in msgs}
+
+
+def pairs_msg(values: Mapping[str, str]) -> list[hb.KeyValue]:
+    return [hb.KeyValue(key=k, value=v) for k, v in values.items()]
+
+
+def pairs_from_msg(msgs: Iterable[hb.KeyValue]) -> dict[str, str]:
+    return {kv.key: kv.value for kv in msgs}
 
 
 def stamp_of(ns: int) -> Time:

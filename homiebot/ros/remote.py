@@ -6,7 +6,13 @@ executor), by calls to the corresponding node, so both runners share every line 
 
 from __future__ import annotations
 
+import threading
 from typing import Any
+
+from homiebot_msgs import msg as hb
+from homiebot_msgs.srv import Check, Plan, ResetPlanner
+from rclpy.node import Node
+from std_msgs.msg import String
 
 from homiebot.contracts import Action, Feedback, Observation, PlannerOutput, Subtask
 from homiebot.errors import CheckResult, SnapshotBelief
@@ -20,8 +26,20 @@ from homiebot.planners.base import (
     PlannerReply,
     PlannerRequest,
 )
+from homiebot.ros.messages import (
+    LATCHED,
+    PLANNER_BACKEND_TOPIC,
+    capabilities_msg,
+    feedback_from_msg,
+    feedback_msg,
+    models_msg,
+    pairs_msg,
+    planner_output_msg,
+    subtask_from_msg,
+)
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import RpcClient, RpcError, RpcTimeout
+from homiebot.ros.rpc import RpcClient
+from homiebot.ros.services import ServiceCaller, ServiceError, ServiceTimeout
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
 
@@ -114,30 +132,30 @@ class RemoteWorld(World):
 
 
 class RemotePlanner(Planner):
-    """The planner node. Its failures are planner errors (F1 feedback), as in-process."""
+    """The planner node (``homiebot_msgs/srv/ResetPlanner`` and ``Plan``). Its failures are planner errors
+    (F1 feedback), as in-process."""
 
-    def __init__(self, rpc: RpcClient, timeout: float, world: RemoteWorld) -> None:
-        self.rpc, self.timeout, self.world = rpc, timeout, world
+    def __init__(self, reset: ServiceCaller, plan: ServiceCaller, timeout: float, plan_timeout: float, world: RemoteWorld) -> None:
+        self.reset_srv, self.plan_srv, self.timeout, self.plan_timeout, self.world = reset, plan, timeout, plan_timeout, world
         self._understood: str | None = None
         self._report: str | None = None
 
     def reset(self, context: EpisodeContext) -> None:
-        models = [{"name": m.name, "actions": list(m.actions), "description": m.description} for m in context.models]
         self._understood = self._report = None
+        request = ResetPlanner.Request(task=context.task.model_dump_json(by_alias=True), models=models_msg(context.models),
+                                       seed=int(context.seed))
         try:
-            r = self.rpc.call("reset", {"task": context.task.model_dump(mode="json", by_alias=True), "models": models,
-                                        "seed": context.seed}, timeout=self.timeout)
-        except RpcError as err:
-            if err.remote_type == PlannerConfigError.__name__:  # it refuses the instruction: the user's to fix, as in-process
-                raise PlannerConfigError(_remote_message(err)) from None
+            r = self.reset_srv.call(request, self.plan_timeout)
+        except ServiceError as err:
+            if err.code == ResetPlanner.Response.REFUSED:  # it refuses the instruction: the user's to fix, as in-process
+                raise PlannerConfigError(_remote_message(str(err))) from None
             raise
         self._note(r)
 
-    def _note(self, reply: Any) -> None:
+    def _note(self, reply: ResetPlanner.Response | Plan.Response) -> None:
         """What the planner node says it understood and reported (the in-process planner's accessors)."""
-        if isinstance(reply, dict):
-            self._understood = reply.get("understood", self._understood)
-            self._report = reply.get("report", self._report)
+        self._understood = reply.understood or None
+        self._report = reply.report or None
 
     def understood(self) -> str | None:
         return self._understood
@@ -146,35 +164,57 @@ class RemotePlanner(Planner):
         return self._report
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
-        params = {"episode": self.world.episode, "round": request.round, "system": request.system, "user": request.user, "instruction": request.instruction,
-                  "inventory": request.inventory, "history": request.history,
-                  "feedback": request.feedback.model_dump(mode="json") if request.feedback else None}
+        fb = request.feedback
+        message = Plan.Request(episode=self.world.episode, round=request.round, system=request.system, user=request.user,
+                               instruction=request.instruction, inventory=list(request.inventory), history=list(request.history),
+                               has_feedback=fb is not None, feedback=feedback_msg(fb) if fb is not None else hb.Feedback())
         try:
-            r = self.rpc.call("plan", params, timeout=self.timeout)
-        except RpcError as err:
-            if err.remote_type == PlannerConfigError.__name__:  # e.g. a rejected API key: every round would fail alike
+            r = self.plan_srv.call(message, self.plan_timeout)
+        except ServiceError as err:
+            if err.code == Plan.Response.CONFIG_ERROR:  # e.g. a rejected API key: every round would fail alike
                 raise PlannerConfigError(str(err)) from None
+            if err.code is None:  # aborted: the node died, or this process stops
+                raise
             raise PlannerError(str(err)) from None
-        except RpcTimeout as err:
+        except ServiceTimeout as err:
             raise PlannerError(str(err)) from None
         self._note(r)
-        return PlannerReply(r["text"], r.get("usage") or {}, r.get("prompt"))
+        return PlannerReply(r.text, {m.name: m.value for m in r.usage}, r.prompt or None)
+
+
+class PlannerBackend:
+    """The planner node's backend name, as it publishes it on /homiebot/planner/backend (kept for late joiners)."""
+
+    def __init__(self, node: Node) -> None:
+        self._name: str | None = None
+        self._seen = threading.Event()
+        node.create_subscription(String, PLANNER_BACKEND_TOPIC, self._on_name, LATCHED)
+
+    def _on_name(self, msg: String) -> None:
+        self._name = msg.data[:200]
+        self._seen.set()
+
+    def name(self, timeout: float) -> str:
+        """The latest name (TimeoutError when none came within ``timeout`` s)."""
+        if not self._seen.wait(timeout) or self._name is None:
+            raise TimeoutError(f"the planner node did not say its backend on {PLANNER_BACKEND_TOPIC} within {timeout:g} s")
+        return self._name
 
 
 class RemoteChecker:
-    """The detector node, seen as the loop's checker."""
+    """The detector node (``homiebot_msgs/srv/Check``), seen as the loop's checker."""
 
-    def __init__(self, rpc: RpcClient, capabilities: dict[str, frozenset[Action]], aliases: dict[str, str], timeout: float,
+    def __init__(self, check: ServiceCaller, capabilities: dict[str, frozenset[Action]], aliases: dict[str, str], timeout: float,
                  world: RemoteWorld, unavailable: dict[str, str] | None = None) -> None:
-        self.rpc, self.caps, self.aliases, self.timeout, self.world = rpc, capabilities, aliases, timeout, world
-        self.unavailable = dict(unavailable or {})
+        self.srv, self.timeout, self.world = check, timeout, world
+        self._fixed = {"capabilities": capabilities_msg(capabilities), "aliases": pairs_msg(aliases),
+                       "unavailable": pairs_msg(unavailable or {})}
 
     def check(self, output: PlannerOutput) -> CheckResult:
-        r = self.rpc.call("check", {"episode": self.world.episode, "round": self.world.round, "output": output.model_dump(mode="json"), "aliases": self.aliases,
-                                    "unavailable": self.unavailable,
-                                    "capabilities": {m: [a.value for a in acts] for m, acts in self.caps.items()}}, timeout=self.timeout)
-        return CheckResult(Feedback.model_validate(r["feedback"]) if r["feedback"] else None,
-                           Subtask.model_validate(r["subtask"]) if r["subtask"] else None)
+        r = self.srv.call(Check.Request(episode=self.world.episode, round=self.world.round, output=planner_output_msg(output),
+                                        **self._fixed), self.timeout)
+        subtask = subtask_from_msg(r.subtask) if r.subtask.action else None
+        return CheckResult(None if r.passed else feedback_from_msg(r.feedback), subtask)
 
 
 class RemoteExecutor:
@@ -205,8 +245,7 @@ class RemoteExecutor:
         """Nothing to release: the skills live in their nodes."""
 
 
-def _remote_message(err: RpcError) -> str:
-    """The remote exception's own message, without the ``service.method: Type:`` the RPC layer puts before it."""
-    text = str(err)
-    marker = f"{err.remote_type}: " if err.remote_type else ""
-    return text.split(marker, 1)[1] if marker and marker in text else text
+def _remote_message(text: str) -> str:
+    """The remote exception's own message, without the ``node: Type:`` put before it."""
+    marker = f"{PlannerConfigError.__name__}: "
+    return text.split(marker, 1)[1] if marker in text else text

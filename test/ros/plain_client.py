@@ -4,7 +4,7 @@ arguments as JSON on standard input; prints one JSON line with what it saw.
 
 Modes: ``goals`` (hostile RunTask goals, collect their results and status events), ``session`` (a world
 reset while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
-graph subscribes to), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
+graph subscribes to), ``services`` (malformed requests to the typed services), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
 its status events as they come).
 """
 
@@ -28,7 +28,7 @@ QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-SERVICES = ("world", "planner", "detector", "executor", "recorder")
+SERVICES = ("world", "executor", "recorder")  # JSON request/reply topic pairs
 JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
@@ -218,6 +218,37 @@ def fuzz(c: Client, args: dict) -> dict:
     return {"sent": sent}
 
 
+def services(c: Client, args: dict) -> dict:
+    """Malformed requests to the planner's and the detector's typed services: each answer's error code and message."""
+    from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
+    from homiebot_msgs.srv import Check, Plan, ResetPlanner
+
+    nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
+    calls = {
+        "reset_unreadable": (ResetPlanner, "/homiebot/planner/reset", ResetPlanner.Request(task="{unclosed")),
+        "reset_not_a_task": (ResetPlanner, "/homiebot/planner/reset", ResetPlanner.Request(task="- a list")),
+        "plan_bad_feedback": (Plan, "/homiebot/planner/plan",
+                              Plan.Request(round=1, has_feedback=True, feedback=Feedback(success=False, code="Z9"))),
+        "check_bad_action": (Check, "/homiebot/detector/check",
+                             Check.Request(output=PlannerOutput(subtask=Subtask(action="Fly", target="x")), capabilities=nomad)),
+        "check_bad_capability": (Check, "/homiebot/detector/check",
+                                 Check.Request(output=PlannerOutput(subtask=Subtask(action="End")),
+                                               capabilities=[ModelInfo(name="m", actions=["Teleport"])])),
+    }
+    answers = {}
+    for name, (kind, service, request) in calls.items():
+        client = c.node.create_client(kind, service)
+        if not client.wait_for_service(timeout_sec=30.0):
+            raise SystemExit(f"no {service} service")
+        future = client.call_async(request)
+        deadline = time.time() + 30.0
+        while not future.done() and time.time() < deadline:
+            rclpy.spin_once(c.node, timeout_sec=0.05)
+        reply = future.result()
+        answers[name] = {"code": reply.error_code, "msg": reply.error_msg} if reply is not None else None
+    return {"answers": answers}
+
+
 def task(c: Client, args: dict) -> dict:
     result = c.finish(c.send(args["goal"]), args.get("timeout", 120.0))
     return {"result": result, "events": c.mine(result["id"])}
@@ -243,7 +274,8 @@ if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
-        print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "task": task, "watch": watch}[mode](client, arguments)))
+        print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
+                                "watch": watch}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

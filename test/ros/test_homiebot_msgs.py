@@ -17,7 +17,8 @@ from homiebot.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode
 
 try:
     from homiebot_msgs.action import RunTask
-    from homiebot_msgs.msg import Feedback, KeyValue, PlannerOutput, Subtask
+    from homiebot_msgs.msg import Feedback, KeyValue, Measure, ModelInfo, PlannerOutput, Subtask
+    from homiebot_msgs.srv import Check, Plan, ResetPlanner
 except ImportError as error:  # make builds it: its absence is a failure, not a skip
     pytest.fail(f"homiebot_msgs is not built ({error}): run `make setup` or `{sys.executable} tools/build_interfaces.py`",
                 pytrace=False)
@@ -45,6 +46,22 @@ def test_every_interface_lists_typed_fields() -> None:
     goal = RunTask.Goal.get_fields_and_field_types()
     assert goal == {"instruction": "string", "scene": "string", "task_file": "string", "task_yaml": "string", "use_seed": "boolean",
                     "seed": "uint32"}
+
+
+def test_the_services_list_typed_fields_and_an_error_code_in_every_response() -> None:
+    assert ModelInfo.get_fields_and_field_types() == {"name": "string", "actions": "sequence<string>", "description": "string"}
+    assert Measure.get_fields_and_field_types() == {"name": "string", "value": "double"}
+    plan = Plan.Request.get_fields_and_field_types()
+    assert plan["feedback"] == "homiebot_msgs/Feedback" and plan["history"] == "sequence<string>" and plan["round"] == "uint32"
+    assert Plan.Response.get_fields_and_field_types()["usage"] == "sequence<homiebot_msgs/Measure>"
+    check = Check.Request.get_fields_and_field_types()
+    assert (check["output"], check["capabilities"]) == ("homiebot_msgs/PlannerOutput", "sequence<homiebot_msgs/ModelInfo>")
+    assert Check.Response.get_fields_and_field_types()["subtask"] == "homiebot_msgs/Subtask"
+    assert ResetPlanner.Request.get_fields_and_field_types()["models"] == "sequence<homiebot_msgs/ModelInfo>"
+    for service in (Plan, Check, ResetPlanner):
+        fields = service.Response.get_fields_and_field_types()
+        assert (fields["error_code"], fields["error_msg"]) == ("uint8", "string"), service
+        assert service.Response.NONE == 0 and service.Response.FAILED > 0
 
 
 def test_the_constants_are_the_contracts() -> None:

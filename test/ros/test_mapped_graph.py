@@ -38,9 +38,9 @@ from nav_msgs.msg import OccupancyGrid
 from std_msgs.msg import String
 from rclpy.action import ActionClient
 from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import TaskStatus
+from homiebot_msgs.msg import ModelInfo, PlannerOutput, Subtask, TaskStatus
+from homiebot_msgs.srv import Check
 from homiebot.ros.common import spin_in_background
-from homiebot.ros.rpc import RpcClient
 
 task_file, seed = sys.argv[1], int(sys.argv[2])
 rclpy.init()
@@ -76,12 +76,20 @@ time.sleep(0.3)
 if not seen["summaries"]:
     sys.exit(f"no map summary arrived; task status events: {seen['status'][-5:]}")
 last = max(seen["summaries"], key=lambda s: (s["episode"], s["round"]))
-detector = RpcClient(node, "detector")
+detector = node.create_client(Check, "/homiebot/detector/check")
+if not detector.wait_for_service(timeout_sec=20.0):
+    sys.exit("no /homiebot/detector/check service")
 checks = {}
 for phrase in ("green can", "purple elephant"):
-    out = {"subtask": {"action": "Go to", "target": phrase}, "model": "NoMaD"}
-    checks[phrase] = detector.call("check", {"episode": last["episode"], "round": last["round"], "output": out,
-                                             "capabilities": {"NoMaD": ["Go to"]}, "aliases": {}}, timeout=20.0, resend=1.0)
+    request = Check.Request(episode=last["episode"], round=last["round"],
+                            output=PlannerOutput(version=3, subtask=Subtask(action="Go to", target=phrase), model="NoMaD"),
+                            capabilities=[ModelInfo(name="NoMaD", actions=["Go to"])])
+    future = detector.call_async(request)
+    while time.time() < deadline and not future.done():
+        time.sleep(0.05)
+    r = future.result()
+    checks[phrase] = {"error_code": r.error_code, "passed": r.passed, "target": r.subtask.target, "code": r.feedback.code,
+                      "message": r.feedback.message}
 print(json.dumps({"final": final(), "grids": seen["grids"], "summaries": seen["summaries"], "checks": checks}))
 '''
 
@@ -145,8 +153,9 @@ def test_a_plain_client_sees_the_occupancy_grid_and_the_map_summary(client_run):
 
 def test_the_detector_node_grounds_phrases_with_the_worlds_map(client_run):
     grounded = client_run["checks"]["green can"]
-    assert grounded["feedback"] is None and grounded["subtask"]["target"] == "can_1"
-    unknown = client_run["checks"]["purple elephant"]["feedback"]
+    assert grounded["error_code"] == 0 and grounded["passed"] and grounded["target"] == "can_1"
+    unknown = client_run["checks"]["purple elephant"]
+    assert unknown["error_code"] == 0 and not unknown["passed"]
     assert unknown["code"] == "F2" and "matches no object seen so far" in unknown["message"]
 
 

@@ -1,6 +1,6 @@
 """The error detector node: runs the format, logic and distance checks against the current belief.
 
-Serves ``check`` on /homiebot/detector/request: the planner output, the round, the model
+Serves /homiebot/detector/check (``homiebot_msgs/srv/Check``): the planner output, the round, the model
 capabilities and the task aliases in; a failure feedback or the grounded subtask out.
 
 When the round's belief says ``resolves`` (mapped perception: the world's belief is a semantic map
@@ -14,13 +14,16 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from homiebot_msgs import msg as hb
+from homiebot_msgs.srv import Check
 from rclpy.node import Node
 
-from homiebot.contracts import Action, PlannerOutput
 from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.messages import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import BadRequest, CallContext, RpcClient, RpcServer
+from homiebot.ros.rpc import RpcClient
+from homiebot.ros.services import ErrorMapping, TypedServer
 
 
 class WorldResolvedBelief(SnapshotBelief):
@@ -50,7 +53,9 @@ class DetectorNode:
             # made now, so that its endpoints are discovered while the graph starts, not inside a round's check
             # (discovery of a new endpoint on a loaded machine can take longer than a call's timeout)
             self.world()
-        self.server = RpcServer(node, "detector", {"check": self.check})
+        self.server = TypedServer(node, Check, "/homiebot/detector/check", self.check,
+                                  (ErrorMapping(BadRequest, Check.Response.INVALID_REQUEST),
+                                   ErrorMapping(NoBelief, Check.Response.NO_BELIEF, own_failure=True)), Check.Response.FAILED)
 
     def world(self) -> RpcClient:
         """The client of the world node's ``resolve`` (its calls resend until discovery has settled)."""
@@ -58,23 +63,34 @@ class DetectorNode:
             self._world = RpcClient(self.node, "world")
         return self._world
 
-    def check(self, params: dict, ctx: CallContext) -> dict:
+    def check(self, request: Check.Request) -> Check.Response:
         try:
-            episode, round_index = int(params["episode"]), int(params["round"])
-            caps = {m: frozenset(Action(a) for a in acts) for m, acts in params["capabilities"].items()}
-            output = PlannerOutput.model_validate(params["output"])
-        except (KeyError, TypeError, ValueError, AttributeError) as err:  # pydantic's ValidationError is a ValueError
-            raise BadRequest("check needs episode and round (integers), capabilities ({model: [actions]}) and the planner's "
-                             f"output: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
-        message = self.cache.wait_json("belief", episode, round_index, self.wait)
+            caps = capabilities_from_msg(request.capabilities)
+            output = planner_output_from_msg(request.output)
+        except ValueError as err:  # pydantic's ValidationError is a ValueError
+            raise BadRequest(f"the output or the capabilities are not the contract's: {str(err).splitlines()[0]}") from None
+        episode, round_index = int(request.episode), int(request.round)
+        try:
+            message = self.cache.wait_json("belief", episode, round_index, self.wait)
+        except TimeoutError as err:
+            raise NoBelief(str(err)) from None
         belief = (WorldResolvedBelief(message["snapshot"], self.world(), episode, self.wait) if message.get("resolves")
                   else SnapshotBelief(message["snapshot"]))
         d = self.cfg.detector
-        detector = ErrorDetector(belief, caps, params.get("aliases") or {}, far=d.far, near=d.near, suggest=d.suggest_names,
-                                 unavailable=params.get("unavailable") or {})
+        detector = ErrorDetector(belief, caps, pairs_from_msg(request.aliases), far=d.far, near=d.near, suggest=d.suggest_names,
+                                 unavailable=pairs_from_msg(request.unavailable))
         result = detector.check(output)
-        return {"feedback": result.feedback.model_dump(mode="json") if result.feedback else None,
-                "subtask": result.subtask.model_dump(mode="json") if result.subtask else None}
+        return Check.Response(passed=result.feedback is None,
+                              feedback=feedback_msg(result.feedback) if result.feedback else hb.Feedback(),
+                              subtask=subtask_msg(result.subtask))
+
+
+class BadRequest(ValueError):
+    """A request that cannot be checked (the caller's mistake: one line in the log)."""
+
+
+class NoBelief(TimeoutError):
+    """The round's belief did not arrive in time."""
 
 
 PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the world to ground a phrase with it)", positive),)

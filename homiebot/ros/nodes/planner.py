@@ -1,4 +1,5 @@
-"""The planner node: wraps any registered planner backend behind ``reset`` and ``plan``.
+"""The planner node: serves any registered planner backend as /homiebot/planner/reset and /homiebot/planner/plan
+(``homiebot_msgs/srv/ResetPlanner`` and ``Plan``), and names the backend on /homiebot/planner/backend.
 
 The four views come from the camera topics (matched by the round's stamp). A privileged planner
 (the oracle) gets a mirror of the simulator's state, kept up to date from /homiebot/world/state.
@@ -8,19 +9,26 @@ is the round's map summary from /homiebot/map/summary, as ``homiebot run`` passe
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
+import yaml
+from homiebot_msgs.msg import Measure
+from homiebot_msgs.srv import Plan, ResetPlanner
+from pydantic import ValidationError
 from rclpy.node import Node
+from std_msgs.msg import String
 
-from homiebot.contracts import Feedback
-from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerConfigError, PlannerRequest
+from homiebot.planners.base import EpisodeContext, PlannerConfigError, PlannerRequest
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.messages import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import CallContext, RpcServer
+from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.runtime import SceneCache, build_planner
 from homiebot.scenes import scene_source
 from homiebot.tasks import Task
+from homiebot.yamlio import format_validation_error, parse_yaml
 
 
 class MirrorWorld:
@@ -66,37 +74,66 @@ class PlannerNode:
         self._initial = _InitialStates(self.cfg.world.name)
         self.kinds = tuple(self.planner.needs_views)
         self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state", "map/summary"))
-        # a planner refusing the instruction is the user's error: one line in the log, no traceback
-        self.server = RpcServer(node, "planner", {"reset": self.reset, "plan": self.plan, "info": self.info},
-                                expected=(PlannerConfigError,))
+        # which backend plans, for the records of whoever drives the episode (kept for late joiners)
+        backend = node.create_publisher(String, PLANNER_BACKEND_TOPIC, LATCHED)
+        backend.publish(String(data=self.cfg.planner.name))
+        # a planner refusing the instruction is the user's error: the caller reports it, the node logs no traceback
+        self.servers = (
+            TypedServer(node, ResetPlanner, "/homiebot/planner/reset", self.reset,
+                        (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED),
+                         ErrorMapping(InvalidRequest, ResetPlanner.Response.INVALID_REQUEST)), ResetPlanner.Response.FAILED),
+            TypedServer(node, Plan, "/homiebot/planner/plan", self.plan,
+                        (ErrorMapping(PlannerConfigError, Plan.Response.CONFIG_ERROR),
+                         ErrorMapping(InvalidRequest, Plan.Response.INVALID_REQUEST)), Plan.Response.FAILED))
 
-    def info(self, params: dict, ctx: CallContext) -> dict:
-        return {"planner": self.cfg.planner.name}
-
-    def reset(self, params: dict, ctx: CallContext) -> dict:
-        task = Task.model_validate(params["task"])
-        models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in params["models"]]
+    def reset(self, request: ResetPlanner.Request) -> ResetPlanner.Response:
+        task = read_task(request.task)
+        models = models_from_msg(request.models)
         self.mirror = self._initial.of(task)
-        self.planner.reset(EpisodeContext(task=task, models=models, seed=int(params["seed"]), world=self.mirror))
-        return {"planner": self.cfg.planner.name, "understood": self.planner.understood(), "report": self.planner.report()}
+        self.planner.reset(EpisodeContext(task=task, models=models, seed=int(request.seed), world=self.mirror))
+        return ResetPlanner.Response(planner=self.cfg.planner.name, understood=self.planner.understood() or "",
+                                     report=self.planner.report() or "")
 
-    def plan(self, params: dict, ctx: CallContext) -> dict:
-        r, episode = int(params["round"]), int(params["episode"])
+    def plan(self, request: Plan.Request) -> Plan.Response:
+        r, episode = int(request.round), int(request.episode)
+        try:
+            feedback = feedback_from_msg(request.feedback) if request.has_feedback else None
+        except ValueError as err:
+            raise InvalidRequest(f"the feedback is not the contract's: {err}") from None
         meta = self.cache.wait_json("observation", episode, r, self.wait)
         obs = self.cache.observation(meta, self.wait) if self.kinds else None
         if self.mirror is not None:
             self.mirror.mirror.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
         scene_map = self.cache.wait_json("map/summary", episode, r, self.wait)["summary"] if meta.get("mapped") else None
-        fb = params.get("feedback")
-        request = PlannerRequest(r, params["system"], params["user"], params["instruction"], params["inventory"], params["history"],
-                                 Feedback.model_validate(fb) if fb else None, obs, scene_map=scene_map)
-        reply = self.planner.plan(request)
+        planner_request = PlannerRequest(r, request.system, request.user, request.instruction, list(request.inventory),
+                                         list(request.history), feedback, obs, scene_map=scene_map)
+        reply = self.planner.plan(planner_request)
         # asked after every round, as the in-process loop asks after End: what it understood, and why it stopped
-        return {"text": reply.text, "usage": reply.usage, "prompt": reply.prompt, "understood": self.planner.understood(),
-                "report": self.planner.report()}
+        return Plan.Response(text=reply.text, usage=[Measure(name=k, value=float(v)) for k, v in reply.usage.items()],
+                             prompt=reply.prompt or "", understood=self.planner.understood() or "",
+                             report=self.planner.report() or "")
 
     def close(self) -> None:
         self.planner.close()
+
+
+class InvalidRequest(ValueError):
+    """A request whose contents cannot be used (the caller's mistake; the node logs no traceback)."""
+
+
+def read_task(text: str) -> Task:
+    """A task document sent as JSON (what homiebot sends) or YAML (what a person types)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = parse_yaml(text)
+        except yaml.YAMLError as err:
+            raise InvalidRequest(f"the task is neither JSON nor YAML: {str(err).splitlines()[0]}") from None
+    try:
+        return Task.model_validate(value)
+    except ValidationError as err:
+        raise InvalidRequest(f"invalid task:\n{format_validation_error(err)}") from None
 
 
 PARAMS = (Param("planner", "", "planner backend by name (empty: the config's)"),

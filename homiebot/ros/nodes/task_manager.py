@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from homiebot_msgs import msg as hb
+from homiebot_msgs.srv import Check, Plan, ResetPlanner
 from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -44,10 +45,11 @@ from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.remote import RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
+from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
+from homiebot.ros.services import ServiceCaller, ServiceTimeout
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
@@ -56,7 +58,7 @@ from homiebot.safety.state import SafetyState
 from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
-SERVICES = ("world", "planner", "detector", "executor")
+SERVICES = ("world", "executor")  # JSON request/reply services; the planner and the detector serve typed ones
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
@@ -67,6 +69,10 @@ class TaskManagerNode:
         self.params = params
         owner = node.get_fully_qualified_name()  # holds the episode session on each node it drives (see RpcServer)
         self.clients = {s: RpcClient(node, s, owner=owner) for s in SERVICES}
+        self.typed = {"planner/reset": ServiceCaller(node, ResetPlanner, "/homiebot/planner/reset", "planner"),
+                      "planner/plan": ServiceCaller(node, Plan, "/homiebot/planner/plan", "planner"),
+                      "detector/check": ServiceCaller(node, Check, "/homiebot/detector/check", "detector")}
+        self.planner_backend = PlannerBackend(node)
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
@@ -189,8 +195,8 @@ class TaskManagerNode:
             if client is not self.recorder:
                 client.abort(reason)
 
-    def _all_clients(self) -> list[RpcClient]:
-        return [*self.clients.values(), *([self.recorder] if self.recorder else [])]
+    def _all_clients(self) -> list[RpcClient | ServiceCaller]:
+        return [*self.clients.values(), *self.typed.values(), *([self.recorder] if self.recorder else [])]
 
     def interrupt(self) -> None:
         """The process is stopping: what follows (the bag, the record) must not wait long."""
@@ -200,8 +206,9 @@ class TaskManagerNode:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
         self.watch.stop()
-        for client in self.clients.values():  # not the recorder: the episode's bag is still to be closed
-            client.abort("the task manager is stopping", interrupted=True)
+        for client in self._all_clients():  # not the recorder: the episode's bag is still to be closed
+            if client is not self.recorder:
+                client.abort("the task manager is stopping", interrupted=True)
         self._worker_thread.join(2.5)
 
     def _on_cancel(self, msg: String) -> None:
@@ -268,7 +275,13 @@ class TaskManagerNode:
                 client.verify(max(0.5, deadline - time.monotonic()), force=True)
             except RpcTimeout:
                 missing.append(service)
+        for name, caller in self.typed.items():
+            try:
+                caller.verify(max(0.5, deadline - time.monotonic()))
+            except ServiceTimeout:
+                missing.append(name.split("/")[0])
         if missing:
+            missing = sorted(set(missing))
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
         self._endpoints = endpoints(self.node, names)  # what a restarted node must be back on
 
@@ -318,15 +331,15 @@ class TaskManagerNode:
         world = RemoteWorld(self.clients["world"], self.cache, scene_json(scene, self.scenes.world), timeout)
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.clients["executor"], timeout, self.params["execute_timeout"])
-        planner = RemotePlanner(self.clients["planner"], self.params["plan_timeout"], world)
-        planner_name = self.clients["planner"].call("info", timeout=timeout, resend=1.0)["planner"]
+        planner = RemotePlanner(self.typed["planner/reset"], self.typed["planner/plan"], timeout, self.params["plan_timeout"], world)
+        planner_name = self.planner_backend.name(timeout)
         c = self.cfg
         settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
                                  suggest_names=c.detector.suggest_names)
         gate = SafetyGate(c.safety, self.safety, self.approver)
         self.running = (rid, world)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
-                      make_checker=lambda t: RemoteChecker(self.clients["detector"], executor.capabilities(), t.aliases, timeout, world,
+                      make_checker=lambda t: RemoteChecker(self.typed["detector/check"], executor.capabilities(), t.aliases, timeout, world,
                                                                    executor.unavailable), safety=gate, user=self._user(task, world, seed))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
