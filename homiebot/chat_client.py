@@ -29,6 +29,7 @@ AUTH_STATUS = (401, 403)  # the key is missing, wrong or not allowed: no retry c
 BACKOFF_CAP = 30.0  # seconds: the longest wait between two attempts
 MESSAGE_LIMIT = 300  # characters of a server's error message kept in errors
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+VALIDATION_WORDS = "validation error"
 
 
 class ChatConfigError(ValueError):
@@ -122,6 +123,12 @@ def server_message(raw: bytes) -> str:
         if isinstance(candidate, list) and candidate:  # FastAPI validation errors
             return json.dumps(candidate)
     return text
+
+
+def is_validation_error(status: int, message: str) -> bool:
+    """A 500 that reports a request the server's schema refused (llama-cpp-python answers an unknown
+    ``response_format`` so): the same request would be refused again, so it is not retried."""
+    return status == 500 and VALIDATION_WORDS in message.lower()
 
 
 def content_text(content: Any) -> str | None:
@@ -295,7 +302,7 @@ class ChatClient:
                 message = err.reason if isinstance(err.reason, str) else "(no body)"
             finally:
                 err.close()
-            if err.code in RETRY_STATUS:
+            if err.code in RETRY_STATUS and not is_validation_error(err.code, message):
                 raise _Transient(f"HTTP {err.code}: {message}", retry_after(err.headers.get("Retry-After") if err.headers else None)) from None
             raise _Refused(err.code, message) from None
         except urllib.error.URLError as err:

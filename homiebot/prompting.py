@@ -5,6 +5,10 @@ two output formats: ``json`` (default) or ``text`` (the EMMOE ``Analysis: / Subt
 A template file can replace either part, to match the prompt a fine-tuned model was trained on; it is
 YAML with ``system`` and/or ``user`` keys whose ``$placeholders`` are filled in:
 ``$actions $models $model_names $format`` (system) and ``$task $inventory $history $feedback $round`` (user).
+
+For a model without vision (``vision=False``) the role speaks of a description of the four views
+instead of images, and the user text carries that description (``$views``), written from perception's
+detections by ``homiebot.planners.view_text``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ OutputFormat = Literal["json", "text"]
 
 ROLE = """You control a one-armed household robot and decide, one step at a time, what it does next.
 Each round you receive:
-- four camera images taken from the robot, in the order front, left, back, right;
+- $seeing
 - the task to accomplish;
 - the inventory: what the robot holds. It has one hand: it cannot Pick, Open or Close while holding something, and it can only Put when holding something;
 - the history of earlier subtasks, each marked success or fail;
@@ -40,6 +44,10 @@ FORMATS = {
              "When the task is complete answer Subtask: [End] and Model: None.$ask"),
 }
 
+SEEING = {True: "four camera images taken from the robot, in the order front, left, back, right;",
+          False: ("what the robot's four cameras (front, left, back, right) detect: each thing's name, its distance, and "
+                  "the room it is in or what it rests on;")}
+
 RULES = """Only refer to things you can see or have seen. Go next to something before handling it, open a container
 before you pick up what goes inside it, and pay attention to the feedback: it says what to fix."""
 
@@ -53,6 +61,8 @@ ASK = {"json": ('\nWhen the task is ambiguous (which of several things, where to
 DEFAULT_SYSTEM = "$role\n\nActions: $actions.\nModels: $models.\n\n$format\n\n$rules"
 DEFAULT_USER = "Task: $task\nInventory: $inventory\nHistorical Execution:\n$history\nFeedback: $feedback\n" \
                "Now output the analysis, the next subtask and the model."
+DEFAULT_USER_TEXT = "Task: $task\nWhat the cameras see:\n$views\nInventory: $inventory\nHistorical Execution:\n$history\n" \
+                    "Feedback: $feedback\nNow output the analysis, the next subtask and the model."
 
 
 class PromptError(ValueError):
@@ -68,14 +78,16 @@ class PromptBuilder:
     """Builds the system text and the per-round user text for one set of models."""
 
     def __init__(self, models: Sequence[tuple[str, str]], output_format: OutputFormat = "json",
-                 template_file: str | Path | None = None, actions: Sequence[str] | None = None) -> None:
-        """``actions``: what the planner may choose (default: the EMMOE actions)."""
+                 template_file: str | Path | None = None, actions: Sequence[str] | None = None, vision: bool = True) -> None:
+        """``actions``: what the planner may choose (default: the EMMOE actions); ``vision``: False for a model
+        that is told what the views show in words instead of seeing them."""
         if output_format not in FORMATS:
             raise PromptError(f"unknown output format '{output_format}'; choose json or text")
         self.models = list(models)
         self.actions = list(actions) if actions is not None else offered_actions([])
         self.output_format = output_format
-        self.system_template, self.user_template = DEFAULT_SYSTEM, DEFAULT_USER
+        self.vision = vision
+        self.system_template, self.user_template = DEFAULT_SYSTEM, DEFAULT_USER if vision else DEFAULT_USER_TEXT
         if template_file is not None:
             self._load(Path(template_file))
 
@@ -95,14 +107,15 @@ class PromptBuilder:
         ask = ASK[self.output_format] if "Ask" in self.actions else ""
         fmt = Template(FORMATS[self.output_format]).safe_substitute(ask=ask)
         return Template(self.system_template).safe_substitute(
-            role=ROLE, actions=", ".join(self.actions), models=listed,
+            role=Template(ROLE).safe_substitute(seeing=SEEING[self.vision]), actions=", ".join(self.actions), models=listed,
             model_names=", ".join(name for name, _ in self.models), format=fmt, rules=RULES)
 
     def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,
-             round_index: int = 0) -> str:
-        """The message that accompanies the four images in one round."""
+             round_index: int = 0, views: str | None = None) -> str:
+        """The message that accompanies the four images in one round (``views``: their description, for a model
+        without vision)."""
         return Template(self.user_template).safe_substitute(
-            task=instruction, inventory=", ".join(inventory) if inventory else "None",
+            task=instruction, views=views if views is not None else "not described", inventory=", ".join(inventory) if inventory else "None",
             history="\n".join(history) if history else "None",
             feedback="None" if feedback is None or (feedback.success and "answer" not in feedback.details) else feedback.message,
             round=round_index)

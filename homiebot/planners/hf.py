@@ -1,4 +1,4 @@
-"""A planner that runs a vision-language model locally with Hugging Face ``transformers``.
+"""A planner that runs a vision-language model, or a text-only language model, locally with ``transformers``.
 
 Each round the model receives the system text and the round's message written by ``PromptBuilder``
 (or by a template file), with the camera views as images, and the text it generates is handed back
@@ -8,12 +8,19 @@ Supported families (``family: auto`` reads ``model_type`` from the folder's ``co
 
 * ``qwen2_vl`` and ``qwen2_5_vl``: Qwen2-VL / Qwen2.5-VL and their fine-tunes;
 * ``llava`` and ``video_llava``: LLaVA-1.5 style models and Video-LLaVA (images only);
+* ``causal_lm``: any text-only causal language model (``AutoModelForCausalLM``: Llama, SmolLM2, Qwen2 ...),
+  from a model folder or from a single GGUF file (``model_path: /models/SmolLM2-135M-Instruct.Q4_1.gguf``,
+  read with the ``gguf`` package and dequantized). It sees no images: the four views are described in
+  words from perception's detections (``homiebot.planners.view_text``). ``auto`` picks it for a GGUF
+  file and for a folder whose ``config.json`` names a ``...ForCausalLM`` architecture;
 * ``minicpm_v``: MiniCPM-V through its own remote code. That code is Python shipped inside the model
   folder, so it is only run when the folder really contains it (``auto_map`` in ``config.json`` and
   the ``.py`` files next to it) and ``trust_remote_code: true`` is set; constrained decoding is not
   available for it.
 
-Models are never downloaded: ``model_path`` must be a local folder (``config.json``, the weights, the
+``vision: false`` makes a vision model read that description instead of the images too.
+
+Models are never downloaded: ``model_path`` must be a local folder or GGUF file (``config.json``, the weights, the
 tokenizer and the image processor configuration), and every load is done with ``local_files_only``.
 To use a fine-tuned HomieBot-style checkpoint (one trained on ``Analysis: / Subtask: / Model:``
 answers), save or merge it into a folder with ``save_pretrained`` (copy the processor files of the
@@ -71,6 +78,7 @@ from homiebot.planners.base import (
     PlannerReply,
     PlannerRequest,
 )
+from homiebot.planners.view_text import describe_views
 from homiebot.prompting import PromptBuilder, PromptError, history_line
 
 # family -> (model class in transformers, model_type values in config.json, default processor class)
@@ -80,7 +88,10 @@ FAMILIES: dict[str, tuple[str | None, tuple[str, ...], str | None]] = {
     "llava": ("LlavaForConditionalGeneration", ("llava",), "LlavaProcessor"),
     "video_llava": ("VideoLlavaForConditionalGeneration", ("video_llava",), "VideoLlavaProcessor"),
     "minicpm_v": (None, ("minicpmv", "minicpm_v"), None),
+    "causal_lm": ("AutoModelForCausalLM", (), None),  # text only; auto picks it by architecture or a GGUF file
 }
+TEXT_FAMILIES = frozenset({"causal_lm"})
+GGUF_SUFFIX = ".gguf"
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICES = ("cpu", "cuda", "auto")
 TARGET_TOKENS = 16  # bound on each freely generated target in constrained decoding
@@ -173,7 +184,10 @@ def _generation_helpers() -> tuple[type, type]:
 
 
 def read_model_type(path: Path) -> str:
-    """``model_type`` from a model folder's config.json (PlannerConfigError when unreadable)."""
+    """``model_type`` from a model folder's config.json (PlannerConfigError when unreadable); for a text-only
+    model (a GGUF file, or an architecture ``...ForCausalLM``) the family name ``causal_lm``."""
+    if path.is_file():  # only a GGUF file gets here
+        return "causal_lm"
     config = path / "config.json"
     try:
         data = json.loads(config.read_text())
@@ -182,11 +196,23 @@ def read_model_type(path: Path) -> str:
                                  "saved with save_pretrained (config.json, weights, tokenizer, processor files)") from None
     except json.JSONDecodeError as err:
         raise PlannerConfigError(f"hf planner: {config} is not valid JSON: {err}") from None
-    return str(data.get("model_type", "")) if isinstance(data, dict) else ""
+    if not isinstance(data, dict):
+        return ""
+    model_type = str(data.get("model_type", ""))
+    known = any(model_type in types for _, types, _ in FAMILIES.values())
+    architectures = data.get("architectures") or []
+    if not known and any(str(a).endswith("ForCausalLM") for a in architectures):
+        return "causal_lm"
+    return model_type
 
 
 def resolve_family(family: str, model_type: str) -> str:
     """The family to use for ``model_type``; ``auto`` picks it, otherwise the two must agree."""
+    if model_type == "causal_lm" and family in ("auto", "causal_lm"):
+        return "causal_lm"
+    if family == "causal_lm":
+        raise PlannerConfigError(f"hf planner: family 'causal_lm' is for text-only models (a GGUF file, or a folder whose "
+                                 f"config.json names a ...ForCausalLM architecture); model_type '{model_type}' is not one")
     if family == "auto":
         for name, (_, types, _) in FAMILIES.items():
             if model_type in types:
@@ -268,22 +294,30 @@ class HFPlanner(Planner):
     (text or json) and ``template`` (a PromptBuilder template file); ``in_context_example``;
     ``image_size`` (pixels, or [width, height]; None keeps the rendered size); ``views`` (a subset of
     front, left, back, right, always sent in that order); ``constrained``; ``trust_remote_code`` (only
-    for minicpm_v). The model is loaded by the first ``reset`` and kept until ``close``.
+    for minicpm_v); ``vision`` (default: true for vision families, false for ``causal_lm``; false
+    describes the four views in words instead of sending images). The model is loaded by the first
+    ``reset`` and kept until ``close``.
     """
 
-    needs_views = ("image",)
+    needs_views: tuple[str, ...] = ("image",)
 
     def __init__(self, model_path: str, family: str = "auto", dtype: str = "float32", device: str = "cpu",
                  max_new_tokens: int = 256, temperature: float = 0.0, top_p: float = 1.0, output_format: str = "text",
                  template: str | None = None, in_context_example: bool = False, image_size: int | Sequence[int] | None = None,
-                 views: Sequence[str] | None = None, constrained: bool = False, trust_remote_code: bool = False) -> None:
+                 views: Sequence[str] | None = None, constrained: bool = False, trust_remote_code: bool = False,
+                 vision: bool | None = None) -> None:
         path = Path(str(model_path)).expanduser()
-        if not path.is_dir():
+        gguf = path.is_file() and path.suffix.lower() == GGUF_SUFFIX
+        if not path.is_dir() and not gguf:
+            what = "is not a folder or a .gguf file" if path.exists() else "does not exist"
             raise PlannerConfigError(
-                f"hf planner: model_path '{path}' {'is not a folder' if path.exists() else 'does not exist'}. Models are "
+                f"hf planner: model_path '{path}' {what}. Models are "
                 "never downloaded: set model_path to a local folder holding the model (config.json, weights, tokenizer "
                 "and processor files), e.g. one written by save_pretrained, a fine-tuning run, or "
-                "`huggingface-cli download <repo> --local-dir <folder>` run beforehand on a machine with internet access")
+                "`huggingface-cli download <repo> --local-dir <folder>` run beforehand on a machine with internet access, "
+                "or to a text-only model's GGUF file")
+        if vision is not None and not isinstance(vision, bool):
+            raise PlannerConfigError(f"hf planner: 'vision' must be true or false, got {vision!r}")
         if family != "auto" and family not in FAMILIES:
             raise PlannerConfigError(f"hf planner: unknown family '{family}'; choose auto or one of {', '.join(FAMILIES)}")
         if dtype not in DTYPES:
@@ -312,6 +346,13 @@ class HFPlanner(Planner):
             if constrained:
                 raise PlannerConfigError("hf planner: constrained decoding is not available for minicpm_v (its remote code "
                                          "only offers chat()); set constrained: false")
+        text_only = self.family in TEXT_FAMILIES
+        if vision and text_only:
+            raise PlannerConfigError(f"hf planner: {path.name} is a text-only model (family {self.family}); it cannot see images: "
+                                     "set vision: false (the views are then described in words)")
+        self.vision = (not text_only) if vision is None else vision
+        if not self.vision:  # the description is written from the detections
+            self.needs_views = ("depth", "segmentation")
         self.model_path = path
         self.dtype, self.device_name = dtype, device
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, float(temperature), float(top_p)
@@ -359,7 +400,7 @@ class HFPlanner(Planner):
     def reset(self, context: EpisodeContext) -> None:
         self.models = list(context.models)
         self.prompts = PromptBuilder([(m.name, m.description) for m in self.models], self.output_format,  # type: ignore[arg-type]
-                                     self.template, actions=offered_actions(m.actions for m in self.models))
+                                     self.template, actions=offered_actions(m.actions for m in self.models), vision=self.vision)
         self.seed = int(context.seed)
         if self.model is None:
             self._load()
@@ -388,7 +429,9 @@ class HFPlanner(Planner):
         dtype_kw = {"dtype": torch_dtype} if v5 else {"torch_dtype": torch_dtype}
         path = str(self.model_path)
         try:
-            if self.family == "minicpm_v":
+            if self.family in TEXT_FAMILIES:
+                self._load_text_model(transformers, dtype_kw)
+            elif self.family == "minicpm_v":
                 self.model = transformers.AutoModel.from_pretrained(path, trust_remote_code=True, local_files_only=True, **dtype_kw)
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(path, trust_remote_code=True, local_files_only=True)
             else:
@@ -406,6 +449,21 @@ class HFPlanner(Planner):
                                      f"{type(err).__name__}: {err}") from err
         self.model.to(self.device)
         self.model.eval()
+
+    def _load_text_model(self, transformers: Any, dtype_kw: dict[str, Any]) -> None:
+        """A text-only model and its tokenizer, from a folder or a GGUF file (dequantized by transformers)."""
+        path = self.model_path
+        where = {"pretrained_model_name_or_path": str(path.parent), "gguf_file": path.name} if path.is_file() \
+            else {"pretrained_model_name_or_path": str(path)}
+        if path.is_file():
+            try:
+                import gguf  # noqa: F401  # transformers reads GGUF files through it
+            except ImportError:
+                raise PlannerConfigError("hf planner: reading a GGUF file needs the gguf package: "
+                                         "pip install 'homiebot[llm]' (or pip install gguf)") from None
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(**where, local_files_only=True)
+        self.processor = self.tokenizer
+        self.model = transformers.AutoModelForCausalLM.from_pretrained(**where, local_files_only=True, **dtype_kw)
 
     def _load_processor(self, transformers: Any, v5: bool) -> Any:
         """The processor, with the PIL image processor (never the torchvision one).
@@ -454,7 +512,9 @@ class HFPlanner(Planner):
         """(the text given to the model, the user-side text recorded for the step)."""
         assert self.prompts is not None, "reset() was not called"
         system = self.prompts.system()
-        user = self.prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round)
+        views = None if self.vision else describe_views(request.observation)
+        user = self.prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round,
+                                 views=views)
         example = example_exchange(self.prompts, self.models, self.output_format) if self.in_context_example else None
         recorded = user if example is None else f"Example question:\n{example[0]}\nExample answer:\n{example[1]}\n\n{user}"
         template = getattr(self.processor, "chat_template", None)
@@ -463,6 +523,9 @@ class HFPlanner(Planner):
         return self._plain_prompt(system, recorded, n_images), recorded
 
     def _chat_prompt(self, system: str, user: str, example: tuple[str, str] | None, n_images: int) -> str:
+        if self.family in TEXT_FAMILIES:  # text-only chat templates expect plain string contents
+            return self._text_chat_prompt(system, user, example)
+
         def messages(with_system: bool) -> list[dict[str, Any]]:
             turns: list[dict[str, Any]] = []
             lead = ""
@@ -482,7 +545,21 @@ class HFPlanner(Planner):
         except Exception:  # templates that refuse a system turn: put it in the first user turn
             return self.processor.apply_chat_template(messages(False), tokenize=False, add_generation_prompt=True)
 
+    def _text_chat_prompt(self, system: str, user: str, example: tuple[str, str] | None) -> str:
+        turns = [{"role": "system", "content": system}]
+        if example is not None:
+            turns += [{"role": "user", "content": example[0]}, {"role": "assistant", "content": example[1]}]
+        turns.append({"role": "user", "content": user})
+        try:
+            return str(self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True))
+        except Exception:  # templates that refuse a system turn: put it in the first user turn
+            turns = turns[1:]
+            turns[0] = {"role": "user", "content": f"{system}\n\n{turns[0]['content']}"}
+            return str(self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True))
+
     def _plain_prompt(self, system: str, recorded: str, n_images: int) -> str:
+        if self.family in TEXT_FAMILIES:
+            return f"{system}\n\nUSER: {recorded}\nASSISTANT: "
         token = getattr(self.processor, "image_token", None) or "<image>"
         vocab = self.tokenizer.get_vocab() if self.tokenizer is not None else {}
         if "<|vision_start|>" in vocab and "<|vision_end|>" in vocab:
@@ -495,7 +572,7 @@ class HFPlanner(Planner):
             raise PlannerError("the hf planner was not reset (no model loaded)")
         started = time.perf_counter()
         try:
-            images = view_images(request.observation, self.views, self.image_size)
+            images = view_images(request.observation, self.views, self.image_size) if self.vision else []
             if self.family == "minicpm_v":
                 text, usage, recorded = self._plan_minicpm(request, images)
             else:
@@ -515,7 +592,10 @@ class HFPlanner(Planner):
     def _plan_processor(self, prompt: str, images: list[Image.Image], round_index: int) -> tuple[str, dict[str, float]]:
         torch, _ = _require_ml()
         self.last_prompt_text = prompt
-        inputs = self.processor(text=[prompt], images=images or None, return_tensors="pt")
+        if self.family in TEXT_FAMILIES:  # the chat template already wrote the special tokens
+            inputs = dict(self.tokenizer([prompt], return_tensors="pt", add_special_tokens=False))
+        else:
+            inputs = self.processor(text=[prompt], images=images or None, return_tensors="pt")
         inputs = {k: (v.to(self.device, dtype=self.model.dtype) if v.is_floating_point() else v.to(self.device))
                   if torch.is_tensor(v) else v for k, v in inputs.items()}
         generator = self._generator(round_index)

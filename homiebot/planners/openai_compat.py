@@ -20,10 +20,14 @@ Local servers usually need no key: when the variable named by ``api_key_env`` is
 errors, usage figures or episode records.
 
 Each round sends the system text and the round's user text built by ``PromptBuilder``, followed by
-the four camera views (front, left, back, right) as PNG data URLs. With the JSON output format the
+the four camera views (front, left, back, right) as PNG data URLs. A model without vision
+(``vision: false``) gets no images; the user text then describes the four views in words, from
+perception's detections (``homiebot.planners.view_text``). With the JSON output format the
 reply is constrained, where the server supports it, by a JSON schema built from the available
-actions and model names; servers that reject that are asked for plain JSON mode, then for nothing,
-and the first mode that works is kept. The transport (retries, backoff, error classification, key
+actions and model names; servers that reject that (llama.cpp's Python server does) are sent a
+llama.cpp grammar instead (``homiebot.planners.grammar``: each action with its own arity and only the
+models able to run it), then asked for plain JSON mode, then for nothing, and the first mode that works
+is kept. The transport (retries, backoff, error classification, key
 redaction) is the shared ``homiebot.chat_client.ChatClient``.
 """
 
@@ -40,14 +44,17 @@ from PIL import Image
 
 from homiebot.chat_client import ChatAuthError, ChatClient, ChatConfigError, ChatError, ChatRejected
 from homiebot.contracts import VIEW_NAMES, Observation, offered_actions
+from homiebot.perception.visible import sightings
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerError, PlannerReply, PlannerRequest
+from homiebot.planners.grammar import subtask_grammar
+from homiebot.planners.view_text import describe_views
 from homiebot.prompting import FORMATS, PromptBuilder, PromptError
 
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+RESPONSE_FORMATS = ("auto", "json_schema", "grammar", "json_object", "none")
 IMAGE_DETAILS = ("auto", "low", "high")
-FALLBACK_STATUS = frozenset({400, 422})
-FALLBACK_WORDS = ("response_format", "json_schema", "json_object")
-NEXT_MODE = {"json_schema": "json_object", "json_object": "none"}
+FALLBACK_STATUS = frozenset({400, 422, 500})  # 500: llama-cpp-python's answer to a request it cannot validate
+FALLBACK_WORDS = ("response_format", "json_schema", "json_object", "grammar")
+NEXT_MODE = {"json_schema": "grammar", "grammar": "json_object", "json_object": "none"}
 
 
 def subtask_schema(model_names: list[str], actions: list[str] | None = None) -> dict[str, Any]:
@@ -90,21 +97,25 @@ class OpenAIPlanner(Planner):
     ``PlannerError``, which the agent turns into F1 feedback before asking again next round.
 
     ``response_format``: ``auto`` asks for schema-constrained JSON when ``output_format`` is json
-    (nothing for text), stepping down to ``json_object`` and then to no constraint when the server
-    answers 400 about it; ``json_schema``, ``json_object`` and ``none`` force one mode.
+    (nothing for text), stepping down to a llama.cpp ``grammar``, to ``json_object`` and then to no
+    constraint when the server refuses each (HTTP 400, 422, or a 500 reporting a validation error);
+    ``json_schema``, ``grammar``, ``json_object`` and ``none`` force one mode. ``constrain_names: true``
+    (grammar mode) lets targets be only names perception has reported so far this episode.
+    ``vision: false`` is for a text-only model: no images are sent, and the views are described in the
+    user text from the detections (names, distances, rooms) instead.
     ``extra_body`` is merged into every request (e.g. ``{"top_p": 0.9}`` or server-specific options),
     ``extra_headers`` is added to its headers. For models that refuse ``max_tokens`` or a temperature,
     set them to null and pass what the server wants through ``extra_body`` (``max_completion_tokens``).
     """
 
-    needs_views = ("image",)
+    needs_views: tuple[str, ...] = ("image",)
 
     def __init__(self, model: str | None = None, base_url: str = "https://api.openai.com/v1",
                  api_key_env: str | None = "OPENAI_API_KEY", output_format: str = "json", template: str | None = None,
                  temperature: float | None = 0.2, max_tokens: int | None = 512, timeout: float = 60.0, retries: int = 3,
                  backoff: float = 1.0, response_format: str = "auto", send_images: bool = True,
                  image_detail: str | None = "auto", extra_headers: Mapping[str, str] | None = None,
-                 extra_body: Mapping[str, Any] | None = None) -> None:
+                 extra_body: Mapping[str, Any] | None = None, vision: bool = True, constrain_names: bool = False) -> None:
         def bad(message: str) -> PlannerConfigError:
             return PlannerConfigError(f"openai planner: {message}")
 
@@ -118,10 +129,15 @@ class OpenAIPlanner(Planner):
             raise bad(f"unknown output_format '{output_format}'; choose {' or '.join(FORMATS)}")
         if response_format not in RESPONSE_FORMATS:
             raise bad(f"unknown response_format '{response_format}'; choose one of {', '.join(RESPONSE_FORMATS)}")
-        if output_format != "json" and response_format in ("json_schema", "json_object"):
+        if output_format != "json" and response_format in ("json_schema", "grammar", "json_object"):
             raise bad(f"response_format '{response_format}' asks for JSON but output_format is '{output_format}'")
         if not isinstance(send_images, bool):
             raise bad(f"'send_images' must be true or false, got {send_images!r}")
+        if not isinstance(vision, bool):
+            raise bad(f"'vision' must be true (the model sees the four images) or false (it reads them described in words), "
+                      f"got {vision!r}")
+        if not isinstance(constrain_names, bool):
+            raise bad(f"'constrain_names' must be true or false, got {constrain_names!r}")
         if image_detail is not None and image_detail not in IMAGE_DETAILS:
             raise bad(f"unknown image_detail '{image_detail}'; choose one of {', '.join(IMAGE_DETAILS)} (or null)")
         try:
@@ -134,7 +150,14 @@ class OpenAIPlanner(Planner):
         self.output_format = output_format
         self.template = template
         self.response_format = response_format
-        self.send_images = send_images
+        self.vision = vision
+        self.constrain_names = constrain_names
+        self._runners: dict[str, list[str]] = {}  # action -> the models able to run it
+        self._actions: list[str] = offered_actions([])
+        self._names: set[str] = set()  # what perception has reported this episode
+        self.send_images = send_images and vision
+        if not vision:  # the description is written from the detections
+            self.needs_views = ("depth", "segmentation")
         self.image_detail = image_detail
         if response_format == "auto":
             self._mode = "json_schema" if output_format == "json" else "none"
@@ -145,18 +168,26 @@ class OpenAIPlanner(Planner):
 
     # ---- episode ---------------------------------------------------------------------------
     def reset(self, context: EpisodeContext) -> None:
+        actions = offered_actions((m.actions for m in context.models), ask=context.ask)
         try:
             self._prompts = PromptBuilder([(m.name, m.description) for m in context.models], self.output_format,  # type: ignore[arg-type]
-                                          self.template)
+                                          self.template, actions=actions, vision=self.vision)
         except PromptError as err:
             raise PlannerConfigError(f"openai planner: {err}") from None
-        self._schema = subtask_schema([m.name for m in context.models], offered_actions((m.actions for m in context.models), ask=context.ask))
+        self._schema = subtask_schema([m.name for m in context.models], actions)
+        self._actions = actions
+        self._runners = {a: [m.name for m in context.models if a in m.actions] for a in actions}
+        self._names = set()
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
-        user_text = self._prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round)
-        content: list[dict[str, Any]] = [{"type": "text", "text": user_text}]
+        if self.constrain_names and request.observation is not None:
+            self._names.update(sightings(request.observation))
+        views = None if self.vision else describe_views(request.observation)
+        user_text = self._prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round,
+                                       views=views)
+        content: str | list[dict[str, Any]] = user_text  # plain text: what text-only chat templates expect
         if self.send_images and request.observation is not None:
-            content += self._image_parts(request.observation)
+            content = [{"type": "text", "text": user_text}, *self._image_parts(request.observation)]
         messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompts.system()}, {"role": "user", "content": content}]
 
         started = time.perf_counter()
@@ -195,6 +226,8 @@ class OpenAIPlanner(Planner):
         if self._mode == "json_schema":
             return {"response_format": {"type": "json_schema",
                                         "json_schema": {"name": "next_subtask", "strict": True, "schema": self._schema}}}
+        if self._mode == "grammar":
+            return {"grammar": subtask_grammar(self._actions, self._runners, sorted(self._names) if self.constrain_names else ())}
         if self._mode == "json_object":
             return {"response_format": {"type": "json_object"}}
         return {}

@@ -154,7 +154,7 @@ def test_no_authorization_header_without_a_key(server, demo_task):
     assert all("authorization" not in r["headers"] for r in server.requests)
 
 
-def test_text_format_without_images_and_content_parts(server, demo_task):
+def test_text_format_without_images_sends_plain_text(server, demo_task):
     def text_answer(body: dict) -> Reply:
         subtask, model = oracle_step(body)
         line = "[" + ", ".join(subtask) + "]"
@@ -166,7 +166,7 @@ def test_text_format_without_images_and_content_parts(server, demo_task):
     assert record.goal_satisfied is True and codes(record) == [None] * 7
     body = server.requests[0]["body"]
     assert "response_format" not in body
-    assert [p["type"] for p in body["messages"][1]["content"]] == ["text"]
+    assert isinstance(body["messages"][1]["content"], str)  # text-only chat templates expect a string
     assert "Subtask: [<action>, <target>]" in body["messages"][0]["content"]
 
 
@@ -263,26 +263,49 @@ def test_a_key_echoed_in_an_answer_is_redacted_from_the_record(server, demo_task
 
 # ---- structured output -------------------------------------------------------------------------
 
+def mode_of(body: dict) -> str | None:
+    """How a request constrains the answer: its response_format type, "grammar", or None."""
+    return "grammar" if "grammar" in body else body.get("response_format", {}).get("type")
+
+
 def test_response_format_falls_back_to_json_object_and_remembers(server, demo_task):
     def no_schema(body: dict) -> Reply | None:
         if body.get("response_format", {}).get("type") == "json_schema":
             return error(400, "response_format: json_schema is not supported by this server")
+        if "grammar" in body:
+            return error(400, "Unrecognized request argument supplied: grammar")
         return None
 
     server.rule = no_schema
     record, _ = run(openai_config(server), demo_task)
     assert codes(record) == [None] * 7 and record.goal_satisfied is True
-    kinds = [b.get("response_format", {}).get("type") for b in server.bodies()]
-    assert kinds == ["json_schema"] + ["json_object"] * 7  # asked once, then remembered
-    assert record.steps[0].planner_usage["attempts"] == 2
+    assert [mode_of(b) for b in server.bodies()] == ["json_schema", "grammar"] + ["json_object"] * 7  # asked once, then remembered
+    assert record.steps[0].planner_usage["attempts"] == 3
 
 
 def test_response_format_falls_back_to_none(server, demo_task):
-    server.rule = lambda body: error(400, "unknown field: response_format") if "response_format" in body else None
+    server.rule = lambda body: error(400, "unknown field: response_format or grammar") if "response_format" in body or "grammar" in body \
+        else None
     record, _ = run(openai_config(server), demo_task)
     assert record.goal_satisfied is True
-    kinds = [b.get("response_format", {}).get("type") for b in server.bodies()]
-    assert kinds == ["json_schema", "json_object"] + [None] * 7
+    assert [mode_of(b) for b in server.bodies()] == ["json_schema", "grammar", "json_object"] + [None] * 7
+
+
+def test_a_validation_error_500_steps_down_to_a_grammar_without_retries(server, demo_task, sleeps):
+    """llama-cpp-python's server answers an unknown response_format type with HTTP 500 "validation error"."""
+    def llama_cpp_python(body: dict) -> Reply | None:
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return error(500, "1 validation error: {'loc': ('body', 'response_format', 'type'), "
+                              "'msg': \"Input should be 'text' or 'json_object'\"}")
+        return None
+
+    server.rule = llama_cpp_python
+    record, _ = run(openai_config(server), demo_task)
+    assert codes(record) == [None] * 7 and record.goal_satisfied is True
+    assert [mode_of(b) for b in server.bodies()] == ["json_schema"] + ["grammar"] * 7
+    assert sleeps == [] and record.steps[0].planner_usage["attempts"] == 2
+    grammar = server.bodies()[1]["grammar"]
+    assert 'root ::= "{"' in grammar and '"\\"End\\""' in grammar and '("\\"NoMaD\\"" | "\\"PixNav\\"")' in grammar
 
 
 def test_a_forced_response_format_is_not_downgraded(server, demo_task):
