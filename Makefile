@@ -7,7 +7,10 @@ APT_PACKAGES := libosmesa6 libgl1 libegl1 chromium gcc g++ python3-dev  # chromi
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 comma := ,
 # With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
-EXTRAS := sim,bench,ml,train,viz,ray,dev$(if $(ROS_DISTRO),,$(comma)ros)
+EXTRAS := sim,bench,ml,train,viz,ray,dev,llm$(if $(ROS_DISTRO),,$(comma)ros)
+# llama-cpp-python (the llm extra) compiles llama.cpp: portable CPU code (a -march=native build crashed on
+# some virtual machines), no tests or examples; about 5 minutes on two cores, then pip's wheel cache.
+LLAMA_BUILD := CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc)
 VENV_FLAGS := $(if $(ROS_DISTRO),--system-site-packages,)
 
 # Headless CPU rendering, and ROS 2 discovery that never leaves this machine.
@@ -15,7 +18,7 @@ export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup demo test docs-check bench lint clean
+.PHONY: setup demo test docs-check bench lint clean llm llm-server
 
 setup: $(STAMP)
 
@@ -32,7 +35,7 @@ $(STAMP): setup.py setup.cfg tools/build_interfaces.py $(wildcard interfaces/*/*
 	$(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "torch==2.13.0"  # the CPU build; resolving plain torch would pull CUDA
-	$(BIN)/pip install -q -e ".[$(EXTRAS)]"
+	$(LLAMA_BUILD) $(BIN)/pip install -q -e ".[$(EXTRAS)]"
 	$(if $(ROS_DISTRO),,$(BIN)/python tools/build_interfaces.py)  # homiebot_msgs, control_msgs: not on PyPI, built from interfaces/
 	@touch $@
 
@@ -41,6 +44,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The local language model (SmolLM2 through llama.cpp, docs/llm.md): `make setup` installs it; `make llm`
+# installs it into a virtualenv made before, `make llm-server` serves it on 127.0.0.1:8080 until Ctrl-C.
+llm: $(STAMP)
+	$(LLAMA_BUILD) $(BIN)/pip install -q -e ".[llm]"
+
+llm-server: $(STAMP)
+	$(BIN)/python -m homiebot.llm_server
 
 # Every command of the README's and docs' bash blocks, as shown, in fresh folders (tools/docs_check.yaml: what cannot run here).
 docs-check: $(STAMP)

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from homiebot.contracts import VIEW_NAMES, Observation
 from homiebot.perception.visible import Sighting, sightings, standing_in, supports
+from homiebot.vocabulary import RECEPTACLE_TYPES
 
 ROOM = "room"
 MAX_PER_VIEW = 10  # nearest first: a small model's context is short
@@ -43,7 +44,7 @@ def describe_views(observation: Observation | None, max_per_view: int = MAX_PER_
     if not any(view.segmentation is not None for view in observation.views.values()):
         return "No detections this round (the cameras give no instance segmentation)."
     here = current_room(seen)
-    furniture = {name for name, sights in seen.items() if sights[0].category != ROOM}
+    furniture = {name for name, sights in seen.items() if sights[0].category in RECEPTACLE_TYPES}
     rooms = standing_in(observation, seen, frozenset(sights[0].category for sights in seen.values()) - {ROOM})
     lines = [f"You are in the {here}." if here else "The room you are in is not visible."]
     for view in VIEW_NAMES:
@@ -54,11 +55,12 @@ def describe_views(observation: Observation | None, max_per_view: int = MAX_PER_
     return "\n".join(lines)
 
 
-def _describe(s: Sighting, seen: dict[str, list[Sighting]], rooms: dict[str, str], names: Iterable[str]) -> str:
+def _describe(s: Sighting, seen: dict[str, list[Sighting]], rooms: dict[str, str], furniture: Iterable[str]) -> str:
     if s.category == ROOM:
         return f"{s.name} (room, {_distance(s)})"
-    where = rooms.get(s.name)
-    if where is None:
-        under = [n for n in supports(seen, s.name) if n in names and seen[n][0].category != ROOM]
+    where = None
+    if s.name not in furniture:  # a small thing: what it rests on says more than the floor below it
+        under = [n for n in supports(seen, s.name) if n in furniture]
         where = f"on {under[0]}" if under else None
+    where = where or rooms.get(s.name)
     return f"{s.name} ({_distance(s)}, {where})" if where else f"{s.name} ({_distance(s)})"

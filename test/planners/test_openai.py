@@ -170,6 +170,30 @@ def test_text_format_without_images_sends_plain_text(server, demo_task):
     assert "Subtask: [<action>, <target>]" in body["messages"][0]["content"]
 
 
+def test_a_text_only_model_reads_the_views_described_and_names_constrain_the_grammar(server, demo_task):
+    cfg = openai_config(server, vision=False, response_format="grammar", constrain_names=True)
+    cfg = cfg.model_copy(update={"world": cfg.world.model_copy(update={"params": {"width": 96, "height": 96}})})
+    record, _ = run(cfg, demo_task)
+    assert record.goal_satisfied is True and codes(record) == [None] * 7
+    first = server.bodies()[0]
+    assert isinstance(first["messages"][1]["content"], str)  # no image parts
+    views = first["messages"][1]["content"].split("What the cameras see:\n")[1].split("\nInventory:")[0].splitlines()
+    assert views[0] == "You are in the bedroom." and [v.split(":")[0] for v in views[1:]] == ["front", "left", "back", "right"]
+    assert "kitchen (room, " in views[1]
+    assert "what the robot's four cameras (front, left, back, right) detect" in first["messages"][0]["content"]
+    assert '"\\"kitchen\\""' in first["grammar"] and "free" not in first["grammar"].split("target ::= ")[1]
+    assert record.steps[0].prompt.startswith("Task: ") and "What the cameras see:" in record.steps[0].prompt
+
+
+def test_vision_and_constrain_names_must_be_booleans():
+    with pytest.raises(PlannerConfigError, match="'vision' must be true .* or false"):
+        OpenAIPlanner(model="m", vision="no")
+    with pytest.raises(PlannerConfigError, match="'constrain_names' must be true or false"):
+        OpenAIPlanner(model="m", constrain_names=1)
+    with pytest.raises(PlannerConfigError, match="response_format 'grammar' asks for JSON"):
+        OpenAIPlanner(model="m", output_format="text", response_format="grammar")
+
+
 # ---- transient and permanent server failures ---------------------------------------------------
 
 def test_http_500_is_retried_without_failure_feedback(server, demo_task, sleeps):
