@@ -98,6 +98,8 @@ class NodeDef:
     name: str
     build: Callable[[Node, dict[str, Any]], object]
     params: tuple[Param, ...] = ()
+    # its typed service handlers wait for topic data: its process spins a multi-threaded executor
+    waiting_handlers: bool = False
 
 
 def _start(node: Node, definition: NodeDef) -> object:
@@ -142,13 +144,14 @@ class _Stop:
                 signal.signal(sig, lambda signum, frame: self.event.set())
 
 
-def _spin(nodes: list[Node], components: list[object]) -> None:
+def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None:
     """Spin until a stop signal, then shut down without use-after-destroy races: components first
     (the task manager finalises its episode), then every RPC server (its handler threads end or are
     cut off), then the executor, the nodes and the context, in that order."""
     stop = _Stop()
-    # a typed service's handler may wait for topic data that this process's other callbacks deliver
-    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
+    # one thread: callbacks only queue work; more: a typed service's handler may wait for topic data that
+    # this process's other callbacks deliver
+    executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
     beats = [_Heartbeat(node) for node in nodes]
     for node in nodes:
         executor.add_node(node)
@@ -192,7 +195,7 @@ def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
         node.destroy_node()
         rclpy.try_shutdown()
         return CANNOT_RUN if isinstance(err, CannotRun) else 2
-    _spin([node], [component])
+    _spin([node], [component], EXECUTOR_THREADS if definition.waiting_handlers else 1)
     return 0
 
 
@@ -212,7 +215,7 @@ def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
                 n.destroy_node()
             rclpy.try_shutdown()
             return CANNOT_RUN if isinstance(err, CannotRun) else 2
-    _spin(nodes, components)
+    _spin(nodes, components, EXECUTOR_THREADS if any(d.waiting_handlers for d, _, _ in members) else 1)
     return 0
 
 

@@ -37,6 +37,7 @@ class ObservationCache:
         self._images: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
         self._json: dict[str, dict[tuple[int, int], dict]] = {t: {} for t in json_topics}  # (episode, round) -> message
         self._cond = threading.Condition()
+        self._closed = False
         group = ReentrantCallbackGroup()
         for view in VIEW_NAMES:
             for kind in kinds:
@@ -71,12 +72,22 @@ class ObservationCache:
                 self._cond.notify_all()
         return cb
 
+    def close(self) -> None:
+        """The node is stopping: waits end now (TimeoutError), later ones at once."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def _wait(self, ready: Callable[[], bool], timeout: float, missing: str) -> None:
+        """Until ``ready()`` (call with the lock held); TimeoutError naming what is ``missing``."""
+        if not self._cond.wait_for(lambda: self._closed or ready(), timeout) or not ready():
+            raise TimeoutError("the node is stopping" if self._closed else missing)
+
     def wait_json(self, topic: str, episode: int, round_index: int, timeout: float) -> dict:
         """The message of that episode's round on a JSON topic (TimeoutError if it does not come)."""
         key = (episode, round_index)
         with self._cond:
-            if not self._cond.wait_for(lambda: key in self._json[topic], timeout):
-                raise TimeoutError(f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
+            self._wait(lambda: key in self._json[topic], timeout, f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
             return self._json[topic][key]
 
     def wait_views(self, stamp_ns: int, kinds: tuple[str, ...], timeout: float) -> dict[str, dict[str, np.ndarray]]:
@@ -85,8 +96,7 @@ class ObservationCache:
             return all(self._images.get((v, k), (None,))[0] == stamp_ns for v in VIEW_NAMES for k in kinds)
 
         with self._cond:
-            if not self._cond.wait_for(ready, timeout):
-                raise TimeoutError(f"camera images of stamp {stamp_ns} did not all arrive within {timeout:g} s")
+            self._wait(ready, timeout, f"camera images of stamp {stamp_ns} did not all arrive within {timeout:g} s")
             return {v: {k: self._images[(v, k)][1] for k in kinds} for v in VIEW_NAMES}
 
     def lazy_observation(self, meta: dict, timeout: float) -> Observation:

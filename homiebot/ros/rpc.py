@@ -168,7 +168,7 @@ class RpcServer:
             threads = list(self._threads)
         deadline = time.monotonic() + grace
         for t in threads:
-            if t is not threading.current_thread():
+            if t is not threading.current_thread() and t.ident is not None:  # registered threads start a moment later
                 t.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             self._closed = True

@@ -84,6 +84,10 @@ class DetectorNode:
                               feedback=feedback_msg(result.feedback) if result.feedback else hb.Feedback(),
                               subtask=subtask_msg(result.subtask))
 
+    def interrupt(self) -> None:
+        """The process stops: a check waiting for its belief gives up now."""
+        self.cache.close()
+
 
 class BadRequest(ValueError):
     """A request that cannot be checked (the caller's mistake: one line in the log)."""
@@ -96,7 +100,7 @@ class NoBelief(TimeoutError):
 PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the world to ground a phrase with it)", positive),)
 
 
-NODE = NodeDef("detector", DetectorNode, PARAMS)
+NODE = NodeDef("detector", DetectorNode, PARAMS, waiting_handlers=True)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -113,6 +113,10 @@ class PlannerNode:
                              prompt=reply.prompt or "", understood=self.planner.understood() or "",
                              report=self.planner.report() or "")
 
+    def interrupt(self) -> None:
+        """The process is stopping: a round waiting for its views gives up now."""
+        self.cache.close()
+
     def close(self) -> None:
         self.planner.close()
 
@@ -140,7 +144,7 @@ PARAMS = (Param("planner", "", "planner backend by name (empty: the config's)"),
           Param("image_timeout", 15.0, "seconds to wait for the round's camera images", positive))
 
 
-NODE = NodeDef("planner", PlannerNode, PARAMS)
+NODE = NodeDef("planner", PlannerNode, PARAMS, waiting_handlers=True)
 
 
 def main(args: list[str] | None = None) -> int:
