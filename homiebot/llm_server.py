@@ -110,10 +110,14 @@ class LocalServer:
 
     def start(self) -> LocalServer:
         """Start the server and wait until it answers; LocalModelError if it exits or never answers."""
-        sink = open(self.log, "wb") if self.log is not None else subprocess.DEVNULL  # noqa: SIM115  # closed by stop()
         env = {**os.environ, "NO_PROXY": HOST}
-        self.process = subprocess.Popen(server_command(self.model, HOST, self.port, self.threads), stdout=sink,
-                                        stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        command = server_command(self.model, HOST, self.port, self.threads)
+        if self.log is not None:
+            with open(self.log, "wb") as sink:  # the child keeps its own copy of the descriptor
+                self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        else:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
