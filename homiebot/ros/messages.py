@@ -27,7 +27,9 @@ JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summ
 # every round's decision and result, and what happens to each submission, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
                 "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus"}
-RPC_SERVICES = ("world", "executor")  # still JSON request/reply topic pairs
+RPC_SERVICES = ("world",)  # still a JSON request/reply topic pair
+# what happens to each subtask's goal (accepted, executing, succeeded, ...): an action's own status topic
+EXECUTE_STATUS_TOPIC = "/homiebot/executor/execute/_action/status"
 # the last message is kept for subscribers that join later
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 PLANNER_BACKEND_TOPIC = "/homiebot/planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
@@ -44,6 +46,7 @@ def all_topics() -> dict[str, str]:
     topics["/homiebot/map/occupancy"] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
     topics |= TYPED_TOPICS
+    topics[EXECUTE_STATUS_TOPIC] = "action_msgs/msg/GoalStatusArray"
     for s in RPC_SERVICES:
         topics |= {f"/homiebot/{s}/request": "std_msgs/msg/String", f"/homiebot/{s}/reply": "std_msgs/msg/String"}
     return topics

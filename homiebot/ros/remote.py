@@ -10,16 +10,16 @@ import threading
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.srv import Check, Plan, ResetPlanner
+from homiebot_msgs.action import ExecuteSubtask
+from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from homiebot.contracts import Action, Feedback, Observation, PlannerOutput, Subtask
+from homiebot.contracts import Action, Observation, PlannerOutput, Subtask
 from homiebot.errors import CheckResult, SnapshotBelief
 from homiebot.executor import Execution
 from homiebot.planners.base import (
     EpisodeContext,
-    ModelInfo,
     Planner,
     PlannerConfigError,
     PlannerError,
@@ -32,14 +32,17 @@ from homiebot.ros.messages import (
     capabilities_msg,
     feedback_from_msg,
     feedback_msg,
+    models_from_msg,
     models_msg,
+    pairs_from_msg,
     pairs_msg,
     planner_output_msg,
     subtask_from_msg,
+    subtask_msg,
 )
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.rpc import RpcClient
-from homiebot.ros.services import ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
 
@@ -218,28 +221,30 @@ class RemoteChecker:
 
 
 class RemoteExecutor:
-    """The executor node, with the in-process Executor's interface."""
+    """The executor node (``homiebot_msgs/srv/ListModels`` and ``action/ExecuteSubtask``), with the in-process
+    Executor's interface."""
 
-    def __init__(self, rpc: RpcClient, timeout: float, execute_timeout: float) -> None:
-        self.rpc, self.timeout = rpc, execute_timeout
-        info = rpc.call("capabilities", timeout=timeout, resend=1.0)
-        self.models = [ModelInfo(m["name"], tuple(m["actions"]), m.get("description", "")) for m in info["models"]]
-        self.unavailable: dict[str, str] = dict(info.get("unavailable") or {})
+    def __init__(self, models: ServiceCaller, execute: ActionCaller, timeout: float, execute_timeout: float) -> None:
+        self.action, self.timeout = execute, execute_timeout
+        listed = models.call(ListModels.Request(), timeout)
+        self.models = models_from_msg(listed.models)
+        self.unavailable: dict[str, str] = pairs_from_msg(listed.unavailable)
 
     def capabilities(self) -> dict[str, frozenset[Action]]:
         return {m.name: frozenset(Action(a) for a in m.actions) for m in self.models}
 
     def execute(self, subtask: Subtask, model: str, world: World | None, seed: int, round_index: int) -> Execution:
-        if isinstance(world, RemoteWorld):
-            world.touched()
-        params: dict[str, Any] = {"subtask": subtask.model_dump(mode="json"), "model": model, "seed": seed, "round": round_index}
-        if isinstance(world, RemoteWorld):
-            params["episode"] = world.episode  # an executor that runs the skills itself starts its safety state afresh per episode
-        r = self.rpc.call("execute", params, timeout=self.timeout)
-        if isinstance(world, RemoteWorld) and r.get("world"):
-            world.note_state(r["world"])  # saves asking the world again
-        return Execution(Feedback.model_validate(r["feedback"]), r["skill"], r["attempts"], r["path_length"],
-                         Subtask.model_validate(r["acted"]) if r.get("acted") else None)
+        remote = world if isinstance(world, RemoteWorld) else None
+        if remote is not None:
+            remote.touched()
+        # the episode: an executor that runs the skills itself starts its safety state afresh per episode
+        goal = ExecuteSubtask.Goal(episode=remote.episode if remote is not None else 0, round=round_index, subtask=subtask_msg(subtask),
+                                   model=model, seed=seed)
+        r = self.action.run(goal, self.timeout)
+        if remote is not None and r.has_world_state:
+            remote.note_state({"inventory": list(r.inventory), "path_length": r.world_path_length})  # saves asking the world again
+        return Execution(feedback_from_msg(r.feedback), r.skill, r.attempts, r.path_length,
+                         subtask_from_msg(r.acted) if r.acted.action else None)
 
     def close(self) -> None:
         """Nothing to release: the skills live in their nodes."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -57,7 +58,7 @@ class ErrorMapping:
 
 
 _SERVERS: list[TypedServer] = []
-_CALLERS: list[ServiceCaller] = []
+_CALLERS: list[_Caller] = []
 
 
 class TypedServer:
@@ -93,23 +94,17 @@ class TypedServer:
         return response
 
 
-class ServiceCaller:
-    """A blocking client of one typed service (the node must be spun in another thread)."""
+class _Caller:
+    """What blocking callers share: abort and resume, and waits that an abort ends."""
 
-    def __init__(self, node: Node, srv_type: Any, name: str, who: str) -> None:
+    def __init__(self, node: Node, name: str, who: str) -> None:
         """``who``: the serving node's role, for messages ("the planner node did not answer ...")."""
-        self.node, self.name, self.who, self.srv_type = node, name, who, srv_type
-        self._client = node.create_client(srv_type, name, callback_group=ReentrantCallbackGroup())
+        self.node, self.name, self.who = node, name, who
         self._lock = threading.Lock()
         self._waiting: set[threading.Event] = set()
         self._aborted: str | None = None
         self._interrupted = False
         _CALLERS.append(self)
-
-    @property
-    def connected(self) -> bool:
-        """A server of this service is discovered (its request reader and reply writer)."""
-        return self._client.service_is_ready()
 
     def abort(self, reason: str, interrupted: bool = False) -> None:
         """Fail every call waiting now, and every later one until ``resume()`` (ServiceInterrupted if
@@ -129,16 +124,54 @@ class ServiceCaller:
         if self._aborted is not None:
             raise (ServiceInterrupted if self._interrupted else ServiceError)(self._aborted)
 
+    def _ready(self) -> bool:
+        raise NotImplementedError
+
     def verify(self, timeout: float) -> None:
         """Until a server is discovered (ServiceTimeout after ``timeout`` s; an abort ends the wait)."""
         self._wait_ready(time.monotonic() + timeout, "a call", timeout)
 
     def _wait_ready(self, deadline: float, what: str, timeout: float) -> None:
-        while not self._client.service_is_ready():
+        while not self._ready():
             self._raise_if_aborted()
             if time.monotonic() >= deadline:
-                raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.name} service)")
+                raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.name} server)")
             time.sleep(0.02)
+
+    def _await(self, future: Any, deadline: float, what: str, timeout: float) -> Any:
+        """The result of an rclpy future; ServiceTimeout at ``deadline``, the abort's error when aborted."""
+        done = threading.Event()
+        with self._lock:
+            self._waiting.add(done)
+            if self._aborted is not None:
+                done.set()
+        future.add_done_callback(lambda _: done.set())
+        try:
+            while not done.wait(max(0.0, deadline - time.monotonic())):
+                if time.monotonic() >= deadline:
+                    raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s")
+            if not future.done():  # woken by an abort
+                self._raise_if_aborted()
+            return future.result()
+        finally:
+            with self._lock:
+                self._waiting.discard(done)
+
+
+class ServiceCaller(_Caller):
+    """A blocking client of one typed service (the node must be spun in another thread)."""
+
+    def __init__(self, node: Node, srv_type: Any, name: str, who: str) -> None:
+        super().__init__(node, name, who)
+        self._client = node.create_client(srv_type, name, callback_group=ReentrantCallbackGroup())
+
+    def _ready(self) -> bool:
+        return self._client.service_is_ready()
+
+    @property
+    def connected(self) -> bool:
+        """A server of this service is discovered (its request reader and reply writer)."""
+        return self._ready()
 
     def call(self, request: Any, timeout: float, what: str = "") -> Any:
         """The response to ``request``; ServiceError when it carries an error code, ServiceTimeout when none
@@ -147,28 +180,51 @@ class ServiceCaller:
         self._raise_if_aborted()
         deadline = time.monotonic() + timeout
         self._wait_ready(deadline, what, timeout)
-        done = threading.Event()
-        with self._lock:
-            self._waiting.add(done)
         future = self._client.call_async(request)
-        future.add_done_callback(lambda _: done.set())
         try:
-            while not done.wait(max(0.0, deadline - time.monotonic())):
-                if time.monotonic() >= deadline:
-                    raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s")
-            if not future.done():  # woken by an abort
-                self._raise_if_aborted()
-            response = future.result()
+            response = self._await(future, deadline, what, timeout)
         finally:
-            with self._lock:
-                self._waiting.discard(done)
             if not future.done():
                 self._client.remove_pending_request(future)
         if response is None:
             raise ServiceError(f"the {self.who} node's {what} was cancelled")
-        if response.error_code != NONE:
-            raise ServiceError(f"{self.who}: {response.error_msg}", int(response.error_code))
-        return response
+        return _checked(response, self.who)
+
+
+class ActionCaller(_Caller):
+    """A blocking client of one action: send a goal, wait for its result; cancel it on a timeout or an abort."""
+
+    def __init__(self, node: Node, action_type: Any, name: str, who: str) -> None:
+        super().__init__(node, name, who)
+        self._client = ActionClient(node, action_type, name, callback_group=ReentrantCallbackGroup())
+
+    def _ready(self) -> bool:
+        return self._client.server_is_ready()
+
+    def run(self, goal: Any, timeout: float, what: str = "", on_feedback: Callable[[Any], None] | None = None) -> Any:
+        """The goal's result; ServiceError when it was rejected or its result carries an error code,
+        ServiceTimeout (the goal cancelled) when it does not end within ``timeout`` s."""
+        what = what or f"'{self.name.rsplit('/', 1)[-1]}'"
+        self._raise_if_aborted()
+        deadline = time.monotonic() + timeout
+        self._wait_ready(deadline, what, timeout)
+        feedback = (lambda msg: on_feedback(msg.feedback)) if on_feedback else None
+        handle = self._await(self._client.send_goal_async(goal, feedback_callback=feedback), deadline, what, timeout)
+        if handle is None or not handle.accepted:
+            raise ServiceError(f"the {self.who} node rejected {what}")
+        try:
+            wrapped = self._await(handle.get_result_async(), deadline, what, timeout)
+        except BaseException:
+            handle.cancel_goal_async()  # a timeout, an abort or a stop: the goal must not run on unwatched
+            raise
+        return _checked(wrapped.result, self.who)
+
+
+def _checked(response: Any, who: str) -> Any:
+    """A response or result without an error code, else ServiceError."""
+    if response.error_code != NONE:
+        raise ServiceError(f"{who}: {response.error_msg}", int(response.error_code))
+    return response
 
 
 def begin_shutdown(nodes: list[Node]) -> None:

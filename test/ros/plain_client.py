@@ -28,7 +28,7 @@ QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-SERVICES = ("world", "executor", "recorder")  # JSON request/reply topic pairs
+SERVICES = ("world", "recorder")  # JSON request/reply topic pairs
 JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
@@ -199,7 +199,7 @@ def fuzz(c: Client, args: dict) -> dict:
         c.pub(t)
     for t in images:
         c.pub(t, Image)
-    c.connect(["/homiebot/world/request", "/homiebot/executor/request"])
+    c.connect(["/homiebot/world/request"])
     sent: dict[str, int] = {}
     for i in range(args["count"]):
         if rng.random() < 0.15:
@@ -219,9 +219,10 @@ def fuzz(c: Client, args: dict) -> dict:
 
 
 def services(c: Client, args: dict) -> dict:
-    """Malformed requests to the planner's and the detector's typed services: each answer's error code and message."""
+    """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
+    from homiebot_msgs.action import ExecuteSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import Check, Plan, ResetPlanner
+    from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
@@ -237,16 +238,32 @@ def services(c: Client, args: dict) -> dict:
     }
     answers = {}
     for name, (kind, service, request) in calls.items():
-        client = c.node.create_client(kind, service)
-        if not client.wait_for_service(timeout_sec=30.0):
-            raise SystemExit(f"no {service} service")
-        future = client.call_async(request)
-        deadline = time.time() + 30.0
-        while not future.done() and time.time() < deadline:
-            rclpy.spin_once(c.node, timeout_sec=0.05)
-        reply = future.result()
+        reply = _call(c, kind, service, request)
         answers[name] = {"code": reply.error_code, "msg": reply.error_msg} if reply is not None else None
+    listed = _call(c, ListModels, "/homiebot/executor/models", ListModels.Request())
+    answers["models"] = {"code": listed.error_code, "models": {m.name: list(m.actions) for m in listed.models}}
+    execute = ActionClient(c.node, ExecuteSubtask, "/homiebot/executor/execute")
+    if not execute.wait_for_server(timeout_sec=30.0):
+        raise SystemExit("no /homiebot/executor/execute action")
+    sent = execute.send_goal_async(ExecuteSubtask.Goal(subtask=Subtask(action="Fly", target="x"), model="NoMaD"))
+    _wait(c, sent)
+    result = _wait(c, sent.result().get_result_async())
+    answers["execute_bad_action"] = {"status": result.status, "code": result.result.error_code, "msg": result.result.error_msg}
     return {"answers": answers}
+
+
+def _wait(c: Client, future, seconds: float = 30.0):
+    deadline = time.time() + seconds
+    while not future.done() and time.time() < deadline:
+        rclpy.spin_once(c.node, timeout_sec=0.05)
+    return future.result()
+
+
+def _call(c: Client, kind, service: str, request):
+    client = c.node.create_client(kind, service)
+    if not client.wait_for_service(timeout_sec=30.0):
+        raise SystemExit(f"no {service} service")
+    return _wait(c, client.call_async(request))
 
 
 def task(c: Client, args: dict) -> dict:

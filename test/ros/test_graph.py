@@ -20,6 +20,7 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import NodeSpec, graph  # noqa: E402
+from homiebot.ros.messages import EXECUTE_STATUS_TOPIC, typestore  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
@@ -92,16 +93,22 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env):
     record = load_episode(record_path(out.stdout))
     rounds = len(record.steps)
     counts: dict[str, int] = {}
+    goals: dict[bytes, int] = {}  # subtask goals accepted during the episode -> their last status
+    store = typestore()
     with Reader(record_path(out.stdout).parent / "bag") as reader:
-        for connection, _, _ in reader.messages():
+        for connection, _, raw in reader.messages():
             counts[connection.topic] = counts.get(connection.topic, 0) + 1
+            if connection.topic == EXECUTE_STATUS_TOPIC:
+                for status in store.deserialize_cdr(raw, connection.msgtype).status_list:
+                    if status.goal_info.stamp.sec * 10**9 + status.goal_info.stamp.nanosec >= reader.start_time:
+                        goals[bytes(status.goal_info.goal_id.uuid)] = status.status
     for view in ("front", "left", "back", "right"):
         for kind in ("image", "depth", "segmentation"):
             assert counts[f"/homiebot/camera/{view}/{kind}"] == rounds, (view, kind)
     assert counts["/homiebot/odom"] == rounds and counts["/homiebot/observation"] == rounds
     assert counts["/homiebot/subtask"] == rounds and counts["/homiebot/feedback"] == rounds
     executed = sum(1 for s in record.steps if s.skill)
-    assert counts["/homiebot/executor/request"] == executed
+    assert len(goals) == executed and set(goals.values()) == {4}, goals  # one ExecuteSubtask goal a subtask, each SUCCEEDED
     assert counts["/homiebot/task/status"] >= rounds + 1
 
 

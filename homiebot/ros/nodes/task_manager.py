@@ -28,7 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.srv import Check, Plan, ResetPlanner
+from homiebot_msgs.action import ExecuteSubtask
+from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
 from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -49,7 +50,7 @@ from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, R
 from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
-from homiebot.ros.services import ServiceCaller, ServiceTimeout
+from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceTimeout
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
@@ -58,7 +59,7 @@ from homiebot.safety.state import SafetyState
 from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
-SERVICES = ("world", "executor")  # JSON request/reply services; the planner and the detector serve typed ones
+SERVICES = ("world",)  # JSON request/reply services; the planner, the detector and the executor serve typed ones
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
@@ -69,9 +70,12 @@ class TaskManagerNode:
         self.params = params
         owner = node.get_fully_qualified_name()  # holds the episode session on each node it drives (see RpcServer)
         self.clients = {s: RpcClient(node, s, owner=owner) for s in SERVICES}
-        self.typed = {"planner/reset": ServiceCaller(node, ResetPlanner, "/homiebot/planner/reset", "planner"),
-                      "planner/plan": ServiceCaller(node, Plan, "/homiebot/planner/plan", "planner"),
-                      "detector/check": ServiceCaller(node, Check, "/homiebot/detector/check", "detector")}
+        self.reset_planner = ServiceCaller(node, ResetPlanner, "/homiebot/planner/reset", "planner")
+        self.plan = ServiceCaller(node, Plan, "/homiebot/planner/plan", "planner")
+        self.check = ServiceCaller(node, Check, "/homiebot/detector/check", "detector")
+        self.list_models = ServiceCaller(node, ListModels, "/homiebot/executor/models", "executor")
+        self.execute = ActionCaller(node, ExecuteSubtask, "/homiebot/executor/execute", "executor")
+        self.typed: list[ServiceCaller | ActionCaller] = [self.reset_planner, self.plan, self.check, self.list_models, self.execute]
         self.planner_backend = PlannerBackend(node)
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
@@ -195,8 +199,8 @@ class TaskManagerNode:
             if client is not self.recorder:
                 client.abort(reason)
 
-    def _all_clients(self) -> list[RpcClient | ServiceCaller]:
-        return [*self.clients.values(), *self.typed.values(), *([self.recorder] if self.recorder else [])]
+    def _all_clients(self) -> list[RpcClient | ServiceCaller | ActionCaller]:
+        return [*self.clients.values(), *self.typed, *([self.recorder] if self.recorder else [])]
 
     def interrupt(self) -> None:
         """The process is stopping: what follows (the bag, the record) must not wait long."""
@@ -275,11 +279,11 @@ class TaskManagerNode:
                 client.verify(max(0.5, deadline - time.monotonic()), force=True)
             except RpcTimeout:
                 missing.append(service)
-        for name, caller in self.typed.items():
+        for caller in self.typed:
             try:
                 caller.verify(max(0.5, deadline - time.monotonic()))
             except ServiceTimeout:
-                missing.append(name.split("/")[0])
+                missing.append(caller.who)
         if missing:
             missing = sorted(set(missing))
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
@@ -330,8 +334,8 @@ class TaskManagerNode:
         timeout = self.params["timeout"]
         world = RemoteWorld(self.clients["world"], self.cache, scene_json(scene, self.scenes.world), timeout)
         world.reset()  # loads the scene, so that the skills can be listed
-        executor = RemoteExecutor(self.clients["executor"], timeout, self.params["execute_timeout"])
-        planner = RemotePlanner(self.typed["planner/reset"], self.typed["planner/plan"], timeout, self.params["plan_timeout"], world)
+        executor = RemoteExecutor(self.list_models, self.execute, timeout, self.params["execute_timeout"])
+        planner = RemotePlanner(self.reset_planner, self.plan, timeout, self.params["plan_timeout"], world)
         planner_name = self.planner_backend.name(timeout)
         c = self.cfg
         settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
@@ -339,7 +343,7 @@ class TaskManagerNode:
         gate = SafetyGate(c.safety, self.safety, self.approver)
         self.running = (rid, world)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
-                      make_checker=lambda t: RemoteChecker(self.typed["detector/check"], executor.capabilities(), t.aliases, timeout, world,
+                      make_checker=lambda t: RemoteChecker(self.check, executor.capabilities(), t.aliases, timeout, world,
                                                                    executor.unavailable), safety=gate, user=self._user(task, world, seed))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
