@@ -16,9 +16,9 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from homiebot.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode  # noqa: E402
 
 try:
-    from homiebot_msgs.action import RunTask
+    from homiebot_msgs.action import ExecuteSubtask, RunTask
     from homiebot_msgs.msg import Feedback, KeyValue, Measure, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import Check, Plan, ResetPlanner
+    from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
 except ImportError as error:  # make builds it: its absence is a failure, not a skip
     pytest.fail(f"homiebot_msgs is not built ({error}): run `make setup` or `{sys.executable} tools/build_interfaces.py`",
                 pytrace=False)
@@ -58,7 +58,13 @@ def test_the_services_list_typed_fields_and_an_error_code_in_every_response() ->
     assert (check["output"], check["capabilities"]) == ("homiebot_msgs/PlannerOutput", "sequence<homiebot_msgs/ModelInfo>")
     assert Check.Response.get_fields_and_field_types()["subtask"] == "homiebot_msgs/Subtask"
     assert ResetPlanner.Request.get_fields_and_field_types()["models"] == "sequence<homiebot_msgs/ModelInfo>"
-    for service in (Plan, Check, ResetPlanner):
+    assert ListModels.Response.get_fields_and_field_types()["models"] == "sequence<homiebot_msgs/ModelInfo>"
+    goal = ExecuteSubtask.Goal.get_fields_and_field_types()
+    assert goal == {"episode": "uint32", "round": "uint32", "subtask": "homiebot_msgs/Subtask", "model": "string", "seed": "uint32"}
+    result = ExecuteSubtask.Result.get_fields_and_field_types()
+    assert (result["error_code"], result["feedback"], result["acted"]) == ("uint16", "homiebot_msgs/Feedback", "homiebot_msgs/Subtask")
+    assert ExecuteSubtask.Feedback.get_fields_and_field_types()["attempt"] == "uint32"
+    for service in (Plan, Check, ResetPlanner, ListModels):
         fields = service.Response.get_fields_and_field_types()
         assert (fields["error_code"], fields["error_msg"]) == ("uint8", "string"), service
         assert service.Response.NONE == 0 and service.Response.FAILED > 0
