@@ -70,10 +70,12 @@ class Watch:
 
     def until(self, test, timeout: float = 120.0) -> dict:
         result: list[dict] = []
+        seen: list[dict] = []
 
         def read() -> None:
             for line in self.proc.stdout:
                 event = json.loads(line)
+                seen.append(event)
                 if "state" in event and test(event):
                     result.append(event)
                     return
@@ -81,7 +83,7 @@ class Watch:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout)
-        assert result, f"{self.label}: the awaited status event did not come"
+        assert result, f"{self.label}: the awaited status event did not come; the last seen: {seen[-3:]}"
         return result[0]
 
     def close(self) -> None:
