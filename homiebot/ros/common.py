@@ -167,6 +167,10 @@ def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None
     finally:
         for beat in beats:
             beat.close()
+        for component in components:  # say that we are stopping before calls fail (the task manager then skips its bag's stop)
+            interrupt = getattr(component, "interrupt", None)
+            if interrupt:
+                interrupt()
         services.begin_shutdown(nodes)
         rpc.shut_down(nodes, components)
         executor.shutdown()

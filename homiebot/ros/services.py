@@ -94,6 +94,34 @@ class TypedServer:
         return response
 
 
+class OrderedActionClient(ActionClient):
+    """An ActionClient that can be used from any thread: rclpy's registers a request only after sending it,
+    so a response handled meanwhile by the executor's thread was dropped ("Ignoring unexpected goal
+    response") and its future never completed. Sending and registering hold a lock that the handling of
+    responses waits for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._sending = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def send_goal_async(self, *args: Any, **kwargs: Any) -> Any:
+        with self._sending:
+            return super().send_goal_async(*args, **kwargs)
+
+    def _get_result_async(self, goal_handle: Any) -> Any:
+        with self._sending:
+            return super()._get_result_async(goal_handle)
+
+    def _cancel_goal_async(self, goal_handle: Any) -> Any:
+        with self._sending:
+            return super()._cancel_goal_async(goal_handle)
+
+    async def execute(self, taken_data: Any) -> None:
+        with self._sending:  # a request being sent is registered before its response is looked up
+            pass
+        await super().execute(taken_data)
+
+
 class _Caller:
     """What blocking callers share: abort and resume, and waits that an abort ends."""
 
@@ -196,7 +224,7 @@ class ActionCaller(_Caller):
 
     def __init__(self, node: Node, action_type: Any, name: str, who: str) -> None:
         super().__init__(node, name, who)
-        self._client = ActionClient(node, action_type, name, callback_group=ReentrantCallbackGroup())
+        self._client = OrderedActionClient(node, action_type, name, callback_group=ReentrantCallbackGroup())
 
     def _ready(self) -> bool:
         return self._client.server_is_ready()

@@ -13,7 +13,6 @@ from typing import Any
 import rclpy
 from homiebot_msgs.action import RunTask
 from homiebot_msgs.msg import TaskStatus
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.task import Future
 
@@ -28,6 +27,7 @@ from homiebot.ros.run_task import (
     result_to_event,
     status_to_event,
 )
+from homiebot.ros.services import OrderedActionClient
 
 FINAL = ("finished", "failed")
 FEEDBACK_GRACE = 2.0  # s a final event waits for the round events it counts but that have not arrived
@@ -45,7 +45,7 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
     as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
     init(None)
     node = Node(f"homiebot_submit_{uuid.uuid4().hex[:12]}")
-    client = ActionClient(node, RunTask, ACTION_NAME)
+    client = OrderedActionClient(node, RunTask, ACTION_NAME)  # goals are sent from this thread, not the spinning one
     # What is shown comes from /homiebot/task/status: it keeps its recent events for a subscriber matched
     # late, where a goal's first feedback can be lost while discovery completes. The result ends it.
     statuses = _Statuses()

@@ -28,7 +28,7 @@ QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-SERVICES = ("world", "recorder")  # JSON request/reply topic pairs
+SERVICES = ("world",)  # a JSON request/reply topic pair
 JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")

@@ -1,9 +1,10 @@
 """The recorder node: writes every /homiebot topic of an episode into a rosbag2 MCAP file.
 
 It runs in a process of its own (like ``ros2 bag record``), so that writing camera frames never
-holds up the agent loop. The task manager calls ``start`` with the episode's bag folder (on this
-machine's file system) before the first round and ``stop`` after the last; ``stop`` waits until
-the messages still in flight have come in, closes the bag and answers with the count per topic.
+holds up the agent loop. The task manager calls /homiebot/recorder/start (``homiebot_msgs/srv/StartBag``)
+with the episode's bag folder (on this machine's file system) before the first round and
+/homiebot/recorder/stop (``StopBag``) after the last; stopping waits until the messages still in flight
+have come in, closes the bag and answers with the count per topic.
 """
 
 from __future__ import annotations
@@ -12,34 +13,43 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from homiebot_msgs.msg import Measure
+from homiebot_msgs.srv import StartBag, StopBag
 from rclpy.node import Node
 
 from homiebot.ros.common import NodeDef, Param, positive, run_node
 from homiebot.ros.recorder import BagRecorder
-from homiebot.ros.rpc import CallContext, RpcServer
+from homiebot.ros.services import ErrorMapping, TypedServer
+
+
+class BadPath(ValueError):
+    """A bag folder that is relative or exists already (the caller's to fix)."""
 
 
 class RecorderNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.recorder = BagRecorder(node)
         self.quiet, self.limit = params["settle_quiet"], params["settle_limit"]
-        self.server = RpcServer(node, "recorder", {"start": self.start, "stop": self.stop})
+        self.servers = (
+            TypedServer(node, StartBag, "/homiebot/recorder/start", self.start, (ErrorMapping(BadPath, StartBag.Response.INVALID_REQUEST),),
+                        StartBag.Response.FAILED),
+            TypedServer(node, StopBag, "/homiebot/recorder/stop", self.stop, (), StopBag.Response.FAILED))
 
-    def start(self, params: dict, ctx: CallContext) -> dict:
+    def start(self, request: StartBag.Request) -> StartBag.Response:
         """Begin a bag in ``path`` (a folder that must not exist yet); a bag still open is closed first."""
-        path = Path(str(params["path"]))
+        path = Path(request.path)
         if not path.is_absolute():
-            raise ValueError(f"the bag folder must be an absolute path, got '{path}'")
+            raise BadPath(f"the bag folder must be an absolute path, got '{request.path[:300]}'")
         if path.exists():
-            raise FileExistsError(f"the bag folder {path} exists already")
+            raise BadPath(f"the bag folder {path} exists already")
         self.recorder.stop()
         self.recorder.start(path)
-        return {"path": str(path)}
+        return StartBag.Response()
 
-    def stop(self, params: dict, ctx: CallContext) -> dict:
-        """Close the bag once quiet; ``{"counts": {topic: messages}}``."""
+    def stop(self, request: StopBag.Request) -> StopBag.Response:
+        """Close the bag once quiet, with the number of messages per topic."""
         self.recorder.settle(self.quiet, self.limit)
-        return {"counts": self.recorder.stop()}
+        return StopBag.Response(messages=[Measure(name=t, value=float(n)) for t, n in sorted(self.recorder.stop().items())])
 
     def close(self) -> None:
         self.recorder.stop()  # an open bag gets its metadata when the node stops
@@ -51,7 +61,7 @@ PARAMS = (
 )
 
 
-NODE = NodeDef("recorder", RecorderNode, PARAMS)
+NODE = NodeDef("recorder", RecorderNode, PARAMS, waiting_handlers=True)  # stopping waits while messages come in
 
 
 def main(args: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 
 from homiebot_msgs import msg as hb
 from homiebot_msgs.action import ExecuteSubtask
-from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
+from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner, StartBag, StopBag
 from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
@@ -47,10 +47,10 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
-from homiebot.ros.rpc import RELIABLE, RpcClient, RpcError, RpcTimeout
+from homiebot.ros.rpc import RELIABLE, RpcClient, RpcTimeout
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
-from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceTimeout
+from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
@@ -79,7 +79,8 @@ class TaskManagerNode:
         self.planner_backend = PlannerBackend(node)
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
-        self.recorder = RpcClient(node, "recorder") if params["record_bag"] else None
+        self.recorder = (ServiceCaller(node, StartBag, "/homiebot/recorder/start", "recorder"),
+                         ServiceCaller(node, StopBag, "/homiebot/recorder/stop", "recorder")) if params["record_bag"] else None
         self.pubs = {"task/status": node.create_publisher(hb.TaskStatus, STATUS_TOPIC, STATUS_QOS),
                      "subtask": node.create_publisher(hb.PlannerOutput, "/homiebot/subtask", RELIABLE),
                      "feedback": node.create_publisher(hb.Feedback, "/homiebot/feedback", RELIABLE)}
@@ -190,17 +191,16 @@ class TaskManagerNode:
         """A node of the graph died or was replaced mid-episode: fail the calls in flight at once. The
         recorder is the exception: the episode goes on, with a warning that its bag is incomplete."""
         if node == "recorder":  # the episode goes on without its bag, as when no recorder runs at all
-            if self.recorder is not None:
-                self.recorder.abort(reason)
+            for caller in self.recorder or ():
+                caller.abort(reason)
             self._bag_problem(self._current or "", f"the bag of this episode is incomplete: {reason}")
             return
         self.node.get_logger().error(reason)
-        for client in self._all_clients():
-            if client is not self.recorder:
-                client.abort(reason)
+        for client in [*self.clients.values(), *self.typed]:
+            client.abort(reason)
 
     def _all_clients(self) -> list[RpcClient | ServiceCaller | ActionCaller]:
-        return [*self.clients.values(), *self.typed, *([self.recorder] if self.recorder else [])]
+        return [*self.clients.values(), *self.typed, *(self.recorder or ())]
 
     def interrupt(self) -> None:
         """The process is stopping: what follows (the bag, the record) must not wait long."""
@@ -210,9 +210,8 @@ class TaskManagerNode:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
         self.watch.stop()
-        for client in self._all_clients():  # not the recorder: the episode's bag is still to be closed
-            if client is not self.recorder:
-                client.abort("the task manager is stopping", interrupted=True)
+        for client in [*self.clients.values(), *self.typed]:  # not the recorder: the episode's bag is still to be closed
+            client.abort("the task manager is stopping", interrupted=True)
         self._worker_thread.join(2.5)
 
     def _on_cancel(self, msg: String) -> None:
@@ -293,14 +292,15 @@ class TaskManagerNode:
         """Ask the recorder node to record this episode; False (and a warning) if it cannot."""
         if self.recorder is None:
             return False
-        if not self.recorder.connected:
+        start, _ = self.recorder
+        if not start.connected:
             self._bag_problem(rid, "this episode is not recorded into a bag: no recorder node is running "
                                    "(start the graph with its recorder, or set record_bag: false)")
             return False
         try:
-            self.recorder.call("start", {"path": str((writer.work_dir / "bag").resolve())}, timeout=self.params["timeout"])
+            start.call(StartBag.Request(path=str((writer.work_dir / "bag").resolve())), self.params["timeout"])
             return True
-        except (RpcError, RpcTimeout) as err:
+        except (ServiceError, ServiceTimeout) as err:
             self._bag_problem(rid, f"this episode is not recorded into a bag: {err}")
             return False
 
@@ -313,8 +313,8 @@ class TaskManagerNode:
             self._bag_problem(rid, "the graph is stopping: the recorder closes the bag as it stops")
             return
         try:
-            self.recorder.call("stop", timeout=self.params["timeout"])
-        except (RpcError, RpcTimeout) as err:  # the record itself must still be written
+            self.recorder[1].call(StopBag.Request(), self.params["timeout"])
+        except (ServiceError, ServiceTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
     def _bag_problem(self, rid: str, message: str) -> None:
