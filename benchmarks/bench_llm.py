@@ -12,8 +12,9 @@ Variants (the model is the GGUF file of the ``llm`` extra; the four views are de
 * ``hf_free``: transformers in-process on the same file (dequantized to float32), no constraint;
 * ``hf_constrained``: transformers with choice-constrained decoding (actions and models chosen by likelihood).
 
-Prints, per variant, SR and TP (EMMOE metrics, %), the F1 rate (format errors per round, %) and seconds
-per planner call, each with its 95 % t-interval over the runs, and the rounds played. Tasks are the
+Prints, per variant, SR and TP (EMMOE metrics, %) and the F1 rate (format errors per round, %), each with
+its 95 % t-interval over the runs; seconds per planner call with its 95 % interval over the calls and the
+median; and the rounds played. Tasks are the
 first ``--tasks`` of the test split (sorted by id); seeds depend only on the task and the run.
 """
 
@@ -100,13 +101,14 @@ def f1_rate(results: list[RunResult]) -> float:
 
 
 def seconds_interval(values: list[float]) -> str:
-    """Like ``mean_interval``, with two decimals (seconds per round can be well under one)."""
+    """Mean seconds per planner call with the 95 % interval over the calls, then the median (the first call of
+    a run loads the model or fills a cache, so the mean and the median differ)."""
     if not values:
         return "-"
     if len(values) < 2:
         return f"{values[0]:.2f}"
     half = metrics.T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / len(values) ** 0.5
-    return f"{statistics.fmean(values):.2f} ± {half:.2f}"
+    return f"{statistics.fmean(values):.2f} ± {half:.2f} (median {statistics.median(values):.2f})"
 
 
 def main() -> int:
@@ -138,9 +140,10 @@ def main() -> int:
         for variant in variants:
             per_run, seconds = measure(variant, tasks, args.runs, args.max_rounds, server.base_url if server else None,
                                        args.max_new_tokens)
-            per_round = [statistics.fmean(s) for s in seconds if s]
+            per_round = [x for s in seconds for x in s]
             rows.append((variant, mean_interval([metrics.sr(r) for r in per_run]), mean_interval([metrics.mean_tp(r) for r in per_run]),
                          mean_interval([f1_rate(r) for r in per_run]), seconds_interval(per_round), sum(map(len, seconds))))
+            print("  done: | " + " | ".join(map(str, rows[-1])) + " |", file=sys.stderr, flush=True)  # a row before the table
     finally:
         if server is not None:
             server.stop()

@@ -110,7 +110,9 @@ class LocalServer:
 
     def start(self) -> LocalServer:
         """Start the server and wait until it answers; LocalModelError if it exits or never answers."""
-        env = {**os.environ, "NO_PROXY": HOST}
+        # llama.cpp's OpenMP threads spin while they wait for each other; on a busy machine a spinning thread
+        # holds a core its partner needs, and generation slowed a hundredfold in a test: sleep instead
+        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "NO_PROXY": HOST}
         command = server_command(self.model, HOST, self.port, self.threads)
         if self.log is not None:
             with open(self.log, "wb") as sink:  # the child keeps its own copy of the descriptor

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(server_available() is not None, reason=str(serve
 
 def test_smollm2_through_llama_cpp_server_plans_every_round(tmp_path):
     config = yaml.safe_load((ROOT / "config/llm_local.yaml").read_text())
-    with LocalServer(threads=2, ready_timeout=180, log=tmp_path / "server.log") as server:
+    with LocalServer(threads=1, ready_timeout=180, log=tmp_path / "server.log") as server:  # one thread: no waiting on a partner
         config["planner"]["params"]["base_url"] = server.base_url  # the config names the port make llm-server uses
         path = tmp_path / "llm.yaml"
         path.write_text(yaml.safe_dump(config))
@@ -56,7 +56,7 @@ def test_smollm2_gguf_in_process_with_the_hf_planner(demo_task):
     from homiebot.runtime import run_episode
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # threads that wait for each other stall when other processes share the cores
     try:
         planner = HFPlanner(model_path=str(smollm2_path()), max_new_tokens=8, output_format="json")
         assert planner.family == "causal_lm" and planner.vision is False
