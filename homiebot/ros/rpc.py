@@ -7,8 +7,9 @@ A server named ``executor`` listens on ``/homiebot/executor/request`` and answer
 * reply    ``{"id", "kind": "progress", "data"}`` (any number), then one
            ``{"id", "kind": "result", "data"}`` or ``{"id", "kind": "error", "message"}``
 
-Plain topics keep every exchange visible to ``ros2 topic echo`` and recordable in a bag, and work
-with the ROS 2 wheels from PyPI, which cannot build custom action types.
+What is left of the graph's first protocol: the world node (and the policy server and the sim driver's
+expert) still serve through it; the planner, the detector, the executor and the recorder serve typed
+``homiebot_msgs`` services and actions instead (``homiebot/ros/services.py``).
 
 Discovery is not symmetric: a client can see a server's subscription before the server's side has
 matched the client, and a request sent then is lost. So a client's first call to a server (and its
