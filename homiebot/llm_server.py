@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = server_command(model, args.host, args.port, args.threads)
     print(f"serving {model.name} as '{MODEL_ALIAS}' on http://{args.host}:{args.port}/v1 (Ctrl-C stops it)", flush=True)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as LocalServer: waiting threads sleep on a shared machine
     os.execv(command[0], command)  # the server becomes this process: Ctrl-C and SIGTERM reach it directly
     return 0  # not reached
 
