@@ -56,7 +56,7 @@ def positive(value: Any) -> str | None:
 COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),
           Param("max_message_bytes", MAX_MESSAGE_BYTES, "longest JSON message accepted on any topic; longer ones are rejected",
                 positive))
-EXECUTOR_THREADS = 8  # callbacks of a process at once: typed service handlers that wait, and the topics they wait for
+EXECUTOR_THREADS = 3  # callbacks of a process at once: typed service handlers that wait, and the topics they wait for
 HEARTBEAT_TOPIC = "/homiebot/heartbeat"
 HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
 HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
