@@ -9,7 +9,7 @@ comma := ,
 # With ROS 2 sourced (ROS_DISTRO set) the system rclpy is used; otherwise ROS 2 Jazzy comes from PyPI.
 EXTRAS := sim,bench,ml,train,viz,ray,dev,llm$(if $(ROS_DISTRO),,$(comma)ros)
 # llama-cpp-python (the llm extra) compiles llama.cpp: portable CPU code (a -march=native build crashed on
-# some virtual machines), no tests or examples; about 5 minutes on two cores, then pip's wheel cache.
+# some virtual machines), no tests or examples; 4-10 minutes on two cores, then pip's wheel cache.
 LLAMA_BUILD := CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc)
 VENV_FLAGS := $(if $(ROS_DISTRO),--system-site-packages,)
 
