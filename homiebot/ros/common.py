@@ -152,10 +152,9 @@ def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None
     # one thread: callbacks only queue work; more: a typed service's handler may wait for topic data that
     # this process's other callbacks deliver
     executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
-    # often enough to see a stop signal, and soon after work that does not wake the executor: an rclpy future
-    # completed on another thread resumes the coroutine waiting for it (an action's goal or result) only when
-    # the executor looks again (waits of up to the timeout showed as 0.1-0.35 s stalls of a round)
-    wake = 0.02
+    # often enough to see a stop signal (a shorter wait, 20 ms, cut the rounds' stalls on futures completed on
+    # another thread, but then the Foxglove node sometimes forwarded no image of a whole episode)
+    wake = 0.1
     beats = [_Heartbeat(node) for node in nodes]
     for node in nodes:
         executor.add_node(node)
