@@ -60,6 +60,7 @@ from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
 SERVICES = ("world",)  # JSON request/reply services; the planner, the detector and the executor serve typed ones
+BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
 
@@ -313,7 +314,8 @@ class TaskManagerNode:
             self._bag_problem(rid, "the graph is stopping: the recorder closes the bag as it stops")
             return
         try:
-            self.recorder[1].call(StopBag.Request(), self.params["timeout"])
+            # the recorder settles for at most a few seconds: the record is not held up longer by its bag
+            self.recorder[1].call(StopBag.Request(), min(self.params["timeout"], BAG_STOP_TIMEOUT))
         except (ServiceError, ServiceTimeout) as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
 
