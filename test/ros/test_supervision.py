@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -63,8 +64,9 @@ class Watch:
 
     def __init__(self, env: dict, label: str) -> None:
         self.label = label
+        self.errors = tempfile.TemporaryFile(mode="w+")  # the client's own complaints, for a failure's message
         self.proc = subprocess.Popen([sys.executable, str(CLIENT), "watch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
+                                     stderr=self.errors, text=True)
         self.proc.stdin.write(json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 1}}))
         self.proc.stdin.close()
 
@@ -83,7 +85,10 @@ class Watch:
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         reader.join(timeout)
-        assert result, f"{self.label}: the awaited status event did not come; the last seen: {seen[-3:]}"
+        if not result:
+            self.errors.seek(0)
+            raise AssertionError(f"{self.label}: the awaited status event did not come; the last seen: {seen[-3:]}; "
+                                 f"the client said: {self.errors.read()[-1500:]}")
         return result[0]
 
     def close(self) -> None:
