@@ -517,7 +517,8 @@ class RpcClient:
 
 
 def shut_down(nodes: list[Node], components: list[object], grace: float = 1.5) -> None:
-    """Stop the RPC side of these nodes in an order free of use-after-destroy races:
+    """Stop the RPC side of these nodes in an order free of use-after-destroy races (the caller has told the
+    components that the process stops, ``interrupt()``):
 
     1. servers take no new calls and ask running handlers to stop;
     2. calls waiting for other nodes fail (RpcInterrupted), so that handlers and the task manager's
@@ -526,10 +527,6 @@ def shut_down(nodes: list[Node], components: list[object], grace: float = 1.5) -
     4. components close (``close()``: the task manager writes its record, the world releases its
        renderer), with no handler left to use what they release;
     5. the remaining calls fail."""
-    for component in components:  # 0. say that we are stopping (``interrupt()``, where a component has one)
-        interrupt = getattr(component, "interrupt", None)
-        if interrupt:
-            interrupt()
     mine = {id(n) for n in nodes}
     servers = [s for s in _SERVERS if id(s.node) in mine]
     clients = [c for c in _CLIENTS if id(c._node) in mine]
