@@ -24,6 +24,7 @@ from std_msgs.msg import String
 
 from homiebot.contracts import VIEW_NAMES, Pose2D, SafetyEvent
 from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, subtask_text
+from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC
 from homiebot.ros.safety import EVENTS_TOPIC
 from homiebot.ros.wire import safe_callback
 from homiebot.viz.queue import DropQueue
@@ -55,13 +56,15 @@ class GraphViewer:
             for kind in IMAGE_KINDS:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
         self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
-                              "/homiebot/task/status": (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
+                              STATUS_TOPIC: (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
                               EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
                               "/homiebot/map/summary": (String, self._summary)})
         if node is not None:
             group = ReentrantCallbackGroup()
             for topic, (msg_type, cb) in self.handlers.items():
-                node.create_subscription(msg_type, topic, safe_callback(node, topic, cb), QOS, callback_group=group)
+                # the status topic is latched: a viewer that joins late still gets the rounds it missed
+                qos = STATUS_QOS if topic == STATUS_TOPIC else QOS
+                node.create_subscription(msg_type, topic, safe_callback(node, topic, cb), qos, callback_group=group)
 
     def feed(self, topic: str, msg: Any) -> None:
         """One message of ``topic``, as a subscription would deliver it."""
