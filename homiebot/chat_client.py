@@ -95,6 +95,19 @@ class _Refused(Exception):
         self.message = message
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are refused, never followed: urllib would forward the ``Authorization`` header to
+    wherever the server points (another host included), and would turn the POST into a bodiless GET."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:
+        fp.close()
+        target = urlparse(newurl)
+        where = f"{target.scheme}://{target.netloc}{target.path}" if target.netloc else target.path
+        raise _Refused(code, f"the server redirects to {where}; redirects are not followed (the API key would go with "
+                             "them): set base_url to the address the server names")
+
+
 def is_number(value: Any) -> bool:
     """A real int or float (booleans are not numbers here)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -215,7 +228,8 @@ class ChatClient:
         self.user_agent = user_agent
         direct = url.hostname in LOOPBACK or (url.hostname or "").startswith("127.")
         # a local server is reached directly, whatever proxy the environment names
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({})) if direct else urllib.request.build_opener()
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirects()] + ([urllib.request.ProxyHandler({})] if direct else [])
+        self._opener = urllib.request.build_opener(*handlers)
 
     # ---- one completion --------------------------------------------------------------------
     def complete(self, messages: Sequence[Mapping[str, Any]], **body_fields: Any) -> ChatReply:
@@ -274,6 +288,11 @@ class ChatClient:
         key = self._key()
         return text.replace(key, "[redacted]") if key else text
 
+    def _clean(self, text: str, limit: int = MESSAGE_LIMIT) -> str:
+        """Server text made fit for messages: the key redacted first, then cut (cut first, a key that
+        straddles the cut would keep most of its characters)."""
+        return trim(self.redact(text), limit)
+
     # ---- transport -------------------------------------------------------------------------
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": self.user_agent}
@@ -297,9 +316,9 @@ class ChatClient:
                 raw = response.read()
         except urllib.error.HTTPError as err:
             try:
-                message = trim(server_message(err.read()))
+                message = self._clean(server_message(err.read()))
             except (OSError, http.client.HTTPException):
-                message = err.reason if isinstance(err.reason, str) else "(no body)"
+                message = self._clean(err.reason) if isinstance(err.reason, str) else "(no body)"
             finally:
                 err.close()
             if err.code in RETRY_STATUS and not is_validation_error(err.code, message):
@@ -316,8 +335,8 @@ class ChatClient:
         try:
             data = json.loads(raw)
         except ValueError:
-            snippet = trim(raw.decode("utf-8", errors="replace"), 120)
-            raise ChatBadReply(self.redact(f"{self.where()} answered with something that is not JSON: {snippet!r}"),
+            snippet = self._clean(raw.decode("utf-8", errors="replace"), 120)
+            raise ChatBadReply(f"{self.where()} answered with something that is not JSON: {snippet!r}",
                                "reply is not JSON", attempts) from None
         if not isinstance(data, dict):
             raise ChatBadReply(f"{self.where()} answered with JSON that is not an object", "reply is not a JSON object", attempts)
@@ -334,8 +353,8 @@ class ChatClient:
     # ---- reply -----------------------------------------------------------------------------
     def _reply_text(self, data: dict[str, Any], attempts: int) -> str:
         if "error" in data and not data.get("choices"):
-            detail = trim(server_message(json.dumps(data).encode()))
-            raise ChatBadReply(self.redact(f"{self.where()} reported an error: {detail}"), self.redact(f"error: {detail}"), attempts)
+            detail = self._clean(server_message(json.dumps(data).encode()))
+            raise ChatBadReply(f"{self.where()} reported an error: {detail}", f"error: {detail}", attempts)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ChatBadReply(f"{self.where()} answered without any choices", "no choices", attempts)
@@ -344,9 +363,9 @@ class ChatClient:
         if text is None or not text.strip():
             refusal = message.get("refusal") if isinstance(message, dict) else None
             if isinstance(refusal, str) and refusal.strip():
-                raise ChatBadReply(self.redact(f"the model refused: {trim(refusal)}"), self.redact(f"refused: {trim(refusal, 80)}"), attempts)
+                raise ChatBadReply(f"the model refused: {self._clean(refusal)}", f"refused: {self._clean(refusal, 80)}", attempts)
             finish = choices[0].get("finish_reason")
-            extra = f" (finish_reason: {finish})" if isinstance(finish, str) else ""
+            extra = f" (finish_reason: {self._clean(finish, 40)})" if isinstance(finish, str) else ""
             raise ChatBadReply(f"{self.where()} answered with empty content{extra}", f"empty content{extra}", attempts)
         return text
 

@@ -18,7 +18,7 @@ from typing import Any
 
 @dataclass
 class Reply:
-    """One scripted answer: an HTTP status and JSON body, optionally after a delay."""
+    """One scripted answer: an HTTP status and JSON body (bytes: sent as they are), optionally after a delay."""
 
     status: int = 200
     body: Any = None
@@ -69,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
         reply = fake.respond(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
         if reply.delay:
             time.sleep(reply.delay)
-        data = json.dumps(reply.body).encode()
+        data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
@@ -80,6 +80,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:
             pass  # the client gave up waiting (timeout tests)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        """Recorded with an empty body (a client that followed a redirect would arrive here), answered 404."""
+        fake: FakeServer = self.server.fake  # type: ignore[attr-defined]
+        with fake.lock:
+            fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": {}})
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (signature of the base class)
         pass

@@ -89,3 +89,39 @@ def test_a_closed_port_is_unavailable_not_a_crash(waits) -> None:
 def test_settings_are_checked_up_front(settings, words) -> None:
     with pytest.raises(ChatConfigError, match=re.escape(words)):
         ChatClient(**settings)
+
+
+SECRET = "sk-live-" + "0123456789abcdefghijklmnopqrstuvwx"  # 40 characters, as hosted keys are
+
+
+@pytest.mark.parametrize("reply", [
+    Reply(200, f"<html>upstream proxy failure {'.' * 64} token {SECRET} leaked</html>".encode()),  # the key straddles the 120-character cut
+    Reply(200, {"choices": [{"message": {"content": ""}, "finish_reason": f"blocked:{SECRET}"}]}),
+    Reply(200, {"choices": [{"message": {"content": None, "refusal": f"{'no ' * 90}{SECRET}"}}]}),
+    Reply(200, {"error": {"message": f"{'x' * 280}{SECRET}"}}),
+    Reply(400, {"error": {"message": f"{'bad request ' * 23}{SECRET}"}}),
+    Reply(503, {"error": {"message": f"{'busy ' * 56}{SECRET}"}}),
+])
+def test_no_part_of_the_key_survives_in_any_error(waits, monkeypatch, reply) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with fake_server() as server:
+        server.faults = [reply]
+        client = ChatClient(model="m", base_url=server.url, api_key_env=KEY_ENV, retries=0)
+        with pytest.raises((ChatBadReply, ChatRejected, ChatUnavailable)) as failed:
+            client.complete(MESSAGES)
+    said = " ".join([str(failed.value), failed.value.reason, getattr(failed.value, "server_message", "")])
+    # not the key, and not any 6-character piece of it (a key cut before redaction would leave one)
+    assert not any(SECRET[i:i + 6] in said for i in range(len(SECRET) - 5)), said
+
+
+def test_a_redirect_is_refused_and_the_key_never_leaves(waits, monkeypatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with fake_server() as server, fake_server() as elsewhere:
+        for status in (301, 302, 303, 307, 308):
+            server.faults = [Reply(status, {}, headers={"Location": f"{elsewhere.url}/chat/completions"})]
+            client = ChatClient(model="m", base_url=server.url, api_key_env=KEY_ENV, retries=2)
+            with pytest.raises(ChatRejected, match="redirects are not followed") as refused:
+                client.complete(MESSAGES)
+            assert refused.value.status == status and refused.value.attempts == 1
+            assert elsewhere.url.removesuffix("/v1") in str(refused.value)
+    assert elsewhere.requests == [] and waits == []
