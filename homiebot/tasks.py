@@ -92,6 +92,9 @@ class Task(BaseModel):
     intent: str | None = Field(None, description="what the person really wants, in words; hidden from planners "
                                                  "(a simulated user answers questions from it and the goal)")
     min_questions: int | None = Field(None, ge=0, description="K: the fewest questions that pin the goal down")
+    person: dict[str, Any] | None = Field(None, description="a person in the task's scene and their script, in the "
+                                                            "world's format (replaces one the scene has; validated "
+                                                            "by the world like an inline scene)")
 
     @field_validator("scene", mode="before")
     @classmethod
@@ -140,12 +143,14 @@ def load_task(path: str | Path, world: str | None = None) -> Task:
         task = Task.model_validate(data)
     except ValidationError as err:
         raise TaskError(f"{path}: invalid task\n{format_validation_error(err)}") from None
-    if task.scene is not None:
+    if task.scene is not None or task.person is not None:
         from homiebot.scenes import DEFAULT_WORLD, SceneError, scene_source
 
         source = scene_source(world or DEFAULT_WORLD)
         try:
-            if source is not None:
+            if source is not None and task.person is not None:
+                source.load(task)  # the scene with the task's person: names checked against that scene
+            elif source is not None:
                 source.from_json(task.scene, "scene")
         except SceneError as err:
             raise TaskError(f"{path}: invalid task\n{str(err).removeprefix('invalid scene').strip(chr(10))}") from None

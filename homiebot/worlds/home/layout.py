@@ -25,6 +25,7 @@ from homiebot.worlds.home.catalog import (
     ReceptacleType,
     RoomType,
 )
+from homiebot.worlds.home.person_script import PersonSpec
 from homiebot.worlds.home.scene import SceneError, SceneSpec
 
 PLACEMENT_MARGIN = 0.05  # keep objects this far from the edge of a surface
@@ -162,6 +163,7 @@ class Layout:
     receptacles: dict[str, Receptacle]
     objects: dict[str, ObjectInfo]
     bounds: tuple[float, float, float, float] = field(default=(0, 0, 0, 0))
+    person: PersonSpec | None = None  # drawn as a figure; where they are is state (HomeState.person)
 
     def room_at(self, x: float, y: float) -> str | None:
         for room in self.rooms.values():
@@ -304,4 +306,5 @@ def build_layout(spec: SceneSpec) -> Layout:
     xs = [v for r in rooms.values() for v in (r.x0, r.x1)]
     ys = [v for r in rooms.values() for v in (r.y0, r.y1)]
     pad = WALL_THICKNESS
-    return Layout(spec, rooms, walls, doors, receptacles, objects, (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad))
+    return Layout(spec, rooms, walls, doors, receptacles, objects, (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad),
+                  spec.person)

@@ -27,6 +27,7 @@ from homiebot.worlds.home.catalog import (
     WALL_HEIGHT,
 )
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle
+from homiebot.worlds.home.person_figure import person_mjcf
 from homiebot.worlds.home.robot import ROBOT_BODY, robot_mjcf
 
 ROBOT_ENTITY = ROBOT_BODY
@@ -420,7 +421,8 @@ def build_mjcf(layout: Layout, width: int, height: int, fovy: float = 90.0, samp
     body = [*_statics(layout),
             *(receptacle_body(r) for r in layout.receptacles.values()),
             *(object_body(o) for o in layout.objects.values()),
-            robot_mjcf(fovy)]
+            robot_mjcf(fovy),
+            *([person_mjcf(layout.person.name, layout.person.color)] if layout.person is not None else [])]
     return f"""<mujoco model="home">
 <compiler angle="radian"/>
 <statistic center="{_v(cx, cy, 1.0)}" extent="{extent:.6g}"/>

@@ -50,6 +50,8 @@ from homiebot.worlds.home.mjcf import (  # noqa: E402
     object_joint,
     scene_extent,
 )
+from homiebot.worlds.home.person import figure_joints  # noqa: E402
+from homiebot.worlds.home.person_figure import limb_joints, root_joints  # noqa: E402
 from homiebot.worlds.home.robot import (  # noqa: E402
     ARM_JOINTS,
     FINGER_JOINTS,
@@ -128,7 +130,8 @@ class _Pose(Protocol):
 class RenderableState(Protocol):
     """What ``sync`` reads; ``HomeState`` satisfies it. Optional extras read when present:
     ``joint_open`` (door/drawer opening fractions in [0, 1], preferred over ``is_open``),
-    ``arm`` (an ``ArmPose``; default the carry pose) and ``head_tilt`` (radians, + = up)."""
+    ``arm`` (an ``ArmPose``; default the carry pose), ``head_tilt`` (radians, + = up) and ``person`` (a
+    ``PersonState``; without one the figure, if the home has one, is parked out of sight)."""
 
     @property
     def robot(self) -> _Pose: ...
@@ -171,6 +174,9 @@ class HomeRenderer:
         self._arm_adr = np.array([m.joint(j).qposadr[0] for j in ARM_JOINTS])
         self._finger_adr = np.array([m.joint(j).qposadr[0] for j in FINGER_JOINTS])
         self._head_adr = int(m.joint(HEAD_TILT_JOINT).qposadr[0])
+        person = layout.person.name if layout.person is not None else None
+        self._person_adr = np.array([m.joint(j).qposadr[0] for j in root_joints(person)]) if person else None
+        self._limb_adr = np.array([m.joint(j).qposadr[0] for j in limb_joints(person)]) if person else None
         self._carry = ArmPose.carry()
         self._cam_ids = {v: int(m.camera(v).id) for v in VIEWS}
         self.instance_ids = self._make_instance_ids()
@@ -188,8 +194,9 @@ class HomeRenderer:
 
     # ---- setup ---------------------------------------------------------------------------
     def _make_instance_ids(self) -> dict[str, int]:
-        """Stable ids: wall 1, robot 2, then rooms, receptacles and objects in layout order."""
-        names = [WALL_ENTITY, ROBOT_ENTITY, *self.layout.rooms, *self.layout.receptacles, *self.layout.objects]
+        """Stable ids: wall 1, robot 2, then rooms, receptacles and objects in layout order, then the person."""
+        person = [self.layout.person.name] if self.layout.person is not None else []
+        names = [WALL_ENTITY, ROBOT_ENTITY, *self.layout.rooms, *self.layout.receptacles, *self.layout.objects, *person]
         return {name: i + 1 for i, name in enumerate(names)}
 
     def _make_geom_lut(self) -> np.ndarray:
@@ -243,6 +250,10 @@ class HomeRenderer:
             qpos[adr] = math.pi / 2 * fractions.get(name, 1.0 if state.is_open.get(name, False) else 0.0)
         for name, adr in self._slide_adr.items():
             qpos[adr] = DRAWER_TRAVEL * fractions.get(name, 1.0 if state.is_open.get(name, False) else 0.0)
+        if self._person_adr is not None and self._limb_adr is not None:
+            person = getattr(state, "person", None)  # absent from states that know of no person: park the figure
+            qpos[self._person_adr] = (person.x, person.y, 0.0, person.yaw) if person is not None else (0.0, 0.0, HIDDEN_Z, 0.0)
+            qpos[self._limb_adr] = figure_joints(person) if person is not None else (0.0, 0.0, 0.0, 0.0)
         mujoco.mj_kinematics(self.model, self.data)
         mujoco.mj_camlight(self.model, self.data)
         self._synced = True

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from homiebot.scenes import SceneError
 from homiebot.worlds.home.catalog import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES
+from homiebot.worlds.home.person_script import PersonSpec
 from homiebot.yamlio import format_validation_error, read_yaml
 
 SCENE_VERSION = 1
@@ -150,6 +151,7 @@ class SceneSpec(_Strict):
     receptacles: list[ReceptacleSpec]
     objects: list[ObjectSpec] = []
     robot: RobotSpec
+    person: PersonSpec | None = Field(None, description="someone who lives here and follows a script (person_script.py)")
 
     @field_validator("version")
     @classmethod
@@ -186,6 +188,9 @@ class SceneSpec(_Strict):
             for room in pair:
                 if room not in rooms:
                     raise ValueError(f"door {list(pair)} names unknown room '{room}'; rooms: {_choices(rooms)}")
+        if self.person is not None:
+            _check_name(self.person.name)
+            self.person.check_names(rooms, set(receptacles), {o.name for o in self.objects})
         return self
 
 

@@ -18,6 +18,14 @@ class HomeScenes(SceneSource):
     """Scenes of the embedded home (``SceneSpec``)."""
 
     def load(self, task: Task) -> SceneSpec:
+        spec = self._load_scene(task)
+        if task.person is None:
+            return spec
+        # the task's person joins (or replaces the one of) its scene; validated against that scene's names
+        return parse_scene({**scene_json(spec), "person": task.person}, f"task '{task.id}'")
+
+    @staticmethod
+    def _load_scene(task: Task) -> SceneSpec:
         if task.scene is not None:
             return parse_scene(task.scene, f"task '{task.id}'")
         if task.scene_file is not None:

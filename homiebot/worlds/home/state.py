@@ -21,6 +21,7 @@ from homiebot.errors import Entity
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
 from homiebot.worlds.home.navigation import NavigationMap, Pose2D
+from homiebot.worlds.home.person import CARRIED, Leg, PersonState, advance, plan_script, start_pose
 from homiebot.worlds.home.robot import ArmPose, arm_fk
 from homiebot.worlds.home.scene import SceneError, SceneSpec
 
@@ -54,7 +55,7 @@ EntityView = Entity  # what ``lookup`` returns: the detector's view of a named t
 @dataclass(frozen=True)
 class ObjectLocation:
     receptacle: str | None  # None when on the floor or held
-    relation: str  # "on" | "in" | "floor" | "held"
+    relation: str  # "on" | "in" | "floor" | "held" | "person" (in the person's hands)
     room: str | None
 
 
@@ -79,6 +80,8 @@ class HomeState:
     arm: ArmPose = field(default_factory=ArmPose.carry)
     head_tilt: float = 0.0
     held_dz: float = 0.0  # height of the held object's centre above the gripper centre
+    person: PersonState | None = None  # the scene's person, when it has one
+    person_legs: list[Leg] = field(default_factory=list)  # their timed plan (fixed when the home is built)
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -117,6 +120,9 @@ class HomeState:
             state._put_at(obj.name, rec, spot)
         if not state.nav.is_floor_free(state.robot.x, state.robot.y, 0.5 * ROBOT_RADIUS):
             raise SceneError(f"the robot's start position {list(spec.robot.position)} is inside furniture or a wall")
+        if spec.person is not None:
+            state.person = start_pose(spec.person, state)
+            state.person_legs = plan_script(spec.person, state, state.person)
         return state
 
     # ---- queries (also the detector's WorldBelief interface) ------------------------------
@@ -182,7 +188,8 @@ class HomeState:
                 "object_poses": {k: list(v) for k, v in self.object_poses.items()},
                 "locations": {k: [v.receptacle, v.relation, v.room] for k, v in self.locations.items()},
                 "is_open": dict(self.is_open), "joint_open": dict(self.joint_open),
-                "arm": self.arm.as_list(), "head_tilt": self.head_tilt, "held_dz": self.held_dz}
+                "arm": self.arm.as_list(), "head_tilt": self.head_tilt, "held_dz": self.held_dz,
+                **({"person": self.person.as_json()} if self.person is not None else {})}
 
     def apply_dynamic(self, data: dict) -> None:
         """Take over the moving parts published by ``dynamic()`` of another copy of the same scene."""
@@ -196,8 +203,19 @@ class HomeState:
         self.arm = ArmPose(*data["arm"]) if data.get("arm") else ArmPose.carry()
         self.head_tilt = float(data.get("head_tilt", 0.0))
         self.held_dz = float(data.get("held_dz", 0.0))
+        if data.get("person") is not None:
+            self.person = PersonState.from_json(data["person"])
         assert self.nav is not None
         self.nav.set_open_state(self.is_open)
+
+    # ---- the person ------------------------------------------------------------------------
+    def advance_people(self, until: float) -> None:
+        """Play the person's script up to their clock time ``until`` (seconds; see ``person.round_start``)."""
+        if self.person is None:
+            return
+        # seeded by the scene and the leg, so that where a placed object lands never depends on call order
+        rng = random.Random(f"{self.layout.spec.name}:{self.layout.spec.seed}:person:{self.person.next_leg}")
+        advance(self.person, self.person_legs, until, self, rng)
 
     # ---- primitives for privileged skills --------------------------------------------------
     def navigate(self, target: str) -> Outcome:
@@ -233,6 +251,8 @@ class HomeState:
 
     def grasp(self, obj: str) -> Outcome:
         """Pick ``obj`` into the gripper (the detector has already checked logic and distance)."""
+        if self.locations[obj].relation == CARRIED and self.person is not None:
+            return Outcome(False, f"the {self.person.name} is holding the {obj}")
         if not self.within_reach(obj):
             return Outcome(False, f"the {obj} is out of the arm's reach")
         container = self.enclosing_container(obj)

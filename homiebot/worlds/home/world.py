@@ -17,6 +17,7 @@ from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
 from homiebot.worlds.home.navigation import Pose2D as NavPose
+from homiebot.worlds.home.person import PERSON_CATEGORY, round_start
 from homiebot.worlds.home.scene import SceneSpec
 from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
@@ -47,6 +48,8 @@ class EmbeddedHome(World):
         layout = self._initial.layout
         category = {**{n: "room" for n in layout.rooms}, **{n: r.type.name for n, r in layout.receptacles.items()},
                     **{n: o.cls.name for n, o in layout.objects.items()}}
+        if layout.person is not None:
+            category[layout.person.name] = PERSON_CATEGORY
         self._categories = {i: InstanceLabel(name=n, category=category[n]) for n, i in self.renderer.instance_ids.items()
                             if n in category}
         self._robot: HomeControl | None = None
@@ -77,6 +80,8 @@ class EmbeddedHome(World):
         rooms = {n: (r.x0, r.y0, r.x1, r.y1) for n, r in st.layout.rooms.items()}
         things = {n: (r.x, r.y) for n, r in st.layout.receptacles.items()}
         things.update({n: (p[0], p[1]) for n, p in st.object_poses.items()})
+        if st.person is not None:
+            things[st.person.name] = (st.person.x, st.person.y)
         return TopDown(st.nav.occupancy.copy(), st.nav.origin, st.nav.resolution, rooms, things)
 
     def motion_snapshot(self) -> dict:
@@ -125,7 +130,13 @@ class EmbeddedHome(World):
         r = st.robot
         return st.nav.plan(NavPose(r.x, r.y, r.yaw), st._goal_poses(target)) is not None
 
+    def advance_people(self, until: float) -> None:
+        """Let the scene's person act up to their clock time ``until`` (seconds; nothing without a person)."""
+        self.state.advance_people(until)
+
     def observe(self, round_index: int) -> Observation:
+        # the person acts between rounds: each round starts ROUND_SECONDS after the one before
+        self.state.advance_people(round_start(round_index))
         self.renderer.sync(self.state)
         rendered = self.renderer.render(VIEW_NAMES)
         views = {v: ViewImage(rgb=rendered[v].rgb, depth=rendered[v].depth, segmentation=rendered[v].segmentation)

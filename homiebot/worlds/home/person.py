@@ -1,0 +1,239 @@
+"""The person in the embedded home: their timed plan, their moving state, and how time moves them.
+
+The script (``person_script.PersonSpec``) becomes a plan when the home is built: every walk is planned
+once on the home's free floor and timed at the person's walking speed, picks and places take
+``HANDLING_SECONDS``. Planning up front catches a script the home cannot play (a place nobody can walk
+to) as a ``SceneError`` before any episode starts, and keeps every episode of a task identical.
+
+Time in the home is the person's clock: round ``r`` of an episode begins at ``(r - 1) * ROUND_SECONDS``
+(about what one subtask takes a robot), and ``advance`` plays the plan up to a moment. What the plan
+meets on the way is today's state, not the plan's: an object the robot took is not picked (an event says
+so), and a place with no free spot leaves the object in hand.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from homiebot.scenes import SceneError
+from homiebot.worlds.home.navigation import Pose2D
+from homiebot.worlds.home.person_script import PersonSpec
+
+if TYPE_CHECKING:
+    from homiebot.worlds.home.state import HomeState
+
+ROUND_SECONDS = 10.0  # the person's time between the starts of two rounds
+HANDLING_SECONDS = 2.0  # to take something in hand or put it down
+PERSON_RADIUS = 0.25  # plan-view footprint, for start-pose checks
+HAND_FORWARD = 0.5  # a carried object sits this far in front of the person's centre ...
+HAND_HEIGHT = 1.06  # ... at this height (both arms forward, see person_mjcf)
+PICK_REACH = 1.5  # the person reaches an object within this distance of where they stand
+STRIDE = 1.4  # metres per full gait cycle (two steps), for the walking animation
+CARRIED = "person"  # ObjectLocation.relation of an object the person holds
+PERSON_CATEGORY = "person"  # the class perception sees the person as
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One timed piece of the plan: a walk along ``points``, a pick, a place, or words said."""
+
+    step: int  # the script step (1-based) this leg belongs to
+    kind: str  # walk | pick | place | say
+    start: float
+    end: float
+    target: str = ""  # the object picked, the receptacle placed on, the words said, where a walk goes
+    points: tuple[tuple[float, float], ...] = ()
+
+
+@dataclass
+class PersonState:
+    """Where the person is and what they did; JSON through ``as_json`` / ``from_json``."""
+
+    name: str
+    x: float
+    y: float
+    yaw: float  # radians
+    held: str | None = None
+    clock: float = 0.0  # seconds of the person's time played so far
+    next_leg: int = 0  # index of the first leg of the plan not finished yet
+    walked: float = 0.0  # metres walked so far (drives the gait)
+    moving: bool = False  # in the middle of a walk
+    said: list[tuple[float, str]] = field(default_factory=list)  # (when, words)
+    events: list[str] = field(default_factory=list)  # what happened, in words, with the time
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "pose": [self.x, self.y, self.yaw], "held": self.held, "clock": self.clock,
+                "next_leg": self.next_leg, "walked": self.walked, "moving": self.moving,
+                "said": [[t, w] for t, w in self.said], "events": list(self.events)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> PersonState:
+        x, y, yaw = data["pose"]
+        return cls(data["name"], x, y, yaw, data.get("held"), float(data.get("clock", 0.0)), int(data.get("next_leg", 0)),
+                   float(data.get("walked", 0.0)), bool(data.get("moving", False)),
+                   [(float(t), str(w)) for t, w in data.get("said", [])], list(data.get("events", [])))
+
+
+def round_start(round_index: int) -> float:
+    """The person's clock when round ``round_index`` (1-based) begins."""
+    return max(0, round_index - 1) * ROUND_SECONDS
+
+
+def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
+    """Where the person stands before anything happens; SceneError when that is inside furniture or a wall."""
+    assert state.nav is not None
+    if spec.room is not None:
+        poses = state.nav.free_poses_in_room(state.layout.rooms[spec.room])
+        if not poses:
+            raise SceneError(f"person '{spec.name}': room '{spec.room}' has no free floor to stand on")
+        x, y = poses[0].x, poses[0].y
+    else:
+        assert spec.position is not None
+        x, y = spec.position
+        if state.layout.room_at(x, y) is None or not state.nav.is_floor_free(x, y, PERSON_RADIUS):
+            raise SceneError(f"person '{spec.name}' starts at {list(spec.position)}, inside furniture, a wall or no room")
+    return PersonState(spec.name, x, y, math.radians(spec.yaw))
+
+
+def plan_script(spec: PersonSpec, state: HomeState, start: PersonState) -> list[Leg]:
+    """Time every step of the script from the person's start; SceneError for a walk with no path."""
+    assert state.nav is not None
+    legs: list[Leg] = []
+    here, now = (start.x, start.y), 0.0
+    for i, step in enumerate(spec.script, 1):
+        now = max(now, round_start(step.round))
+        if step.say is not None:
+            legs.append(Leg(i, "say", now, now, step.say))
+            continue
+        goals = _goals(step.kind, step.target, state)
+        path = state.nav.plan(Pose2D(here[0], here[1], 0.0), goals) if goals else None
+        if path is None:
+            raise SceneError(f"person script step {i}: '{spec.name}' has no free path to {step.kind} "
+                             f"{_describe(step.target)} from ({here[0]:.1f}, {here[1]:.1f})")
+        points = tuple((p.x, p.y) for p in path.poses)
+        if len(points) > 1:
+            legs.append(Leg(i, "walk", now, now + path.length / spec.speed, _describe(step.target), points))
+            now, here = legs[-1].end, points[-1]
+        if step.kind in ("pick", "place"):
+            legs.append(Leg(i, step.kind, now, now + HANDLING_SECONDS, str(step.target)))
+            now += HANDLING_SECONDS
+    return legs
+
+
+def _describe(target: str | tuple[float, float]) -> str:
+    return target if isinstance(target, str) else f"({target[0]:.1f}, {target[1]:.1f})"
+
+
+def _goals(kind: str, target: str | tuple[float, float], state: HomeState) -> list[Pose2D]:
+    """Where the person may stop to do a step: in the room, facing the receptacle, next to the object."""
+    assert state.nav is not None
+    if not isinstance(target, str):
+        return state.nav.free_poses_near(target[0], target[1], 0.6)
+    if kind == "walk" and target in state.layout.rooms:
+        return state.nav.free_poses_in_room(state.layout.rooms[target])
+    return state._goal_poses(target)
+
+
+def advance(person: PersonState, legs: list[Leg], until: float, state: HomeState, rng: random.Random) -> None:
+    """Play the plan up to the person's time ``until`` (never backwards), changing ``state`` as it goes."""
+    if until < person.clock:
+        return
+    person.moving = False
+    while person.next_leg < len(legs):
+        leg = legs[person.next_leg]
+        if leg.start > until:
+            break
+        if leg.kind == "walk":
+            if until < leg.end:
+                _walk_to(person, leg, (until - leg.start) / (leg.end - leg.start))
+                person.moving = True
+                break
+            _walk_to(person, leg, 1.0)
+        elif leg.kind == "say":
+            person.said.append((leg.start, leg.target))
+            person.events.append(f"{leg.start:.0f}s: said '{leg.target}'")
+        elif leg.kind == "pick":
+            _pick(person, leg, state)
+        else:
+            _place(person, leg, state, rng)
+        person.next_leg += 1
+    person.clock = until
+    carry(person, state)
+
+
+def _walk_to(person: PersonState, leg: Leg, fraction: float) -> None:
+    """Put the person ``fraction`` of the way along the leg's polyline, facing along it."""
+    pts = leg.points
+    seg = [math.dist(a, b) for a, b in zip(pts, pts[1:], strict=False)]
+    total = sum(seg)
+    goal = total * min(max(fraction, 0.0), 1.0)
+    done = 0.0
+    x, y = pts[0]
+    for (a, b), d in zip(zip(pts, pts[1:], strict=False), seg, strict=True):
+        if d <= 0:
+            continue
+        t = min(1.0, (goal - done) / d)
+        x, y = a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])
+        person.yaw = math.atan2(b[1] - a[1], b[0] - a[0])
+        if done + d >= goal:
+            break
+        done += d
+    person.walked += math.dist((person.x, person.y), (x, y))
+    person.x, person.y = x, y
+
+
+def _pick(person: PersonState, leg: Leg, state: HomeState) -> None:
+    obj = leg.target
+    loc = state.locations[obj]
+    ox, oy, _, _ = state.object_poses[obj]
+    if obj == state.held or loc.relation in ("held", CARRIED) or math.dist((person.x, person.y), (ox, oy)) > PICK_REACH:
+        why = "the robot holds it" if obj == state.held else "it is not where it was"
+        person.events.append(f"{leg.start:.0f}s: did not pick {obj}: {why}")
+        return
+    container = state.enclosing_container(obj)
+    if container is not None and not state.is_open.get(container, True):
+        person.events.append(f"{leg.start:.0f}s: opened and closed the {container}")
+    person.held = obj
+    person.yaw = math.atan2(oy - person.y, ox - person.x)
+    person.events.append(f"{leg.start:.0f}s: picked {obj}")
+
+
+def _place(person: PersonState, leg: Leg, state: HomeState, rng: random.Random) -> None:
+    obj, receptacle = person.held, leg.target
+    if obj is None:
+        return
+    rec = state.layout.receptacles[receptacle]
+    info = state.layout.objects[obj]
+    spot = None
+    if len(state.objects_at(receptacle)) < rec.type.capacity:
+        spot = state._free_local_spot(rec, info, rng, tidy=True, reach_from=(person.x, person.y))
+    if spot is None:
+        person.events.append(f"{leg.start:.0f}s: found no room for {obj} {rec.type.relation} the {receptacle}")
+        return
+    person.held = None
+    state._put_at(obj, rec, spot)
+    person.yaw = math.atan2(rec.y - person.y, rec.x - person.x)
+    person.events.append(f"{leg.start:.0f}s: put {obj} {rec.type.relation} the {receptacle}")
+
+
+def carry(person: PersonState, state: HomeState) -> None:
+    """Keep a carried object in the person's hands (pose, and the room it is in)."""
+    from homiebot.worlds.home.state import ObjectLocation
+
+    if person.held is None:
+        return
+    c, s = math.cos(person.yaw), math.sin(person.yaw)
+    x, y = person.x + HAND_FORWARD * c, person.y + HAND_FORWARD * s
+    state.object_poses[person.held] = (x, y, HAND_HEIGHT, person.yaw)
+    state.locations[person.held] = ObjectLocation(None, CARRIED, state.layout.room_at(person.x, person.y))
+
+
+def figure_joints(person: PersonState) -> tuple[float, float, float, float]:
+    """Hip (left, right) and shoulder (left, right) angles of the figure: a swinging gait while walking,
+    arms forward while carrying (positive swings a limb backwards)."""
+    swing = 0.45 * math.sin(2 * math.pi * person.walked / STRIDE) if person.moving else 0.0
+    arms = (-1.0, -1.0) if person.held else (-0.6 * swing, 0.6 * swing)
+    return (swing, -swing, *arms)
