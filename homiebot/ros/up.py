@@ -43,9 +43,33 @@ def check_ros() -> None:
                           "(ROS 2 from PyPI)") from None
 
 
+def tied_to_this_process() -> Callable[[], None] | None:
+    """What a child runs before it starts (``preexec_fn``) so that it gets SIGTERM when this process dies,
+    SIGKILL included: a killed supervisor must not leave a graph running that a new one would meet.
+    Linux only (``prctl(PR_SET_PDEATHSIG)``); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+
+    def tie() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the supervisor died before the tie was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return tie
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
-    """One node as a process, run by its own interpreter when the spec names one (``spec.python``)."""
-    return subprocess.Popen([spec.python or sys.executable, "-m", spec.module, *ros_args(spec)], env=env)
+    """One node as a process, run by its own interpreter when the spec names one (``spec.python``); it
+    ends when this process does."""
+    return subprocess.Popen([spec.python or sys.executable, "-m", spec.module, *ros_args(spec)], env=env,
+                            preexec_fn=tied_to_this_process())
 
 
 def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
@@ -53,18 +77,24 @@ def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
     return {name: start() for name, start in starters(specs, env, compose).items()}
 
 
+STOP_FIRST = ("recorder",)  # closes its bag before the task manager moves the episode's folder into place
+
+
 def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
-    """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds."""
-    for p in procs.values():
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
+    """SIGTERM every node we started (those named in ``STOP_FIRST`` first, and waited for), then SIGKILL
+    those still running after ``grace`` seconds."""
     deadline = time.monotonic() + grace
-    for p in procs.values():
-        try:
-            p.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    first = {name: p for name, p in procs.items() if name in STOP_FIRST}
+    for group in (first, {name: p for name, p in procs.items() if name not in first}):
+        for p in group.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in group.values():
+            try:
+                p.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
 
 
 def _interrupt(signum, frame) -> None:
@@ -149,7 +179,8 @@ def starters(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fal
         members = [s for s in specs if s not in servers]
         payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
         out: dict[str, Callable[[], subprocess.Popen]] = {
-            "graph": lambda: subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env)}
+            "graph": lambda: subprocess.Popen([sys.executable, "-m", "homiebot.ros.compose", payload], env=env,
+                                              preexec_fn=tied_to_this_process())}
         return out | {spec.name: _spawner(spec, env) for spec in servers}
     return {spec.name: _spawner(spec, env) for spec in specs}
 

@@ -267,6 +267,8 @@ def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s
     assert took < 5.0, f"shutdown took {took:.1f} s"
     for bad in ("Traceback", "InvalidHandle", "context is invalid", "RCLError"):
         assert bad not in output, output[-3000:]
-    interrupted = [r for r in (load_episode(p) for p in up.out.glob("*/episode.json")) if r.termination == "interrupted"]
-    assert len(interrupted) == 1 and len(interrupted[0].steps) >= 2
+    interrupted = [p.parent for p in up.out.glob("*/episode.json") if load_episode(p).termination == "interrupted"]
+    assert len(interrupted) == 1 and len(load_episode(interrupted[0] / "episode.json").steps) >= 2
     assert not list(up.out.glob("*.partial"))
+    # the recorder stops first: its bag is closed before the episode's folder is moved into place
+    assert (interrupted[0] / "bag" / "metadata.yaml").is_file(), output[-3000:]
