@@ -3,12 +3,14 @@
 User errors (bad config, scene, task, unknown plugin) print one clear message and exit with
 status 2; they never show a traceback. ``run`` and ``submit`` exit with the episode's outcome:
 0 goal reached, 1 finished without reaching it, 2 user error, 3 could not run (planner error,
-node failure), 130 interrupted (Ctrl-C or SIGTERM, the record saved).
+node failure), 74 the disk is full or failed while writing (what finished is kept; the message says
+where), 130 interrupted (Ctrl-C or SIGTERM, the record saved).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
 import sys
 import tempfile
@@ -26,6 +28,7 @@ from homiebot.config import ConfigError, RunConfig, describe_validation_error, l
 from homiebot.console import end_reason, step_line, task_line, verdict_line
 from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
+from homiebot.records import StorageError
 from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
 USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigError, EvalError, ReportError, ExportError,
                ExecutorError)
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
+STORAGE_FAILED = 74  # sysexits' EX_IOERR
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
 
 
 def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
@@ -724,6 +729,15 @@ def _main(argv: list[str] | None) -> int:
         return 2
     except KeyboardInterrupt:
         saved = "; what was recorded so far has been saved" if args.command in _RECORDING else ""
+    except StorageError as err:
+        print(f"homiebot: error: {err}", file=sys.stderr)
+        return STORAGE_FAILED
+    except OSError as err:
+        if err.errno not in STORAGE_ERRNOS:
+            raise
+        where = f" {err.filename}" if err.filename else ""
+        print(f"homiebot: error: cannot write{where}: {err.strerror}; what finished before is kept", file=sys.stderr)
+        return STORAGE_FAILED
         print(f"homiebot: interrupted{saved}", file=sys.stderr)
         return INTERRUPTED
 

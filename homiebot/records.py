@@ -24,16 +24,27 @@ from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation
 
 VIDEO_FPS = 2
 START_FILE = "start.json"  # in a .partial folder: what the episode is, for finalise_leftovers
+VIDEO_FILES = ("episode.mp4", "episode.vtt")
+
+
+class StorageError(Exception):
+    """The disk is full (or another I/O error) while a record is written; the message says what was kept
+    and where. Raised after everything that could still be written has been."""
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write a file so that readers see either the old or the complete new content."""
+    """Write a file so that readers see either the old or the complete new content (a failed write
+    leaves no temporary file behind)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class EpisodeWriter:
@@ -114,19 +125,38 @@ class EpisodeWriter:
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def finish(self, record: EpisodeRecord) -> EpisodeRecord:
-        """Write episode.json (and the video), move the folder into place; returns the final record."""
+        """Write episode.json (and the video), move the folder into place; returns the final record.
+
+        Raises StorageError when the disk is full: a video that does not fit is left out (what was written
+        of it is removed, which frees room for the record) and the record is still published; a record
+        that does not fit leaves the ``.partial`` folder as it is (``finalise_leftovers`` can publish it)."""
         for hook in self.before_finish:
             hook()
-        if self.video_maker is not None:
-            video = self.video_maker(self.work_dir)
-        else:
-            video = self._write_video() if self.video else None
+        lost_video: OSError | None = None
+        try:
+            video = self.video_maker(self.work_dir) if self.video_maker is not None else self._write_video() if self.video else None
+        except OSError as err:
+            lost_video, video = err, None
+            for name in VIDEO_FILES:
+                (self.work_dir / name).unlink(missing_ok=True)
         if video:
             record = record.model_copy(update={"video": video})
+        try:
+            atomic_write_text(self.work_dir / "episode.json", record.model_dump_json(indent=2))
+        except OSError as err:
+            raise StorageError(f"the episode record could not be written ({_why(err)}); what was recorded of it stays in "
+                               f"{self.work_dir}") from err
         (self.work_dir / START_FILE).unlink(missing_ok=True)
-        atomic_write_text(self.work_dir / "episode.json", record.model_dump_json(indent=2))
         os.rename(self.work_dir, self.final_dir)  # no other writer takes a claimed name; rename never replaces a folder's files
+        if lost_video is not None:
+            raise StorageError(f"the video could not be written ({_why(lost_video)}); the episode record is complete "
+                               f"without it: {self.final_dir / 'episode.json'}") from lost_video
         return record
+
+
+def _why(err: OSError) -> str:
+    """An I/O error in a few words (``No space left on device``)."""
+    return err.strerror or str(err)
 
 
 def load_episode(path: str | Path) -> EpisodeRecord:

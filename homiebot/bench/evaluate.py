@@ -11,6 +11,7 @@ default, or a Ray cluster; either way only this (driver) process writes ``result
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -162,10 +163,20 @@ class Progress:
 
 
 def append_line(fh, line: str) -> None:
-    """Append one complete line and make it durable before going on (a kill loses at most the line being written)."""
-    fh.write(line + "\n")
+    """Append one complete line and make it durable before going on (a kill loses at most the line being
+    written). A write that fails (a full disk) is taken back whole: no half line is left for readers."""
     fh.flush()
-    os.fsync(fh.fileno())
+    fd = fh.fileno()
+    size = os.fstat(fd).st_size
+    data = (line + "\n").encode("utf-8")
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), getattr(fh, "name", None))
+        os.fsync(fd)
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
 
 
 def _metadata(args: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
