@@ -123,6 +123,8 @@ class Agent:
                     break
                 step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
                 steps.append(step)
+                if writer is not None:
+                    writer.write_step(step)
                 feedback = step.feedback
                 if on_step:
                     on_step(step)

@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+from pydantic import ValidationError
 
-from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation
+from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation, StepRecord
 
 VIDEO_FPS = 2
 START_FILE = "start.json"  # in a .partial folder: what the episode is, for finalise_leftovers
+STEPS_FILE = "steps.jsonl"  # in a .partial folder: the rounds finished so far, one StepRecord per line
 VIDEO_FILES = ("episode.mp4", "episode.vtt")
 
 
@@ -83,6 +85,14 @@ class EpisodeWriter:
         """Note what the episode is (instruction, task_id, scene, planner, seed, max_rounds, config), so that
         a record can be made of the folder should this process die before ``finish``."""
         atomic_write_text(self.work_dir / START_FILE, json.dumps(fields))
+
+    def write_step(self, step: StepRecord) -> None:
+        """Make a finished round durable before the next one starts: should this process die, the record
+        made of the folder keeps it (one complete line per round; a torn last line is ignored)."""
+        with open(self.work_dir / STEPS_FILE, "ab") as fh:
+            fh.write((step.model_dump_json() + "\n").encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def write_views(self, round_index: int, obs: Observation) -> dict[str, str]:
         """Save the round's four RGB views; return view -> path relative to the episode folder."""
@@ -146,12 +156,28 @@ class EpisodeWriter:
         except OSError as err:
             raise StorageError(f"the episode record could not be written ({_why(err)}); what was recorded of it stays in "
                                f"{self.work_dir}") from err
-        (self.work_dir / START_FILE).unlink(missing_ok=True)
+        for name in (START_FILE, STEPS_FILE):  # episode.json holds what they said
+            (self.work_dir / name).unlink(missing_ok=True)
         os.rename(self.work_dir, self.final_dir)  # no other writer takes a claimed name; rename never replaces a folder's files
         if lost_video is not None:
             raise StorageError(f"the video could not be written ({_why(lost_video)}); the episode record is complete "
                                f"without it: {self.final_dir / 'episode.json'}") from lost_video
         return record
+
+
+def finished_steps(path: Path) -> list[StepRecord]:
+    """The rounds ``write_step`` made durable, in order; a line cut short by the process's death ends the list."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return []
+    steps: list[StepRecord] = []
+    for line in lines:
+        try:
+            steps.append(StepRecord.model_validate_json(line))
+        except ValidationError:
+            break
+    return steps
 
 
 def _why(err: OSError) -> str:
@@ -171,8 +197,9 @@ def finalise_leftovers(out_dir: str | Path, reason: str) -> list[Path]:
     """Publish the ``.partial`` folders left in ``out_dir`` by a process that died mid-episode.
 
     A folder with its ``episode.json`` already written is only moved into place; one without gets a
-    minimal record (termination "error", ``reason``, no steps: the rounds lived in the dead
-    process) next to the images it holds. Call this only when no other writer uses ``out_dir``."""
+    record (termination "error", ``reason``) of what the folder holds: the episode's start and every
+    round that finished before the process died, next to their images. Call this only when no other
+    writer uses ``out_dir``."""
     done = []
     for work in sorted(Path(out_dir).glob("*.partial")):
         if not work.is_dir():
@@ -189,8 +216,12 @@ def finalise_leftovers(out_dir: str | Path, reason: str) -> list[Path]:
                 start |= json.loads((work / START_FILE).read_text())
             except (OSError, ValueError):
                 pass
-            record = EpisodeRecord.model_validate({**start, "episode_id": final.name, "termination": "error", "error": reason})
+            steps = finished_steps(work / STEPS_FILE)
+            record = EpisodeRecord.model_validate({**start, "episode_id": final.name, "termination": "error", "error": reason,
+                                                   "steps": steps})
             atomic_write_text(work / "episode.json", record.model_dump_json(indent=2))
+        for name in (START_FILE, STEPS_FILE):
+            (work / name).unlink(missing_ok=True)
         os.rename(work, final)
         done.append(final)
     return done

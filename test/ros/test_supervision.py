@@ -167,6 +167,7 @@ def test_a_killed_task_manager_comes_back_and_finalises_the_cut_off_record(up):
             break
         time.sleep(0.2)
     assert cut and cut[0].termination == "error" and cut[0].instruction.startswith("put the green can")
+    assert len(cut[0].steps) >= 2  # the rounds that finished before the kill were on disk
     assert not list(up.out.glob("*.partial"))
 
 
