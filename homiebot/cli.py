@@ -150,6 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("--keep-unseen", action="store_true", help="also keep rounds that name things not yet seen")
     exp.add_argument("--search-labels", action="store_true", help="sft: label rounds that name things not yet seen "
                      "'Go to' the room (then the receptacle) that holds them instead of leaving them out (docs/training.md)")
+    exp.add_argument("--views", default="images", choices=("images", "text"), help="text: the views described in words for "
+                     "text-only models (each episode is replayed to detect what its views showed; no images)")
 
     bs = sub.add_parser("bootstrap", help="run a privileged planner over the train split and export SFT/DPO data",
                         description="Run the oracle over a suite's train split under failure profiles of several strengths "
@@ -500,7 +502,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from homiebot.training.export import export
 
     stats = export(args.sources, args.format, Path(args.out), split=args.split, suite=args.suite, keep=args.keep,
-                   check_visible=not args.keep_unseen, search=args.search_labels)
+                   check_visible=not args.keep_unseen, search=args.search_labels, views=args.views)
     counts = ", ".join(f"{k} {v}" for k, v in stats["counts"].items())
     print(f"{stats['records']} {args.format} records from {stats['episodes']} episodes ({counts}) -> {args.out}")
     return 0

@@ -696,8 +696,10 @@ class HFPlanner(Planner):
         text = fmt.start
         text += free(text, fmt.analysis_stops, self.max_new_tokens)
         text += fmt.before_action
+        # the actions the prompt offers (a model's action the task does not allow, e.g. Give without a person, is not one)
+        offered = set(self.prompts.actions) if self.prompts is not None else {a.value for a in Action}
         usable = {a for m in self.models for a in m.actions}
-        actions = [a.value for a in Action if a is not Action.END and (a.value in usable or not usable)]
+        actions = [a.value for a in Action if a is not Action.END and a.value in offered and (a.value in usable or not usable)]
         options = [a + fmt.after_action for a in actions] + [Action.END.value + fmt.end]
         pick = choose(text, options)
         if pick == len(actions):

@@ -10,6 +10,7 @@ from homiebot.training.episodes import ExportError, find_episodes
 from homiebot.training.writer import write_export
 
 SPLITS = ("train", "test", "all")
+VIEWS = ("images", "text")
 
 
 def parse_sources(text: str | None, fmt: str) -> tuple[str, ...]:
@@ -25,10 +26,13 @@ def parse_sources(text: str | None, fmt: str) -> tuple[str, ...]:
 
 
 def export(sources: list[str | Path], fmt: str, out: Path, split: str = "train", suite: str | None = "home100",
-           keep: str | None = None, check_visible: bool = True, search: bool = False) -> dict[str, Any]:
+           keep: str | None = None, check_visible: bool = True, search: bool = False, views: str = "images") -> dict[str, Any]:
     """Export the episodes under ``sources`` as ``fmt`` (sft or dpo) into ``out``; returns the stats.
     ``search`` (SFT only): a round naming something not known yet is kept with a search label
-    (``build.search_label``) instead of being left out."""
+    (``build.search_label``) instead of being left out. ``views``: ``images`` (the four views) or
+    ``text`` (described in words for text-only models, ``text_views``; no images)."""
+    if views not in VIEWS:
+        raise ExportError(f"--views {views}: choose images or text")
     if fmt not in ("sft", "dpo"):
         raise ExportError(f"--format {fmt}: choose sft or dpo")
     if split not in SPLITS:
@@ -39,6 +43,10 @@ def export(sources: list[str | Path], fmt: str, out: Path, split: str = "train",
     if search and not check_visible:
         raise ExportError("--search-labels relabels the rounds --keep-unseen keeps as they are; give one of the two")
     built = build_sft(episodes, chosen, check_visible, search) if fmt == "sft" else build_dpo(episodes, chosen, check_visible)
+    if views == "text":
+        from homiebot.training.text_views import to_text
+
+        built = to_text(built, episodes, fmt)
     built.counts["episodes_other_split"] = len(found) - len(episodes)
     meta = [{"episode": e.key, "task_id": e.record.task_id} for e in episodes]
-    return write_export(built, fmt, out, meta, split)
+    return write_export(built, fmt, out, meta, split, views)

@@ -65,3 +65,25 @@ def build_tiny_qwen2_vl(path: str | Path, corpus: list[str] | None = None, seed:
     tokenizer.save_pretrained(path)
     Qwen2VLImageProcessorPil(min_pixels=IMAGE * IMAGE, max_pixels=IMAGE * IMAGE).save_pretrained(path)
     return path
+
+
+def build_tiny_causal_lm(path: str | Path, corpus: list[str] | None = None, seed: int = 0) -> Path:
+    """Write a randomly initialised text-only Llama checkpoint folder (config, weights, tokenizer with a chat
+    template): the architecture of SmolLM2, a few thousand parameters, for dry runs of the text recipe."""
+    import torch
+    import transformers
+
+    path = Path(path)
+    prompts = PromptBuilder(MODELS, "json", vision=False)
+    text = [prompts.system(), prompts.user("put the green can in the fridge", [], [], None, views="front: fridge (2.0 m, kitchen)"),
+            *FORMATS.values(), '{"analysis": "subtask": ["Go to", "kitchen"], "model": null} End', *(corpus or [])]
+    tokenizer = _tokenizer(text)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL}
+    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=8192,
+                                      bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
+                                      tie_word_embeddings=True)
+    torch.manual_seed(seed)
+    transformers.LlamaForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

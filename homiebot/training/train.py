@@ -1,11 +1,13 @@
 """``homiebot train sft|dpo``: LoRA fine-tuning of a local vision-language model on exported data, with
 TRL's trainers and PEFT (docs/training.md).
 
-The base model is a local folder (never downloaded) loaded exactly as the ``hf`` planner loads it
-(same family detection, PIL image processor, chat template), or ``tiny:qwen2_vl``: a Qwen2-VL of a few
-thousand random parameters built from a config, for dry runs of the recipe. Each SFT record becomes
-the chat the planner sends (system text; the four views then the round's text; the answer), and the
-loss is taken on the answer tokens only. The LoRA adapter is saved under ``OUT/adapter`` with a
+The base model is a local folder or GGUF file (never downloaded) loaded exactly as the ``hf`` planner
+loads it (same family detection, PIL image processor, chat template), or ``tiny:qwen2_vl`` /
+``tiny:causal_lm``: a Qwen2-VL or a text-only Llama of a few thousand random parameters built from a
+config, for dry runs of the recipe. Each SFT record becomes the chat the planner sends (system text;
+the four views then the round's text; the answer), and the loss is taken on the answer tokens only.
+A text-only base (family ``causal_lm``, e.g. SmolLM2) trains on an export made with ``--views text``:
+the views described in words, the chat built by the planner's own text prompt code. The LoRA adapter is saved under ``OUT/adapter`` with a
 manifest (``OUT/homiebot_train.json``) that the ``trained`` planner reads.
 """
 
@@ -21,6 +23,7 @@ from homiebot.training.episodes import ExportError
 
 MANIFEST = "homiebot_train.json"
 TINY = "tiny:qwen2_vl"
+TINY_TEXT = "tiny:causal_lm"
 
 
 class TrainError(ExportError):
@@ -52,17 +55,34 @@ def _load_data(data: Path, fmt: str) -> Any:
     return ds
 
 
+def _check_views(data: Path, fmt: str, text_only: bool) -> None:
+    """A text-only base trains on views described in words, a vision model on images."""
+    views = json.loads((data / "stats.json").read_text()).get("views", "images")
+    if text_only and views != "text":
+        raise TrainError(f"--data {data}: its records show the views as images, and the base is a text-only model; "
+                         f"export them again with `homiebot export ... --format {fmt} --views text`")
+    if not text_only and views == "text":
+        raise TrainError(f"--data {data}: its records describe the views in words (--views text); the base is a vision "
+                         "model: export them again without --views, or give a text-only base")
+
+
 def _base(base: str, out: Path) -> Path:
     if base == TINY:
         from homiebot.training.tiny import build_tiny_qwen2_vl
 
         return build_tiny_qwen2_vl(out / "base")
+    if base == TINY_TEXT:
+        from homiebot.training.tiny import build_tiny_causal_lm
+
+        return build_tiny_causal_lm(out / "base")
     path = Path(base).expanduser()
+    if path.is_file() and path.suffix == ".gguf":  # a GGUF file: the hf planner reads it (dequantized), as here
+        return path.resolve()
     if (path / MANIFEST).is_file():  # an earlier `train` run: its base with the adapter merged in (DPO after SFT)
         return _merged(path, out / "base")
     if not (path / "config.json").is_file():
-        raise TrainError(f"--base {base}: not a local model folder (no config.json); models are never downloaded, "
-                         f"give a folder written by save_pretrained, or {TINY} for a dry run")
+        raise TrainError(f"--base {base}: not a local model folder (no config.json) nor a .gguf file; models are never "
+                         f"downloaded, give a folder written by save_pretrained, a GGUF file, or {TINY} / {TINY_TEXT} for a dry run")
     return path.resolve()
 
 
@@ -97,11 +117,16 @@ class _ChatBatches:
         self.planner, self.torch = planner, torch
 
     def _images(self, row: dict[str, Any]) -> list[Any]:
+        if not self.planner.vision:
+            return []
         size = self.planner.image_size
         imgs = [im.convert("RGB") for im in row["images"]]
         return [im.resize(size) for im in imgs] if size else imgs
 
     def chat(self, system: str, user: str, n_images: int, answer: str | None) -> str:
+        if not self.planner.vision:  # the text planner's own chat: the prompt trained on is the prompt planned with
+            prompt = str(self.planner._text_chat_prompt(system, user, None))
+            return prompt if answer is None else prompt + answer + (self.planner.tokenizer.eos_token or "")
         turns: list[dict[str, Any]] = [{"role": "system", "content": [{"type": "text", "text": system}]},
                                        {"role": "user", "content": [{"type": "image"}] * n_images + [{"type": "text", "text": user}]}]
         if answer is None:
@@ -109,6 +134,11 @@ class _ChatBatches:
         return self.chat(system, user, n_images, None) + answer + (self.planner.tokenizer.eos_token or "")
 
     def encode(self, system: str, user: str, images: list[Any], answer: str) -> tuple[Any, int]:
+        if not self.planner.vision:
+            tok = self.planner.tokenizer
+            full = tok(self.chat(system, user, 0, answer), return_tensors="pt", add_special_tokens=False)
+            prompt = tok(self.chat(system, user, 0, None), return_tensors="pt", add_special_tokens=False)
+            return full, int(prompt["input_ids"].shape[1])
         proc = self.planner.processor
         full = proc(text=[self.chat(system, user, len(images), answer)], images=images or None, return_tensors="pt")
         prompt = proc(text=[self.chat(system, user, len(images), None)], images=images or None, return_tensors="pt")
@@ -174,6 +204,9 @@ def train(stage: str, data: Path, base: str, out: Path, steps: int = 50, lr: flo
     out.mkdir(parents=True, exist_ok=True)
     base_path = _base(base, out)
     planner = _load_planner(base_path, image_size)
+    _check_views(data, stage, text_only=not planner.vision)
+    if not planner.vision and "images" in ds.column_names:  # always empty there; TRL takes an images column for a vision task
+        ds = ds.remove_columns("images")
     torch.manual_seed(seed)
     # the paper's ranks: 128/256 for SFT, 8/8 for DPO; learning rates 5e-4 and 5e-6 (appendix G)
     r = lora_r or (128 if stage == "sft" else 8)
@@ -200,7 +233,7 @@ def train(stage: str, data: Path, base: str, out: Path, steps: int = 50, lr: flo
     trainer.model.save_pretrained(str(out / "adapter"))
     losses = [round(float(h["loss"]), 4) for h in trainer.state.log_history if "loss" in h]
     manifest = {"recipe": "vlm_lora", "stage": stage, "base": str(base_path), "adapter": "adapter", "output_format": fmt,
-                "image_size": image_size, "steps": steps, "records": len(ds), "data": str(data.resolve()), "lora_r": r,
+                "image_size": image_size if planner.vision else None, "vision": planner.vision, "steps": steps, "records": len(ds), "data": str(data.resolve()), "lora_r": r,
                 "lora_alpha": alpha, "losses": losses, "train_loss": round(float(result.training_loss), 4)}
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

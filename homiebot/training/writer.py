@@ -44,8 +44,10 @@ def _card(fmt: str, built: Built, episodes: list[dict[str, Any]], split: str) ->
     return "\n".join(lines)
 
 
-def write_export(built: Built, fmt: str, out: Path, episodes: list[dict[str, Any]], split: str) -> dict[str, Any]:
-    """Write the export of ``built`` into ``out`` (which must be empty or absent); returns the stats."""
+def write_export(built: Built, fmt: str, out: Path, episodes: list[dict[str, Any]], split: str,
+                 views: str = "images") -> dict[str, Any]:
+    """Write the export of ``built`` into ``out`` (which must be empty or absent); returns the stats.
+    ``views``: how the records give the views (``images``, or ``text`` for text-only models)."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"--out {out}: exists and is not an empty folder; choose a new one")
     datasets = _datasets()
@@ -61,7 +63,7 @@ def write_export(built: Built, fmt: str, out: Path, episodes: list[dict[str, Any
     lines = "".join(json.dumps(r, sort_keys=True) + "\n" for r in built.records)
     atomic_write_text(out / "data.jsonl", lines)
     stats = {"format": fmt, "format_version": FORMAT_VERSION, "records": len(built.records), "counts": dict(sorted(built.counts.items())),
-             "episodes": len(episodes), "split": split}
+             "episodes": len(episodes), "split": split, **({"views": views} if views != "images" else {})}
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2, sort_keys=True) + "\n")
     atomic_write_text(out / "README.md", _card(fmt, built, episodes, split))
     if not built.records:
