@@ -34,7 +34,8 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=packages,
-    package_data={"homiebot.bench": ["suites/*/*.yaml", "data/*.yaml"], "homiebot.ros": ["fastdds.xml"], "homiebot.people": ["personas/*.yaml"]},
+    package_data={"homiebot.bench": ["suites/*/*.yaml", "data/*.yaml"], "homiebot.ros": ["fastdds.xml"], "homiebot.people": ["personas/*.yaml"],
+                  "homiebot.planners": ["weights/*/*/*"]},  # the trained planner's shipped weights
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),

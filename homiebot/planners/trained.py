@@ -11,6 +11,10 @@ unchanged, so malformed output becomes F1 feedback as with any planner. Other pa
 
 A folder written by ``homiebot train heads`` (manifest ``recipe: minilm_heads``, the CPU recipe) is
 served by ``homiebot.planners.heads_planner.HeadsPlanner`` instead; it takes only ``path``.
+
+Without ``path`` the planner uses the weights that ship with homiebot (``SHIPPED``: a ``minilm_heads``
+folder trained by the CPU recipe, with ``shipped.json`` saying on what data, how and how well), so
+``--planner trained`` plans on a fresh checkout; ``planner.params.path`` chooses another folder.
 """
 
 from __future__ import annotations
@@ -23,6 +27,19 @@ from homiebot.planners.base import PlannerConfigError
 from homiebot.planners.hf import HFPlanner
 
 MANIFEST = "homiebot_train.json"
+# the shipped CPU-recipe weights, versioned: a new training goes to a new folder, never over these
+SHIPPED = Path(__file__).resolve().parent / "weights" / "trained_heads" / "v1"
+
+
+def model_folder(path: str | None) -> Path:
+    """The folder to load: ``path``, or the shipped weights when none is given (an error names what is missing)."""
+    if path:
+        return Path(str(path)).expanduser()
+    if not (SHIPPED / MANIFEST).is_file():
+        raise PlannerConfigError(f"trained planner: no path given and the shipped weights are missing ({SHIPPED / MANIFEST}); "
+                                 "reinstall homiebot with its package data, or train a model (`homiebot train heads`, "
+                                 "docs/training.md) and give planner.params.path")
+    return SHIPPED
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
@@ -43,8 +60,8 @@ class TrainedPlanner(HFPlanner):
     """Plans with a base model and the LoRA adapter ``homiebot train`` saved (or, for a folder of
     ``homiebot train heads``, is a ``HeadsPlanner``: the manifest's ``recipe`` says which)."""
 
-    def __new__(cls, path: str, base: str | None = None, **params: Any) -> Any:
-        folder = Path(str(path)).expanduser()
+    def __new__(cls, path: str | None = None, base: str | None = None, **params: Any) -> Any:
+        folder = model_folder(path)
         manifest = read_manifest(folder)
         if manifest.get("recipe") == "minilm_heads":
             if params or base:
@@ -54,8 +71,8 @@ class TrainedPlanner(HFPlanner):
             return HeadsPlanner(folder, manifest)
         return super().__new__(cls)
 
-    def __init__(self, path: str, base: str | None = None, **params: Any) -> None:
-        folder = Path(str(path)).expanduser()
+    def __init__(self, path: str | None = None, base: str | None = None, **params: Any) -> None:
+        folder = model_folder(path)
         manifest = read_manifest(folder)
         adapter = folder / str(manifest.get("adapter", "adapter"))
         if not (adapter / "adapter_config.json").is_file():

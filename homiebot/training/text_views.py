@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from homiebot.contracts import EpisodeRecord
+from homiebot.contracts import EpisodeRecord, PlannerOutput
 from homiebot.planners.base import PlannerReply, PlannerRequest
 from homiebot.planners.replay import ReplayPlanner
 from homiebot.planners.view_text import describe_views
@@ -39,6 +39,14 @@ class _Describing(ReplayPlanner):
         return super().plan(request)
 
 
+def _decision(output: PlannerOutput | None) -> tuple[str | None, ...] | None:
+    """What a round decided, whatever contract version recorded it."""
+    if output is None:
+        return None
+    sub = output.subtask
+    return sub.action.value, sub.target, sub.place, output.model
+
+
 def describe_rounds(record: EpisodeRecord) -> dict[int, str]:
     """Round -> the text description of its four views, for every round the replay reproduced."""
     from homiebot.config import RunConfig
@@ -51,8 +59,8 @@ def describe_rounds(record: EpisodeRecord) -> dict[int, str]:
     replay, _ = run_episode(cfg, task, planner=planner)
     views: dict[int, str] = {}
     for old, new in zip(record.steps, replay.steps):
-        same = (old.round == new.round and old.output == new.output and old.feedback.status == new.feedback.status
-                and old.feedback.code == new.feedback.code)
+        same = (old.round == new.round and _decision(old.output) == _decision(new.output)
+                and old.feedback.status == new.feedback.status and old.feedback.code == new.feedback.code)
         if not same or new.round not in planner.views:
             break
         views[old.round] = planner.views[old.round]

@@ -1,0 +1,89 @@
+"""Copying a ``homiebot train heads`` folder to where the ``trained`` planner finds it by default, with a
+card (``shipped.json``): the data, the recipe, the commit it was trained at, its measured figures and the
+size and sha256 of every file.
+
+    python -m homiebot.training.ship MODEL_DIR homiebot/planners/weights/trained_heads/v2 --card card.json
+
+``card.json`` holds what only the trainer knows (``data``, ``recipe``, ``training``, ``metrics``);
+``files`` and ``commit`` are filled in here. A shipped version is never overwritten: a new training
+gets a new version folder, and ``homiebot.planners.trained.SHIPPED`` names the one used by default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from homiebot.planners.trained import MANIFEST
+from homiebot.records import atomic_write_text
+
+MAX_BYTES = 20 * 1024 * 1024  # larger weights belong outside the repository
+CARD = "shipped.json"
+REQUIRED = ("data", "recipe", "training", "metrics")
+
+
+class ShipError(ValueError):
+    """A folder that cannot be shipped; the message says why."""
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def ship(model: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
+    """Copy the weights and manifest of ``model`` into ``out`` (new) and write the card; returns the card."""
+    manifest_file = model / MANIFEST
+    try:
+        manifest = json.loads(manifest_file.read_text())
+    except (OSError, ValueError):
+        raise ShipError(f"{manifest_file}: missing or unreadable; give the --out folder of `homiebot train heads`") from None
+    if manifest.get("recipe") != "minilm_heads":
+        raise ShipError(f"{manifest_file}: recipe {manifest.get('recipe')!r}; only minilm_heads folders are shipped")
+    missing = [k for k in REQUIRED if k not in card]
+    if missing:
+        raise ShipError(f"the card lacks {', '.join(missing)}")
+    if out.exists():
+        raise ShipError(f"{out} exists; a shipped version is never overwritten, choose the next version folder")
+    weights = model / str(manifest.get("weights", "heads.pt"))
+    if weights.stat().st_size > MAX_BYTES:
+        raise ShipError(f"{weights} is {weights.stat().st_size} bytes, more than {MAX_BYTES}: too large for the repository")
+    out.mkdir(parents=True)
+    shutil.copyfile(weights, out / weights.name)
+    # the training machine's folders mean nothing elsewhere: keep only their names
+    manifest["data"] = [Path(str(d)).name for d in manifest.get("data", [])]
+    atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+    files = {}
+    for f in sorted(out.iterdir()):
+        data = f.read_bytes()
+        files[f.name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    full = {**card, "commit": card.get("commit") or _commit(), "files": files}
+    atomic_write_text(out / CARD, json.dumps(full, indent=2) + "\n")
+    return full
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: MODEL_DIR OUT_DIR --card FILE."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model")
+    parser.add_argument("out")
+    parser.add_argument("--card", required=True, help="JSON file with data, recipe, training and metrics")
+    args = parser.parse_args(argv)
+    try:
+        card = json.loads(Path(args.card).read_text())
+        ship(Path(args.model), Path(args.out), card)
+    except (OSError, ValueError) as err:
+        print(f"ship: error: {err}", file=sys.stderr)
+        return 2
+    print(f"shipped {args.model} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
