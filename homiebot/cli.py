@@ -625,7 +625,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     from homiebot.ros.up import check_ros
 
     check_ros()
-    from homiebot.ros.submit import submit
+    from homiebot.ros.submit import TaskManagerLost, submit
 
     if args.task:
         request = {"task_file": str(Path(args.task).resolve())}
@@ -640,7 +640,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         raise TaskError("the instruction is empty; say what the robot should do")
     try:
         final = submit(request, timeout=args.timeout, wait=not args.no_wait)
-    except TimeoutError as err:
+    except (TimeoutError, TaskManagerLost) as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return COULD_NOT_RUN
     return submit_status(final, wait=not args.no_wait)
@@ -729,8 +729,6 @@ def _main(argv: list[str] | None) -> int:
     except (*USER_ERRORS, ImportError) as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        saved = "; what was recorded so far has been saved" if args.command in _RECORDING else ""
     except StorageError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return STORAGE_FAILED
@@ -740,6 +738,8 @@ def _main(argv: list[str] | None) -> int:
         where = f" {err.filename}" if err.filename else ""
         print(f"homiebot: error: cannot write{where}: {err.strerror}; what finished before is kept", file=sys.stderr)
         return STORAGE_FAILED
+    except KeyboardInterrupt:
+        saved = "; what was recorded so far has been saved" if args.command in _RECORDING else ""
         print(f"homiebot: interrupted{saved}", file=sys.stderr)
         return INTERRUPTED
 

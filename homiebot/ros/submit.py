@@ -32,6 +32,11 @@ from homiebot.ros.services import OrderedActionClient
 FINAL = ("finished", "failed")
 FEEDBACK_GRACE = 2.0  # s a final event waits for the round events it counts but that have not arrived
 CANCEL_WAIT = 20.0  # s to wait for a cancelled episode's record after Ctrl-C (a second Ctrl-C stops waiting)
+LOST_AFTER = 2.0  # s the task manager that took the goal must be missing from the graph before it counts as gone
+
+
+class TaskManagerLost(RuntimeError):
+    """The task manager that took the goal left the graph (its process died) before it answered."""
 
 
 def _to_stderr(text: str) -> None:
@@ -63,7 +68,7 @@ def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0,
         events = statuses.of(rid)
         got = handle.get_result_async()
         got.add_done_callback(lambda f: events.put({"id": rid, **result_to_event(f.result().result)}))
-        follow = _Follower(rid, echo, warn)
+        follow = _Follower(rid, echo, warn, _Server(node))
         try:
             if (final := follow.until_final(events, timeout, queued_is_enough=not wait)) is not None:
                 return final
@@ -119,8 +124,8 @@ class _Follower:
     """Shows one submission's events in order and tells the final one. Status events and the result travel
     apart (a topic, a service): a result that overtakes its last rounds' events waits for them."""
 
-    def __init__(self, rid: str, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:
-        self.rid, self.echo, self.warn = rid, echo, warn
+    def __init__(self, rid: str, echo: Callable[[str], None], warn: Callable[[str], None], server: _Server | None = None) -> None:
+        self.rid, self.echo, self.warn, self.server = rid, echo, warn, server
         self.episode = ""
         self.rounds = 0  # the last round shown
         self.final: dict | None = None
@@ -150,8 +155,14 @@ class _Follower:
         return final
 
     def idle(self) -> dict | None:
-        """Called when no event came for a while: the final event, if it has waited long enough."""
-        return self._ready()
+        """Called when no event came for a while: the final event, if it has waited long enough. Raises
+        TaskManagerLost when the task manager that took the goal is gone: no result will come."""
+        final = self._ready()
+        if final is None and self.server is not None and self.server.gone():
+            episode = f" (episode {self.episode})" if self.episode else ""
+            raise TaskManagerLost(f"the task manager stopped while it ran submission {self.rid}{episode}: no result will come. "
+                                  "`homiebot up` restarts it, and it saves what the episode recorded into the graph's --out folder")
+        return final
 
     def until_final(self, events: queue.Queue[dict], seconds: float, queued_is_enough: bool = False) -> dict | None:
         """Show events from ``events`` for at most ``seconds``; the final one (or, with ``queued_is_enough``, the
@@ -170,6 +181,37 @@ class _Follower:
             if (final := self.show(event)) is not None:
                 return final
         return None
+
+
+class _Server:
+    """Whether the task manager that took a goal is still in the graph, told by the identity of its action
+    feedback publisher: a process that was killed sends no result, and one restarted in its place is
+    another publisher that knows nothing of the goal. The successor shows within seconds; a killed
+    process without one leaves discovery only when its lease ends (Fast DDS: 20 s)."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.owner: set[bytes] = set()
+        self.missing_since: float | None = None
+        self.checked = 0.0
+
+    def _publishers(self) -> set[bytes]:
+        return {bytes(info.endpoint_gid) for info in self.node.get_publishers_info_by_topic(f"{ACTION_NAME}/_action/feedback")}
+
+    def gone(self) -> bool:
+        now = time.monotonic()
+        if now - self.checked < 0.5:
+            return False
+        self.checked = now
+        present = self._publishers()
+        if not self.owner:  # the first look that finds it names the owner
+            self.owner = present
+            return False
+        if self.owner & present and not present - self.owner:  # a newcomer is its successor: the graph restarted it
+            self.missing_since = None
+            return False
+        self.missing_since = self.missing_since or now
+        return now - self.missing_since >= LOST_AFTER
 
 
 def _show(event: dict, echo: Callable[[str], None], warn: Callable[[str], None]) -> None:

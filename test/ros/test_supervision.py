@@ -171,6 +171,32 @@ def test_a_killed_task_manager_comes_back_and_finalises_the_cut_off_record(up):
     assert not list(up.out.glob("*.partial"))
 
 
+def test_submit_says_so_when_the_task_manager_dies_under_it(up):
+    """Before, `submit` waited for its own timeout: a killed task manager sends no result."""
+    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--seed", "3", "--timeout", "600"],
+                            cwd=ROOT, env=ros_environment(DOMAIN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines: list[str] = []
+        threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+        deadline = time.monotonic() + 120
+        while not any(line.startswith("round  2") for line in lines):
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)[-2000:]
+            time.sleep(0.1)
+        restarts = "".join(up.lines).count("restarted node task_manager (pid")
+        os.kill(up.pid("task_manager"), signal.SIGKILL)
+        proc.wait(120)  # its successor shows within seconds; without one, discovery forgets the dead one in 20 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read()
+    assert proc.returncode == 3 and "the task manager stopped while it ran submission" in err, err
+    deadline = time.monotonic() + 60
+    while "".join(up.lines).count("restarted node task_manager (pid") <= restarts:  # the next test needs it back
+        assert time.monotonic() < deadline, "".join(up.lines[-30:])
+        time.sleep(0.1)
+
+
 def test_after_the_kills_the_next_task_finishes(up):
     watch = Watch(ros_environment(DOMAIN), "after-kills")
     try:
