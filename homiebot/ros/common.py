@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import signal
 import sys
@@ -63,14 +64,14 @@ HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, his
 
 
 def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
-    """Declare typed parameters with defaults, read them, and validate them (ParameterError)."""
+    """Declare typed parameters with defaults, read them, and validate them (ParameterError). They are
+    read once, at start-up, so they are declared read-only: a later ``set_parameters`` is refused with
+    that reason instead of being accepted and ignored (pass new values with ``-p`` at start-up)."""
     values = {}
     for p in COMMON + params:
+        descriptor = ParameterDescriptor(description=p.description, read_only=True, dynamic_typing=bool(p.types))
         try:
-            if p.types:
-                node.declare_parameter(p.name, p.default, ParameterDescriptor(dynamic_typing=True))
-            else:
-                node.declare_parameter(p.name, p.default)
+            node.declare_parameter(p.name, p.default, descriptor)
             value = node.get_parameter(p.name).value
         except Exception as err:  # rclpy raises its own type-mismatch exceptions
             raise ParameterError(f"parameter '{p.name}': {err} (expected {type(p.default).__name__}, default {p.default!r})") from None
@@ -78,6 +79,8 @@ def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
         if p.types and (not isinstance(value, accepted) or isinstance(value, bool) and bool not in accepted):
             names = " or ".join(t.__name__ for t in accepted)
             raise ParameterError(f"parameter '{p.name}' = {value!r}: expected {names}, default {p.default!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ParameterError(f"parameter '{p.name}' = {value!r}: must be a finite number")
         if p.check and (problem := p.check(value)):
             raise ParameterError(f"parameter '{p.name}' = {value!r}: {problem}")
         values[p.name] = value
