@@ -237,7 +237,7 @@ class Agent:
             round=r, prompt=user, raw_output=raw, output=output, feedback=fb,
             inventory_before=inventory_before, inventory_after=self.world.inventory(),
             skill=skill, acted=acted, attempts=attempts, path_length=round(travelled, 4), images=images, planner_usage=usage,
-            exchange=exchange, timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
+            exchange=exchange, people=list(obs.people), timings=Timings(observe=t1 - t0, plan=t2 - t1, check=t3 - t2, execute=t4 - t3, record=t5 - t4, total=t5 - t0),
         )
 
     def _ask(self, question: str, r: int) -> tuple[Exchange, Feedback]:

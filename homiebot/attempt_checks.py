@@ -63,8 +63,11 @@ class AttemptCheck(ABC):
 
 class RobotSignalsCheck(AttemptCheck):
     """What a real robot can tell: Pick succeeded when the gripper reports it holds something, Put when
-    it no longer does, Go to when the belief puts the target within reach, Open/Close when the policy
-    finished without a collision (the map sees the door state at the next observation)."""
+    it no longer does, Give as Put (the person took it), Go to when the belief puts the target within reach,
+    Follow when the belief puts the person within ``follow_gap``, Open/Close when the policy finished without
+    a collision (the map sees the door state at the next observation)."""
+
+    follow_gap = 1.5  # metres between base and person that count as keeping up
 
     def __init__(self, belief: WorldBelief) -> None:
         self.belief = belief
@@ -106,8 +109,10 @@ class RobotSignalsCheck(AttemptCheck):
             return self._arrived(subtask, tol.goal_gap, tol)
         if subtask.action is Action.PICK:
             return self._holding(robot) is True
-        if subtask.action is Action.PUT:
+        if subtask.action in (Action.PUT, Action.GIVE):
             return self._held_before is not False and self._holding(robot) is False
+        if subtask.action is Action.FOLLOW:
+            return self._gap(subtask) <= self.follow_gap
         return subtask.action in (Action.OPEN, Action.CLOSE)
 
     def failure(self, subtask: Subtask, robot: Robot, model: str, last_message: str, timed_out: bool) -> tuple[SkillFailure, str]:
@@ -122,6 +127,10 @@ class RobotSignalsCheck(AttemptCheck):
             return (kind if timed_out else SkillFailure.GRASP_MISSED), f"{model} failed to grasp the {target}{detail}"
         if subtask.action is Action.PUT:
             return kind, f"{model} did not release the {target} on the {subtask.place}{detail}"
+        if subtask.action is Action.GIVE:
+            return kind, f"the {subtask.place} did not take the {target}{detail}"
+        if subtask.action is Action.FOLLOW:
+            return kind, f"{model} lost the {target}{detail}"
         return kind, f"{model} could not {subtask.action.value.lower()} the {target}{detail}"
 
 

@@ -22,7 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 #    feedback); error code U1 (nobody answered); ``Exchange`` (question, answer, relevance) in step records;
 #    ``understood`` (the goal a planner read from the instruction) in episode records; termination "reported"
 #    (a planner that stops to say which part of the instruction it could not understand or ground).
-CONTRACT_VERSION = 3
+# 4: people in the home: the Follow action ([Follow, person]) and the Give action ([Give, object, person]),
+#    offered only when the task has a person; ``PersonSeen`` (a person in view, where, what in hand) in
+#    observations (``people``) and in step records (``people``). Records of versions 1-3 still load.
+CONTRACT_VERSION = 4
 ViewName = Literal["front", "left", "back", "right"]
 VIEW_NAMES: tuple[ViewName, ...] = ("front", "left", "back", "right")
 
@@ -38,17 +41,23 @@ class Action(str, Enum):
     END = "End"
     EXPLORE = "Explore"  # look around a room for what has not been seen yet: [Explore, kitchen]
     ASK = "Ask"  # a clarifying question to the user: [Ask, which mug do you mean?]; needs no model
+    FOLLOW = "Follow"  # keep a person in view at a distance as they move: [Follow, person]
+    GIVE = "Give"  # hand the held object to a person within reach: [Give, white_mug, person]
 
 
 EMMOE_ACTIONS = (Action.GO_TO, Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE, Action.END)
 NO_MODEL_ACTIONS = (Action.END, Action.ASK)  # decided by the planner alone: no low-level model runs them
+PEOPLE_ACTIONS = (Action.FOLLOW, Action.GIVE)  # act with a person: offered only when the task has one
+PERSON_KIND = "person"  # the kind (and perception class) of a person in beliefs and instance labels
 
 
-def offered_actions(model_actions: Iterable[Iterable[str]], ask: bool = False) -> list[str]:
+def offered_actions(model_actions: Iterable[Iterable[str]], ask: bool = False, people: bool = False) -> list[str]:
     """The actions to offer a planner: the EMMOE six always, extensions (Explore) only when a model can do them,
-    Ask only when someone can answer (``ask``)."""
+    Ask only when someone can answer (``ask``), Follow and Give only when a model can do them and the task has a
+    person (``people``)."""
     extra = {a for acts in model_actions for a in acts}
-    return [a.value for a in Action if a in EMMOE_ACTIONS or a.value in extra or (ask and a is Action.ASK)]
+    return [a.value for a in Action
+            if a in EMMOE_ACTIONS or (a.value in extra and (people or a not in PEOPLE_ACTIONS)) or (ask and a is Action.ASK)]
 
 
 class ErrorCode(str, Enum):
@@ -116,7 +125,8 @@ NDArray = Annotated[np.ndarray, PlainValidator(_array_from_any), PlainSerializer
 
 class Subtask(_Contract):
     """One step of a plan: ``[Go to, fridge]``, ``[Put, green_can, fridge]``, ``[Explore, kitchen]``, ``[End]``,
-    ``[Ask, which mug do you mean?]`` (the question is the target)."""
+    ``[Ask, which mug do you mean?]`` (the question is the target), ``[Follow, person]``, ``[Give, white_mug, person]``
+    (the person is the place)."""
 
     action: Action
     target: str | None = None
@@ -131,7 +141,9 @@ class Subtask(_Contract):
             raise ValueError(f"{self.action.value} needs a target")
         if self.action is Action.PUT and not self.place:
             raise ValueError("Put needs an object and a place: [Put, object, place]")
-        if self.action is not Action.PUT and self.place:
+        if self.action is Action.GIVE and not self.place:
+            raise ValueError("Give needs an object and a person: [Give, object, person]")
+        if self.action not in (Action.PUT, Action.GIVE) and self.place:
             raise ValueError(f"{self.action.value} takes one target, not two")
         return self
 
@@ -231,11 +243,23 @@ class InstanceLabel(_Contract):
     category: str
 
 
+class PersonSeen(_Contract):
+    """A person in view: who, where (map frame, metres), how far from the robot base, what in hand."""
+
+    name: str
+    x: float
+    y: float
+    distance: float = Field(ge=0.0, description="gap between the robot base's edge and the person")
+    holding: str | None = None
+    room: str | None = None
+
+
 class Observation(_Contract):
     """What the robot perceives at the start of a round; views always front, left, back, right.
 
     ``labels`` maps the instance ids visible in the segmentation images to names and categories
     (what an instance-segmentation detector reports); it is empty when there is no segmentation.
+    ``people`` are the persons in view (empty when nobody is seen).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -245,6 +269,7 @@ class Observation(_Contract):
     pose: Pose2D
     inventory: list[str] = []
     labels: dict[int, InstanceLabel] = Field(default_factory=dict)
+    people: list[PersonSeen] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _all_views(self) -> Observation:
@@ -284,6 +309,7 @@ class StepRecord(_Contract):
     images: dict[ViewName, str] = Field(default_factory=dict, description="view -> PNG path relative to the episode folder")
     planner_usage: dict[str, float] = Field(default_factory=dict)
     exchange: Exchange | None = Field(None, description="the question and its answer, when the subtask was Ask")
+    people: list[PersonSeen] = Field(default_factory=list, description="the persons in view at the start of the round")
     timings: Timings = Timings()
 
     @property

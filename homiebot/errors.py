@@ -3,9 +3,10 @@
 Phases, in order (EMMOE section 3.3 / appendix E):
 
 1. format   F1 model unknown, unavailable or unable to do the action;  F2 target cannot be grounded
-2. logic    L1 hand full for Pick/Open/Close;  L2 hand empty (or holding something else) for Put;
+2. logic    L1 hand full for Pick/Open/Close;  L2 hand empty (or holding something else) for Put/Give;
             L3 Put into / Pick from a closed container;  L4 action does not apply to the target kind
-3. distance D1 target farther than ``far`` metres;  D2 closer than ``near`` metres
+            (Follow or Give with nobody in sight is L4 too: a person to act with is missing)
+3. distance D1 target (for Give: the person) farther than ``far`` metres;  D2 closer than ``near`` metres
 4. execution (after the skill ran)  E1 failed every attempt;  E2 a failed Put dropped the object
 
 The detector reads state only through ``WorldBelief``: privileged simulator truth in the embedded
@@ -20,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from homiebot.contracts import Action, ErrorCode, Feedback, PlannerOutput, SkillFailure, Subtask
+from homiebot.contracts import PEOPLE_ACTIONS, PERSON_KIND, Action, ErrorCode, Feedback, PlannerOutput, SkillFailure, Subtask
 
-MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE)
+MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE, Action.GIVE)
 
 
 class EntityLike(Protocol):
@@ -32,7 +33,7 @@ class EntityLike(Protocol):
     def name(self) -> str: ...
 
     @property
-    def kind(self) -> str: ...  # "object" | "receptacle" | "room"
+    def kind(self) -> str: ...  # "object" | "receptacle" | "room" | "person"
 
     @property
     def articulated(self) -> bool: ...
@@ -46,7 +47,7 @@ class Entity:
     """What the detector needs to know about a named thing (an ``EntityLike`` any belief may return)."""
 
     name: str
-    kind: str  # "object" | "receptacle" | "room"
+    kind: str  # "object" | "receptacle" | "room" | "person"
     articulated: bool = False
     is_open: bool | None = None
     relation: str | None = None  # receptacles: "on" or "in"
@@ -165,15 +166,27 @@ class ErrorDetector:
             return CheckResult(fb)
         target, why = self._ground(sub.target or "")
         if target is None:
-            return CheckResult(self._not_found(sub.target or "", why))
+            nobody = self._nobody(sub) if sub.action is Action.FOLLOW else None
+            return CheckResult(nobody or self._not_found(sub.target or "", why))
         place = None
         if sub.place is not None:
             place, why = self._ground(sub.place)
             if place is None:
-                return CheckResult(self._not_found(sub.place, why))
+                nobody = self._nobody(sub) if sub.action is Action.GIVE else None
+                return CheckResult(nobody or self._not_found(sub.place, why))
         grounded = Subtask(action=sub.action, target=target, place=place)
         fb = self._check_logic(grounded) or self._check_distance(grounded)
         return CheckResult(fb, grounded if fb is None else None)
+
+    def _nobody(self, sub: Subtask) -> Feedback | None:
+        """L4 for Follow or Give when the belief knows of no person at all (nobody seen yet, or nobody here)."""
+        if sub.action not in PEOPLE_ACTIONS or any(getattr(self.belief.lookup(n), "kind", None) == PERSON_KIND
+                                                   for n in self.belief.names()):
+            return None
+        verb = "follow" if sub.action is Action.FOLLOW else "give anything to"
+        return Feedback.fail(ErrorCode.L4, f"Unable to {verb} the {sub.place or sub.target}: nobody is in sight. Find the "
+                                           "person first (go to where they were seen or said they would be).",
+                             name=sub.place or sub.target or "")
 
     def _check_model(self, output: PlannerOutput) -> Feedback | None:
         action = output.subtask.action
@@ -199,11 +212,19 @@ class ErrorDetector:
         assert target is not None
         if held is not None and act in (Action.PICK, Action.OPEN, Action.CLOSE):
             return Feedback.fail(ErrorCode.L1, f"Unable to {verb}, the hand is full (holding the {held}); put it somewhere first.", held=held)
-        if act is Action.PUT:
+        if act in (Action.PUT, Action.GIVE):
             if held is None:
-                return Feedback.fail(ErrorCode.L2, "Unable to put, the hand is empty; pick the object up first.")
+                return Feedback.fail(ErrorCode.L2, f"Unable to {verb}, the hand is empty; pick the object up first.")
             if sub.target != held:
-                return Feedback.fail(ErrorCode.L2, f"Unable to put the {sub.target}, the hand holds the {held}, not the {sub.target}.")
+                return Feedback.fail(ErrorCode.L2, f"Unable to {verb} the {sub.target}, the hand holds the {held}, not the {sub.target}.")
+        if act is Action.FOLLOW and target.kind != PERSON_KIND:
+            return Feedback.fail(ErrorCode.L4, f"Can not follow the {sub.target}! It is a {target.kind}; follow a person, or go to it instead.")
+        if act is Action.GIVE:
+            person = self.belief.lookup(sub.place or "")
+            assert person is not None
+            if person.kind != PERSON_KIND:
+                return Feedback.fail(ErrorCode.L4, f"Can not give anything to the {sub.place}! It is a {person.kind}; give it to a "
+                                                   "person, or put it on furniture with Put.")
         if act is Action.PICK and target.kind != "object":
             return Feedback.fail(ErrorCode.L4, f"Can not pick {sub.target}! It is a {target.kind}; please choose an object.")
         if act is Action.EXPLORE and target.kind != "room":
@@ -228,7 +249,7 @@ class ErrorDetector:
     def _check_distance(self, sub: Subtask) -> Feedback | None:
         if sub.action not in MANIPULATION:
             return None
-        subject = sub.place if sub.action is Action.PUT else sub.target
+        subject = sub.place if sub.action in (Action.PUT, Action.GIVE) else sub.target
         assert subject is not None
         distance = self.belief.distance_to(subject)
         verb = sub.action.value.lower()

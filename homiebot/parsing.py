@@ -69,6 +69,10 @@ def subtask_from_parts(parts: Sequence[Any]) -> Subtask:
         if len(args) != 2:
             raise FormatError("Put needs the object and the place: write [Put, object, place], e.g. [Put, green_can, fridge].")
         return Subtask(action=action, target=args[0], place=args[1])
+    if action is Action.GIVE:
+        if len(args) != 2:
+            raise FormatError("Give needs the object and the person: write [Give, object, person], e.g. [Give, white_mug, person].")
+        return Subtask(action=action, target=args[0], place=args[1])
     if len(args) != 1:
         raise FormatError(f"{action.value} takes exactly one target: write [{action.value}, target], got {len(args)} arguments.")
     return Subtask(action=action, target=args[0])

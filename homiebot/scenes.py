@@ -33,8 +33,10 @@ class SceneSource(ABC):
     def key(self, task: Task) -> str:
         """What identifies a task's scene, cheaply: equal keys, equal scenes (a file's key follows its
         size and modification time)."""
-        if task.person is not None:  # the same scene with another person's script is another scene
-            return self.key(task.model_copy(update={"person": None})) + ":person:" + json.dumps(task.person, sort_keys=True)
+        if task.person is not None or task.explore is not None:  # another person's script, another phase: another scene
+            plain = self.key(task.model_copy(update={"person": None, "explore": None}))
+            return plain + ":person:" + json.dumps(task.person, sort_keys=True) + ":explore:" + (
+                task.explore.model_dump_json() if task.explore is not None else "")
         if task.scene is not None:
             return "inline:" + json.dumps(task.scene, sort_keys=True)
         if task.scene_file is not None:

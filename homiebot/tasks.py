@@ -1,7 +1,7 @@
 """Tasks: an instruction, the scene it happens in, and a machine-checkable goal.
 
 The goal is a list of conditions that must all hold at the end (an object on/in a receptacle,
-a container open or closed, the robot in a room). The oracle planner plans towards it and the
+a container open or closed, the robot in a room, an object handed to the person). The oracle planner plans towards it and the
 simulator checks it. Benchmarks add keypaths on top (``homiebot.bench``).
 """
 
@@ -59,7 +59,34 @@ class RobotIn(_Cond):
     room: str
 
 
-Condition = Annotated[ObjectAt | ContainerState | RobotIn, Field(discriminator="kind")]
+class PersonHas(_Cond):
+    """The person holds a named object (or one of a class): the robot gave it to them."""
+
+    kind: Literal["person_has"] = "person_has"
+    object: str | None = None
+    object_class: str | None = None
+    person: str = "person"
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> PersonHas:
+        if (self.object is None) == (self.object_class is None):
+            raise ValueError("person_has needs exactly one of 'object' or 'object_class'")
+        return self
+
+
+Condition = Annotated[ObjectAt | ContainerState | RobotIn | PersonHas, Field(discriminator="kind")]
+
+
+class Exploration(BaseModel):
+    """An exploration phase before the instruction: the robot drives to frontiers of its map, looking, until
+    none is left or ``max_stops`` stops were made, building the map its planner keeps (perception mode
+    ``mapped``). Then the person's round-0 steps happen unseen, and the task begins.
+
+    SIF gives its agents 1.5 times the steps a frontier exploration needs to complete the map; this phase *is*
+    a frontier exploration, so it completes within that budget unless ``max_stops`` cuts it short."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_stops: int = Field(40, ge=1, le=200, description="the most frontier stops (each: drive, then look)")
 
 
 Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
@@ -95,6 +122,7 @@ class Task(BaseModel):
     person: dict[str, Any] | None = Field(None, description="a person in the task's scene and their script, in the "
                                                             "world's format (replaces one the scene has; validated "
                                                             "by the world like an inline scene)")
+    explore: Exploration | None = Field(None, description="an exploration phase before the instruction (mapped perception)")
 
     @field_validator("scene", mode="before")
     @classmethod
@@ -125,6 +153,12 @@ class Task(BaseModel):
         if len(given) > 1:
             raise ValueError(f"a task names at most one of scene, scene_file or scene_seed, got {given}")
         return self
+
+    @property
+    def has_person(self) -> bool:
+        """Whether someone takes part in the task (the task's ``person``, or one its inline scene declares):
+        planners are offered Follow and Give only then."""
+        return self.person is not None or bool((self.scene or {}).get("person"))
 
     @property
     def has_scene(self) -> bool:
@@ -166,6 +200,8 @@ def check_goal_names(task: Task, names: set[str]) -> None:
             refs = [cond.object, *cond.receptacles] if cond.object else cond.receptacles
         elif isinstance(cond, ContainerState):
             refs = [cond.receptacle]
+        elif isinstance(cond, PersonHas):
+            refs = [cond.object, cond.person] if cond.object else [cond.person]
         else:
             refs = [cond.room]
         for ref in refs:

@@ -74,6 +74,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.models import choose_model
+from homiebot.planners.people import HandOver, hand_over_step, read_hand_over
 from homiebot.planners.understanding import Understanding, understand_request
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
@@ -147,7 +148,10 @@ class HeuristicPlanner(Planner):
         self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
 
     def reset(self, context: EpisodeContext) -> None:
-        self.read = understand_request(context.task.instruction, SHARED_EMBEDDER if self.embeddings else None)
+        # a hand-over to a person (planners/people.py): this planner does the fetching part
+        self.hand_over: HandOver | None = read_hand_over(context.task.instruction) if context.task.has_person else None
+        instruction = self.hand_over.instruction if self.hand_over is not None else context.task.instruction
+        self.read = understand_request(instruction, SHARED_EMBEDDER if self.embeddings else None)
         self.can_ask = context.ask
         if not self.read.plan.goals and not self.can_ask:
             try:  # nothing could be read: the older grammar's refusal lists what it understands
@@ -276,6 +280,10 @@ class HeuristicPlanner(Planner):
                     why += f": I am {' and '.join(self._arrived)}"
         except _Decision as d:
             sub, why = d.sub, d.why
+        if self.hand_over is not None:
+            rooms = sorted(n for n, c in self.mem.known.items() if c == "room")
+            sub, why = hand_over_step(self.hand_over, request, self.mem.held, sub.action is Action.END, rooms, self.models,
+                                      self.mem.robot_room) or (sub, why)
         if request.round == 1:
             why = f"I understood: {self.read.statement() or 'nothing I can act on'}. {why}"
         if sub.action in (Action.END, Action.ASK):

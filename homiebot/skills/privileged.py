@@ -3,6 +3,10 @@ that uses simulator truth, with real reach, occupancy and container checks and s
 
 They act on ``World.ground_truth()`` (the home's state) instead of a ``Robot``: a simulation-only
 shortcut, refused by ``supports`` on a world without ground truth (a real robot).
+
+With a person in the home, a navigation skill that can Go to can also Follow them, and a manipulation
+skill that can Put can also Give to them (a hand-over is a put into a hand): the planner is offered
+Follow and Give only for tasks with a person, so configurations need not list them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from homiebot.worlds.base import World
 
 NAVIGATION = frozenset({Action.GO_TO})
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
+_WITH_PEOPLE = {Action.GO_TO: Action.FOLLOW, Action.PUT: Action.GIVE}  # what a skill's action extends to
 
 
 def _home_state(world: World):  # noqa: ANN202 - the home's state, reached only through the World interface
@@ -30,7 +35,8 @@ class _PrivilegedSkill(Skill):
 
     def __init__(self, model: str, actions: frozenset[Action] | None = None, profile: str | dict = "default",
                  weak_at: tuple[str, ...] = ()) -> None:
-        super().__init__(model, frozenset(actions) if actions else self.default_actions)
+        own = frozenset(actions) if actions else self.default_actions
+        super().__init__(model, own | {_WITH_PEOPLE[a] for a in own if a in _WITH_PEOPLE})
         self.profile: FailureProfile = load_profile(profile)
         self.weak_at = tuple(weak_at)
 
@@ -61,7 +67,8 @@ class _PrivilegedSkill(Skill):
 
 
 class PrivilegedNavigation(_PrivilegedSkill):
-    """Go to a room, a receptacle or an object along an A* path over the occupancy grid."""
+    """Go to a room, a receptacle, an object or a person along an A* path over the occupancy grid; Follow a
+    person through the round, stopping at a distance that keeps them in view."""
 
     default_actions = NAVIGATION
 
@@ -72,7 +79,9 @@ class PrivilegedNavigation(_PrivilegedSkill):
             return unknown
         target = subtask.target or ""
         kind = state.lookup(target).kind
-        size = "room" if kind == "room" else ("large" if kind == "receptacle" else "small")
+        if subtask.action is Action.FOLLOW:
+            return self._follow(state, target, context)
+        size = "room" if kind == "room" else ("large" if kind in ("receptacle", "person") else "small")
         reason = self._failed_by_chance(subtask, context, size)
         if reason:
             return SkillResult(False, reason, reason=SkillFailure.FAILED)
@@ -85,6 +94,15 @@ class PrivilegedNavigation(_PrivilegedSkill):
             state.nudge_towards(target, gap=0.02 + 0.05 * draw(context.episode_seed, context.round, "gap"))
             travelled += state.path_length - before
         return SkillResult(True, path_length=travelled)
+
+    def _follow(self, state, target: str, context: SkillContext) -> SkillResult:  # noqa: ANN001 - the home's state
+        reason = self._failed_by_chance(Subtask(action=Action.GO_TO, target=target), context, "person")
+        if reason:
+            return SkillResult(False, reason, reason=SkillFailure.FAILED)
+        outcome = state.follow(target, context.round)  # with them until the next round begins
+        if not outcome.ok:
+            return SkillResult(False, outcome.reason, reason=SkillFailure.UNREACHABLE)
+        return SkillResult(True, path_length=outcome.path_length)
 
 
 class PrivilegedManipulation(_PrivilegedSkill):
@@ -110,7 +128,9 @@ class PrivilegedManipulation(_PrivilegedSkill):
             return SkillResult(False, reason, reason=SkillFailure.FAILED)
         if reason:
             return SkillResult(False, reason, reason=SkillFailure.FAILED)
-        if subtask.action is Action.PICK:
+        if subtask.action is Action.GIVE:
+            outcome = state.give(subtask.target, subtask.place)
+        elif subtask.action is Action.PICK:
             outcome = state.grasp(subtask.target)
         elif subtask.action in (Action.OPEN, Action.CLOSE):
             outcome = state.articulate(subtask.target, subtask.action is Action.OPEN)

@@ -153,6 +153,13 @@ class World(ABC):
         """Whether the task's goal conditions hold (a simulator can tell); None where the world cannot."""
         return None
 
+    def exploration(self) -> Any | None:
+        """The exploration phase the task asks for before its instruction (``tasks.Exploration``), or None."""
+        return None
+
+    def start_task(self) -> None:
+        """The exploration phase is over: what happens from now on is the task's (its path length starts at 0)."""
+
     @property
     def describe_in_prompt(self) -> bool:
         """True when planner prompts should carry the map's text (``map_text``): mapped perception, when configured."""

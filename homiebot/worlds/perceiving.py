@@ -41,6 +41,7 @@ from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
 from homiebot.robot import Robot
 from homiebot.worlds.base import World
+from homiebot.worlds.exploration_phase import explore_home
 
 
 class MappedBelief(MapBelief):
@@ -91,6 +92,8 @@ class PerceivingWorld(World):
         self._describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
         self.static_between_actions = False  # every observation updates the map: observe only when asked
         self.update_times: list[float] = []  # seconds per map update (detection + fusion)
+        self.exploration_stops = 0  # frontier stops of the last exploration phase (before the task)
+        self._exploring = False
         self._new_map()
         if self.grounder.embedder is not None:
             self.grounder.embedder.warm()  # so that no episode's first grounding waits for the model
@@ -144,6 +147,21 @@ class PerceivingWorld(World):
         self.inner.reset()
         self._new_map()
         self.update_times = []
+        self.exploration_stops = 0
+        phase = self.inner.exploration()
+        if phase is not None:
+            self._exploring = True  # the world's clock stands before the task (round 0) while exploring
+            try:
+                self.exploration_stops = explore_home(self, self.robot_, phase.max_stops)
+            finally:
+                self._exploring = False
+            self.inner.start_task()
+
+    def exploration(self) -> Any | None:
+        return self.inner.exploration()
+
+    def start_task(self) -> None:
+        self.inner.start_task()
 
     def observe(self, round_index: int) -> Observation:
         obs, _ = self._observe(round_index)
@@ -152,7 +170,7 @@ class PerceivingWorld(World):
 
     def explore_step(self) -> UpdateReport:
         """Observe from where the robot stands and update the map (no agent round)."""
-        return self._observe(self.map.round)[1]
+        return self._observe(0 if self._exploring else self.map.round)[1]
 
     def _observe(self, round_index: int) -> tuple[Observation, UpdateReport]:
         obs = self.inner.observe(round_index)
@@ -211,6 +229,14 @@ class PerceivingWorld(World):
         held_name = self.hints.held_name()
         if held is not None and held_name is not None:
             binding[held.id] = held_name
+        target = subtask.target
+        if subtask.action is Action.GO_TO and target is not None and target in self.map and target not in binding:
+            # a thing that is no longer where the map saw it (someone moved it): go where it was seen,
+            # to the furniture it rested on, else its room; looking there shows the map it is gone
+            inst = self.map.get(target)
+            where = binding.get(inst.support) if inst.support is not None else None
+            if where is not None or inst.room is not None:
+                return Subtask(action=Action.GO_TO, target=where or inst.room)
 
         def name(n: str | None) -> str | None:
             return binding.get(n, n) if n is not None else None

@@ -51,7 +51,7 @@ def mug_state() -> HomeState:
     ({"room": "kitchen", "script": [{"pick": "white_mug"}, {"pick": "red_book"}]}, "with the hand full"),
     ({"room": "kitchen", "script": [{"round": 3, "say": "hi"}, {"round": 2, "say": "bye"}]}, "time order"),
     ({"room": "kitchen", "script": [{"say": "hi", "walk": "bedroom"}]}, "exactly one of walk, pick, place, say"),
-    ({"room": "kitchen", "script": [{"round": 0, "say": "hi"}]}, "greater than or equal to 1"),
+    ({"room": "kitchen", "script": [{"round": -1, "say": "hi"}]}, "greater than or equal to 0"),
     ({"room": "kitchen", "color": "plaid"}, "unknown color 'plaid'"),
     ({"room": "kitchen", "name": "fridge"}, "already a room, receptacle or object"),
     ({"room": "kitchen", "name": "Mum"}, "not a valid name"),

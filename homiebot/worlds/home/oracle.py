@@ -21,7 +21,8 @@ from homiebot.contracts import Action, ErrorCode, Subtask
 from homiebot.parsing import parse_subtask_text
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.models import choose_model
-from homiebot.tasks import Condition, ContainerState, ObjectAt, RobotIn
+from homiebot.tasks import Condition, ContainerState, ObjectAt, PersonHas, RobotIn
+from homiebot.worlds.home import oracle_people
 from homiebot.worlds.home.goals import candidates, condition_holds
 from homiebot.worlds.home.state import ARM_REACH, HomeState
 
@@ -55,7 +56,7 @@ class OraclePlanner(Planner):
                 "'put the green can in the fridge', or a task file with a goal"
             )
         self.state = state
-        self.goal = sorted(context.task.goal, key=lambda c: {"object_at": 0, "container": 1, "robot_in": 2}[c.kind])
+        self.goal = sorted(context.task.goal, key=lambda c: {"object_at": 0, "person_has": 0, "container": 1, "robot_in": 2}[c.kind])
         self.models = context.models
         self._last = None
         self._choice: dict[int, tuple[str, str]] = {}  # goal index -> (object, receptacle), fixed once chosen
@@ -88,6 +89,8 @@ class OraclePlanner(Planner):
                 continue
             if isinstance(cond, ObjectAt):
                 return self._bring(*self._chosen(i, cond))
+            if isinstance(cond, PersonHas):
+                return oracle_people.fetch(s, cond, self._use)
             if isinstance(cond, ContainerState):
                 if cond.receptacle in self._banned:
                     raise _NoWay(f"I may not use the {cond.receptacle}, so I stop here")
@@ -205,6 +208,8 @@ class OraclePlanner(Planner):
     def _with_held(self, held: str) -> tuple[Subtask, str]:
         s = self.state
         assert s is not None
+        if (wanted := oracle_people.pending(s, self.goal, held)) is not None:
+            return oracle_people.hand_over(s, held, wanted.person, self.models)
         for i, cond in enumerate(self.goal):
             if isinstance(cond, ObjectAt) and held in candidates(s, cond) and not condition_holds(s, cond):
                 rec = self._chosen(i, cond, holding=held)[1]

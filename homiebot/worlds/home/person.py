@@ -5,8 +5,9 @@ once on the home's free floor and timed at the person's walking speed, picks and
 ``HANDLING_SECONDS``. Planning up front catches a script the home cannot play (a place nobody can walk
 to) as a ``SceneError`` before any episode starts, and keeps every episode of a task identical.
 
-Time in the home is the person's clock: round ``r`` of an episode begins at ``(r - 1) * ROUND_SECONDS``
-(about what one subtask takes a robot), and ``advance`` plays the plan up to a moment. What the plan
+Time in the home is the person's clock. The script's round-0 steps (before the task) take the first
+``prelude`` seconds; round ``r`` of an episode begins at ``prelude + (r - 1) * ROUND_SECONDS`` (a round is
+about what one subtask takes a robot), and ``advance`` plays the plan up to a moment. What the plan
 meets on the way is today's state, not the plan's: an object the robot took is not picked (an event says
 so), and a place with no free spot leaves the object in hand.
 """
@@ -18,6 +19,7 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from homiebot.contracts import PERSON_KIND
 from homiebot.scenes import SceneError
 from homiebot.worlds.home.navigation import Pose2D
 from homiebot.worlds.home.person_script import PersonSpec
@@ -33,7 +35,7 @@ HAND_HEIGHT = 1.06  # ... at this height (both arms forward, see person_mjcf)
 PICK_REACH = 1.5  # the person reaches an object within this distance of where they stand
 STRIDE = 1.4  # metres per full gait cycle (two steps), for the walking animation
 CARRIED = "person"  # ObjectLocation.relation of an object the person holds
-PERSON_CATEGORY = "person"  # the class perception sees the person as
+PERSON_CATEGORY = PERSON_KIND  # the class perception sees the person as
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,16 @@ class PersonState:
                    [(float(t), str(w)) for t, w in data.get("said", [])], list(data.get("events", [])))
 
 
-def round_start(round_index: int) -> float:
-    """The person's clock when round ``round_index`` (1-based) begins."""
-    return max(0, round_index - 1) * ROUND_SECONDS
+def round_start(round_index: int, prelude: float = 0.0) -> float:
+    """The person's clock when round ``round_index`` (1-based) begins, after a ``prelude`` of round-0 steps;
+    round 0 (exploration, before the task) is the clock's start."""
+    return 0.0 if round_index <= 0 else prelude + (round_index - 1) * ROUND_SECONDS
+
+
+def prelude_of(legs: list[Leg], spec: PersonSpec) -> float:
+    """How long the script's round-0 steps take (0 without any)."""
+    before = {i for i, step in enumerate(spec.script, 1) if step.round == 0}
+    return max((leg.end for leg in legs if leg.step in before), default=0.0)
 
 
 def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
@@ -102,9 +111,11 @@ def plan_script(spec: PersonSpec, state: HomeState, start: PersonState) -> list[
     """Time every step of the script from the person's start; SceneError for a walk with no path."""
     assert state.nav is not None
     legs: list[Leg] = []
-    here, now = (start.x, start.y), 0.0
+    here, now, prelude = (start.x, start.y), 0.0, None
     for i, step in enumerate(spec.script, 1):
-        now = max(now, round_start(step.round))
+        if step.round > 0 and prelude is None:  # the task starts once the unseen round-0 steps are over
+            prelude = now
+        now = max(now, round_start(step.round, prelude or 0.0))
         if step.say is not None:
             legs.append(Leg(i, "say", now, now, step.say))
             continue

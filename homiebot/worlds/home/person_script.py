@@ -9,7 +9,8 @@ A scene may hold one person. Their script is a list of steps; each step does one
 * ``say: <text>`` - an utterance, heard by whoever listens (kept in the person's state).
 
 A step starts when its ``round`` begins (round 1 is the episode's first) or when the step before it
-ends, whichever is later. Names are checked against the scene (``SceneSpec``); that every walk has a
+ends, whichever is later. Steps of round 0 happen before the task, where the robot does not see them
+(after the exploration phase, when the task has one): the changes a situated task is about. Names are checked against the scene (``SceneSpec``); that every walk has a
 path is checked when the home is built (``homiebot.worlds.home.person``).
 """
 
@@ -29,7 +30,8 @@ class _Strict(BaseModel):
 class PersonStep(_Strict):
     """One scripted thing the person does."""
 
-    round: int = Field(1, ge=1, description="the round at whose start the step begins, at the earliest")
+    round: int = Field(1, ge=0, description="the round at whose start the step begins, at the earliest; 0: before the "
+                                           "task, unseen by the robot")
     walk: str | tuple[float, float] | None = Field(None, description="a room, a receptacle, or a point [x, y]")
     pick: str | None = Field(None, description="an object to take in hand")
     place: str | None = Field(None, description="a receptacle to put the carried object on or in")

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from homiebot.scenes import SceneError
+from homiebot.tasks import Exploration
 from homiebot.worlds.home.catalog import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES
 from homiebot.worlds.home.person_script import PersonSpec
 from homiebot.yamlio import format_validation_error, read_yaml
@@ -152,6 +153,7 @@ class SceneSpec(_Strict):
     objects: list[ObjectSpec] = []
     robot: RobotSpec
     person: PersonSpec | None = Field(None, description="someone who lives here and follows a script (person_script.py)")
+    explore: Exploration | None = Field(None, description="an exploration phase before the task (from the task's 'explore')")
 
     @field_validator("version")
     @classmethod

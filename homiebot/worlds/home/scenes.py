@@ -19,10 +19,14 @@ class HomeScenes(SceneSource):
 
     def load(self, task: Task) -> SceneSpec:
         spec = self._load_scene(task)
-        if task.person is None:
+        if task.person is None and task.explore is None:
             return spec
-        # the task's person joins (or replaces the one of) its scene; validated against that scene's names
-        return parse_scene({**scene_json(spec), "person": task.person}, f"task '{task.id}'")
+        # the task's person joins (or replaces the one of) its scene, validated against that scene's names;
+        # its exploration phase travels with the scene to the world that runs it
+        extra = {"person": task.person} if task.person is not None else {}
+        if task.explore is not None:
+            extra["explore"] = task.explore.model_dump()
+        return parse_scene({**scene_json(spec), **extra}, f"task '{task.id}'")
 
     @staticmethod
     def _load_scene(task: Task) -> SceneSpec:
@@ -35,7 +39,8 @@ class HomeScenes(SceneSource):
         return generate_scene(task.scene_seed)
 
     def names(self, scene: SceneSpec) -> set[str]:
-        return {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects)}
+        person = [scene.person.name] if scene.person is not None else []
+        return {*(r.name for r in scene.rooms), *(r.name for r in scene.receptacles), *(o.name for o in scene.objects), *person}
 
     def to_json(self, scene: SceneSpec) -> dict[str, Any]:
         return scene_json(scene)

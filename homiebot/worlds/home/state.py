@@ -17,16 +17,30 @@ import math
 import random
 from dataclasses import dataclass, field
 
+from homiebot.contracts import PERSON_KIND
 from homiebot.errors import Entity
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
 from homiebot.worlds.home.navigation import NavigationMap, Pose2D
-from homiebot.worlds.home.person import CARRIED, Leg, PersonState, advance, plan_script, start_pose
+from homiebot.worlds.home.person import (
+    CARRIED,
+    PERSON_RADIUS,
+    Leg,
+    PersonState,
+    advance,
+    carry,
+    plan_script,
+    prelude_of,
+    round_start,
+    start_pose,
+)
 from homiebot.worlds.home.robot import ArmPose, arm_fk
 from homiebot.worlds.home.scene import SceneError, SceneSpec
 
 ARM_REACH = 0.95  # horizontal reach from the base edge when standing still
 MANIPULATION_STANDOFF = 0.25  # gap between base and furniture after Go to
+GIVE_REACH = ARM_REACH + 0.35  # a person reaches out for what they are handed
+FOLLOW_GAP = 0.6  # Follow keeps this gap between the base's edge and the person
 OPEN_THRESHOLD = 0.5  # a door or drawer counts as open from half its travel (45 degrees, 17.5 cm)
 
 
@@ -82,6 +96,7 @@ class HomeState:
     held_dz: float = 0.0  # height of the held object's centre above the gripper centre
     person: PersonState | None = None  # the scene's person, when it has one
     person_legs: list[Leg] = field(default_factory=list)  # their timed plan (fixed when the home is built)
+    person_prelude: float = 0.0  # seconds of round-0 steps (before the task) at the start of the plan
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -123,13 +138,22 @@ class HomeState:
         if spec.person is not None:
             state.person = start_pose(spec.person, state)
             state.person_legs = plan_script(spec.person, state, state.person)
+            state.person_prelude = prelude_of(state.person_legs, spec.person)
         return state
 
     # ---- queries (also the detector's WorldBelief interface) ------------------------------
     def names(self) -> list[str]:
-        return [*self.layout.rooms, *self.layout.receptacles, *self.layout.objects]
+        return [*self.layout.rooms, *self.layout.receptacles, *self.layout.objects, *self._person_names()]
+
+    def _person_names(self) -> list[str]:
+        return [self.person.name] if self.person is not None else []
+
+    def is_person(self, name: str | None) -> bool:
+        return self.person is not None and name == self.person.name
 
     def lookup(self, name: str) -> EntityView | None:
+        if self.is_person(name):
+            return EntityView(name, PERSON_KIND)
         if name in self.layout.objects:
             return EntityView(name, "object")
         if name in self.layout.receptacles:
@@ -162,6 +186,8 @@ class HomeState:
             return self.layout.receptacles[name].room
         if name == self.held:
             return self.robot_room()
+        if self.person is not None and name == self.person.name:
+            return self.layout.room_at(self.person.x, self.person.y)
         return self.locations[name].room
 
     def robot_room(self) -> str | None:
@@ -176,6 +202,8 @@ class HomeState:
             return self.layout.rooms[name].distance(rx, ry)
         elif name == self.held:
             return GRIPPER_OFFSET[0] - ROBOT_RADIUS  # in the gripper, just in front of the base
+        elif self.person is not None and name == self.person.name:
+            return max(0.0, math.hypot(self.person.x - rx, self.person.y - ry) - ROBOT_RADIUS - PERSON_RADIUS)
         else:
             x, y, _, _ = self.object_poses[name]
             centre = math.hypot(x - rx, y - ry)
@@ -209,6 +237,10 @@ class HomeState:
         self.nav.set_open_state(self.is_open)
 
     # ---- the person ------------------------------------------------------------------------
+    def round_time(self, round_index: int) -> float:
+        """The person's clock when round ``round_index`` begins (0: the exploration phase, before the task)."""
+        return round_start(round_index, self.person_prelude)
+
     def advance_people(self, until: float) -> None:
         """Play the person's script up to their clock time ``until`` (seconds; see ``person.round_start``)."""
         if self.person is None:
@@ -216,6 +248,45 @@ class HomeState:
         # seeded by the scene and the leg, so that where a placed object lands never depends on call order
         rng = random.Random(f"{self.layout.spec.name}:{self.layout.spec.seed}:person:{self.person.next_leg}")
         advance(self.person, self.person_legs, until, self, rng)
+
+    def give(self, obj: str, person: str) -> Outcome:
+        """Hand the held ``obj`` to the person, who must be within reach and have a free hand."""
+        p = self.person
+        if p is None or person != p.name:
+            return Outcome(False, f"there is nobody called {person} here")
+        if self.held != obj:
+            return Outcome(False, f"the hand does not hold the {obj}")
+        if self.distance_to(person) > GIVE_REACH:
+            return Outcome(False, f"the {person} is out of reach ({self.distance_to(person):.1f} m away)")
+        if p.held is not None:
+            return Outcome(False, f"the {person}'s hands are full (they carry the {p.held})")
+        self.held = None
+        p.held = obj
+        p.events.append(f"{p.clock:.0f}s: was given {obj}")
+        carry(p, self)
+        return Outcome(True)
+
+    def follow(self, person: str, round_index: int) -> Outcome:
+        """Walk with the person through round ``round_index`` (until the next round begins) and stop
+        ``FOLLOW_GAP`` from them, facing them."""
+        assert self.nav is not None
+        p = self.person
+        if p is None or person != p.name:
+            return Outcome(False, f"there is nobody called {person} here")
+        self.advance_people(self.round_time(round_index + 1))
+        start = Pose2D(self.robot.x, self.robot.y, self.robot.yaw)
+        for gap in (FOLLOW_GAP, FOLLOW_GAP + 0.4, FOLLOW_GAP + 0.9):
+            radius = ROBOT_RADIUS + PERSON_RADIUS + gap
+            goals = sorted(self.nav.poses_around_point(p.x, p.y, radius, (p.x, p.y)),
+                           key=lambda g: math.dist((g.x, g.y), (start.x, start.y)))
+            path = self.nav.plan(start, goals)
+            if path is not None:
+                end = path.poses[-1]
+                self.robot = RobotPose(end.x, end.y, end.yaw)
+                self.path_length += path.length
+                self._carry_held()
+                return Outcome(True, path_length=path.length)
+        return Outcome(False, f"no free path to keep up with the {person}")
 
     # ---- primitives for privileged skills --------------------------------------------------
     def navigate(self, target: str) -> Outcome:
@@ -338,6 +409,8 @@ class HomeState:
 
     # ---- internals -------------------------------------------------------------------------
     def _anchor(self, target: str) -> tuple[float, float]:
+        if self.person is not None and target == self.person.name:
+            return (self.person.x, self.person.y)
         if target in self.layout.receptacles:
             rec = self.layout.receptacles[target]
             return (rec.x, rec.y)
@@ -354,6 +427,10 @@ class HomeState:
             return self.nav.free_poses_in_room(room)
         if target in self.layout.receptacles:
             return self._poses_facing(self.layout.receptacles[target], None)
+        if self.person is not None and target == self.person.name:  # beside them, from the robot's side first
+            p, r = self.person, self.robot
+            around = self.nav.poses_around_point(p.x, p.y, MANIPULATION_STANDOFF + ROBOT_RADIUS + PERSON_RADIUS, (p.x, p.y))
+            return sorted(around, key=lambda g: math.dist((g.x, g.y), (r.x, r.y)))
         loc = self.locations[target]
         x, y, _, _ = self.object_poses[target]
         if loc.receptacle is not None:

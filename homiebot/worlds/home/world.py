@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
+from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
 from homiebot.scenes import NoScene
 from homiebot.tasks import Condition
 from homiebot.worlds.base import TopDown, World
@@ -17,7 +18,7 @@ from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds
 from homiebot.worlds.home.navigation import Pose2D as NavPose
-from homiebot.worlds.home.person import PERSON_CATEGORY, round_start
+from homiebot.worlds.home.person import PERSON_CATEGORY
 from homiebot.worlds.home.scene import SceneSpec
 from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
@@ -136,14 +137,34 @@ class EmbeddedHome(World):
 
     def observe(self, round_index: int) -> Observation:
         # the person acts between rounds: each round starts ROUND_SECONDS after the one before
-        self.state.advance_people(round_start(round_index))
+        self.state.advance_people(self.state.round_time(round_index))
         self.renderer.sync(self.state)
         rendered = self.renderer.render(VIEW_NAMES)
         views = {v: ViewImage(rgb=rendered[v].rgb, depth=rendered[v].depth, segmentation=rendered[v].segmentation)
                  for v in VIEW_NAMES}
         r = self.state.robot
+        labels = self._labels(views)
         return Observation(round=round_index, views=views, pose=Pose2D(x=r.x, y=r.y, yaw=r.yaw), inventory=self.inventory(),
-                           labels=self._labels(views))
+                           labels=labels, people=self._people_seen(labels, views))
+
+    def _people_seen(self, labels: Mapping[int, InstanceLabel], views: Mapping[ViewName, ViewImage]) -> list[PersonSeen]:
+        """The person, when in view: in the segmentation when there is one, else within the cameras' sight."""
+        p = self.state.person
+        if p is None:
+            return []
+        has_segmentation = any(v.segmentation is not None for v in views.values())
+        person_id = self.renderer.instance_ids[p.name]
+        if has_segmentation and person_id not in labels:
+            return []
+        if not has_segmentation and not self._in_sight(p.x, p.y):
+            return []
+        return [PersonSeen(name=p.name, x=round(p.x, 3), y=round(p.y, 3), distance=round(self.state.distance_to(p.name), 3),
+                           holding=p.held, room=self.state.room_of(p.name))]
+
+    def _in_sight(self, x: float, y: float) -> bool:
+        """Whether a point is in the same room as the robot or within a few metres of it (no segmentation to tell)."""
+        r = self.state.robot
+        return self.state.layout.room_at(x, y) == self.state.robot_room() or math.hypot(x - r.x, y - r.y) < 3.0
 
     def _labels(self, views: Mapping[ViewName, ViewImage]) -> dict[int, InstanceLabel]:
         """Names and categories of the instances visible in this observation (oracle perception)."""
@@ -162,6 +183,12 @@ class EmbeddedHome(World):
 
     def path_length(self) -> float:
         return self.state.path_length
+
+    def exploration(self) -> Any | None:
+        return self.spec.explore
+
+    def start_task(self) -> None:
+        self.state.path_length = 0.0
 
     def scene_description(self) -> dict[str, Any]:
         return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -1,0 +1,67 @@
+"""The exploration phase before a task's instruction (``tasks.Exploration``), for worlds that build a map.
+
+The robot looks around where it stands, then repeatedly drives to the most rewarding reachable frontier
+of its semantic map (anywhere in the home) and looks again, until no frontier is left; then it looks at
+every open piece of furniture it mapped from close by (small things on a far table are too small to
+see), nearest first. The stop budget bounds both. What it saw stays in the map the planner reads when
+the task begins.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from homiebot.perception.exploration import next_frontier_goal
+from homiebot.perception.semantic_map import SemanticMap, UpdateReport
+from homiebot.robot import Robot
+
+LOOK_GAP = 0.9  # metres from a piece of furniture's edge to look at what rests on it
+
+
+class _Mapping(Protocol):
+    map: SemanticMap
+
+    def explore_step(self) -> UpdateReport: ...
+
+
+def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
+    """Explore by frontiers until none is left or ``max_stops`` stops were made; returns the stops made."""
+    world.explore_step()
+    stops = 0
+    tried: set[tuple[int, int]] = set()
+    while stops < max_stops:
+        goal = next_frontier_goal(world.map)
+        if goal is None:
+            break
+        key = (round(goal[0] / 0.25), round(goal[1] / 0.25))
+        if key in tried:  # a frontier that driving there did not clear: unreachable for this robot
+            break
+        tried.add(key)
+        step = robot.navigate_to(goal[0], goal[1])
+        if step.message:
+            continue
+        stops += 1
+        world.explore_step()
+    return stops + _look_at_furniture(world, robot, max_stops - stops)
+
+
+def _look_at_furniture(world: _Mapping, robot: Robot, budget: int) -> int:
+    """Stand next to each mapped receptacle without a door (nearest first) and look; returns the stops made."""
+    visited: set[str] = set()
+    stops = 0
+    while stops < budget:
+        here = robot.odometry()
+        todo = [i for i in world.map.instances()
+                if i.kind == "receptacle" and not i.articulated and not i.stale and i.id not in visited]
+        if not todo:
+            break
+        nearest = min(todo, key=lambda i: (math.dist((here.x, here.y), (float(i.position[0]), float(i.position[1]))), i.id))
+        visited.add(nearest.id)
+        x, y = float(nearest.position[0]), float(nearest.position[1])
+        reach = 0.5 * float(max(nearest.extent[0], nearest.extent[1])) + LOOK_GAP
+        if robot.navigate_to(x, y, None, tolerance=reach).message:
+            continue
+        stops += 1
+        world.explore_step()
+    return stops
