@@ -13,7 +13,9 @@ home under the same names.
   ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
   stand); ``close()`` runs the shut-down services.
 * A driver that stops publishing odometry for ``stale_after`` seconds is gone: every command then
-  raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``).
+  raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``). A driver process
+  that comes back (a new odometry publisher) starts unpowered: the start-up services run again before
+  the next command, or the command raises ``RobotUnavailable`` saying why it could not be brought up.
 * Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
   is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
   with them. A body camera's pose is static in the profile; a camera on a chain (Spot's hand camera on
@@ -76,6 +78,7 @@ from homiebot.ros.common import init, spin_in_background
 from homiebot.ros.messages import ns_of
 
 RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
+DRIVER_CHECK = 1.0  # s between two looks at which processes publish odometry (a restarted driver is brought up again)
 
 
 class Ros2Robot(Robot):
@@ -123,6 +126,8 @@ class Ros2Robot(Robot):
         self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
+        self._driver: set[bytes] = set()  # the odometry publishers start() brought up (a newcomer is a restarted driver)
+        self._driver_checked = 0.0
         p = profile
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
@@ -218,10 +223,38 @@ class Ros2Robot(Robot):
                                            f"with the arm's joints {self.kinematics.names} within {self.connect_timeout:.0f} s")
                 time.sleep(0.05)
         self._started = True  # from here on closing runs the shut-down procedure (a half-done start-up is undone too)
-        for role in p.startup:
+        self._driver, self._driver_checked = self._odometry_publishers(), time.monotonic()
+        self._bring_up()
+
+    def _bring_up(self) -> None:
+        """The profile's start-up services (Spot: claim, power on, stand), in order."""
+        for role in self.profile.startup:
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
             self._sim_ns, self._driver_counts = self._step(0.0, {}, None)
+
+    def _odometry_publishers(self) -> set[bytes]:
+        topic = self.profile.topic(self.profile.odometry.name)
+        return {bytes(info.endpoint_gid) for info in self.node.get_publishers_info_by_topic(topic)}
+
+    def _check_driver(self) -> None:
+        """Bring a driver up again when a new process publishes its odometry: it was restarted, and a
+        restarted driver is unpowered and unclaimed (its commands would be ignored)."""
+        now = time.monotonic()
+        if not self._started or now - self._driver_checked < DRIVER_CHECK:
+            return
+        self._driver_checked = now
+        publishers = self._odometry_publishers()
+        if not publishers - self._driver:
+            return
+        self._driver = publishers
+        self.node.get_logger().warning(f"{self.profile.robot}: its driver restarted; bringing it up again "
+                                       f"({', '.join(self.profile.startup) or 'no start-up services'})")
+        try:
+            self._bring_up()
+        except RobotUnavailable as err:
+            self._driver = set()  # try again at the next command
+            raise RobotUnavailable(f"{self.profile.robot}: its driver restarted and could not be brought up again: {err}") from None
 
     def call(self, role: str) -> str:
         """Call a Trigger service of the profile by role; RobotUnavailable when it fails or does not answer."""
@@ -395,6 +428,7 @@ class Ros2Robot(Robot):
         age = time.monotonic() - odom[1]
         if age > self.stale_after:
             raise RobotUnavailable(f"{self.profile.robot}'s driver stopped publishing odometry {age:.1f} s ago (it died or hangs)")
+        self._check_driver()
         return odom[0]
 
     def _publishing(self) -> bool:

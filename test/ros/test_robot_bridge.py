@@ -278,3 +278,28 @@ def test_killing_the_driver_mid_skill_fails_the_attempt_as_unavailable(bridge) -
     run = Executor({"NoMaD": skill}, max_attempts=2).execute(Subtask(action=Action.GO_TO, target="marker"), "NoMaD", world, 0, 1)
     assert run.feedback.code is ErrorCode.E1 and run.feedback.details["reason"] == SkillFailure.UNAVAILABLE.value
     assert "stopped publishing odometry" in run.feedback.message
+
+
+def test_a_restarted_driver_is_brought_up_again_before_the_next_command(bridge) -> None:
+    """A driver process that comes back starts unpowered: the bridge runs the start-up services again
+    (before, it sent commands the driver ignored)."""
+    robot, driver = bridge
+    if driver.poll() is None:
+        driver.terminate()  # a process we started
+    driver.wait(timeout=20)
+    stands = robot.counters.counts["service:stand"]
+    successor = start_driver(ros_environment(DOMAIN))
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                report = robot.drive(0.3, 0.0, 1.0)
+                break
+            except RobotUnavailable:  # the new driver's odometry has not arrived yet
+                assert time.monotonic() < deadline, "the restarted driver never published odometry"
+                time.sleep(0.5)
+        assert robot.counters.counts["service:stand"] == stands + 1
+        assert report.distance > 0.1
+    finally:
+        successor.terminate()
+        successor.wait(timeout=20)
