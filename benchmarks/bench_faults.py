@@ -1,13 +1,16 @@
 """Fault injection on a running graph: kill each node ``homiebot up`` starts, at random moments of an
 episode, and measure how the graph copes.
 
-    python benchmarks/bench_faults.py [--kills 3] [--seed 0] [--domain-id 187]
+    python benchmarks/bench_faults.py [--kills 3] [--seed 0] [--domain-id 187] [--campaign]
 
 Per node: detection time (kill -> the task manager's failed event naming the node; for the recorder,
 its warning; for the task manager itself, kill -> the cut-off record finalised by its successor),
 recovery time (kill -> the next task running, i.e. accepted and every node answering; for the
 recorder, whose loss does not end the episode, kill -> the recorder restarted), and records saved /
 episodes started. Targets: detection <= 5 s, recovery <= 15 s, 100 % of records saved.
+With ``--campaign`` (``--kills 0`` for the campaign alone), the faults of ``fault_campaign.py`` follow:
+a killed or stopped supervisor, a killed task manager, a hostile chat server, a full disk, oversized
+messages; per fault, whether it was survived with nothing lost (target: all) and its figures.
 Discovery stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) on a domain of its own.
 """
 
@@ -62,15 +65,16 @@ class Client:
         from homiebot_msgs.msg import TaskStatus
         from rclpy.action import ActionClient
         from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
 
         from homiebot.ros.common import spin_in_background
-        from homiebot.ros.rpc import RELIABLE
 
         rclpy.init()
         self.RunTask = RunTask
         self.node = Node("bench_faults")
         self.events: list[tuple[float, dict]] = []
-        self.node.create_subscription(TaskStatus, "/homiebot/task/status", self._on_status, RELIABLE)
+        self.node.create_subscription(TaskStatus, "/homiebot/task/status", self._on_status,
+                                      QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.run_task = ActionClient(self.node, RunTask, "/homiebot/run_task")
         self.executor, _ = spin_in_background(self.node)
 
@@ -125,7 +129,8 @@ def finalised(out: Path, since: float, timeout: float) -> float | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kills", type=int, default=3, help="kills per node (default 3)")
+    parser.add_argument("--kills", type=int, default=3, help="kills per node (default 3; 0: none)")
+    parser.add_argument("--campaign", action="store_true", help="then the fault campaign (fault_campaign.py)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--domain-id", type=int, default=187)
     args = parser.parse_args()
@@ -136,19 +141,32 @@ def main() -> int:
     from homiebot.ros.up import ros_environment
 
     work = Path(tempfile.mkdtemp(prefix="bench_faults_"))
+    if args.kills > 0:
+        kill_study(args, rng, work, GRAPH_NODES, ros_environment(args.domain_id))
+    if args.campaign:
+        from fault_campaign import campaign, table
+
+        print("\nfault campaign (each fault against real processes, plain clients):", file=sys.stderr)
+        print("\n" + table(campaign(ros_environment(args.domain_id), work)))
+        print(f"(records in {work})")
+    return 0
+
+
+def kill_study(args: argparse.Namespace, rng: random.Random, work: Path, graph_nodes: tuple[str, ...], env: dict[str, str]) -> None:
+    """SIGKILL of every node at random rounds: detection, recovery, records saved."""
     script = work / "script.json"
     script.write_text(json.dumps(["Analysis: stay.\nSubtask: [Go to, kitchen]\nModel: NoMaD"] * ROUNDS))
     cfg = work / "graph.yaml"
     cfg.write_text(f"planner: {{name: replay, params: {{file: {script}}}}}\nmax_rounds: 1000\nskill_profile: perfect\n"
                    "world: {name: embedded_home, params: {width: 64, height: 64, depth: false, segmentation: false}}\n")
-    graph = Graph(ros_environment(args.domain_id), cfg, work / "runs")
+    graph = Graph(env, cfg, work / "runs")
     client = Client()
-    detections: dict[str, list[float]] = {node: [] for node in GRAPH_NODES}
-    recoveries: dict[str, list[float]] = {node: [] for node in GRAPH_NODES}
+    detections: dict[str, list[float]] = {node: [] for node in graph_nodes}
+    recoveries: dict[str, list[float]] = {node: [] for node in graph_nodes}
     started, n = 0, 0
     pending: tuple[str, float] | None = None  # the last kill whose recovery is measured by the next episode
     try:
-        for node in [*(nd for nd in GRAPH_NODES for _ in range(args.kills)), None]:
+        for node in [*(nd for nd in graph_nodes for _ in range(args.kills)), None]:
             n += 1
             rid = client.submit()
             running = client.wait(rid, lambda e: e["state"] == "running", 120)
@@ -189,7 +207,7 @@ def main() -> int:
         stopping = time.monotonic()
         graph.stop()  # mid-episode: the last episode is running
         shutdown = time.monotonic() - stopping
-    rows = [(node, detections[node], recoveries[node]) for node in GRAPH_NODES]
+    rows = [(node, detections[node], recoveries[node]) for node in graph_nodes]
     records = list((work / "runs").glob("*/episode.json"))
     partial = list((work / "runs").glob("*.partial"))
     print(f"\nfault injection: {args.kills} kills per node (SIGKILL at a random round 2-12), heartbeat timeout 3 s\n")
@@ -205,7 +223,6 @@ def main() -> int:
     print(f"SIGTERM of homiebot up mid-episode: exited {graph.proc.returncode} after {shutdown:.1f} s; "
           f"tracebacks in its output: {sum('Traceback' in line for line in graph.lines)}")
     print(f"(records in {work / 'runs'})")
-    return 0
 
 
 if __name__ == "__main__":
