@@ -244,6 +244,47 @@ def oversized_cancel(env: dict[str, str], work: Path) -> Row:
                f"`up` log grew by {grown / 1e3:.0f} kB; graph still running: {alive}")
 
 
+def robot_after_failure(env: dict[str, str], work: Path) -> Row:
+    """Spot through its sim driver: the driver hangs (SIGSTOP) for 3.6 s mid-episode, then goes on
+    (SIGCONT). The episode may fail; after it has, nothing may move the robot: velocities on /spot/cmd_vel
+    from a plain subscriber, judged from the moment the failure was printed."""
+    up = Up(env, ROOT / "config" / "robots" / "spot_sim.yaml", work / "spot")
+    nodes = up.nodes(300)
+    listener = subprocess.Popen([sys.executable, "-u", "-c", (
+        "import rclpy, time\nfrom geometry_msgs.msg import Twist\nrclpy.init()\nn = rclpy.create_node('cmd_vel_listener')\n"
+        "def seen(m):\n    print(f'{time.time():.3f} {abs(m.linear.x) + abs(m.linear.y) + abs(m.angular.z):.4f}', flush=True)\n"
+        "n.create_subscription(Twist, '/spot/cmd_vel', seen, 100)\ntry:\n    rclpy.spin(n)\nexcept Exception:\n    pass\n")],
+        env=env, stdout=subprocess.PIPE, text=True)
+    samples: list[tuple[float, float]] = []
+    threading.Thread(target=lambda: samples.extend(tuple(map(float, line.split())) for line in listener.stdout or []), daemon=True).start()
+    submit = Submit(env, 0)
+    failed_at = None
+    try:
+        submit.until_round(1, timeout=600)
+        deadline = time.monotonic() + 120
+        while not any(v > 0 for _, v in samples[-20:]) and time.monotonic() < deadline:  # the robot is driving
+            time.sleep(0.05)
+        driver = nodes["sim_driver"]
+        os.kill(driver, signal.SIGSTOP)
+        time.sleep(3.6)
+        os.kill(driver, signal.SIGCONT)
+        code, _ = submit.end(600)
+        errors = [line for line in (submit.proc.stderr.read() if submit.proc.stderr else "").splitlines() if "error" in line]
+        failed_at = time.time() if code not in (0, 1) else None
+        time.sleep(15)  # whatever still drives after the failure shows within this
+    finally:
+        listener.terminate()
+        listener.wait(10)
+        up.stop()
+    if failed_at is None:
+        return Row("the robot's driver hangs 3.6 s mid-episode", True, f"the episode did not fail (`submit` exit {code}): nothing to stop")
+    moving = [t for t, v in samples if t > failed_at + 0.5 and v > 0]
+    before = sum(1 for t, v in samples if t <= failed_at and v > 0)
+    return Row("the robot's driver hangs 3.6 s mid-episode", not moving and before > 0,
+               f"episode failed ({(errors or ['?'])[-1][:90]}); non-zero cmd_vel before the failure: {before}, after it: "
+               f"{len(moving)} messages over {(moving[-1] - moving[0]) if moving else 0:.1f} s")
+
+
 def _serve(answer: Callable[[BaseHTTPRequestHandler], tuple]) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def _reply(self) -> None:
@@ -268,7 +309,8 @@ def _serve(answer: Callable[[BaseHTTPRequestHandler], tuple]) -> ThreadingHTTPSe
     return server
 
 
-FAULTS = (supervisor_killed, supervisor_terminated, task_manager_killed, key_leak, disk_full, oversized_cancel)
+FAULTS = (supervisor_killed, supervisor_terminated, task_manager_killed, key_leak, disk_full, oversized_cancel,
+          robot_after_failure)
 
 
 def campaign(env: dict[str, str], work: Path) -> list[Row]:
