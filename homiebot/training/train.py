@@ -99,11 +99,24 @@ def _merged(trained: Path, target: Path) -> Path:
     except PlannerConfigError as err:
         raise TrainError(f"--base {trained}: {err}") from None
     target.mkdir(parents=True)
-    for f in sorted(planner.model_path.iterdir()):
-        if f.is_file() and not f.name.endswith((".safetensors", ".bin")) and f.name != "model.safetensors.index.json":
-            shutil.copyfile(f, target / f.name)
+    if planner.model_path.is_file():  # a GGUF base: the merged float model and the tokenizer read from the file
+        _as_float_model(planner.model)
+        planner.tokenizer.save_pretrained(str(target))
+    else:
+        for f in sorted(planner.model_path.iterdir()):
+            if f.is_file() and not f.name.endswith((".safetensors", ".bin")) and f.name != "model.safetensors.index.json":
+                shutil.copyfile(f, target / f.name)
     planner.model.save_pretrained(str(target))
     return target.resolve()
+
+
+def _as_float_model(model: Any) -> None:
+    """A model read from a GGUF file holds dequantized float weights, yet stays marked as GGUF-quantized, and
+    the trainers refuse to train a quantized model: drop the mark (the adapter is trained in float32)."""
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
 
 
 def _answer_format(text: str) -> str:
@@ -205,6 +218,8 @@ def train(stage: str, data: Path, base: str, out: Path, steps: int = 50, lr: flo
     base_path = _base(base, out)
     planner = _load_planner(base_path, image_size)
     _check_views(data, stage, text_only=not planner.vision)
+    if base_path.suffix == ".gguf":
+        _as_float_model(planner.model)
     if not planner.vision and "images" in ds.column_names:  # always empty there; TRL takes an images column for a vision task
         ds = ds.remove_columns("images")
     torch.manual_seed(seed)
