@@ -336,11 +336,11 @@ class Robot(ABC):
 
     def emergency_stop(self) -> None:
         """What the robot does when homiebot's e-stop engages: ``stop()``, and whatever its driver offers
-        beyond (Spot's profile: ``estop/gentle``, which cuts motor power)."""
+        beyond (Spot's profile: its ``stop`` service; never the driver's own e-stop, which is the operator's)."""
         self.stop()
 
     def emergency_release(self) -> None:
-        """Make the robot ready to move again after an e-stop (Spot: release, power on, stand)."""
+        """Make the robot ready to move again after an e-stop (the profile's ``estop_release`` services)."""
 
     def close(self) -> None:
         """Release connections, renderers and other resources."""

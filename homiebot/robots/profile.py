@@ -26,6 +26,12 @@ class ProfileError(ValueError):
     """A robot profile that cannot be used; the message names the file and the field."""
 
 
+def is_operator_estop(service: str) -> bool:
+    """A driver's own e-stop service (``estop/gentle``, ``estop/hard``, ``estop/release``, ``estop``): the
+    operator's hardware or tablet E-Stop owns it, so homiebot never calls it."""
+    return service.strip("/").split("/")[0] == "estop"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -178,7 +184,8 @@ class RobotProfile(_Strict):
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")
     shutdown: list[str] = Field(default_factory=list, description="services called, in order, when the bridge closes")
-    estop: list[str] = Field(default_factory=list, description="services called when homiebot's e-stop engages")
+    estop: list[str] = Field(default_factory=list, description="services called when homiebot's e-stop engages (never the "
+                             "driver's own e-stop services: they belong to the operator)")
     estop_release: list[str] = Field(default_factory=list, description="services called on release, before motion resumes")
     limits: LimitsSpec = LimitsSpec()
     unverified: list[str] = Field(default_factory=list, description="parts whose wire types could not be checked here")
@@ -197,6 +204,11 @@ class RobotProfile(_Strict):
             unknown = [s for s in getattr(self, group) if s not in known]
             if unknown:
                 raise ValueError(f"{group} names services {unknown} that are not in services ({sorted(known)})")
+            operators = [s for s in getattr(self, group) if is_operator_estop(self.services[s].name)]
+            if operators:
+                raise ValueError(f"{group} calls the driver's e-stop services {operators}: homiebot never does, they "
+                                 "belong to the operator's E-Stop (calling them can take E-Stop authority from the "
+                                 "operator); use a stop service (Spot: stop)")
         if "trajectory" in self.arm:
             if self.kinematics is None:
                 raise ValueError("arm.trajectory (a FollowJointTrajectory action) needs a kinematics table")

@@ -7,8 +7,9 @@ process dies) and Trigger services are called with a timeout. Nothing here knows
 drives: ``config/robots/spot.yaml`` and ``fetch.yaml`` say that; the sim driver serves the embedded
 home under the same names.
 
-* homiebot's e-stop also runs the profile's ``estop`` services (Spot: ``estop/gentle``, which cuts
-  motor power); its release runs ``estop_release`` (Spot: release, power on, stand) before motion resumes.
+* homiebot's e-stop also runs the profile's ``estop`` services (Spot: ``stop``); its release runs
+  ``estop_release`` (Spot: none) before motion resumes. A driver's own ``estop/*`` services are the
+  operator's and are never called (the profile refuses procedures that would).
 * ``start()`` waits for every stream the profile names (a name nobody publishes fails within
   ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
   stand); ``close()`` runs the shut-down services.
@@ -510,7 +511,7 @@ class Ros2Robot(Robot):
     def emergency_stop(self) -> None:
         self.stop()
         self._gripper_sent = None  # a power cut may drop what the gripper held to
-        for role in self.profile.estop:  # e.g. Spot's estop/gentle: motor power off
+        for role in self.profile.estop:  # e.g. Spot's stop
             try:
                 self.call(role)
             except (RobotUnavailable, Unsupported) as err:
