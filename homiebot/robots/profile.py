@@ -37,10 +37,12 @@ class _Strict(BaseModel):
 
 
 class Interface(_Strict):
-    """A name and its type, e.g. ``{name: cmd_vel, type: geometry_msgs/msg/Twist}``."""
+    """A name and its type, e.g. ``{name: cmd_vel, type: geometry_msgs/msg/Twist}``; a service may say how
+    long it takes at most (``timeout``, s: Spot's ``power_on`` waits for power, ``arm_unstow`` for the motion)."""
 
     name: str
     type: str
+    timeout: float | None = Field(None, gt=0, le=600, description="seconds a call may take (default: the bridge's call_timeout)")
 
 
 class LimitsSpec(_Strict):

@@ -155,9 +155,10 @@ class Ros2Robot(Robot):
                 node.create_subscription(CameraInfoMsg, p.topic(spec.info), self._keeper(self._infos, cam), 2)
             if spec.depth:
                 node.create_subscription(Image, p.topic(spec.depth), self._keeper(self._depths, cam), 2)
-        self.services = {role: node.create_client(Trigger, p.topic(i.name))
-                         for role, i in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items()
-                         if i.type == "std_srvs/srv/Trigger"}
+        triggers = {role: i for role, i in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items()
+                    if i.type == "std_srvs/srv/Trigger"}
+        self.services = {role: node.create_client(Trigger, p.topic(i.name)) for role, i in triggers.items()}
+        self.call_timeouts = {role: i.timeout or call_timeout for role, i in triggers.items()}
 
     # ---- streams -----------------------------------------------------------------------------------
     def _on_odom(self, msg: Odometry) -> None:
@@ -262,14 +263,14 @@ class Ros2Robot(Robot):
         client = self.services.get(role)
         if client is None:
             raise Unsupported(f"{self.profile.robot}'s profile has no service '{role}'")
-        name = client.srv_name
+        name, timeout = client.srv_name, self.call_timeouts[role]
         if not client.wait_for_service(timeout_sec=self.call_timeout):
             raise RobotUnavailable(f"{self.profile.robot}: the service {name} is not available")
         future = client.call_async(Trigger.Request())
-        deadline = time.monotonic() + self.call_timeout
+        deadline = time.monotonic() + timeout
         while not future.done():
             if time.monotonic() > deadline:
-                raise RobotUnavailable(f"{self.profile.robot}: {name} did not answer within {self.call_timeout:.0f} s")
+                raise RobotUnavailable(f"{self.profile.robot}: {name} did not answer within {timeout:.0f} s")
             time.sleep(0.01)
         result = future.result()
         if not result.success:

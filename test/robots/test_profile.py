@@ -34,3 +34,13 @@ def test_a_procedure_calling_the_drivers_estop_is_a_profile_error(tmp_path, grou
                                          ("estop_something_else/x", False)])
 def test_which_services_are_the_operators(name: str, owned: bool) -> None:
     assert is_operator_estop(name) is owned
+
+
+def test_services_that_wait_for_the_robot_have_their_own_timeouts(tmp_path) -> None:
+    spot = load_profile("spot")
+    assert spot.services["power_on"].timeout == 30 and spot.services["arm_unstow"].timeout == 20
+    assert spot.services["claim"].timeout is None  # the bridge's call_timeout
+    text = (ROBOTS_DIR / "spot.yaml").read_text().replace("type: std_srvs/srv/Trigger, timeout: 30", "type: std_srvs/srv/Trigger, timeout: 0")
+    (tmp_path / "spot.yaml").write_text(text)
+    with pytest.raises(ProfileError, match="timeout"):
+        load_profile(tmp_path / "spot.yaml")

@@ -125,6 +125,7 @@ def bridge():
 def test_start_up_runs_the_profiles_procedure_and_the_base_moves(bridge) -> None:
     robot, _ = bridge
     assert robot.counters.counts["service:claim"] == 1 and robot.counters.counts["service:stand"] == 1
+    assert robot.call_timeouts["power_on"] == 30 and robot.call_timeouts["claim"] == robot.call_timeout  # the profile's own
     report = robot.drive(0.3, 0.0, 1.0)
     assert report.distance > 0.1 and robot.counters.counts["cmd_vel"] >= 10
 
