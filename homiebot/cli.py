@@ -28,7 +28,7 @@ from homiebot.config import ConfigError, RunConfig, describe_validation_error, l
 from homiebot.console import end_reason, step_line, task_line, verdict_line
 from homiebot.contracts import StepRecord
 from homiebot.planners.base import PlannerConfigError
-from homiebot.records import StorageError
+from homiebot.records import StorageError, finalise_leftovers
 from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
@@ -374,6 +374,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.task and args.instruction:
         task = task.model_copy(update={"instruction": args.instruction})
     out = _out_dir(args.out or cfg.output.dir)
+    for orphan in finalise_leftovers(out, "the process that ran this episode ended before it did (killed, or the machine "
+                                     "stopped); the rounds it finished are kept", orphans_only=True):
+        print(f"homiebot: notice: published what an episode whose process died had recorded: {orphan / 'episode.json'}",
+              file=sys.stderr)
     if not args.quiet:
         print(task_line(task.instruction, cfg.planner.name, cfg.seed,
                         cfg.skill_profile if isinstance(cfg.skill_profile, str) else "custom"), flush=True)

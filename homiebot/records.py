@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation, StepRecor
 VIDEO_FPS = 2
 START_FILE = "start.json"  # in a .partial folder: what the episode is, for finalise_leftovers
 STEPS_FILE = "steps.jsonl"  # in a .partial folder: the rounds finished so far, one StepRecord per line
+OWNER_FILE = "owner.json"  # in a .partial folder: the process writing it (pid, start time, host), to tell orphans
 VIDEO_FILES = ("episode.mp4", "episode.vtt")
 
 
@@ -78,6 +80,8 @@ class EpisodeWriter:
             if (self.out_dir / name).exists():  # finished in between by an episode that had claimed it
                 (self.out_dir / f"{name}.partial").rmdir()
                 continue
+            owner = {"pid": os.getpid(), "start": process_start(os.getpid()), "host": socket.gethostname()}
+            atomic_write_text(self.out_dir / f"{name}.partial" / OWNER_FILE, json.dumps(owner))
             return name
         raise AssertionError("unreachable")
 
@@ -156,13 +160,47 @@ class EpisodeWriter:
         except OSError as err:
             raise StorageError(f"the episode record could not be written ({_why(err)}); what was recorded of it stays in "
                                f"{self.work_dir}") from err
-        for name in (START_FILE, STEPS_FILE):  # episode.json holds what they said
+        for name in (START_FILE, STEPS_FILE, OWNER_FILE):  # episode.json holds what they said
             (self.work_dir / name).unlink(missing_ok=True)
         os.rename(self.work_dir, self.final_dir)  # no other writer takes a claimed name; rename never replaces a folder's files
         if lost_video is not None:
             raise StorageError(f"the video could not be written ({_why(lost_video)}); the episode record is complete "
                                f"without it: {self.final_dir / 'episode.json'}") from lost_video
         return record
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (Linux: clock ticks since boot, from /proc), so that a reused pid is not
+    taken for the process it was; None when that cannot be read or the process is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def orphaned(work: Path) -> bool:
+    """Whether the process that writes the ``.partial`` folder ``work`` has ended. A folder with no owner
+    noted, or written on another host (a shared disk), is never taken for an orphan."""
+    try:
+        owner = json.loads((work / OWNER_FILE).read_text())
+        pid, start, host = int(owner["pid"]), owner.get("start"), str(owner["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if host != socket.gethostname():
+        return False
+    now = process_start(pid)
+    if now is not None:
+        return start is not None and now != start  # the pid now belongs to another process
+    if Path("/proc/self/stat").exists():
+        return True  # /proc works and has no such process
+    try:  # no /proc (macOS): whether the pid exists at all
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def finished_steps(path: Path) -> list[StepRecord]:
@@ -193,16 +231,17 @@ def load_episode(path: str | Path) -> EpisodeRecord:
     return EpisodeRecord.model_validate(json.loads(path.read_text()))
 
 
-def finalise_leftovers(out_dir: str | Path, reason: str) -> list[Path]:
+def finalise_leftovers(out_dir: str | Path, reason: str, orphans_only: bool = False) -> list[Path]:
     """Publish the ``.partial`` folders left in ``out_dir`` by a process that died mid-episode.
 
     A folder with its ``episode.json`` already written is only moved into place; one without gets a
     record (termination "error", ``reason``) of what the folder holds: the episode's start and every
     round that finished before the process died, next to their images. Call this only when no other
-    writer uses ``out_dir``."""
+    writer uses ``out_dir``, or with ``orphans_only``: then only folders whose writing process has ended
+    are published (others may be episodes running beside this process)."""
     done = []
     for work in sorted(Path(out_dir).glob("*.partial")):
-        if not work.is_dir():
+        if not work.is_dir() or orphans_only and not orphaned(work):
             continue
         name = work.name[: -len(".partial")]
         final = work.with_name(name)
@@ -220,7 +259,7 @@ def finalise_leftovers(out_dir: str | Path, reason: str) -> list[Path]:
             record = EpisodeRecord.model_validate({**start, "episode_id": final.name, "termination": "error", "error": reason,
                                                    "steps": steps})
             atomic_write_text(work / "episode.json", record.model_dump_json(indent=2))
-        for name in (START_FILE, STEPS_FILE):
+        for name in (START_FILE, STEPS_FILE, OWNER_FILE):
             (work / name).unlink(missing_ok=True)
         os.rename(work, final)
         done.append(final)

@@ -9,7 +9,7 @@ import sys
 import time
 
 from homiebot.contracts import Feedback, StepRecord
-from homiebot.records import STEPS_FILE, EpisodeWriter, finalise_leftovers, finished_steps, load_episode
+from homiebot.records import OWNER_FILE, STEPS_FILE, EpisodeWriter, finalise_leftovers, finished_steps, load_episode
 
 from .conftest import DEMO_TASK, ROOT
 
@@ -33,12 +33,29 @@ def test_a_killed_run_leaves_its_finished_rounds_for_the_record(tmp_path):
         proc.kill()
         proc.wait()
     durable = finished_steps(steps)
-    [folder] = finalise_leftovers(out, "the process was killed")
+    # the next `homiebot run` into the same folder publishes what the dead one recorded
+    small = tmp_path / "small.yaml"
+    small.write_text("world: {name: embedded_home, params: {width: 64, height: 64}}\n")
+    after = subprocess.run([sys.executable, "-m", "homiebot.cli", "run", "--task", str(DEMO_TASK), "--planner", "oracle", "--profile",
+                            "perfect", "--config", str(small), "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert after.returncode == 0, after.stderr
+    folder = out / "demo_seed0"
+    assert f"published what an episode whose process died had recorded: {folder / 'episode.json'}" in after.stderr
     record = load_episode(folder)
-    assert record.termination == "error" and record.error == "the process was killed"
+    assert record.termination == "error" and "ended before it did" in record.error
     assert len(record.steps) == len(durable) >= 3 and [s.round for s in record.steps] == list(range(1, len(durable) + 1))
     assert all((folder / path).is_file() for s in record.steps for path in s.images.values())
     assert not (folder / STEPS_FILE).exists() and not list(out.glob("*.partial"))
+    assert load_episode(out / "demo_seed0_2").goal_satisfied  # the new episode took the next name
+
+
+def test_a_folder_whose_writer_lives_is_no_orphan(tmp_path):
+    live = EpisodeWriter(tmp_path, "live")  # this process writes it
+    dead = EpisodeWriter(tmp_path, "dead")
+    owner = json.loads((dead.work_dir / OWNER_FILE).read_text())
+    (dead.work_dir / OWNER_FILE).write_text(json.dumps({**owner, "start": "0"}))  # its pid now belongs to another process
+    assert [f.name for f in finalise_leftovers(tmp_path, "died", orphans_only=True)] == ["dead"]
+    assert live.work_dir.is_dir()
 
 
 def test_a_torn_last_line_ends_the_rounds(tmp_path):
