@@ -416,8 +416,19 @@ CONTROL_MSGS = Package(
     "assert GripperCommand.Goal().command.max_effort == 0.0 and PointHead.Result() is not None\n"
     + _INTROSPECTION_CHECK + "check_introspection('control_msgs', 'action', 'FollowJointTrajectory_Goal', 7)\n")
 
+def _declared_version(name: str) -> str:
+    """The version a package's own package.xml declares (homiebot_msgs': the contract's major, then minor)."""
+    import re
+
+    text = (ROOT / "interfaces" / name / "package.xml").read_text()
+    found = re.search(r"<version>\s*([^<\s]+)\s*</version>", text)
+    if found is None:
+        raise SystemExit(f"interfaces/{name}/package.xml declares no <version>")
+    return found.group(1)
+
+
 HOMIEBOT_MSGS = Package(
-    "homiebot_msgs", "3.1.0", "homiebot's interfaces.", ("builtin_interfaces", "std_msgs", *ACTION_DEPENDENCIES),
+    "homiebot_msgs", _declared_version("homiebot_msgs"), "homiebot's interfaces.", ("builtin_interfaces", "std_msgs", *ACTION_DEPENDENCIES),
     "from rclpy.serialization import deserialize_message, serialize_message\n"
     "from homiebot_msgs.action import RunTask\n"
     "from homiebot_msgs.msg import Feedback, Subtask\n"

@@ -15,7 +15,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from homiebot_msgs import msg as hb
 from nav_msgs.msg import OccupancyGrid, Odometry
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
 from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PlannerOutput, Pose2D, Status, Subtask
@@ -27,10 +27,11 @@ JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summ
 # every round's decision and result, and what happens to each submission, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
                 "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus"}
-RPC_SERVICES = ("world",)  # still a JSON request/reply topic pair
 # what happens to each subtask's goal (accepted, executing, succeeded, ...): an action's own status topic
 EXECUTE_STATUS_TOPIC = "/homiebot/executor/execute/_action/status"
 # the last message is kept for subscribers that join later
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                      durability=DurabilityPolicy.VOLATILE)  # the graph's events: none lost while both sides run
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 PLANNER_BACKEND_TOPIC = "/homiebot/planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
 
@@ -47,8 +48,6 @@ def all_topics() -> dict[str, str]:
     topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
     topics |= TYPED_TOPICS
     topics[EXECUTE_STATUS_TOPIC] = "action_msgs/msg/GoalStatusArray"
-    for s in RPC_SERVICES:
-        topics |= {f"/homiebot/{s}/request": "std_msgs/msg/String", f"/homiebot/{s}/reply": "std_msgs/msg/String"}
     return topics
 
 

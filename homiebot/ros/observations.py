@@ -16,8 +16,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
-from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, ns_of
-from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.messages import IMAGE_KINDS, RELIABLE, from_image, image_topic, ns_of
 from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)

@@ -16,7 +16,7 @@ from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
 
 from homiebot.ros.common import init, spin_in_background
-from homiebot.ros.rpc import RELIABLE
+from homiebot.ros.messages import RELIABLE
 from homiebot.ros.safety import APPROVAL_REQUEST, APPROVAL_RESPONSE, CANCEL_TOPIC, ESTOP_TOPIC, LATCHED
 from homiebot.ros.wire import read_json, safe_callback
 

@@ -6,12 +6,25 @@ executor), by calls to the corresponding node, so both runners share every line 
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
 from homiebot_msgs import msg as hb
 from homiebot_msgs.action import ExecuteSubtask
-from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
+from homiebot_msgs.srv import (
+    Check,
+    GoalSatisfied,
+    ListModels,
+    Observe,
+    Plan,
+    ReleaseWorld,
+    ResetPlanner,
+    ResetWorld,
+    RoomOf,
+    Route,
+    WorldInfo,
+)
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -41,10 +54,12 @@ from homiebot.ros.messages import (
     subtask_msg,
 )
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import RpcClient
 from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.world_link import observation_meta, scene_text
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
+
+RELEASE_TIMEOUT = 5.0  # seconds a session release may take: the episode has ended, nothing waits on it
 
 
 class RemoteWorld(World):
@@ -57,8 +72,10 @@ class RemoteWorld(World):
 
     name = "remote"
 
-    def __init__(self, rpc: RpcClient, cache: ObservationCache, scene: dict[str, Any] | None, timeout: float) -> None:
-        self.rpc, self.cache, self.scene, self.timeout = rpc, cache, scene, timeout
+    def __init__(self, calls: dict[str, ServiceCaller], cache: ObservationCache, scene: dict[str, Any] | None, timeout: float,
+                 owner: str = "") -> None:
+        """``calls``: the world's services (``world_link.EPISODE_CALLS``); ``owner``: who holds the episode session."""
+        self.calls, self.cache, self.scene, self.timeout, self.owner = calls, cache, scene, timeout, owner
         self._last: dict[str, Any] = {}
         self._known: dict[str, Any] = {}  # inventory and path length, while nothing has acted since they were reported
         self._belief: SnapshotBelief | None = None
@@ -68,9 +85,17 @@ class RemoteWorld(World):
     def reset(self) -> None:
         if self._untouched:
             return
-        self.episode = int(self.rpc.call("reset", {"scene": self.scene}, timeout=self.timeout)["episode"])
+        r = self.calls["reset"].call(ResetWorld.Request(scene=scene_text(self.scene), owner=self.owner), self.timeout)
+        self.episode = int(r.episode)
         self._last, self._known = {}, {}
         self._untouched = True
+
+    def release(self) -> None:
+        """End the episode session on the world node (a release that fails expires with its lease)."""
+        try:
+            self.calls["release"].call(ReleaseWorld.Request(owner=self.owner), min(self.timeout, RELEASE_TIMEOUT))
+        except (ServiceError, ServiceTimeout):
+            pass
 
     def touched(self) -> None:
         """Something may have changed the world (an execution): the next reset must happen, and
@@ -79,7 +104,7 @@ class RemoteWorld(World):
         self._known = {}
 
     def observe(self, round_index: int) -> Observation:
-        meta = self.rpc.call("observe", {"round": round_index}, timeout=self.timeout)
+        meta = observation_meta(self.calls["observe"].call(Observe.Request(round=round_index), self.timeout))
         self._last = meta
         self._known = {"inventory": meta["inventory"], "path_length": meta["path_length"]}
         self._belief = None  # fetched only if someone asks (the detector node has its own copy)
@@ -111,8 +136,8 @@ class RemoteWorld(World):
 
     def _fact(self, key: str) -> Any:
         if key not in self._known:
-            info = self.rpc.call("info", timeout=self.timeout, resend=1.0)
-            self._known = {"inventory": info["inventory"], "path_length": info["path_length"]}
+            info = self.calls["info"].call(WorldInfo.Request(), self.timeout)
+            self._known = {"inventory": list(info.inventory), "path_length": info.path_length}
         return self._known[key]
 
     def inventory(self) -> list[str]:
@@ -125,13 +150,16 @@ class RemoteWorld(World):
         return self.scene or {}
 
     def goal_satisfied(self, goal: list[Condition]) -> bool | None:
-        return self.rpc.call("goal", {"goal": [g.model_dump(mode="json") for g in goal]}, timeout=self.timeout)
+        r = self.calls["goal"].call(GoalSatisfied.Request(goal=json.dumps([g.model_dump(mode="json") for g in goal])), self.timeout)
+        return bool(r.satisfied) if r.known else None
 
     def room_of(self, name: str) -> str | None:
-        return self.rpc.call("room_of", {"name": name}, timeout=self.timeout)
+        r = self.calls["room_of"].call(RoomOf.Request(name=name), self.timeout)
+        return str(r.room) if r.known else None
 
     def route(self, target: str) -> bool | None:
-        return self.rpc.call("route", {"target": target}, timeout=self.timeout)
+        r = self.calls["route"].call(Route.Request(target=target), self.timeout)
+        return bool(r.reachable) if r.known else None
 
 
 class RemotePlanner(Planner):

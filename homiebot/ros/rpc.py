@@ -7,9 +7,9 @@ A server named ``executor`` listens on ``/homiebot/executor/request`` and answer
 * reply    ``{"id", "kind": "progress", "data"}`` (any number), then one
            ``{"id", "kind": "result", "data"}`` or ``{"id", "kind": "error", "message"}``
 
-What is left of the graph's first protocol: the world node (and the policy server and the sim driver's
-expert) still serve through it; the planner, the detector, the executor and the recorder serve typed
-``homiebot_msgs`` services and actions instead (``homiebot/ros/services.py``).
+What is left of the graph's first protocol: the policy server and the sim driver's expert still serve
+through it; the world, the planner, the detector, the executor and the recorder serve typed
+``homiebot_msgs`` services and actions instead (``homiebot/ros/services.py``, ``homiebot/ros/world_link.py``).
 
 Discovery is not symmetric: a client can see a server's subscription before the server's side has
 matched the client, and a request sent then is lost. So a client's first call to a server (and its
@@ -33,9 +33,9 @@ import rclpy
 from pydantic import ValidationError
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from homiebot.ros.messages import RELIABLE  # noqa: F401  (re-exported: the sim driver and the robot bridge import it here)
 from homiebot.ros.wire import (
     LOG_EVERY,
     RpcReply,
@@ -51,8 +51,6 @@ from homiebot.ros.wire import (
 PING = "_ping"  # answered by every server itself; proves that requests and replies get through
 RELEASE = "_release"  # ends the caller's episode session (see RpcServer)
 
-RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
-                      durability=DurabilityPolicy.VOLATILE)
 
 
 class RpcError(RuntimeError):

@@ -24,24 +24,12 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-SERVICES = ("world",)  # a JSON request/reply topic pair
 JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
-
-
-def _keep(into: list, text: str) -> None:
-    """Objects only: the fuzz publishes garbage on these topics too."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return
-    if isinstance(value, dict):
-        into.append(value)
 
 
 class Client:
@@ -49,10 +37,8 @@ class Client:
         rclpy.init()
         self.node = Node("plain_client")
         self.events: list[dict] = []
-        self.replies: list[dict] = []
         self.node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: self.events.append(_status(m)), PUB_QOS)
         self.run_task = ActionClient(self.node, RunTask, "/homiebot/run_task")
-        self.node.create_subscription(String, "/homiebot/world/reply", lambda m: _keep(self.replies, m.data), QOS)
         self.pubs: dict[str, object] = {}
 
     def pub(self, topic: str, kind=String):
@@ -66,12 +52,10 @@ class Client:
             rclpy.spin_once(self.node, timeout_sec=0.02)
 
     def connect(self, topics: list[str], timeout: float = 60.0) -> None:
-        """Until the graph subscribes to each topic and we see its status and reply publishers; then a
-        little longer, since discovery is not symmetric."""
+        """Until the graph subscribes to each topic; then a little longer, since discovery is not symmetric."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if (all(self.pubs[t].get_subscription_count() > 0 for t in topics)
-                    and self.node.count_publishers("/homiebot/world/reply") > 0):
+            if all(self.pubs[t].get_subscription_count() > 0 for t in topics):
                 break
             rclpy.spin_once(self.node, timeout_sec=0.1)
         else:
@@ -110,11 +94,6 @@ class Client:
         return {"id": rid, "status": r.status, "code": r.result.error_code, "msg": r.result.error_msg, "record": r.result.record,
                 "termination": r.result.termination}
 
-    def call_world(self, request: dict, timeout: float = 60.0) -> dict:
-        pub = self.pub("/homiebot/world/request")
-        self.wait(lambda: any(r.get("id") == request["id"] and r.get("kind") in ("result", "error") for r in self.replies), timeout,
-                  lambda: pub.publish(String(data=json.dumps(request))))
-        return next(r for r in self.replies if r.get("id") == request["id"] and r.get("kind") in ("result", "error"))
 
 
 def goal_id(handle) -> str:
@@ -138,14 +117,18 @@ def goals(c: Client, args: dict) -> dict:
 
 def session(c: Client, args: dict) -> dict:
     """Another client holds the world's episode session; our reset is out of turn until it releases."""
-    c.pub("/homiebot/world/request")
-    c.connect(["/homiebot/world/request"])
-    scene = args["scene"]
-    held = c.call_world({"id": "owner-reset", "method": "reset", "params": {"scene": scene}, "owner": "/someone_else"})
-    intruder = c.call_world({"id": "intruder-reset", "method": "reset", "params": {"scene": scene}})
-    c.call_world({"id": "owner-release", "method": "_release", "params": {}, "owner": "/someone_else"})
-    after = c.call_world({"id": "later-reset", "method": "reset", "params": {"scene": scene}})
-    return {"held": held, "intruder": intruder, "after": after}
+    from homiebot_msgs.srv import ReleaseWorld, ResetWorld
+
+    scene = json.dumps(args["scene"])
+    answers = {}
+    for name, kind, service, request in (
+            ("held", ResetWorld, "reset", ResetWorld.Request(scene=scene, owner="/someone_else")),
+            ("intruder", ResetWorld, "reset", ResetWorld.Request(scene=scene)),
+            ("released", ReleaseWorld, "release", ReleaseWorld.Request(owner="/someone_else")),
+            ("after", ResetWorld, "reset", ResetWorld.Request(scene=scene))):
+        reply = _call(c, kind, f"/homiebot/world/{service}", request, 120.0)
+        answers[name] = {"code": reply.error_code, "msg": reply.error_msg} if reply is not None else None
+    return answers
 
 
 def _bad_json(rng: random.Random, topic: str) -> str:
@@ -195,13 +178,13 @@ def _bad_image(rng: random.Random) -> Image:
 def fuzz(c: Client, args: dict) -> dict:
     """``count`` seeded malformed messages spread over every subscribed topic and request topic."""
     rng = random.Random(args["seed"])
-    topics = [f"/homiebot/{t}" for t in JSON_TOPICS] + [f"/homiebot/{s}/{d}" for s in SERVICES for d in ("request", "reply")]
+    topics = [f"/homiebot/{t}" for t in JSON_TOPICS]
     images = [f"/homiebot/camera/{v}/{k}" for v in VIEWS for k in KINDS]
     for t in topics:
         c.pub(t)
     for t in images:
         c.pub(t, Image)
-    c.connect(["/homiebot/world/request"])
+    c.connect(["/homiebot/observation"])
     sent: dict[str, int] = {}
     for i in range(args["count"]):
         if rng.random() < 0.15:
@@ -224,7 +207,7 @@ def services(c: Client, args: dict) -> dict:
     """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
     from homiebot_msgs.action import ExecuteSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
+    from homiebot_msgs.srv import Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve, SkillAttempt
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
@@ -237,6 +220,14 @@ def services(c: Client, args: dict) -> dict:
         "check_bad_capability": (Check, "/homiebot/detector/check",
                                  Check.Request(output=PlannerOutput(subtask=Subtask(action="End")),
                                                capabilities=[ModelInfo(name="m", actions=["Teleport"])])),
+        "world_reset_unreadable": (ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene="{unclosed")),
+        "world_reset_not_a_scene": (ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene='{"bogus": 1}')),
+        "world_goal_not_conditions": (GoalSatisfied, "/homiebot/world/goal", GoalSatisfied.Request(goal='"all"')),
+        "world_resolve_old_episode": (Resolve, "/homiebot/world/resolve", Resolve.Request(episode=10**6, phrase="green can")),
+        "world_attempt_bad_action": (SkillAttempt, "/homiebot/world/attempt",
+                                     SkillAttempt.Request(model="RT-1-X", subtask=Subtask(action="Fly", target="x"))),
+        "world_attempt_no_model": (SkillAttempt, "/homiebot/world/attempt",
+                                   SkillAttempt.Request(model="nope", subtask=Subtask(action="Pick", target="x"))),
     }
     answers = {}
     for name, (kind, service, request) in calls.items():
@@ -261,11 +252,11 @@ def _wait(c: Client, future, seconds: float = 30.0):
     return future.result()
 
 
-def _call(c: Client, kind, service: str, request):
+def _call(c: Client, kind, service: str, request, seconds: float = 30.0):
     client = c.node.create_client(kind, service)
     if not client.wait_for_service(timeout_sec=30.0):
         raise SystemExit(f"no {service} service")
-    return _wait(c, client.call_async(request))
+    return _wait(c, client.call_async(request), seconds)
 
 
 def task(c: Client, args: dict) -> dict:

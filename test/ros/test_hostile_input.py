@@ -81,14 +81,14 @@ def test_goals_that_cannot_run_are_aborted_with_a_reason_and_the_graph_goes_on(r
     assert alive(running_graph["procs"]) == pids
 
 
-def test_a_world_reset_out_of_turn_is_refused_with_an_error_reply(running_graph, env):
+def test_a_world_reset_out_of_turn_is_refused_with_an_error_code(running_graph, env):
     from homiebot.worlds.home.generate import generate_scene
 
     scene = generate_scene(3).model_dump(mode="json", by_alias=True, exclude_none=True)
     r = client(env, "session", {"scene": scene})
-    assert r["held"]["kind"] == "result"
-    assert r["intruder"]["kind"] == "error" and "out of turn" in r["intruder"]["message"] and "/someone_else" in r["intruder"]["message"]
-    assert r["after"]["kind"] == "result"  # released: a reset is in turn again
+    assert r["held"]["code"] == 0, r
+    assert r["intruder"]["code"] == 2 and "out of turn" in r["intruder"]["msg"] and "/someone_else" in r["intruder"]["msg"]  # OUT_OF_TURN
+    assert r["released"]["code"] == 0 and r["after"]["code"] == 0, r  # released: a reset is in turn again
 
 
 def test_malformed_service_requests_get_an_error_code_and_a_reason(running_graph, env):
@@ -100,6 +100,12 @@ def test_malformed_service_requests_get_an_error_code_and_a_reason(running_graph
     assert answers["check_bad_action"]["code"] == 1 and "Fly" in answers["check_bad_action"]["msg"]  # INVALID_REQUEST
     assert answers["check_bad_capability"]["code"] == 1 and "Teleport" in answers["check_bad_capability"]["msg"]
     assert answers["models"]["code"] == 0 and "Go to" in answers["models"]["models"]["NoMaD"]
+    assert answers["world_reset_unreadable"]["code"] == 1 and "not JSON" in answers["world_reset_unreadable"]["msg"]  # INVALID_REQUEST
+    assert answers["world_reset_not_a_scene"]["code"] == 1 and "scene" in answers["world_reset_not_a_scene"]["msg"]
+    assert answers["world_goal_not_conditions"]["code"] == 1 and "goal" in answers["world_goal_not_conditions"]["msg"]
+    for name in ("world_resolve_old_episode", "world_attempt_no_model"):
+        assert answers[name]["code"] == 1, (name, answers[name])  # another episode, no scene, or no such skill: INVALID_REQUEST
+    assert answers["world_attempt_bad_action"]["code"] == 1 and "Fly" in answers["world_attempt_bad_action"]["msg"]
     bad = answers["execute_bad_action"]
     assert (bad["status"], bad["code"]) == (6, 1) and "Fly" in bad["msg"], bad  # ABORTED, INVALID_REQUEST
     assert alive(running_graph["procs"]) == pids
@@ -112,7 +118,7 @@ def test_after_a_seeded_fuzz_of_every_topic_a_task_runs_as_on_a_fresh_graph(runn
     pids = alive(procs)
     assert len(pids) == len(procs)
     sent = client(env, "fuzz", {"seed": 14, "count": 600})["sent"]
-    assert sum(sent.values()) == 600 and len(sent) >= 21  # every JSON, request, reply and camera topic was hit
+    assert sum(sent.values()) == 600 and len(sent) >= 19  # every JSON and camera topic was hit
     after = client(env, "task", {"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 3}})["events"][-1]
     assert after["state"] == "finished", after
     assert alive(procs) == pids, "a node died or was replaced"

@@ -1,7 +1,7 @@
 """The world node's handlers, called directly in this process: rendering ahead after an execution.
 
 The node joins a ROS_DOMAIN_ID of its own with localhost-only discovery; nothing is spun, since the
-handlers are called as the RPC server would call them.
+handlers are called as their typed servers would call them.
 """
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 import rclpy  # noqa: E402
+from homiebot_msgs.srv import Observe, ResetWorld, SkillAttempt  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
 from homiebot.contracts import Action, Subtask  # noqa: E402
+from homiebot.ros.messages import subtask_msg  # noqa: E402
 from homiebot.ros.nodes.world import WorldNode  # noqa: E402
-from homiebot.ros.rpc import CallContext, ThenRun  # noqa: E402
+from homiebot.ros.world_link import scene_text  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
 from homiebot.skills.base import Skill, SkillResult  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
@@ -49,45 +51,42 @@ def world_node(tmp_path_factory):
     try:
         yield world
     finally:
-        world.server.close()
         world.close()
         node.destroy_node()
         rclpy.try_shutdown(context=context)
 
 
-def call(handler, params: dict):
-    """Call a handler as the RPC server does: reply first, then its follow-up work."""
-    result = handler(params, CallContext("r", lambda data: None))
-    if isinstance(result, ThenRun):
-        result.then()
-        return result.result
-    return result
+def call(node: WorldNode, service: str, request):
+    """Call a service's handler as its server does, then wait for the work it does beside the reply."""
+    response = node.handle(service, request)
+    node.sim.settle()
+    return response
 
 
-def attempt(node: WorldNode, number: int, of: int) -> dict:
-    return call(node.skill_attempt, {"model": "RT-1-X", "subtask": Subtask(action=Action.PICK, target="green_can").model_dump(mode="json"),
-                                     "context": {"episode_seed": 0, "round": 1, "attempt": number, "max_attempts": of}})
+def attempt(node: WorldNode, number: int, of: int) -> SkillAttempt.Response:
+    return call(node, "attempt", SkillAttempt.Request(model="RT-1-X", subtask=subtask_msg(Subtask(action=Action.PICK, target="green_can")),
+                                                               episode_seed=0, round=1, attempt=number, max_attempts=of))
 
 
 def test_views_are_rendered_ahead_only_after_the_last_attempt(world_node):
     scene = scene_for(load_task(DEMO_TASK)).model_dump(mode="json", by_alias=True, exclude_none=True)
-    call(world_node.reset, {"scene": scene})
+    call(world_node, "reset", ResetWorld.Request(scene=scene_text(scene)))
     assert world_node._ahead is not None  # the first round's views, rendered after the reset
     world_node.skills.skills["RT-1-X"] = Scripted([False, False, True])
 
     reply = attempt(world_node, 1, 3)
-    assert not reply["success"] and world_node._ahead is None  # a retry follows: nothing rendered
-    assert reply["world_path_length"] == pytest.approx(0.0) and reply["inventory"] == []
+    assert not reply.success and world_node._ahead is None  # a retry follows: nothing rendered
+    assert reply.world_path_length == pytest.approx(0.0) and list(reply.inventory) == []
     attempt(world_node, 2, 3)
     assert world_node._ahead is None
-    assert attempt(world_node, 3, 3)["success"]
+    assert attempt(world_node, 3, 3).success
     assert world_node._ahead is not None and world_node._ahead[0] == world_node._version
 
-    meta = call(world_node.observe, {"round": 2})
-    assert meta["round"] == 2 and world_node._ahead is None  # used up by the observation
+    meta = call(world_node, "observe", Observe.Request(round=2))
+    assert meta.round == 2 and world_node._ahead is None  # used up by the observation
 
 
 def test_a_failed_last_attempt_renders_ahead_too(world_node):
     world_node.skills.skills["RT-1-X"] = Scripted([False])
-    assert not attempt(world_node, 1, 1)["success"]
+    assert not attempt(world_node, 1, 1).success
     assert world_node._ahead is not None

@@ -5,7 +5,7 @@ capabilities and the task aliases in; a failure feedback or the grounded subtask
 
 When the round's belief says ``resolves`` (mapped perception: the world's belief is a semantic map
 that grounds phrases such as "green can"), the belief used is a ``WorldResolvedBelief``: the
-snapshot, plus ``resolve`` answered by the world node. Oracle snapshots carry no such flag and cost
+snapshot, plus ``resolve`` answered by the world node (/homiebot/world/resolve). Oracle snapshots carry no such flag and cost
 no extra calls.
 """
 
@@ -15,21 +15,21 @@ import sys
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.srv import Check
+from homiebot_msgs.srv import Check, Resolve
 from rclpy.node import Node
 
 from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
 from homiebot.ros.observations import ObservationCache
-from homiebot.ros.rpc import RpcClient
-from homiebot.ros.services import ErrorMapping, TypedServer
+from homiebot.ros.services import ErrorMapping, ServiceCaller, TypedServer
+from homiebot.ros.world_link import world_callers
 
 
 class WorldResolvedBelief(SnapshotBelief):
     """A belief snapshot whose ``resolve`` asks the world node (one call per distinct phrase)."""
 
-    def __init__(self, data: dict, world: RpcClient, episode: int, timeout: float) -> None:
+    def __init__(self, data: dict, world: ServiceCaller, episode: int, timeout: float) -> None:
         super().__init__(data)
         self.world, self.episode, self.timeout = world, episode, timeout
         self._resolved: dict[str, tuple[str | None, str]] = {}
@@ -37,8 +37,8 @@ class WorldResolvedBelief(SnapshotBelief):
     def resolve(self, phrase: str) -> tuple[str | None, str]:
         """(name, "") when the world's belief grounds the phrase to one thing, else (None, what to do)."""
         if phrase not in self._resolved:
-            r = self.world.call("resolve", {"phrase": phrase, "episode": self.episode}, timeout=self.timeout, resend=1.0)
-            self._resolved[phrase] = (r["id"], r["message"])
+            r = self.world.call(Resolve.Request(phrase=phrase, episode=self.episode), self.timeout)
+            self._resolved[phrase] = (r.id if r.found else None, r.message)
         return self._resolved[phrase]
 
 
@@ -48,7 +48,7 @@ class DetectorNode:
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
         self.node = node
-        self._world: RpcClient | None = None  # oracle mode adds no endpoints
+        self._world: ServiceCaller | None = None  # oracle mode adds no endpoints
         if self.cfg.perception.mode == "mapped":
             # made now, so that its endpoints are discovered while the graph starts, not inside a round's check
             # (discovery of a new endpoint on a loaded machine can take longer than a call's timeout)
@@ -57,10 +57,10 @@ class DetectorNode:
                                   (ErrorMapping(BadRequest, Check.Response.INVALID_REQUEST),
                                    ErrorMapping(NoBelief, Check.Response.NO_BELIEF, own_failure=True)), Check.Response.FAILED)
 
-    def world(self) -> RpcClient:
-        """The client of the world node's ``resolve`` (its calls resend until discovery has settled)."""
+    def world(self) -> ServiceCaller:
+        """The client of the world node's ``resolve`` (``homiebot_msgs/srv/Resolve``)."""
         if self._world is None:
-            self._world = RpcClient(self.node, "world")
+            self._world = world_callers(self.node, ("resolve",))["resolve"]
         return self._world
 
     def check(self, request: Check.Request) -> Check.Response:

@@ -3,7 +3,8 @@
 It wraps the same ``Executor`` as the in-process runner. Where the skills run depends on the world:
 
 * a simulator (the embedded home) lives in the world node, so skills that act on it run their attempts
-  there (``skill_attempt``), and a world that does not answer in ``attempt_timeout`` fails the attempt;
+  there (``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt), and a world that does not answer
+  in ``attempt_timeout`` fails the attempt;
 * a robot reached through its driver (``World.reached_through_driver``: the ``ros2_robot`` bridge)
   is commanded from here: this node builds its own world from the config (its own bridge to the
   driver), wraps the robot in the safety layer (it hears the e-stop and the task manager's cancel
@@ -16,13 +17,14 @@ and ``homiebot_msgs/srv/ListModels`` on /homiebot/executor/models.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import Any
 
 from homiebot_msgs.action import ExecuteSubtask
 from homiebot_msgs.msg import ModelInfo
-from homiebot_msgs.srv import ListModels
+from homiebot_msgs.srv import ListModels, ListSkills, SkillAttempt
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -33,11 +35,11 @@ from homiebot.config import RunConfig
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import feedback_msg, pairs_msg, subtask_from_msg, subtask_msg
-from homiebot.ros.rpc import RELIABLE, RpcClient
+from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_from_msg, pairs_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import TypedServer
+from homiebot.ros.services import ServiceCaller, ServiceError, ServiceInterrupted, TypedServer
 from homiebot.ros.wire import read_json, safe_callback
+from homiebot.ros.world_link import world_callers
 from homiebot.runtime import SkillSet, build_skills, build_world, skills_run_in_executor
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
@@ -67,22 +69,23 @@ class GoalAttempts:
 class WorldSideSkill(Skill):
     """A skill whose attempts execute in the world node."""
 
-    def __init__(self, model: str, actions: frozenset[Action], world: RpcClient, timeout: float, name: str) -> None:
+    def __init__(self, model: str, actions: frozenset[Action], world: ServiceCaller, timeout: float, name: str) -> None:
         super().__init__(model, actions)
         self.world, self.timeout, self.name = world, timeout, name
         self.call: GoalAttempts | None = None
         self.world_state: dict | None = None  # inventory and path length, as the world reported them after the last attempt
-        self.acted: dict | None = None  # the subtask in the world's names, as the world reported it
+        self.acted: Subtask | None = None  # the subtask in the world's names, as the world reported it
 
     def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
         if self.call is not None:
             self.call.check_cancelled()
-        r = self.world.call("skill_attempt", {"model": self.model, "subtask": subtask.model_dump(mode="json"),
-                                              "context": context.__dict__}, timeout=self.timeout)
-        self.world_state = {"inventory": r["inventory"], "path_length": r["world_path_length"]}
-        self.acted = r.get("acted")
-        reason = SkillFailure(r["reason"]) if r.get("reason") else None
-        result = SkillResult(r["success"], r["message"], r["dropped"], r["path_length"], reason=reason)
+        r = self.world.call(SkillAttempt.Request(model=self.model, subtask=subtask_msg(subtask), episode_seed=context.episode_seed,
+                                                 round=context.round, attempt=context.attempt, max_attempts=context.max_attempts),
+                            self.timeout)
+        self.world_state = {"inventory": list(r.inventory), "path_length": r.world_path_length}
+        self.acted = subtask_from_msg(r.acted) if r.acted.action else None
+        reason = SkillFailure(r.reason) if r.reason else None
+        result = SkillResult(r.success, r.message, r.dropped or None, r.path_length, reason=reason)
         if self.call is not None:
             self.call.ended(context, result)
         return result
@@ -161,7 +164,8 @@ class ExecutorNode:
         self.cfg = run_config(params["config"])
         self.node = node
         self.timeout = params["attempt_timeout"]
-        self.world = RpcClient(node, "world")
+        calls = world_callers(node, ("skills", "attempt")) if not skills_run_in_executor(self.cfg) else {}
+        self.world_skills, self.world = calls.get("skills"), calls.get("attempt")
         self._listed: dict | None = None
         self.local = LocalSkills(node, self.cfg) if skills_run_in_executor(self.cfg) else None
         if self.local is not None:
@@ -173,17 +177,25 @@ class ExecutorNode:
     def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:
         if self.local is not None:
             self.local.cancel()
+        elif self.world is not None:  # the attempt waiting on the world ends now (the world stops it by the cancel topic)
+            self.world.abort("the executor's goal was cancelled")
         return CancelResponse.ACCEPT
 
     def _executor(self, listed: dict) -> Executor[WorldSideSkill]:
         """The core Executor over world-side skills for what the world listed (fallbacks included)."""
+        assert self.world is not None  # only when the skills act in the world node
         fallbacks = listed.get("fallbacks") or {}
         skills = {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
                   for m in listed["models"] if m["name"] not in fallbacks}
         return Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=fallbacks)
 
     def _list(self) -> dict:
-        self._listed = self.world.call("skills", timeout=self.timeout, resend=1.0)
+        """What the world node offers: models (name, actions, description, the skill), unavailable ones, fallbacks."""
+        assert self.world_skills is not None  # only when the skills act in the world node
+        r = self.world_skills.call(ListSkills.Request(), self.timeout)
+        self._listed = {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description, "skill": skill}
+                                   for m, skill in zip(r.models, r.skills, strict=True)],
+                        "unavailable": pairs_from_msg(r.unavailable), "fallbacks": pairs_from_msg(r.fallbacks)}
         return self._listed
 
     def capabilities(self, request: ListModels.Request) -> ListModels.Response:
@@ -204,13 +216,19 @@ class ExecutorNode:
             return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.INVALID_REQUEST,
                                          error_msg=f"the subtask is not the contract's: {str(err).splitlines()[0]}")
         attempts = GoalAttempts(handle)
+        if self.world is not None:
+            self.world.resume()  # a cancel aborted the last goal's wait on the world, not this one's
         try:
             attempts.check_cancelled()
             result = self.local.execute(goal, subtask, attempts) if self.local is not None else self._execute(goal, subtask, attempts)
-        except Cancelled:
-            handle.canceled()
-            return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.CANCELLED, error_msg="cancelled before the subtask ended")
+        except ServiceInterrupted as err:  # this process is stopping: the goal ends with it, without an error in the log
+            with contextlib.suppress(Exception):  # the action server may be gone already
+                handle.abort()
+            return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.FAILED, error_msg=f"the executor node is stopping: {err}")
         except Exception as err:  # reported to the caller; the node serves the next goal
+            if isinstance(err, Cancelled) or (isinstance(err, ServiceError) and handle.is_cancel_requested):
+                handle.canceled()  # a cancel also ends the wait on the world's attempt (see _on_cancel)
+                return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.CANCELLED, error_msg="cancelled before the subtask ended")
             self.node.get_logger().error(f"execute failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")
             handle.abort()
             return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.FAILED, error_msg=f"{type(err).__name__}: {err}"[:2000])
@@ -224,8 +242,7 @@ class ExecutorNode:
             skill.call = attempts
         run = executor.execute(subtask, goal.model, None, int(goal.seed), int(goal.round))
         ran = executor.skills[executor.fallbacks.get(goal.model, goal.model)]
-        acted = Subtask.model_validate(ran.acted) if ran.acted else None
-        return _result(run, acted, ran.world_state)
+        return _result(run, ran.acted, ran.world_state)
 
     def close(self) -> None:
         if self.local is not None:

@@ -44,22 +44,21 @@ from homiebot.people.ros_user import RosUser
 from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import feedback_msg, planner_output_msg
+from homiebot.ros.messages import RELIABLE, feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
-from homiebot.ros.rpc import RELIABLE, RpcClient, RpcTimeout
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
+from homiebot.ros.world_link import EPISODE_CALLS, world_callers
 from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
 from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
 
-SERVICES = ("world",)  # JSON request/reply services; the planner, the detector and the executor serve typed ones
 BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 
@@ -69,14 +68,15 @@ class TaskManagerNode:
         self.node = node
         self.cfg = run_config(params["config"])
         self.params = params
-        owner = node.get_fully_qualified_name()  # holds the episode session on each node it drives (see RpcServer)
-        self.clients = {s: RpcClient(node, s, owner=owner) for s in SERVICES}
+        self.owner = node.get_fully_qualified_name()  # holds the world's episode session (see ResetWorld)
+        self.world_calls = world_callers(node, EPISODE_CALLS)
         self.reset_planner = ServiceCaller(node, ResetPlanner, "/homiebot/planner/reset", "planner")
         self.plan = ServiceCaller(node, Plan, "/homiebot/planner/plan", "planner")
         self.check = ServiceCaller(node, Check, "/homiebot/detector/check", "detector")
         self.list_models = ServiceCaller(node, ListModels, "/homiebot/executor/models", "executor")
         self.execute = ActionCaller(node, ExecuteSubtask, "/homiebot/executor/execute", "executor")
-        self.typed: list[ServiceCaller | ActionCaller] = [self.reset_planner, self.plan, self.check, self.list_models, self.execute]
+        self.typed: list[ServiceCaller | ActionCaller] = [*self.world_calls.values(), self.reset_planner, self.plan, self.check,
+                                                          self.list_models, self.execute]
         self.planner_backend = PlannerBackend(node)
         self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
@@ -197,11 +197,11 @@ class TaskManagerNode:
             self._bag_problem(self._current or "", f"the bag of this episode is incomplete: {reason}")
             return
         self.node.get_logger().error(reason)
-        for client in [*self.clients.values(), *self.typed]:
+        for client in self.typed:
             client.abort(reason)
 
-    def _all_clients(self) -> list[RpcClient | ServiceCaller | ActionCaller]:
-        return [*self.clients.values(), *self.typed, *(self.recorder or ())]
+    def _all_clients(self) -> list[ServiceCaller | ActionCaller]:
+        return [*self.typed, *(self.recorder or ())]
 
     def interrupt(self) -> None:
         """The process is stopping: what follows (the bag, the record) must not wait long."""
@@ -211,7 +211,7 @@ class TaskManagerNode:
         """Stop: the episode in flight ends as ``interrupted`` and its record is written (within ~3 s)."""
         self._stopping.set()
         self.watch.stop()
-        for client in [*self.clients.values(), *self.typed]:  # not the recorder: the episode's bag is still to be closed
+        for client in self.typed:  # not the recorder: the episode's bag is still to be closed
             client.abort("the task manager is stopping", interrupted=True)
         self._worker_thread.join(2.5)
 
@@ -257,11 +257,10 @@ class TaskManagerNode:
         return task
 
     def _wait_for_nodes(self) -> None:
-        """Until every node answers a ping, before each episode: a node restarted since the last one
-        is reached for sure (and the pings stay out of the episode's bag). Nodes without calls (the
+        """Until every node's services are discovered, before each episode. Nodes without services (the
         mapper) are waited for by their heartbeats; after a restart the new process is given a moment
-        to be discovered on its data topics too, which a ping does not prove: until this node sees all
-        the endpoints it saw before the restart, and a moment more for the other nodes."""
+        to be discovered on its data topics too: until this node sees all the endpoints it saw before
+        the restart, and a moment more for the other nodes."""
         deadline = time.monotonic() + self.params["connect_timeout"]
         while (silent := self.watch.missing()) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -274,11 +273,6 @@ class TaskManagerNode:
             time.sleep(DISCOVERY_SETTLE)  # we see its topics; give the other nodes the same moment
         self._instances = self.watch.instances()
         missing = []
-        for service, client in self.clients.items():
-            try:
-                client.verify(max(0.5, deadline - time.monotonic()), force=True)
-            except RpcTimeout:
-                missing.append(service)
         for caller in self.typed:
             try:
                 caller.verify(max(0.5, deadline - time.monotonic()))
@@ -334,7 +328,7 @@ class TaskManagerNode:
         self._wait_for_nodes()
         seed = int(request.get("seed", self.cfg.seed))
         timeout = self.params["timeout"]
-        world = RemoteWorld(self.clients["world"], self.cache, scene_json(scene, self.scenes.world), timeout)
+        world = RemoteWorld(self.world_calls, self.cache, scene_json(scene, self.scenes.world), timeout, owner=self.owner)
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.list_models, self.execute, timeout, self.params["execute_timeout"])
         planner = RemotePlanner(self.reset_planner, self.plan, timeout, self.params["plan_timeout"], world)
@@ -395,8 +389,7 @@ class TaskManagerNode:
         finally:
             self.running = None
             self.watch.end()
-            for client in self.clients.values():
-                client.release()
+            world.release()
         failed = sum(1 for s in record.steps if not s.feedback.success)
         self._status(id=rid, state="finished", record=str(folder / "episode.json"), ended=record.ended,
                      goal_satisfied=record.goal_satisfied, rounds=len(record.steps), termination=record.termination,

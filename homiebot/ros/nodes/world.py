@@ -2,11 +2,12 @@
 
 Publishes per round the four views (image, depth, segmentation), odometry, the round's metadata
 (/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
-planners, the simulator's moving state (/homiebot/world/state). Serves ``reset``, ``observe``,
-``skills``, ``skill_attempt``, ``goal``, ``info`` and ``resolve`` on /homiebot/world/request.
-Skills run here, next to the simulator; a robot reached through its driver is commanded by the
-executor node instead, which runs the skills with a bridge of its own (``skills`` and
-``skill_attempt`` then refuse).
+planners, the simulator's moving state (/homiebot/world/state). Serves typed services
+(``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
+``observe``, ``info``, ``goal``, ``room_of``, ``route``, ``resolve``, ``skills`` and ``attempt``.
+Skills that act on the simulator run here, their attempts asked for by the executor node; a robot
+reached through its driver is commanded by the executor node instead, which runs the skills with a
+bridge of its own (``skills`` and ``attempt`` then refuse).
 
 With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
 the map on /homiebot/world/map (its summary and occupancy grid; the mapper passes them on as
@@ -29,31 +30,103 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from homiebot_msgs.msg import ModelInfo
+from homiebot_msgs.srv import (
+    GoalSatisfied,
+    ListSkills,
+    Observe,
+    ReleaseWorld,
+    ResetWorld,
+    Resolve,
+    RoomOf,
+    Route,
+    SkillAttempt,
+    WorldInfo,
+)
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.config import RunConfig
-from homiebot.contracts import VIEW_NAMES, Subtask
+from homiebot.contracts import VIEW_NAMES
 from homiebot.errors import take_snapshot
 from homiebot.executor import is_last_attempt, run_attempt, stopped
 from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import IMAGE_KINDS, image_topic, to_image, to_odometry
+from homiebot.ros.messages import (
+    IMAGE_KINDS,
+    RELIABLE,
+    image_topic,
+    pairs_msg,
+    subtask_from_msg,
+    subtask_msg,
+    to_image,
+    to_odometry,
+)
 from homiebot.ros.observations import IMAGES, ROUND_DATA
-from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer, ThenRun
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
+from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.wire import read_json, safe_callback
+from homiebot.ros.world_link import SERVICES, observe_response, service_name
 from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skills_run_in_executor
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
+
+
+class BadRequest(ValueError):
+    """A request the world cannot serve as given (the caller's mistake: one line in the log)."""
+
+
+class OutOfTurn(RuntimeError):
+    """A reset while another caller's episode holds the world."""
+
+
+SESSION_LEASE = 30.0  # seconds an episode session outlives the last call to the world
+CLOSE_WAIT = 10.0  # seconds the node's stop waits for the simulator's work in hand before it releases the world
+
+
+class SimThread:
+    """The one thread that does all of the simulator's work: calls, and the work done beside their replies
+    (publishing frames, rendering ahead), in the order given. A renderer's GL context then lives, renders
+    and is freed in one thread; freed while current in another live thread, it crashed the next context
+    that thread made current."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="simulator")
+
+    def call(self, fn: Callable[[Any], Any], request: Any) -> Any:
+        """``fn(request)`` on the simulator's thread, once the work before it is done."""
+        return self.pool.submit(fn, request).result()
+
+    def later(self, job: Callable[[], None]) -> None:
+        """Queue ``job``; the caller does not wait for it."""
+        self.pool.submit(job).add_done_callback(self._log_failure)
+
+    def settle(self) -> None:
+        """Until the work queued so far is done."""
+        self.pool.submit(lambda: None).result()
+
+    def close(self, last: Callable[[], None]) -> None:
+        """Run ``last`` after the work in hand (up to CLOSE_WAIT s), and take no more."""
+        try:
+            self.pool.submit(last).result(timeout=CLOSE_WAIT)
+        finally:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _log_failure(self, done: Future) -> None:
+        err = None if done.cancelled() else done.exception()
+        if err is not None:  # one failed job (a frame that cannot be published) must not go unnoticed
+            self.node.get_logger().error(f"after a reply: {type(err).__name__}: {err}")
 
 
 class WorldNode:
@@ -68,6 +141,7 @@ class WorldNode:
         self.skills_here = not skills_run_in_executor(self.cfg)
         self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
         self._lock = threading.Lock()  # one simulator, one caller at a time
+        self.session: tuple[str, float] | None = None  # (owner, last call): the episode that holds the world
         self.prefetch = bool(params["prefetch"])
         self._version = 0  # bumped by everything that changes the world
         self._ahead: tuple[int, Any] | None = None  # (version, observation rendered ahead of time)
@@ -75,35 +149,84 @@ class WorldNode:
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", ROUND_DATA) for t in ("observation", "world/belief", "world/state", "world/map")}
-        self.server = RpcServer(node, "world", {"reset": self.reset, "observe": self.observe, "skills": self.list_skills,
-                                                "skill_attempt": self.skill_attempt, "goal": self.goal, "info": self.info,
-                                                "resolve": self.resolve, "room_of": self.room_of, "route": self.route})
+        self.sim = SimThread(node)
+        self.handlers: dict[str, Callable[[Any], Any]] = {
+            "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
+            "room_of": self.room_of, "route": self.route, "resolve": self.resolve, "skills": self.list_skills, "attempt": self.skill_attempt}
+        self.servers = [self._serve(name) for name in self.handlers]
         # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
         self.safety = SafetyState()
         self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=self.cfg.safety.estop_heartbeat)
         node.create_subscription(String, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
+    def handle(self, name: str, request: Any) -> Any:
+        """Serve one request of the named service, on the simulator's thread."""
+        self._renew()
+        return self.sim.call(self.handlers[name], request)
+
+    def _serve(self, name: str) -> TypedServer:
+        """A typed server of one world service: malformed requests and an unloaded world are INVALID_REQUEST."""
+        srv = SERVICES[name]
+        codes = srv.Response
+        errors = [ErrorMapping(BadRequest, codes.INVALID_REQUEST)] if hasattr(codes, "INVALID_REQUEST") else []
+        if hasattr(codes, "OUT_OF_TURN"):
+            errors.append(ErrorMapping(OutOfTurn, codes.OUT_OF_TURN))
+
+        return TypedServer(self.node, srv, service_name(name), lambda request: self.handle(name, request), errors, srv.Response.FAILED)
+
     def _publish(self, topic: str, data: dict) -> None:
         self.json_pubs[topic].publish(String(data=json.dumps(data)))
 
-    def reset(self, params: dict, ctx: CallContext) -> ThenRun:
-        """Start an episode in the given scene (rebuilt only when the scene changes)."""
-        scene_json = json.dumps(params["scene"], sort_keys=True)
+    def _renew(self) -> None:
+        """Any call to the world keeps the episode session that holds it."""
         with self._lock:
-            if scene_json != self._scene_json or self.world is None or (self.skills_here and self.skills is None):
+            if self.session is not None:
+                self.session = (self.session[0], time.monotonic())
+
+    def _take_turn(self, owner: str) -> None:
+        """OutOfTurn while another owner's session holds the world; an owner opens (or keeps) its own."""
+        now = time.monotonic()
+        held = self.session if self.session and now - self.session[1] < SESSION_LEASE else None
+        if held is not None and held[0] != owner:
+            raise OutOfTurn(f"refused: 'reset' is out of turn: the world node is serving an episode of {held[0]} "
+                            "(try again when it has ended)")
+        self.session = (owner, now) if owner else None
+
+    def release(self, request: ReleaseWorld.Request) -> ReleaseWorld.Response:
+        """End the owner's episode session: resets are in turn for anyone."""
+        with self._lock:
+            if self.session and self.session[0] == request.owner:
+                self.session = None
+        return ReleaseWorld.Response()
+
+    def reset(self, request: ResetWorld.Request) -> ResetWorld.Response:
+        """Start an episode in the given scene (rebuilt only when the scene changes)."""
+        try:
+            data = json.loads(request.scene) if request.scene else None
+        except ValueError as err:
+            raise BadRequest(f"the scene is not JSON: {err}") from None
+        scene_key = json.dumps(data, sort_keys=True)
+        with self._lock:
+            self._take_turn(request.owner)
+            if scene_key != self._scene_json or self.world is None or (self.skills_here and self.skills is None):
+                try:
+                    scene = scene_from_json(data, self.cfg.world.name)
+                except (ValueError, TypeError, AttributeError) as err:  # pydantic's ValidationError is a ValueError
+                    raise BadRequest(f"the scene is not a scene description: {str(err).splitlines()[0]}") from None
                 self._release()
-                world = build_world(self.cfg, scene_from_json(params["scene"], self.cfg.world.name))
+                world = build_world(self.cfg, scene)
                 protect(world, self.cfg.safety, self.safety)
                 self.world = world
                 self.skills = build_skills(self.cfg, world) if self.skills_here else None
-                self._scene_json = scene_json
+                self._scene_json = scene_key
             world, skills = self.world, self.skills
             world.reset()
             self.safety.new_episode()
             self.mapped = world.map_summary() is not None
             self.episode += 1
             self._changed()
-        return ThenRun({"episode": self.episode, "unavailable": skills.unavailable if skills else {}}, self._render_ahead)
+        self.sim.later(self._render_ahead)
+        return ResetWorld.Response(episode=self.episode, unavailable=pairs_msg(skills.unavailable if skills else {}))
 
     def _changed(self) -> None:
         self._version += 1
@@ -119,18 +242,18 @@ class WorldNode:
 
     def _require(self) -> World:
         if self.world is None:
-            raise RuntimeError("no scene loaded: call reset first")
+            raise BadRequest("no scene loaded: call reset first")
         return self.world
 
     def _require_skills(self) -> SkillSet:
         if not self.skills_here:
-            raise RuntimeError("the skills of a robot reached through its driver run in the executor node, not here")
+            raise BadRequest("the skills of a robot reached through its driver run in the executor node, not here")
         if self.skills is None:
-            raise RuntimeError("no scene loaded: call reset first")
+            raise BadRequest("no scene loaded: call reset first")
         return self.skills
 
-    def observe(self, params: dict, ctx: CallContext) -> ThenRun:
-        round_index = int(params["round"])
+    def observe(self, request: Observe.Request) -> Observe.Response:
+        round_index = int(request.round)
         with self._lock:
             world = self._require()
             ahead, self._ahead = self._ahead, None
@@ -155,8 +278,9 @@ class WorldNode:
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
-        # the frames go out after the reply: the caller plans while they travel (consumers match them by stamp)
-        return ThenRun(meta, lambda: self._publish_frames(obs, stamp))
+        # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
+        self.sim.later(lambda: self._publish_frames(obs, stamp))
+        return observe_response(meta)
 
     def _map_message(self, world, round_index: int) -> dict:
         """The round's map: its summary and its occupancy grid (OccupancyGrid fields, data as base64 int8)."""
@@ -168,20 +292,18 @@ class WorldNode:
             message["occupancy"] = {**fields, "data_b64": base64.b64encode(data.tobytes()).decode("ascii")}
         return message
 
-    def resolve(self, params: dict, ctx: CallContext) -> dict:
-        """Ground a phrase with the world's belief: ``{"id": name or None, "message": why not}``.
-
-        ``episode`` (when given) must be the current one: a belief of another episode would mislead.
-        """
+    def resolve(self, request: Resolve.Request) -> Resolve.Response:
+        """Ground a phrase with the world's belief. ``episode`` (when not 0) must be the current one: a
+        belief of another episode would mislead."""
         with self._lock:
             world = self._require()
-            if "episode" in params and int(params["episode"]) != self.episode:
-                raise RuntimeError(f"episode {params['episode']} is over (the world is in episode {self.episode})")
+            if request.episode and int(request.episode) != self.episode:
+                raise BadRequest(f"episode {request.episode} is over (the world is in episode {self.episode})")
             resolver = getattr(world.belief, "resolve", None)
             if not callable(resolver):
-                raise RuntimeError(f"the world's belief ({type(world.belief).__name__}) does not resolve phrases")
-            found, message = resolver(str(params["phrase"]))
-        return {"id": found, "message": message}
+                raise BadRequest(f"the world's belief ({type(world.belief).__name__}) does not resolve phrases")
+            found, message = resolver(str(request.phrase))
+        return Resolve.Response(found=found is not None, id=found or "", message=message or "")
 
     def _publish_frames(self, obs, stamp: int) -> None:
         for view in VIEW_NAMES:
@@ -191,59 +313,71 @@ class WorldNode:
                 if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
                     pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
 
-    def list_skills(self, params: dict, ctx: CallContext) -> dict:
-        return self._require_skills().listing()
+    def list_skills(self, request: ListSkills.Request) -> ListSkills.Response:
+        listing = self._require_skills().listing()
+        return ListSkills.Response(
+            models=[ModelInfo(name=m["name"], actions=list(m["actions"]), description=m.get("description", "")) for m in listing["models"]],
+            skills=[m["skill"] for m in listing["models"]], unavailable=pairs_msg(listing["unavailable"]),
+            fallbacks=pairs_msg(listing["fallbacks"]))
 
-    def skill_attempt(self, params: dict, ctx: CallContext) -> ThenRun | dict[str, Any]:
+    def skill_attempt(self, request: SkillAttempt.Request) -> SkillAttempt.Response:
         """One attempt of a skill that acts in this simulator (privileged skills)."""
+        try:
+            subtask = subtask_from_msg(request.subtask)
+        except ValueError as err:
+            raise BadRequest(f"the subtask is not the contract's: {str(err).splitlines()[0]}") from None
+        context = SkillContext(int(request.episode_seed), int(request.round), int(request.attempt), int(request.max_attempts))
         with self._lock:
             world = self._require()
-            skill = self._require_skills().skills[params["model"]]
-            c = params["context"]
+            skill = self._require_skills().skills.get(request.model)
+            if skill is None:
+                raise BadRequest(f"no skill runs model '{request.model}' here")
             self._changed()
-            subtask = Subtask.model_validate(params["subtask"])
             acted = world.skill_subtask(subtask)
-            context = SkillContext(c["episode_seed"], c["round"], c["attempt"], c["max_attempts"])
             self.safety.round = context.round
             why = self.safety.interruption()  # e-stop or cancel: no attempt starts (privileged skills too)
             result = stopped(why, context.attempt) if why else run_attempt(skill, subtask, world, context, acted)
             self._changed()
-            reply = {"success": result.success, "message": result.message, "dropped": result.dropped,
-                     "reason": None if result.success else result.failure.value,
-                     "path_length": result.path_length, "inventory": world.inventory(), "world_path_length": world.path_length(),
-                     "acted": acted.model_dump(mode="json")}
-        # a retry follows a failed attempt that is not the last: rendering now would delay it for nothing
-        return ThenRun(reply, self._render_ahead) if is_last_attempt(result, context) else reply
+            reply = SkillAttempt.Response(success=result.success, message=result.message, dropped=result.dropped or "",
+                                          reason="" if result.success or result.failure is None else result.failure.value,
+                                          path_length=float(result.path_length), inventory=list(world.inventory()),
+                                          world_path_length=float(world.path_length()), acted=subtask_msg(acted))
+        if is_last_attempt(result, context):  # a retry follows a failed attempt otherwise: rendering now would delay it
+            self.sim.later(self._render_ahead)
+        return reply
 
     def _on_cancelled(self, msg: String) -> None:
         data = read_json(msg.data)
         if isinstance(data, dict) and data.get("episode") == self.episode:
             self.safety.cancel("task manager", record=False)
 
-    def room_of(self, params: dict, ctx: CallContext) -> str | None:
-        """The room a named thing is in (for keep-out rules); None when unknown."""
+    def room_of(self, request: RoomOf.Request) -> RoomOf.Response:
+        """The room a named thing is in (for keep-out rules)."""
         with self._lock:
-            return self._require().room_of(str(params["name"]))
+            room = self._require().room_of(str(request.name))
+        return RoomOf.Response(known=room is not None, room=room or "")
 
-    def route(self, params: dict, ctx: CallContext) -> bool | None:
-        """Whether the navigation reaches a target while keeping out of forbidden rooms; None when unknown."""
+    def route(self, request: Route.Request) -> Route.Response:
+        """Whether the navigation reaches a target while keeping out of forbidden rooms."""
         with self._lock:
-            return self._require().route(str(params["target"]))
+            reachable = self._require().route(str(request.target))
+        return Route.Response(known=reachable is not None, reachable=bool(reachable))
 
-    def goal(self, params: dict, ctx: CallContext) -> bool | None:
+    def goal(self, request: GoalSatisfied.Request) -> GoalSatisfied.Response:
+        try:
+            task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": json.loads(request.goal)})
+        except ValueError as err:  # not JSON, or not goal conditions
+            raise BadRequest(f"the goal is not goal conditions: {str(err).splitlines()[0]}") from None
+        with self._lock:
+            satisfied = self._require().goal_satisfied(task.goal or [])
+        return GoalSatisfied.Response(known=satisfied is not None, satisfied=bool(satisfied))
+
+    def info(self, request: WorldInfo.Request) -> WorldInfo.Response:
+        """Path length and inventory; the scene description too when asked (it is large)."""
         with self._lock:
             world = self._require()
-            task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": params["goal"]})
-            return world.goal_satisfied(task.goal or [])
-
-    def info(self, params: dict, ctx: CallContext) -> dict:
-        """Path length and inventory; the scene description too when ``{"scene": true}`` (it is large)."""
-        with self._lock:
-            world = self._require()
-            info = {"path_length": world.path_length(), "inventory": world.inventory()}
-            if params.get("scene"):
-                info["scene"] = world.scene_description()
-            return info
+            return WorldInfo.Response(path_length=float(world.path_length()), inventory=list(world.inventory()),
+                                      scene_description=json.dumps(world.scene_description()) if request.scene else "")
 
     def _release(self) -> None:
         """Close the skills (model weights, policy-server clients) and the world of the last scene."""
@@ -256,7 +390,10 @@ class WorldNode:
             self.world = None
 
     def close(self) -> None:
-        self._release()
+        def release() -> None:
+            with self._lock:
+                self._release()
+        self.sim.close(release)  # in the simulator's thread, after the work in hand
 
 
 DRIVER_WAIT = 10.0  # s for discovery to show a running driver's topics and services
