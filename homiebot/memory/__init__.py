@@ -1,0 +1,1 @@
+"""Learning from one demonstration: demonstration records, MICA segmentation, a demonstration memory."""
