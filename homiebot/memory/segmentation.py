@@ -195,8 +195,9 @@ def _describe(demo: Demonstration, index: int, first: int, last: int, k: int) ->
             if f.holding is not None:
                 picked.append(f.holding)
             held = f.holding
-    last_time = end if last + 1 < len(demo.frames) else float("inf")
-    said = [u.text for u in demo.utterances if u.start < last_time and u.end >= start]
+    # an utterance belongs to the segment holding the first frame at or after its start (a boundary
+    # from speech falls a little before its frame)
+    said = [u.text for u in demo.utterances if first <= _frame_at(demo, u.start) <= last]
     seen: dict[str, float] = {}
     for f in frames:
         for d in f.detections:
