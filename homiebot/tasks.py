@@ -89,6 +89,25 @@ class Exploration(BaseModel):
     max_stops: int = Field(40, ge=1, le=200, description="the most frontier stops (each: drive, then look)")
 
 
+class Situated(BaseModel):
+    """What kind of situated task (SIF) a task is, and the path its SPL compares against.
+
+    ``PnP``: nothing relevant moves; ``S_obj``: the object was moved after the exploration and the
+    instruction remarks on it; ``S_hum``: the person walks away at the start and is the destination.
+    ``hint``: whether their words name the place (clear) or only imply it (ambiguous)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["PnP", "S_obj", "S_hum"]
+    hint: Literal["clear", "ambiguous"] = "clear"
+    home: Literal["seen", "unseen"] = "seen"
+    shortest_path: float | None = Field(None, gt=0, description="metres the oracle drives with perfect skills (SPL's L*)")
+
+    @property
+    def group(self) -> str:
+        """'PnP', 'S_obj clear', 'S_hum ambiguous' ...: the rows of the SIF table."""
+        return self.kind if self.kind == "PnP" else f"{self.kind} {self.hint}"
+
+
 Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
 
 
@@ -123,6 +142,7 @@ class Task(BaseModel):
                                                             "world's format (replaces one the scene has; validated "
                                                             "by the world like an inline scene)")
     explore: Exploration | None = Field(None, description="an exploration phase before the instruction (mapped perception)")
+    situated: Situated | None = Field(None, description="a situated (SIF) task's kind and shortest path, for SPL")
 
     @field_validator("scene", mode="before")
     @classmethod
@@ -177,6 +197,8 @@ def load_task(path: str | Path, world: str | None = None) -> Task:
         task = Task.model_validate(data)
     except ValidationError as err:
         raise TaskError(f"{path}: invalid task\n{format_validation_error(err)}") from None
+    if task.scene_file is not None and not Path(task.scene_file).is_absolute():
+        task.scene_file = str((path.parent / task.scene_file).resolve())
     if task.scene is not None or task.person is not None:
         from homiebot.scenes import DEFAULT_WORLD, SceneError, scene_source
 
@@ -188,8 +210,6 @@ def load_task(path: str | Path, world: str | None = None) -> Task:
                 source.from_json(task.scene, "scene")
         except SceneError as err:
             raise TaskError(f"{path}: invalid task\n{str(err).removeprefix('invalid scene').strip(chr(10))}") from None
-    if task.scene_file is not None and not Path(task.scene_file).is_absolute():
-        task.scene_file = str((path.parent / task.scene_file).resolve())
     return task
 
 

@@ -101,7 +101,7 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, str, float]:
         result = RunResult(task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split,
                            attributes=list(task.attributes), keypaths=task.keypaths, aliases=task.aliases,
                            expert_length=task.expert_length, termination="refused", goal_satisfied=False, error=str(err),
-                           min_questions=task.min_questions)
+                           min_questions=task.min_questions, situated=task.situated)
         return result.model_dump_json(), _worker_id(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = RunResult(
         task_id=task.id, run=run, seed=seed, planner=cfg.planner.name, split=task.split, attributes=list(task.attributes),
@@ -109,7 +109,7 @@ def run_job(task_json: str, run: int, seed: int) -> tuple[str, str, float]:
         ended=record.ended, termination=record.termination, goal_satisfied=record.goal_satisfied,
         path_length=record.path_length, wall_time=round(record.wall_time, 4),
         safety_events=dict(Counter(e.kind for e in record.safety_events)), min_questions=task.min_questions,
-        error=record.error if record.termination == "reported" else None,
+        error=record.error if record.termination == "reported" else None, situated=task.situated,
     )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result.model_dump_json(), _worker_id(), peak

@@ -42,6 +42,11 @@ Success Re-plan Rate (SRR)
     ``SRR = sum_{t in S} replans(t) / sum_{t in M} replans(t)``; a re-plan is a step that directly
     follows a failed step, so ``replans(t)`` is the number of failed steps other than the last step.
 
+SPL (situated tasks, SIF)
+    ``SPL = (1/N) * sum_i S_i * L*_i / max(L*_i, L_i)`` over runs of tasks with a shortest path: ``L*`` the
+    metres the oracle planner drives with perfect skills, ``L_i`` the metres the run drove; reported per
+    SIF kind (PnP, S_obj, S_hum) and hint (clear, ambiguous) by :func:`sif_table`.
+
 Also: error-code counts over failed steps split by run success (paper Fig. 3, appendix H.2),
 per-action execution success (paper Table 4) and SR per task attribute (the five attributes of
 EMMOE-100 tasks).
@@ -465,6 +470,30 @@ def sr_by_attribute(results: Iterable[RunResult]) -> dict[str, tuple[float, int]
     return out
 
 
+def spl(results: Iterable[RunResult]) -> float:
+    """Success weighted by Path Length in percent, as SIF reports it: ``100/N * sum_i S_i * L*_i / max(L*_i, L_i)``
+    over the runs whose task gives a shortest path ``L*`` (``situated.shortest_path``, metres the oracle drives
+    with perfect skills); ``L_i`` is the run's path length in metres and ``S_i`` its success (:func:`is_success`).
+    ``0.0`` for no such runs."""
+    paths = [(r, r.situated.shortest_path) for r in results if r.situated is not None and r.situated.shortest_path]
+    total = sum(best / max(best, r.path_length) for r, best in paths if best is not None and is_success(r))
+    return _pct(total, len(paths))
+
+
+SIF_GROUPS = ("PnP", "S_obj clear", "S_obj ambiguous", "S_hum clear", "S_hum ambiguous")
+
+
+def sif_table(results: Iterable[RunResult]) -> dict[str, dict[str, float | int]]:
+    """Per SIF group (:data:`SIF_GROUPS`, those with runs): ``{"runs", "SR", "SPL"}`` over its runs."""
+    runs = [r for r in results if r.situated is not None]
+    out: dict[str, dict[str, float | int]] = {}
+    for group in SIF_GROUPS:
+        members = [r for r in runs if r.situated is not None and r.situated.group == group]
+        if members:
+            out[group] = {"runs": len(members), "SR": sr(members), "SPL": spl(members)}
+    return out
+
+
 def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
     """The paper's Table 2 row: ``{"runs", "tasks", "SR", "PLWSR", "TP", "SRR", "SER"}``; plus, when some run's
     task leaves things open (K > 0), ``ARS``, ``QR``, ``ambiguous`` (those runs), ``ambiguous SR`` and
@@ -492,6 +521,8 @@ def summary(results: Iterable[RunResult]) -> dict[str, float | int]:
                    questions=sum(asked(r) for r in ambiguous))
     if clear:  # tasks measured for asking that leave nothing open: reported apart
         out.update(clear=len(clear), **{"clear SR": clear_sr(clear), "unnecessary questions": unnecessary_questions(clear)})
+    if any(r.situated is not None for r in runs):  # situated (SIF) tasks: SPL against the oracle's path
+        out["SPL"] = spl(runs)
     return out
 
 

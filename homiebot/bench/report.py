@@ -382,6 +382,25 @@ def _section_attributes(evals: list[_Evaluation]) -> list[str]:
             *_table(["Model", *(a.capitalize() for a in ATTRIBUTES)], rows, "l" + "r" * len(ATTRIBUTES)), ""]
 
 
+def _section_sif(evals: list[_Evaluation]) -> list[str]:
+    """SR and SPL per situated-task group, when some evaluation ran situated (SIF) tasks."""
+    tables = {ev.label: ev.metric("sif_table") for ev in evals}
+    if not any(tables.values()):
+        return []
+    rows = []
+    for ev in evals:
+        table = tables[ev.label]
+        for group in metrics.SIF_GROUPS:
+            if group in table:
+                row = table[group]
+                rows.append([ev.label, group, int(row["runs"]), _num(row["SR"]), _num(row["SPL"])])
+    return ["## Situated tasks (SIF): SR and SPL per kind", "",
+            "SPL weighs each success by the oracle's path over the run's path, in metres (see docs/sif.md); PnP: "
+            "nothing relevant moved, S_obj: the object was moved unseen, S_hum: the person walked away and is the "
+            "destination.", "",
+            *_table(["Model", "Kind", "Runs", "SR", "SPL"], rows, "llrrr"), ""]
+
+
 SAFETY_KINDS = ("limit_clipped", "keep_out", "watchdog_stop", "estop", "cancel", "approval")
 
 
@@ -406,6 +425,7 @@ def _markdown(evals: list[_Evaluation], links: dict[str, str] | None = None) -> 
     lines += _section_errors(evals, links)
     lines += _section_actions(evals)
     lines += _section_attributes(evals)
+    lines += _section_sif(evals)
     lines += _section_safety(evals)
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from homiebot.contracts import EpisodeRecord
+from homiebot.tasks import Situated
 
 Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
 ATTRIBUTES: tuple[str, ...] = ("short-horizon", "long-horizon", "open-ended", "logical", "human-style")
@@ -61,6 +62,7 @@ class RunResult(BaseModel):
     error: str | None = None  # why the run could not run or stopped (e.g. the planner refused the instruction)
     safety_events: dict[str, int] = {}  # safety events of the episode by kind (limit_clipped, keep_out, estop, ...)
     min_questions: int | None = None  # K of a task whose instruction leaves things open (ARS, QR)
+    situated: Situated | None = None  # a situated (SIF) task: its kind and the shortest path (SPL)
 
     @property
     def key(self) -> tuple[str, int]:

@@ -74,7 +74,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.models import choose_model
-from homiebot.planners.people import HandOver, hand_over_step, read_hand_over
+from homiebot.planners.people import HandOver, hand_over_step, read_hand_over, situate_remark
 from homiebot.planners.understanding import Understanding, understand_request
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
@@ -150,7 +150,8 @@ class HeuristicPlanner(Planner):
     def reset(self, context: EpisodeContext) -> None:
         # a hand-over to a person (planners/people.py): this planner does the fetching part
         self.hand_over: HandOver | None = read_hand_over(context.task.instruction) if context.task.has_person else None
-        instruction = self.hand_over.instruction if self.hand_over is not None else context.task.instruction
+        instruction = self.hand_over.instruction if self.hand_over is not None else (
+            (situate_remark(context.task.instruction) if context.task.has_person else None) or context.task.instruction)
         self.read = understand_request(instruction, SHARED_EMBEDDER if self.embeddings else None)
         self.can_ask = context.ask
         if not self.read.plan.goals and not self.can_ask:

@@ -10,6 +10,13 @@ object, which the heuristic planner does as for "fetch the white mug", and handi
   else rooms not visited yet, one by one; arriving there shows them in the next round's views.
 
 After a successful Give the task is done (End).
+
+A remark on where a moved object is ("put the red book on the sofa; I left it on the brown table", or "...;
+I took it along when I washed my face") becomes the place the fetching part searches first: the
+instruction is read as "put the red book on the brown table onto the sofa" ("... in the bathroom ...").
+Activities stand for rooms by common sense (``ACTIVITY_ROOMS``): washing one's face, the bathroom;
+watching tv, the living room; and so on. A person's words about what they will be doing name the room
+they go to the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +28,14 @@ from homiebot.contracts import Action, ErrorCode, PersonSeen, Subtask
 from homiebot.perception.grounding import words_of
 from homiebot.planners.base import ModelInfo, PlannerRequest
 
+ACTIVITY_ROOMS = (  # (words of an activity, the room it usually happens in)
+    (r"wash(?:ed|ing)? my face|brush(?:ed|ing)? my teeth|(?:took|taking|take) a shower", "bathroom"),
+    (r"watch(?:ed|ing)? tv|watch(?:ed|ing)? a film", "living room"),
+    (r"(?:getting|got|get) ready for bed|going to sleep|went to bed", "bedroom"),
+    (r"cook(?:ed|ing)?|making (?:some )?tea|made (?:some )?tea", "kitchen"),
+    (r"(?:having|had|at) dinner", "dining room"),
+    (r"work(?:ed|ing)?(?: for a while)?\b", "office"),
+)
 GIVE_GAP = 1.2  # hand over from at most this gap (metres): the privileged hand-over reaches about 1.3 m
 MIN_GAP = 0.1  # the detector's D2 below this
 _WHO = r"(?:me|us|him|her|them|mum|mom|dad|(?:the\s+)?person)"
@@ -60,7 +75,37 @@ def read_hand_over(instruction: str) -> HandOver | None:
     if not thing:
         return None
     where = _WHERE.search(text)
-    return HandOver(thing, where["room"].strip().lower() if where else None)
+    return HandOver(thing, where["room"].strip().lower() if where else activity_room(text))
+
+
+def activity_room(text: str) -> str | None:
+    """The room an activity the text mentions usually happens in ("washing my face": bathroom), or None."""
+    return next((room for words, room in ACTIVITY_ROOMS if re.search(words, text, re.IGNORECASE)), None)
+
+
+_MOVE = re.compile(r"^(?P<verb>(?:please\s+)?(?:put|place|move|take|bring))\s+the\s+(?P<obj>.+?)\s+"
+                   r"(?P<rel>in|into|inside|on|onto|to)\s+the\s+(?P<dest>[^;.]+)$", re.IGNORECASE)
+_LEFT_ON = re.compile(r"\b(?:left|put|moved|placed|dropped)\s+it\s+(?P<rel>on|in|into|onto|by)\s+the\s+(?P<place>[a-z ]+)",
+                      re.IGNORECASE)
+
+
+def situate_remark(instruction: str) -> str | None:
+    """The instruction with the remark about a moved object folded in as the place to search first, or None
+    when it has no such remark: "put the X onto the Y; I left it on the Z" -> "put the X on the Z onto the Y"."""
+    head, sep, remark = instruction.partition(";")
+    if not sep:
+        head, sep, remark = instruction.partition(". ")
+    match = _MOVE.match(head.strip())
+    if not sep or match is None:
+        return None
+    left = _LEFT_ON.search(remark)
+    if left is not None:
+        where = f"{'in' if left['rel'] in ('in', 'into') else 'on'} the {left['place'].strip()}"
+    elif (room := activity_room(remark)) is not None:
+        where = f"in the {room}"
+    else:
+        return None
+    return f"{match['verb']} the {match['obj']} {where} {match['rel']} the {match['dest'].strip()}"
 
 
 def hand_over_step(h: HandOver, request: PlannerRequest, held: str | None, fetched: bool, rooms: list[str],

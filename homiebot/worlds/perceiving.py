@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
+from homiebot.contracts import PERSON_KIND, VIEW_NAMES, Action, Observation, PersonSeen, Subtask, ViewImage
+from homiebot.errors import Entity
 from homiebot.perception.detection import Detector, detect_views
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
@@ -43,13 +44,33 @@ from homiebot.robot import Robot
 from homiebot.worlds.base import World
 from homiebot.worlds.exploration_phase import explore_home
 
+OUT_OF_VIEW = 99.0  # metres: the distance of a person seen before but not in the latest observation
+
 
 class MappedBelief(MapBelief):
-    """A MapBelief that also grounds phrases (``resolve``), so the detector's F2 comes from the map."""
+    """A MapBelief that also grounds phrases (``resolve``), so the detector's F2 comes from the map, and
+    knows the people the cameras saw (``people``: name -> the latest sighting; ``in_view``: the names the
+    latest observation shows). A person's distance is that of a sighting in the latest observation; one
+    out of view counts as far away (Give: D1, go to them first)."""
 
     def __init__(self, smap: SemanticMap, grounder: MapGrounder, **kwargs: Any) -> None:
         super().__init__(smap, **kwargs)
         self.grounder = grounder
+        self.people: dict[str, PersonSeen] = {}
+        self.in_view: set[str] = set()
+
+    def names(self) -> list[str]:
+        return [*super().names(), *self.people]
+
+    def lookup(self, name: str) -> Entity | None:
+        if name in self.people:
+            return Entity(name, PERSON_KIND)
+        return super().lookup(name)
+
+    def distance_to(self, name: str) -> float:
+        if name in self.people:
+            return self.people[name].distance if name in self.in_view else OUT_OF_VIEW
+        return super().distance_to(name)
 
     def resolve(self, phrase: str) -> tuple[str | None, str]:
         """(instance id or room, "") when the phrase names one confirmed thing; else (None, what to do)."""
@@ -178,6 +199,8 @@ class PerceivingWorld(World):
         frame = self._tick
         self._tick += 1
         open_state = self.hints.open_state() if self.hints is not None else None
+        self._belief.in_view = {p.name for p in obs.people}  # a person detector's sightings, kept by name
+        self._belief.people.update({p.name: p for p in obs.people})
         detections = detect_views(self.detector, obs, frame, open_state=open_state)
         self._sync_gripper()
         report = self.map.update(obs.model_copy(update={"round": frame}), detections, self._rig())
@@ -245,6 +268,10 @@ class PerceivingWorld(World):
 
     def note_execution(self, subtask: Subtask, success: bool) -> None:
         target = subtask.target
+        if (not success and subtask.action is Action.PICK and target is not None and target in self.map
+                and self.hints is not None and target not in self.hints.bind(self.map, self.bind_radius)):
+            self.map.get(target).stale = True  # reached for it where the map saw it, and nothing is there: moved
+            return
         if not success or target is None or target not in self.map:
             return
         try:

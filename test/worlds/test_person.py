@@ -186,3 +186,10 @@ def test_a_task_file_scripts_the_person_of_its_scene(tmp_path) -> None:
     with pytest.raises(TaskError, match=r"bad.yaml: invalid task\n(.|\n)*unknown object 'white_mugg'"):
         load_task(tmp_path / "bad.yaml")
 
+
+
+def test_the_shipped_example_task_reads_its_scene_relative_to_itself() -> None:
+    task = load_task(ROOT / "config" / "tasks" / "bring_mug.yaml")
+    spec = HOME_SCENES.load(task)
+    assert spec.person is not None and spec.person.script[1].walk == "bathroom"
+    assert task.has_person and task.goal is not None and task.goal[0].kind == "person_has"

@@ -180,3 +180,24 @@ def test_on_a_robot_give_and_follow_are_judged_by_its_own_signals() -> None:
     assert "lost the person" in check.failure(follow, robot, "NoMaD", "", False)[1]  # type: ignore[arg-type]
     gap["person"] = 0.8
     assert check.succeeded(follow, robot, tol)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text, folded", [
+    ("put the blue bowl in the bathroom sink; I left it on the white bed",
+     "put the blue bowl on the white bed in the bathroom sink"),
+    ("put the red book onto the blue sofa; I took it along when I washed my face",
+     "put the red book in the bathroom onto the blue sofa"),
+    ("put the green can on the tv stand", None),  # no remark
+    ("put the green can on the tv stand; thank you", None),  # a remark that says nothing about where
+])
+def test_a_remark_on_a_moved_object_becomes_the_place_searched_first(text: str, folded: str | None) -> None:
+    from homiebot.planners.people import situate_remark
+
+    assert situate_remark(text) == folded
+
+
+def test_what_someone_will_be_doing_names_their_room() -> None:
+    h = read_hand_over("bring me the blue bowl, I'll be washing my face")
+    assert h is not None and h.said_room == "bathroom"
+    h = read_hand_over("bring me the blue bowl, I'll be watching tv")
+    assert h is not None and h.said_room == "living room"
