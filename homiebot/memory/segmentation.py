@@ -24,6 +24,7 @@ from homiebot.memory.demonstration import Demonstration
 
 METHODS = ("gaze", "speech", "gaze+speech", "visual")
 KEY_FRAMES = 3  # per segment, as MICA picks
+SURFACES = {"table", "kitchen_counter", "counter", "sofa", "desk", "tv_stand", "bed", "shelf"}  # things go on these, not in
 
 
 class Segment(BaseModel):
@@ -205,18 +206,20 @@ def _describe(demo: Demonstration, index: int, first: int, last: int, k: int) ->
                 seen[d.name] = seen.get(d.name, 0.0) + d.area
     return Segment(demo=demo.id, index=index, first=first, last=last, start=start, end=end, key_frames=key_frames(demo, first, last, k),
                    room=room, looked_at=looked, picked=picked, put=put, said=said,
-                   caption=caption(room, looked, picked, put, said, sorted(seen, key=lambda n: (-seen[n], n))[:3]))
+                   caption=caption(room, looked, picked, put, said, sorted(seen, key=lambda n: (-seen[n], n))[:3],
+                                   {d.name for f in frames for d in f.detections if d.category in SURFACES}))
 
 
 def caption(room: str | None, looked: Sequence[str], picked: Sequence[str], put: Sequence[tuple[str, str]],
-            said: Sequence[str], seen: Sequence[str]) -> str:
-    """One sentence per fact: where, what was picked, put where, looked at, also in view, said."""
+            said: Sequence[str], seen: Sequence[str], surfaces: set[str] | frozenset[str] = frozenset()) -> str:
+    """One sentence per fact: where, what was picked, put where (on one of ``surfaces``, else in),
+    looked at, also in view, said."""
     def words(name: str) -> str:
         return name.replace("_", " ")
 
     parts = [f"In the {words(room)}." if room else "Somewhere in the home."]
     parts += [f"Picked up the {words(o)}." for o in picked]
-    parts += [f"Put the {words(o)} in the {words(p)}." for o, p in put]
+    parts += [f"Put the {words(o)} {'on' if p in surfaces else 'in'} the {words(p)}." for o, p in put]
     if looked:
         parts.append("Looked at the " + ", the ".join(words(o) for o in looked) + ".")
     if seen:
