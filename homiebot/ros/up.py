@@ -77,24 +77,19 @@ def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
     return {name: start() for name, start in starters(specs, env, compose).items()}
 
 
-STOP_FIRST = ("recorder",)  # closes its bag before the task manager moves the episode's folder into place
-
-
 def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
-    """SIGTERM every node we started (those named in ``STOP_FIRST`` first, and waited for), then SIGKILL
-    those still running after ``grace`` seconds."""
+    """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds. They stop
+    together: the task manager moves an episode's folder only once the recorder has closed its bag."""
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
-    first = {name: p for name, p in procs.items() if name in STOP_FIRST}
-    for group in (first, {name: p for name, p in procs.items() if name not in first}):
-        for p in group.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in group.values():
-            try:
-                p.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+    for p in procs.values():
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def _interrupt(signum, frame) -> None:

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from homiebot_msgs import msg as hb
@@ -61,6 +62,8 @@ from homiebot.tasks import Task, TaskError, load_task
 
 BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
+BAG_CLOSE_WAIT = 1.5  # seconds a stopping task manager waits for the stopping recorder to close the episode's bag
+MAX_ID_CHARS = 256  # longer text on /homiebot/cancel is no submission id (ids are 12 hex characters)
 
 
 class TaskManagerNode:
@@ -217,7 +220,12 @@ class TaskManagerNode:
 
     def _on_cancel(self, msg: String) -> None:
         """``/homiebot/cancel``: a submission's id (running or queued), or empty for whatever runs."""
-        self.cancel(str(msg.data).strip())
+        wanted = str(msg.data).strip()
+        if len(wanted) > MAX_ID_CHARS:  # no submission has such an id; logged in bounded form
+            self.node.get_logger().warning(f"cancel: ignored an id of {len(wanted)} characters ({wanted[:24]!r}...); "
+                                           "send a submission id, or an empty message for the running episode")
+            return
+        self.cancel(wanted)
 
     def cancel(self, wanted: str) -> None:
         """Cancel a submission: the running episode ends as ``cancelled`` (its record written); a queued one
@@ -299,13 +307,18 @@ class TaskManagerNode:
             self._bag_problem(rid, f"this episode is not recorded into a bag: {err}")
             return False
 
-    def _stop_bag(self, rid: str) -> None:
+    def _stop_bag(self, rid: str, bag: Path) -> None:
         assert self.recorder is not None  # only after _start_bag succeeded
         if self._stopping.is_set():
-            # nothing spins this node any more, so no answer could arrive: waiting for one would only
-            # eat the time left to write the record; the recorder closes the bag when it stops itself
-            # (or when the next episode's bag starts)
-            self._bag_problem(rid, "the graph is stopping: the recorder closes the bag as it stops")
+            # nothing spins this node any more, so no answer could arrive; the recorder, stopped with the
+            # graph, closes the bag itself: the folder is moved only once it has (or after BAG_CLOSE_WAIT)
+            deadline = time.monotonic() + BAG_CLOSE_WAIT
+            while not (bag / "metadata.yaml").is_file():
+                if time.monotonic() > deadline:
+                    self._bag_problem(rid, f"the graph is stopping and the recorder did not close the bag within {BAG_CLOSE_WAIT:g} s: "
+                                           "it may lack its metadata (the recorded messages are in its .mcap file)")
+                    return
+                time.sleep(0.02)
             return
         try:
             # the recorder settles for at most a few seconds: the record is not held up longer by its bag
@@ -345,7 +358,7 @@ class TaskManagerNode:
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
                             "max_rounds": c.max_rounds, "scene": world.scene_description()})
         if self._start_bag(rid, writer):
-            writer.before_finish.append(lambda: self._stop_bag(rid))
+            writer.before_finish.append(lambda: self._stop_bag(rid, writer.work_dir / "bag"))
         goal = task.goal
         goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
@@ -379,7 +392,7 @@ class TaskManagerNode:
             recorded = (folder / "episode.json").is_file()
             if not recorded:  # it failed before its first round (the planner refused the instruction): nothing to keep
                 if writer.before_finish:
-                    self._stop_bag(rid)
+                    self._stop_bag(rid, writer.work_dir / "bag")
                 writer.discard()
             self._status(id=rid, state="failed", reason=reason, termination=termination, cause=cause,
                          **({"record": str(folder / "episode.json")} if recorded else {}))
