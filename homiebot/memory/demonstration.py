@@ -117,7 +117,7 @@ def load_demonstration(path: str | Path, check_images: bool = True) -> Demonstra
     if path.is_dir():
         path = path / FILE_NAME
     if not path.is_file():
-        raise DemonstrationError(f"{path}: no demonstration here (record one with `python -m homiebot.memory.record`)")
+        raise DemonstrationError(f"{path}: no demonstration here (record one with `python -m homiebot.memory record`)")
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:

@@ -8,15 +8,16 @@ in view). Frames are ``dt`` seconds apart. Utterances start ``speech_delay`` aft
 starts (``say``) or when its motion ends (``remark``). The world is reached only through the World
 protocol and the configured skills, so the same code records from any world plugin with motion.
 
-    python -m homiebot.memory.record --script cereal --out demos/cereal
+    python -m homiebot.memory record --script cereal --out demos/cereal
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -76,6 +77,15 @@ def gaze_at_centre(obs: Observation, rooms: set[str]) -> str | None:
     return things[int(window[ys[nearest], xs[nearest]])]
 
 
+def room_at(plan: Mapping[str, Any], x: float, y: float) -> str | None:
+    """The room of a floor plan (name -> rectangle with x0, y0, x1, y1) holding the point; None outside."""
+    for name, r in sorted(plan.items()):
+        x0, y0, x1, y1 = (getattr(r, k) for k in ("x0", "y0", "x1", "y1")) if hasattr(r, "x0") else r
+        if x0 <= x <= x1 and y0 <= y <= y1:
+            return str(name)
+    return None
+
+
 def detections_of(obs: Observation, rooms: set[str]) -> list[Detection]:
     """The things in the front view with their share of the image, largest first."""
     seg = obs.views["front"].segmentation
@@ -93,15 +103,17 @@ def record_demonstration(world: World, executor: Executor, script: Script, out: 
     A subtask that fails stops the recording with a RuntimeError (a demonstration shows success)."""
     out = Path(out)
     (out / "frames").mkdir(parents=True, exist_ok=True)
-    rooms = set(world.floor_plan() or {})
+    plan = world.floor_plan() or {}
+    rooms = set(plan)
     world.reset()
     frames: list[Frame] = []
     utterances: list[Utterance] = []
     subtasks: list[TrueSubtask] = []
 
-    def add(obs: Observation, holding: str | None, gaze: str | None, detections: list[Detection], room: str | None) -> None:
+    def add(obs: Observation, holding: str | None, gaze: str | None, detections: list[Detection]) -> None:
         name = f"frames/{len(frames):04d}.png"
         Image.fromarray(obs.views["front"].rgb).save(out / name, compress_level=1)
+        room = room_at(plan, obs.pose.x, obs.pose.y)  # where the robot is, not what it looks at through a door
         frames.append(Frame(time=round(len(frames) * dt, 6), image=name, gaze=gaze, detections=detections, holding=holding, room=room))
 
     def speak(text: str, at: float) -> None:
@@ -121,16 +133,15 @@ def record_demonstration(world: World, executor: Executor, script: Script, out: 
             raise RuntimeError(f"script '{script.id}' step {i + 1} {sub} failed: {result.feedback.message}")
         motion = list(world.in_between(before, world.motion_snapshot(), fps=2.0, max_frames=motion_frames))[:motion_frames]
         for m in motion or [obs]:  # at least one frame per subtask, so that every subtask takes time
-            add(m, held, None, [], frames[-1].room if frames else None)
+            add(m, held, None, [])
         if step.remark:
             speak(step.remark, len(frames) * dt + speech_delay)
         obs = world.observe(i + 1)
         held = obs.inventory[0] if obs.inventory else None
         gaze = gaze_at_centre(obs, rooms)
-        room = world.room_of(gaze) if gaze else None
         detections = detections_of(obs, rooms)
         for _ in range(dwell):
-            add(obs, held, gaze, detections, room)
+            add(obs, held, gaze, detections)
     demo = Demonstration(id=script.id, home=home, user=script.user, task=script.task, frames=frames, utterances=utterances, subtasks=subtasks)
     save_demonstration(demo, out)
     return demo
