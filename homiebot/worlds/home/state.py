@@ -262,6 +262,7 @@ class HomeState:
             return Outcome(False, f"the {person}'s hands are full (they carry the {p.held})")
         self.held = None
         p.held = obj
+        p.yaw = math.atan2(self.robot.y - p.y, self.robot.x - p.x)  # they turned to take it
         p.events.append(f"{p.clock:.0f}s: was given {obj}")
         carry(p, self)
         return Outcome(True)
