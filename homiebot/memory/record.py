@@ -154,8 +154,10 @@ def record_in_home(script: Script, out: str | Path, size: int = 64, **kwargs: fl
     from homiebot.config import load_config
     from homiebot.tasks import load_task
 
-    cfg = load_config(None).model_copy(update={"skill_profile": "perfect"})
-    cfg.world.params.update(width=size, height=size, depth=False, segmentation=True)
+    cfg = load_config(None)
+    world_spec = cfg.world.model_copy(update={"params": {**cfg.world.params, "width": size, "height": size, "depth": False,
+                                                         "segmentation": True}})
+    cfg = cfg.model_copy(update={"skill_profile": "perfect", "world": world_spec})
     task = load_task(_task_path(script.task))
     world = runtime.build_world(cfg, runtime.scene_for(task, cfg.world.name))
     try:
