@@ -45,6 +45,13 @@ class Frame(_Record):
     holding: str | None = None
     room: str | None = None
 
+    @model_validator(mode="after")
+    def _inside_folder(self) -> Frame:
+        # images travel with their folder: a path outside it would break when the folder is copied
+        if self.image is not None and (Path(self.image).is_absolute() or ".." in Path(self.image).parts):
+            raise ValueError(f"image '{self.image}' must be a path inside the demonstration's folder (relative, no '..')")
+        return self
+
 
 class Utterance(_Record):
     """What the demonstrator said, from ``start`` to ``end`` seconds."""

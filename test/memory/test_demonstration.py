@@ -23,6 +23,7 @@ def test_round_trip(tmp_path: Path) -> None:
     (lambda d: d["utterances"][0].update(end=0.0), "utterance 'after work I clear my desk' ends"),
     (lambda d: d["frames"][0].update(gaze_at="mug"), r"frames\.0\.gaze_at: Extra inputs are not permitted"),
     (lambda d: d.update(frames=[]), "frames: List should have at least 1 item"),
+    (lambda d: d["frames"][3].update(image="/tmp/x.png"), r"frames\.3: image '/tmp/x.png' must be a path inside the demonstration's folder"),
 ])
 def test_invalid_records_are_refused(tmp_path: Path, edit, message: str) -> None:
     mug_demonstration(tmp_path)
