@@ -28,7 +28,7 @@ from homiebot.planners.hf import HFPlanner
 
 MANIFEST = "homiebot_train.json"
 # the shipped CPU-recipe weights, versioned: a new training goes to a new folder, never over these
-SHIPPED = Path(__file__).resolve().parent / "weights" / "trained_heads" / "v1"
+SHIPPED = Path(__file__).resolve().parent / "weights" / "trained_heads" / "v2"
 
 
 def model_folder(path: str | None) -> Path:

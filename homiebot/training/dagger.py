@@ -231,12 +231,33 @@ def dagger(model: Path, base: Path, out: Path, suites: Sequence[str], scales: Se
                 done[key] = {"rows": rows, "rounds": rounds}
                 if bar:
                     bar.update(reached)
-    labelled = [row for key, *_ in jobs for row in done[key]["rows"]]
+    return write_combined(out, base, [key for key, *_ in jobs], done, beta)
+
+
+def write_combined(out: Path, base: Path, keys: Sequence[str], done: dict[str, dict[str, Any]], beta: float) -> dict[str, Any]:
+    """Write ``out``'s SFT export: the base export's records, then the labelled rounds of the episodes
+    ``keys`` (in that order) from ``done``; returns its stats. ``combine_finished`` uses it for a run that
+    was stopped early."""
+    labelled = [row for key in keys for row in done[key]["rows"]]
     shutil.copy(base / "data.jsonl", out / "data.jsonl")
     with (out / "data.jsonl").open("a") as fh:
         fh.writelines(row + "\n" for row in labelled)
     stats = json.loads((base / "stats.json").read_text())
     stats = {**stats, "format": "sft", "base_records": stats.get("records", 0), "dagger_records": len(labelled),
-             "dagger_episodes": len(jobs), "dagger_rounds": sum(done[key]["rounds"] for key, *_ in jobs), "records": stats.get("records", 0) + len(labelled), "beta": beta}
+             "dagger_episodes": len(keys), "dagger_rounds": sum(done[key]["rounds"] for key in keys), "records": stats.get("records", 0) + len(labelled), "beta": beta}
+    atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
+    return stats
+
+
+def combine_finished(out: Path) -> dict[str, Any]:
+    """The export of a dagger run stopped before its end: the base records and the labelled rounds of the
+    episodes it finished, in the run's job order (as the full run would write them); ``stats.json`` counts
+    the episodes used and ``dagger_episodes_planned`` the run's total."""
+    meta = json.loads((out / META).read_text())
+    done = _finished(out / JOBS)
+    jobs = _jobs(meta["suites"], meta["scales"], meta["runs"], meta["seed"])
+    keys = [key for key, *_ in jobs if key in done]
+    stats = write_combined(out, Path(meta["data"]), keys, done, float(meta["beta"]))
+    stats["dagger_episodes_planned"] = len(jobs)
     atomic_write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
     return stats

@@ -2,7 +2,7 @@
 card (``shipped.json``): the data, the recipe, the commit it was trained at, its measured figures and the
 size and sha256 of every file.
 
-    python -m homiebot.training.ship MODEL_DIR homiebot/planners/weights/trained_heads/v2 --card card.json
+    python -m homiebot.training.ship MODEL_DIR homiebot/planners/weights/trained_heads/v3 --card card.json
 
 ``card.json`` holds what only the trainer knows (``data``, ``recipe``, ``training``, ``metrics``);
 ``files`` and ``commit`` are filled in here. A shipped version is never overwritten: a new training

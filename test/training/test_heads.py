@@ -44,6 +44,7 @@ from homiebot.planners.minilm_heads import (  # noqa: E402
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
+from homiebot.training.dagger import combine_finished  # noqa: E402
 from homiebot.training.heads import _equivalent, _Example, answer_parts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,6 +137,10 @@ def test_dagger_cli_labels_the_learners_rounds_with_the_oracle(boot) -> None:
     jobs = (root / "dag2" / "dagger_jobs.jsonl").read_text().splitlines(keepends=True)
     assert len(jobs) == 2
     (root / "dag2" / "dagger_jobs.jsonl").write_text(jobs[1] + jobs[0][:40])
+    (root / "dag2" / "data.jsonl").unlink()
+    partial = combine_finished(root / "dag2")  # a run stopped early: the base and the episodes it finished
+    assert partial["dagger_episodes"] == 1 and partial["dagger_episodes_planned"] == 2
+    assert (root / "dag2" / "data.jsonl").read_text().splitlines() == base + json.loads(jobs[1])["rows"]
     (root / "dag2" / "data.jsonl").unlink()
     again = _cli("dagger", "--model", str(learner), "--data", str(root / "boot" / "sft"), "--out", str(root / "dag2"),
                  "--suites", str(root / "suite"), "--beta", "0.5", "--seed", "3")
