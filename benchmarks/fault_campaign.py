@@ -54,6 +54,17 @@ class Up:
             time.sleep(0.2)
         return {name: int(pid) for name, pid in re.findall(r"(\w+) \(pid (\d+)\)", line)}
 
+    def ready(self, timeout: float = 300.0) -> dict[str, int]:
+        """The node pids once the task manager said it is ready (a loaded machine takes a while; it waits
+        for the other nodes itself when a task comes)."""
+        nodes = self.nodes(timeout)
+        deadline = time.monotonic() + timeout
+        while "task_manager node ready" not in self.text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the task manager was not ready after {timeout:g} s:\n" + self.text()[-2000:])
+            time.sleep(0.2)
+        return nodes
+
     def pid(self, node: str) -> int:
         restarted = re.findall(rf"restarted node {node} \(pid (\d+)\)", self.text())
         return int(restarted[-1]) if restarted else self.nodes()[node]
@@ -121,7 +132,7 @@ def long_graph(work: Path, name: str) -> Path:
 # ---- the faults -------------------------------------------------------------------------------------
 def supervisor_killed(env: dict[str, str], work: Path) -> Row:
     up = Up(env, long_graph(work, "orphans"), work / "orphans")
-    nodes = up.nodes()
+    nodes = up.ready()
     submit = Submit(env, 1)
     try:
         submit.until_round(2)
@@ -141,7 +152,7 @@ def supervisor_killed(env: dict[str, str], work: Path) -> Row:
 
 def supervisor_terminated(env: dict[str, str], work: Path) -> Row:
     up = Up(env, long_graph(work, "sigterm"), work / "sigterm", bag=True)
-    up.nodes()
+    up.ready()
     submit = Submit(env, 1)
     try:
         submit.until_round(3)
@@ -158,7 +169,7 @@ def supervisor_terminated(env: dict[str, str], work: Path) -> Row:
 
 def task_manager_killed(env: dict[str, str], work: Path) -> Row:
     up = Up(env, long_graph(work, "tm"), work / "tm")
-    up.nodes()
+    up.ready()
     submit = Submit(env, 1)
     try:
         submit.until_round(3)
@@ -227,7 +238,7 @@ def disk_full(env: dict[str, str], work: Path) -> Row:
 def oversized_cancel(env: dict[str, str], work: Path) -> Row:
     """200 cancels of 2 MB each on /homiebot/cancel, from a plain rclpy client: the log must stay bounded."""
     up = Up(env, long_graph(work, "cancel"), work / "cancel")
-    up.nodes()
+    up.ready()
     client = ("import rclpy, time\nfrom std_msgs.msg import String\nrclpy.init()\nn = rclpy.create_node('flood')\n"
               "p = n.create_publisher(String, '/homiebot/cancel', 10)\nend = time.monotonic() + 30\n"
               "while p.get_subscription_count() == 0 and time.monotonic() < end: time.sleep(0.1)\n"
@@ -249,7 +260,7 @@ def robot_after_failure(env: dict[str, str], work: Path) -> Row:
     (SIGCONT). The episode may fail; after it has, nothing may move the robot: velocities on /spot/cmd_vel
     from a plain subscriber, judged from the moment the failure was printed."""
     up = Up(env, ROOT / "config" / "robots" / "spot_sim.yaml", work / "spot")
-    nodes = up.nodes(300)
+    nodes = up.ready(600)
     listener = subprocess.Popen([sys.executable, "-u", "-c", (
         "import rclpy, time\nfrom geometry_msgs.msg import Twist\nrclpy.init()\nn = rclpy.create_node('cmd_vel_listener')\n"
         "def seen(m):\n    print(f'{time.time():.3f} {abs(m.linear.x) + abs(m.linear.y) + abs(m.angular.z):.4f}', flush=True)\n"
@@ -274,7 +285,11 @@ def robot_after_failure(env: dict[str, str], work: Path) -> Row:
         time.sleep(15)  # whatever still drives after the failure shows within this
     finally:
         listener.terminate()
-        listener.wait(10)
+        try:
+            listener.wait(10)
+        except subprocess.TimeoutExpired:
+            listener.kill()
+            listener.wait()
         up.stop()
     if failed_at is None:
         return Row("the robot's driver hangs 3.6 s mid-episode", True, f"the episode did not fail (`submit` exit {code}): nothing to stop")
