@@ -26,6 +26,9 @@ DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 KEY = "sk-bench-" + "7Qm2Xw9Lp4Rt8Vz1Kc6Hn3Bd5Fg0Js2Ya"  # the shape of a hosted API key; never a real one
 
 
+STARTED: list[subprocess.Popen] = []  # every process a fault started, ended after it whatever happened
+
+
 @dataclass
 class Row:
     fault: str
@@ -40,6 +43,7 @@ class Up:
         self.out = out
         argv = [sys.executable, "-m", "homiebot.cli", "up", "--config", str(cfg), "--out", str(out)] + ([] if bag else ["--no-bag"])
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        STARTED.append(self.proc)
         self.lines: list[str] = []
         threading.Thread(target=lambda: self.lines.extend(self.proc.stdout or []), daemon=True).start()
 
@@ -89,6 +93,7 @@ class Submit:
     def __init__(self, env: dict[str, str], seed: int) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--seed", str(seed),
                                       "--timeout", "600"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        STARTED.append(self.proc)
         self.lines: list[str] = []
         threading.Thread(target=lambda: self.lines.extend(self.proc.stdout or []), daemon=True).start()
 
@@ -266,6 +271,7 @@ def robot_after_failure(env: dict[str, str], work: Path) -> Row:
         "def seen(m):\n    print(f'{time.time():.3f} {abs(m.linear.x) + abs(m.linear.y) + abs(m.angular.z):.4f}', flush=True)\n"
         "n.create_subscription(Twist, '/spot/cmd_vel', seen, 100)\ntry:\n    rclpy.spin(n)\nexcept Exception:\n    pass\n")],
         env=env, stdout=subprocess.PIPE, text=True)
+    STARTED.append(listener)
     samples: list[tuple[float, float]] = []
     threading.Thread(target=lambda: samples.extend(tuple(map(float, line.split())) for line in listener.stdout or []), daemon=True).start()
     submit = Submit(env, 0)
@@ -337,10 +343,25 @@ def campaign(env: dict[str, str], work: Path) -> list[Row]:
             row = fault(env, work)
         except Exception as err:  # a fault whose set-up failed is reported, the campaign goes on
             row = Row(fault.__name__.replace("_", " "), False, f"could not be run: {type(err).__name__}: {err}"[:300])
+        _end_started()
         print(f"  {row.fault}: {'survived' if row.survived else 'skipped' if row.survived is None else 'DEFECT'} "
               f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
         rows.append(row)
     return rows
+
+
+def _end_started() -> None:
+    """End what a fault left running (a fault that failed half way): SIGTERM (a graph stops its nodes), then SIGKILL."""
+    for proc in STARTED:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in STARTED:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    STARTED.clear()
 
 
 def table(rows: list[Row]) -> str:
