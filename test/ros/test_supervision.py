@@ -161,13 +161,15 @@ def test_a_killed_task_manager_comes_back_and_finalises_the_cut_off_record(up):
         watch.close()
     deadline = time.monotonic() + 60
     while True:
-        records = [load_episode(p) for p in up.out.glob("*/episode.json")]
-        cut = [r for r in records if r.error and "task manager stopped" in r.error]
+        folders = [p.parent for p in up.out.glob("*/episode.json")]
+        cut = [(f, r) for f, r in ((f, load_episode(f)) for f in folders) if r.error and "task manager stopped" in r.error]
         if cut or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    assert cut and cut[0].termination == "error" and cut[0].instruction.startswith("put the green can")
-    assert len(cut[0].steps) >= 2  # the rounds that finished before the kill were on disk
+    assert cut and cut[0][1].termination == "error" and cut[0][1].instruction.startswith("put the green can")
+    assert len(cut[0][1].steps) >= 2  # the rounds that finished before the kill were on disk
+    # the recorder was still writing the episode's bag: the successor had it closed before moving the folder
+    assert (cut[0][0] / "bag" / "metadata.yaml").is_file()
     assert not list(up.out.glob("*.partial"))
 
 

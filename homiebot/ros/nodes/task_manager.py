@@ -97,8 +97,6 @@ class TaskManagerNode:
         self._current: str | None = None  # id of the task being run
         self._instances: dict[str, str] = {}  # node processes at the start of the last episode
         self._endpoints: set[tuple[str, str, str]] = set()  # their /homiebot endpoints then
-        for folder in finalise_leftovers(params["out_dir"], "the task manager stopped before this episode ended"):
-            node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
         # the deciding half of the safety layer: pauses while the e-stop holds, keep-out rules, approval, cancel
         self.running: tuple[str, RemoteWorld] | None = None  # (submission id, world) of the episode in flight
         self.safety = SafetyState()
@@ -170,7 +168,21 @@ class TaskManagerNode:
         while len(self._seen) > 10000:
             self._seen.pop(next(iter(self._seen)))
 
+    def _finalise_leftovers(self) -> None:
+        """Publish the episode folders a task manager that died left behind. The recorder may still be
+        writing a bag into one of them: it is told to stop first, so that the bag is closed (with its
+        metadata) before the folder moves."""
+        open_bags = [bag for bag in Path(self.params["out_dir"]).glob("*.partial/bag") if not (bag / "metadata.yaml").is_file()]
+        if open_bags and self.recorder is not None:
+            try:
+                self.recorder[1].call(StopBag.Request(), BAG_STOP_TIMEOUT)
+            except (ServiceError, ServiceTimeout) as err:
+                self.node.get_logger().warning(f"the bag of an episode cut off by a task manager that stopped may be incomplete: {err}")
+        for folder in finalise_leftovers(self.params["out_dir"], "the task manager stopped before this episode ended"):
+            self.node.get_logger().warning(f"finalised the record of an episode cut off by a task manager that stopped: {folder}")
+
     def _worker(self) -> None:
+        self._finalise_leftovers()  # before the first task (tasks queue meanwhile)
         while not self._stopping.is_set():
             try:
                 request = self.queue.get(timeout=0.2)
