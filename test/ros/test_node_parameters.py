@@ -1,6 +1,7 @@
 """Node parameters are checked when a node starts and cannot be changed under it: a plain rclpy client's
 ``set_parameters`` (NaN, 0, garbage) is refused with a reason and the values stay; a non-finite number
-given at start-up stops the node with a one-line error (exit 2).
+given at start-up stops the node with a one-line error (exit 2); an oversized id on /homiebot/cancel is
+ignored with a bounded log line.
 
 Localhost-only discovery, a ROS_DOMAIN_ID of its own (188-190)."""
 
@@ -72,3 +73,40 @@ def test_a_non_finite_number_at_start_up_stops_the_node_with_one_line(tmp_path):
                           cwd=ROOT, env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "parameter 'settle_quiet' = inf: must be a finite number" in done.stderr and "Traceback" not in done.stderr
+
+
+FLOOD = """
+import time, rclpy
+from std_msgs.msg import String
+rclpy.init()
+node = rclpy.create_node("plain_cancel_flood")
+pub = node.create_publisher(String, "/homiebot/cancel", 10)
+end = time.monotonic() + 60
+while pub.get_subscription_count() == 0:
+    assert time.monotonic() < end, "nobody subscribes to /homiebot/cancel"
+    time.sleep(0.1)
+for _ in range(5):
+    pub.publish(String(data="x" * 2_000_000))
+    time.sleep(0.05)
+time.sleep(2)
+print("sent", flush=True)
+"""
+
+
+def test_an_oversized_cancel_is_ignored_in_a_bounded_log_line(tmp_path):
+    """Before, each 2 MB id on /homiebot/cancel was logged whole ("no such episode"): 200 of them grew the log by 400 MB."""
+    env = ros_environment(DOMAIN)
+    log = tmp_path / "task_manager.log"
+    with open(log, "w") as out:
+        node = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.task_manager", "--ros-args", "-p", f"out_dir:={tmp_path / 'runs'}",
+                                 "-p", "record_bag:=false"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        done = subprocess.run([sys.executable, "-c", FLOOD], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        alive = node.poll() is None
+    finally:
+        node.terminate()
+        node.wait(30)
+    assert done.returncode == 0 and "sent" in done.stdout, done.stderr[-2000:]
+    text = log.read_text()
+    assert alive and text.count("ignored an id of 2000000 characters") == 5, text[-2000:]
+    assert len(text) < 20_000, f"the log grew to {len(text)} characters"
