@@ -290,12 +290,7 @@ def robot_after_failure(env: dict[str, str], work: Path) -> Row:
         failed_at = time.time() if code not in (0, 1) else None
         time.sleep(15)  # whatever still drives after the failure shows within this
     finally:
-        listener.terminate()
-        try:
-            listener.wait(10)
-        except subprocess.TimeoutExpired:
-            listener.kill()
-            listener.wait()
+        _end([listener], grace=10)
         up.stop()
     if failed_at is None:
         return Row("the robot's driver hangs 3.6 s mid-episode", True, f"the episode did not fail (`submit` exit {code}): nothing to stop")
@@ -350,17 +345,22 @@ def campaign(env: dict[str, str], work: Path) -> list[Row]:
     return rows
 
 
-def _end_started() -> None:
-    """End what a fault left running (a fault that failed half way): SIGTERM (a graph stops its nodes), then SIGKILL."""
-    for proc in STARTED:
+def _end(procs: list[subprocess.Popen], grace: float = 30.0) -> None:
+    """SIGTERM (a graph then stops its nodes), SIGKILL of what still runs after ``grace`` seconds."""
+    for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
-    for proc in STARTED:
+    for proc in procs:
         try:
-            proc.wait(30)
+            proc.wait(grace)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _end_started() -> None:
+    """End what a fault left running (a fault that failed half way)."""
+    _end(STARTED)
     STARTED.clear()
 
 
