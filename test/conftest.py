@@ -17,6 +17,23 @@ from homiebot.tasks import Task, load_task  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASK = ROOT / "config" / "tasks" / "demo.yaml"
 
+# Modules that start ROS 2 processes outside test/ros/. Every ROS module runs on one pytest-xdist worker, one
+# after the other: their ROS_DOMAIN_ID ranges may overlap, and two graphs at once would double the load
+# their timing margins were set for. The other modules run beside them, a module per worker.
+ROS_MODULES = {"test/worlds/test_sim_driver.py", "test/worlds/test_sim_driver_fetch.py", "test/people/test_ros_user.py"}
+
+
+def _ros_module(item: pytest.Item) -> bool:
+    path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+    return path.startswith("test/ros/") or path in ROS_MODULES
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ROS modules as one xdist group (the largest, so xdist starts it first); each other module a group."""
+    for item in items:
+        group = "ros" if _ros_module(item) else Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
+
 
 @pytest.fixture
 def demo_task() -> Task:

@@ -764,7 +764,9 @@ class Ros2Robot(Robot):
             self.stop()
             # a robot whose streams never came was not started, and a driver that stopped publishing is gone:
             # their services would only time out one by one
-            for role in self.profile.shutdown if self._started and self._publishing() else ():
+            for role in self.profile.shutdown if self._started else ():
+                if not self._publishing():
+                    break  # gone, or it went during the previous call
                 try:
                     self.call(role)
                 except (RobotUnavailable, Unsupported):

@@ -2,7 +2,7 @@
 ``ros2_robot`` world over Spot's driver names, the sim driver serving the embedded home, learned-policy
 skills fed by the simulator's expert sources) runs a task to its goal; so does ``fetch_sim.yaml``.
 Both run in lock-step (the shipped configs plus ``lockstep: true``), so that the episodes do not depend
-on the machine's load; ``benchmarks/bridged_demo.py`` runs the shipped configs in real time.
+on the machine's load; ``benchmarks/bench_robot.py --episode`` runs the shipped configs in real time.
 
 Then one process does what the node running skills does (world and skills built from the same config
 by the runtime) against the graph's sim driver: it never imports the home either; every command goes
@@ -30,6 +30,19 @@ from homiebot.ros.up import ros_environment  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 230  # and 231: apart from the other tests' domains (bridge 90-98, sim driver 25-29)
 FETCH_DOMAIN = 1  # the fetch_sim processes
+# The demo episodes' planner: the rounds the heuristic (the shipped configs') plays once it has found the fridge.
+# It searches the rooms first in these views, which costs minutes of lock-step simulation for nothing the graph
+# checks here; `bench_robot.py --episode` runs the heuristic. (The oracle reads the embedded home's state: not here.)
+DEMO_PLAN = [("the fridge is in the kitchen", "[Go to, fridge]", "NoMaD"), ("the can goes inside: open it first", "[Open, fridge]", "octo"),
+             ("the can is on the brown table", "[Go to, green_can]", "PixNav"), ("take it", "[Pick, green_can]", "RT-1-X"),
+             ("back to the fridge", "[Go to, fridge]", "NoMaD"), ("put it inside", "[Put, green_can, fridge]", "RT-1-X"),
+             ("the can is in the fridge", "[End]", "")]
+
+
+def replay(plan: list[tuple[str, str, str]]) -> str:
+    """A config line: the replay planner with these (analysis, subtask, model) rounds."""
+    outputs = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in plan])
+    return "planner: {name: replay, params: {outputs: " + outputs + "}}"
 
 # What the node that runs skills does with the shipped config; prints one JSON line per phase.
 SKILL_PROCESS = r'''
@@ -128,7 +141,7 @@ def fetch_episode(tmp_path_factory):
     before the spot_sim episode, on its own domain, so that the two episodes run at the same time."""
     tmp = tmp_path_factory.mktemp("fetch")
     env = ros_environment(FETCH_DOMAIN)
-    config = lockstep_config("fetch", tmp)
+    config = lockstep_config("fetch", tmp, planner=replay(DEMO_PLAN))
     up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out",
                            str(tmp / "runs"), "--no-bag"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     submit = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
@@ -141,12 +154,12 @@ def fetch_episode(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bridged(tmp_path_factory, fetch_episode):
-    """``homiebot up`` with the shipped spot_sim config in lock-step (the heuristic planner) runs the demo task; then
+    """``homiebot up`` with the shipped spot_sim config in lock-step (the heuristic's rounds, replayed) runs the demo task; then
     a process builds the world and skills from the same config against the graph's sim driver, and the
     graph is stopped (its sim driver with it) while that process runs a skill. (The fetch_sim episode runs
     meanwhile.)"""
     tmp = tmp_path_factory.mktemp("bridged")
-    config = lockstep_config("spot", tmp)
+    config = lockstep_config("spot", tmp, planner=replay(DEMO_PLAN))
     task = ROOT / "config" / "tasks" / "demo.yaml"
     env = ros_environment(DOMAIN)
     up_log = tmp / "up.log"
@@ -279,7 +292,7 @@ world.close()
 
 
 def test_homiebot_up_with_fetch_sim_reaches_the_demo_goal_through_fetchs_arm_and_gripper_actions(fetch_episode) -> None:
-    """fetch_sim as shipped (the heuristic planner, the simulator's experts): the demo task through Fetch's
+    """fetch_sim (the heuristic's rounds replayed, the simulator's experts): the demo task through Fetch's
     names. The base through /cmd_vel; the fridge opened, the can picked and put through FollowJointTrajectory
     (the bridge solves Fetch's seven joints for every end-effector step) and GripperCommand (a stall is
     the robot saying it holds the can); in lock-step, each trajectory and head goal runs in simulated time
@@ -337,8 +350,7 @@ def test_in_lock_step_the_bridged_fetch_episode_repeats_exactly(tmp_path: Path) 
     trajectory and head goals run until the driver ended them): two episodes of the same plan from the
     same seed leave identical records, whatever the load. The two run at the same time, in two graphs on
     two domains: each loads the other's machine."""
-    outputs = json.dumps([json.dumps({"analysis": a, "subtask": s, "model": m}) for a, s, m in LOCKSTEP_PLAN])
-    config = lockstep_config("fetch", tmp_path, planner="planner: {name: replay, params: {outputs: " + outputs + "}}")
+    config = lockstep_config("fetch", tmp_path, planner=replay(LOCKSTEP_PLAN))
     task = tmp_path / "task.yaml"
     task.write_text("id: take_the_can\ninstruction: take the green can\ngoal:\n  - {kind: robot_in, room: living_room}\n")
     graphs = []
