@@ -17,22 +17,28 @@ from homiebot.tasks import Task, load_task  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASK = ROOT / "config" / "tasks" / "demo.yaml"
 
-# Modules that start ROS 2 processes outside test/ros/. Every ROS module runs on one pytest-xdist worker, one
-# after the other: their ROS_DOMAIN_ID ranges may overlap, and two graphs at once would double the load
-# their timing margins were set for. The other modules run beside them, a module per worker.
+# Modules that start ROS 2 processes outside test/ros/. Under pytest-xdist every ROS module runs on one worker,
+# one after the other: their ROS_DOMAIN_ID ranges may overlap, and two graphs at once would double the load
+# their timing margins were set for. The other modules run beside them, each module on one worker.
 ROS_MODULES = {"test/worlds/test_sim_driver.py", "test/worlds/test_sim_driver_fetch.py", "test/people/test_ros_user.py"}
 
 
-def _ros_module(item: pytest.Item) -> bool:
-    path = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-    return path.startswith("test/ros/") or path in ROS_MODULES
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test: "ros" for the ROS modules, else its module."""
+    module = nodeid.split("::", 1)[0]
+    return "ros" if module.startswith("test/ros/") or module in ROS_MODULES else module
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The ROS modules as one xdist group (the largest, so xdist starts it first); each other module a group."""
-    for item in items:
-        group = "ros" if _ros_module(item) else Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist (the dev extra); absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """xdist's module scheduling with the ROS modules as one unit (the largest: xdist hands it out first)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesAndRos(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ModulesAndRos(config, log)
 
 
 @pytest.fixture
