@@ -91,10 +91,13 @@ class CameraSpec(_Strict):
     info: str | None = Field(None, description="camera_info topic (sensor_msgs/CameraInfo)")
     depth: str | None = Field(None, description="registered depth topic (sensor_msgs/Image, 32FC1 metres or 16UC1 mm)")
     encoding: Literal["rgb8", "bgr8", "mono8"] = "rgb8"
-    height: int = Field(480, gt=0)
-    width: int = Field(640, gt=0)
-    hfov_deg: float = Field(90.0, gt=0, lt=180)
-    rotation_deg: Literal[0, 90, 180, 270] = Field(0, description="how the camera is mounted: the image is turned back by this")
+    height: int = Field(480, gt=0, description="the image as the driver publishes it (the sensor's frame, before turning upright)")
+    width: int = Field(640, gt=0, description="the image as the driver publishes it")
+    hfov_deg: float = Field(90.0, gt=0, lt=180, description="the field of view across the published image's width: with "
+                            "square pixels, the focal length of the upright view too (a pinhole)")
+    rotation_deg: float = Field(0.0, gt=-360, lt=360, allow_inf_nan=False, description="how the camera is mounted: the "
+                                "angle (degrees, counter-clockwise as displayed positive, as scipy.ndimage.rotate turns) the "
+                                "image as the driver publishes it is turned by to be upright (homiebot.robots.camera_rotation)")
     base_from_camera: list[list[float]] | None = Field(None, description="4x4 static pose in the base frame (OpenCV axes), "
                                                        "a body camera")
     chain: Literal["arm"] | list[KinematicJointSpec] | None = Field(

@@ -17,10 +17,15 @@ home under the same names.
   raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``). A driver process
   that comes back (a new odometry publisher) starts unpowered: the start-up services run again before
   the next command, or the command raises ``RobotUnavailable`` saying why it could not be brought up.
-* Camera images are turned back from their mounting rotation, converted to RGB (a mono8 body camera
-  is repeated over three channels) and resized to what the caller asks for; intrinsics are scaled
-  with them. A body camera's pose is static in the profile; a camera on a chain (Spot's hand camera on
-  the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward kinematics of
+* Camera images are turned upright by the profile's ``rotation_deg`` (any angle, about the image
+  centre: ``homiebot.robots.camera_rotation``) into the published frame turned by the nearest quarter
+  turn (Spot's front cameras: 480x640 -> 640x480), whose corners no sensor pixel reaches are 0 (depth:
+  unknown; depth and segmentation are sampled by the nearest pixel, never blended); then converted to RGB
+  (a mono8 body camera is repeated over three channels) and resized to what the caller asks for. The
+  driver's camera_info (of the published image) is turned with them: the principal point turns, the
+  focal length stays (square pixels), and both are scaled with the resize. A body camera's pose is
+  static in the profile (that of the upright view); a camera on a chain (Spot's hand camera on the arm,
+  Fetch's head camera on the torso lift, pan and tilt) is placed by the forward kinematics of
   the newest ``joint_states`` (with the profile's ``joint_prefix``) over its table, and its
   ``CameraInfo.pose_stamp`` is those joint states' stamp (for a frame read, the joint states nearest
   the image's stamp); joint states lacking one of its joints
@@ -73,6 +78,7 @@ from homiebot.robot import (
     RobotUnavailable,
     Unsupported,
 )
+from homiebot.robots.camera_rotation import to_upright, upright_intrinsics, upright_shape
 from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
@@ -308,16 +314,17 @@ class Ros2Robot(Robot):
         stamp), else by the newest."""
         spec = self._spec(camera)
         camera = self.aliases.get(camera, camera)
-        h, w = self._upright_shape(spec)
         with self._lock:
             msg = self._infos.get(camera)
-        if msg is not None and msg.k[0] > 0:  # the driver's intrinsics, turned upright like the image
-            fx, fy, cx, cy = msg.k[0], msg.k[4], msg.k[2], msg.k[5]
-            if spec.rotation_deg in (90, 270):
-                fx, fy, cx, cy = fy, fx, cy, cx
+        if msg is not None and msg.k[0] > 0 and msg.height > 0 and msg.width > 0:  # the driver's, of the image as published
+            raw = (int(msg.height), int(msg.width))
+            k = (msg.k[0], msg.k[4], msg.k[2], msg.k[5])
         else:  # no camera_info: a pinhole from the profile's field of view
-            fx = fy = 0.5 * w / math.tan(math.radians(spec.hfov_deg) / 2)
-            cx, cy = (w - 1) / 2, (h - 1) / 2
+            raw = (spec.height, spec.width)
+            f = 0.5 * spec.width / math.tan(math.radians(spec.hfov_deg) / 2)
+            k = (f, f, (spec.width - 1) / 2, (spec.height - 1) / 2)
+        fx, fy, cx, cy = upright_intrinsics(*k, raw, spec.rotation_deg)  # turned upright like the image
+        h, w = upright_shape(raw, spec.rotation_deg)
         if size is not None:
             sy, sx = size[0] / h, size[1] / w
             fx, fy, cx, cy, h, w = fx * sx, fy * sy, cx * sx, cy * sy, size[0], size[1]
@@ -351,9 +358,6 @@ class Ros2Robot(Robot):
                                        f"(it has {', '.join(msg.name) or 'none'}); check joint_prefix and the table's names")
             values.append(float(msg.position[i]))
         return np.array(values), msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
-    def _upright_shape(self, spec: CameraSpec) -> tuple[int, int]:
-        return (spec.width, spec.height) if spec.rotation_deg in (90, 270) else (spec.height, spec.width)
 
     def _pause(self, duration: float, until: str | None = None) -> None:
         """Let ``duration`` seconds of motion happen: real time, or a lock-step simulation step (with
@@ -837,26 +841,27 @@ def _control_msgs(robot: str) -> Any:
 
 
 def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:
-    """The image upright and as RGB (mono8 repeated over three channels)."""
+    """The image upright (in ``upright_shape`` of the published one) and as RGB (mono8 repeated over three
+    channels)."""
     channels = 1 if msg.encoding == "mono8" else 3
     data = np.frombuffer(bytes(msg.data), dtype=np.uint8)
     if data.size != msg.height * msg.width * channels:
         raise RobotUnavailable(f"a {msg.encoding} image of {msg.width}x{msg.height} with {data.size} bytes")
-    a = data.reshape(msg.height, msg.width, channels)
+    a = to_upright(data.reshape(msg.height, msg.width, channels), spec.rotation_deg)  # bilinear; corners with no data: 0
     if msg.encoding == "bgr8":
         a = a[:, :, ::-1]
-    elif channels == 1:
+    elif channels == 1:  # repeated after turning: a third of the work
         a = np.repeat(a, 3, axis=2)
-    return np.ascontiguousarray(np.rot90(a, k=-(spec.rotation_deg // 90)))
+    return np.ascontiguousarray(a)
 
 
 def _to_depth(msg: Image, spec: CameraSpec) -> np.ndarray:
-    """Depth in metres, upright (32FC1 metres or 16UC1 millimetres)."""
+    """Depth in metres, upright like the image (32FC1 metres or 16UC1 millimetres)."""
     if msg.encoding == "16UC1":
         d = np.frombuffer(bytes(msg.data), dtype=np.uint16).reshape(msg.height, msg.width).astype(np.float32) / 1000.0
     else:
         d = np.frombuffer(bytes(msg.data), dtype=np.float32).reshape(msg.height, msg.width)
-    return np.ascontiguousarray(np.rot90(d, k=-(spec.rotation_deg // 90)))
+    return to_upright(d, spec.rotation_deg, order=0)  # the nearest pixel: depth is never blended across an edge; 0: unknown
 
 
 __all__ = ["Ros2Robot"]

@@ -48,6 +48,7 @@ from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
 from homiebot.errors import EntityLike
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
+from homiebot.robots.camera_rotation import to_upright
 from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief, TruthCheck, segmentation_topic
 from homiebot.worlds.base import World
@@ -257,7 +258,8 @@ class Ros2RobotWorld(World):
         if msg is None:
             return None
         ids = np.frombuffer(bytes(msg.data), dtype=np.int32).reshape(msg.height, msg.width)
-        ids = np.rot90(ids, k=-(self.profile.cameras[self.profile.views[view]].rotation_deg // 90))
+        # upright as the view's image, by the nearest pixel (ids are never blended); corners with no data: 0, background
+        ids = to_upright(ids, self.profile.cameras[self.profile.views[view]].rotation_deg, order=0)
         rows = (np.arange(self.size[0]) * ids.shape[0] // self.size[0])[:, None]  # nearest: ids are not blended
         cols = (np.arange(self.size[1]) * ids.shape[1] // self.size[1])[None, :]
         return np.ascontiguousarray(ids[rows, cols])

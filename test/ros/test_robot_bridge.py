@@ -20,9 +20,10 @@ from homiebot.contracts import Action, ErrorCode, Observation, Pose2D, SkillFail
 from homiebot.errors import Entity  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
 from homiebot.robot import RobotUnavailable  # noqa: E402
+from homiebot.robots.camera_rotation import to_upright  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
 from homiebot.robots.sim import SIM_SERVICE  # noqa: E402
-from homiebot.ros.robot import Ros2Robot  # noqa: E402
+from homiebot.ros.robot import Ros2Robot, _to_rgb  # noqa: E402
 from homiebot.ros.rpc import RpcClient  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
@@ -30,6 +31,8 @@ from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa:
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.worlds.base import World  # noqa: E402
 from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)
+from homiebot.worlds.home.scene import load_scene  # noqa: E402
+from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402  (renders the driver's instant upright)
 
 ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = 90 + os.getpid() % 9  # apart from the other tests' domains
@@ -139,6 +142,77 @@ def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:
     hand = robot.read_camera("hand")
     assert hand.rgb.shape == (48, 64, 3)
     assert robot.capabilities.missing(arm=True, gripper=True, camera="hand", depth=True) is None
+
+
+def still_truth(robot: Ros2Robot) -> dict:
+    """The sim driver's truth once nothing moves (two reads 0.3 s apart agree)."""
+    sim = RpcClient(robot.node, SIM_SERVICE)
+    before = sim.call("truth", {}, timeout=10.0)
+    for _ in range(30):
+        time.sleep(0.3)
+        now = sim.call("truth", {}, timeout=10.0)
+        if now["dynamic"] == before["dynamic"]:
+            return now
+        before = now
+    raise AssertionError("the simulated home never stood still")
+
+
+def home_upright(home: EmbeddedHome, view: str, size: tuple[int, int], f: float) -> tuple[np.ndarray, np.ndarray]:
+    """The home's own upright render of a view (grey as a mono8 camera, and depth), at the bridge's
+    upright size and focal length."""
+    fovy = math.degrees(2 * math.atan(0.5 * size[0] / f))
+    frame = home.own_robot().render(size, (view,), fovy=fovy, segmentation=False)[view]
+    grey = (frame.rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)).round()
+    assert frame.depth is not None
+    return grey, frame.depth
+
+
+def test_the_bridges_upright_views_match_the_homes_own_render_and_a_wrong_angle_does_not(bridge) -> None:
+    """The sim driver publishes each body camera as mounted (Spot's front pair turned by -78 and -102
+    degrees, right by 180); the bridge's upright image matches the home's upright render of the same
+    instant. Where the sensor reaches (the corners it does not are 0), two bilinear resamplings
+    blur edges by a few grey levels; turning back by a wrong angle (10 degrees off) misplaces the
+    whole picture. Depth is sampled by the nearest pixel both ways: nearly every pixel agrees."""
+    robot, _ = bridge
+    robot.stop()
+    truth = still_truth(robot)
+    home = EmbeddedHome(load_scene(ROOT / "config" / "scenes" / "demo.yaml"), width=64, height=64, depth=False, segmentation=False)
+    home.state.apply_dynamic(truth["dynamic"])  # the sim driver's instant, in this process's copy of the home
+    try:
+        compare_views(robot, home, truth["stamp"])
+    finally:
+        home.close()
+
+
+def compare_views(robot: Ros2Robot, home: EmbeddedHome, stamp: int) -> None:
+    """Each body camera's upright image from the bridge against the home's render (see the test above):
+    the mean absolute grey difference where the sensor reaches (bar its edge pixels), the same with the
+    published image turned by the camera's angle plus 10 degrees, and the share of depth within 5 cm."""
+    for camera in ("frontleft", "frontright", "left", "right", "back"):
+        spec = robot.profile.cameras[camera]
+        while True:
+            frame = robot.read_camera(camera, depth=True)
+            if frame.stamp * 1e9 >= stamp:
+                break
+            time.sleep(0.05)
+        msg, _ = robot._frames(camera)  # the published image behind the frame, to turn by a wrong angle
+        raw = (msg.height, msg.width)
+        grey, depth = home_upright(home, robot.profile.sim.views[camera], frame.rgb.shape[:2], frame.info.intrinsics[0])
+        assert frame.depth is not None and frame.rgb.shape[:2] == grey.shape
+        reached = to_upright(np.full(raw, 255, np.uint8), spec.rotation_deg) == 255
+        inside = reached.copy()  # and its neighbours: edge pixels blend with the empty corners
+        inside[1:-1, 1:-1] &= reached[:-2, 1:-1] & reached[2:, 1:-1] & reached[1:-1, :-2] & reached[1:-1, 2:]
+        nearest = to_upright(np.ones(raw, np.uint8), spec.rotation_deg, order=0) == 1  # depth's reach: half a pixel more
+        assert (frame.rgb[~reached] == 0).all() and (frame.depth[~nearest] == 0).all()
+        error = np.abs(frame.rgb[..., 0] - grey)[inside].mean()
+        wrong_spec = spec.model_copy(update={"rotation_deg": spec.rotation_deg + 10})
+        wrong = np.abs(_to_rgb(msg, wrong_spec)[..., 0] - grey)[inside].mean()
+        depth_agrees = (np.abs(frame.depth - depth)[inside] < 0.05).mean()
+        print(f"{camera}: rotation {spec.rotation_deg}, mean |diff| {error:.2f}, 10 degrees off {wrong:.2f}, "
+              f"depth within 5 cm {depth_agrees:.3f}, reached {reached.mean():.3f}")
+        assert error < 5.0, camera  # measured: 0 for the quarter turns, about 3 for the front pair at 64x48
+        assert wrong > 2.5 * error and wrong > 10.0, camera  # measured: 13 to 36
+        assert depth_agrees > 0.9, camera
 
 
 def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(bridge) -> None:

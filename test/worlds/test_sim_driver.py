@@ -40,6 +40,10 @@ for cam in ("frontleft", "back", "hand"):
                              lambda m, c=cam: seen["images"].__setitem__(c, (m.encoding, m.height, m.width, len(m.data))), 5)
     node.create_subscription(CameraInfo, f"/spot/camera/{cam}/camera_info",
                              lambda m, c=cam: seen["info"].__setitem__(c, (m.height, m.width, list(m.k))), 5)
+seen["raw"] = None
+def keep_raw(m):
+    seen["raw"] = (m.height, m.width, bytes(m.data))
+node.create_subscription(Image, "/spot/camera/frontleft/image", keep_raw, 5)
 cmd = node.create_publisher(Twist, "/spot/cmd_vel", 10)
 clients = {s: node.create_client(Trigger, f"/spot/{s}") for s in ("claim", "power_on", "stand", "estop/gentle")}
 executor = SingleThreadedExecutor()
@@ -67,8 +71,13 @@ def drive(v, seconds):
         cmd.publish(Twist(linear=Twist().linear.__class__(x=v)))
         time.sleep(0.05)
 
-wait(lambda: seen["odom"] and len(seen["images"]) == 3 and len(seen["info"]) == 3 and cmd.get_subscription_count(), 120, "the driver")
+wait(lambda: seen["odom"] and len(seen["images"]) == 3 and len(seen["info"]) == 3 and seen["raw"] and cmd.get_subscription_count(),
+     120, "the driver")
 out = {"frames": seen["odom"][2:], "images": seen["images"], "info": {c: v[:2] for c, v in seen["info"].items()}}
+h, w, data = seen["raw"]
+corners = [data[0], data[w - 1], data[(h - 1) * w], data[h * w - 1]]
+out["frontleft_corners"] = min(corners)  # a sensor's corners see something: never the 0 of a turned render's gap
+out["frontleft_zero_fraction"] = data.count(0) / len(data)
 def where():
     return seen["odom"][:2]
 def moved(since):
@@ -124,10 +133,16 @@ def client_view(tmp_path_factory):
 def test_streams_carry_spot_names_encodings_and_mountings(client_view) -> None:
     assert client_view["frames"] == ["odom", "body"]
     images = client_view["images"]
-    assert images["frontleft"][:3] == ["mono8", 80, 60]  # greyscale, mounted turned by 90 degrees
+    # greyscale, at the published size (camera_size) as the sensor gives it: turned as mounted, not upright
+    assert images["frontleft"][:3] == ["mono8", 60, 80] and images["frontleft"][3] == 60 * 80
     assert images["back"][:3] == ["mono8", 60, 80] and images["hand"][:3] == ["rgb8", 60, 80]
     assert images["hand"][3] == 60 * 80 * 3
-    assert client_view["info"]["frontleft"] == [80, 60] and client_view["joint_states"] > 10
+    assert client_view["info"]["frontleft"] == [60, 80] and client_view["joint_states"] > 10
+
+
+def test_a_turned_camera_fills_its_whole_frame_as_a_sensor_does(client_view) -> None:
+    """The front cameras are rendered upright, larger, and turned into the published frame: no empty corners."""
+    assert client_view["frontleft_corners"] > 0 and client_view["frontleft_zero_fraction"] < 0.01
 
 
 def test_cmd_vel_moves_the_base_only_after_power_on_and_stand(client_view) -> None:

@@ -4,8 +4,10 @@ As Gazebo or ros2_control serve a simulated robot, this node makes the embedded 
 real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spot/...`` names):
 
 * streams at driver rates: odometry (nav_msgs/Odometry) and joint states at ``sim.state_rate_hz``,
-  each camera's image (in the profile's encoding and mounting rotation), camera_info and registered
-  depth at ``sim.camera_rate_hz``;
+  each camera's image, camera_info and registered depth at ``sim.camera_rate_hz``, as the mounted camera
+  gives them: the home renders the upright view (grown to cover the turned sensor, at the camera's focal
+  length), turned by minus the profile's ``rotation_deg`` into the published ``height`` x ``width``
+  (``camera_size`` overrides it), in the profile's encoding (``homiebot.robots.camera_rotation``);
 * ``cmd_vel`` (geometry_msgs/Twist) applied in real time within the profile's limits, and a
   ``cmd_vel_timeout`` as real drivers have: with no new command the base stops;
 * Trigger services that behave as on the robot: with ``sim.needs_power`` the base refuses to move
@@ -72,6 +74,7 @@ from std_srvs.srv import Trigger
 
 from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
+from homiebot.robots.camera_rotation import render_shape, to_mounted
 from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
@@ -702,20 +705,23 @@ class SimDriver:
         sent: list[tuple[Any, Any]] = []
         for name in self.cams:
             spec = self.profile.cameras[name]
-            size = self.size or (spec.height, spec.width)
+            raw = self.size or (spec.height, spec.width)  # the image as the driver publishes it
+            upright = render_shape(raw, spec.rotation_deg)
             with self._lock:
-                view = self.robot.render(size, (self._home_view(name),), fovy=_vertical_fov(spec, size),
+                view = self.robot.render(upright, (self._home_view(name),), fovy=_render_fovy(spec, raw, upright),
                                          segmentation=name in self.seg_pubs)
             frame = next(iter(view.values()))
             stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.cams[name]
-            messages = [(image_pub, _image(frame.rgb, spec, stamp, name))]
+            messages = [(image_pub, _image(frame.rgb, spec, raw, stamp, name))]
             if info_pub is not None:
-                messages.append((info_pub, _camera_info(frame.rgb.shape[:2], spec, stamp, name)))
-            if depth_pub is not None and frame.depth is not None:
-                messages.append((depth_pub, to_image(_mounted(frame.depth, spec), "depth", stamp, name)))
+                messages.append((info_pub, _camera_info(raw, spec, stamp, name)))
+            if depth_pub is not None and frame.depth is not None:  # by the nearest pixel: depth is never blended
+                depth = to_mounted(frame.depth, spec.rotation_deg, raw, order=0)
+                messages.append((depth_pub, to_image(depth, "depth", stamp, name)))
             if name in self.seg_pubs and frame.segmentation is not None:
-                messages.append((self.seg_pubs[name], to_image(_mounted(frame.segmentation, spec), "segmentation", stamp, name)))
+                ids = to_mounted(frame.segmentation, spec.rotation_deg, raw, order=0)
+                messages.append((self.seg_pubs[name], to_image(ids, "segmentation", stamp, name)))
             for pub, msg in messages:
                 pub.publish(msg)
             sent += messages
@@ -735,24 +741,27 @@ def _size(text: str) -> tuple[int, int] | None:
     return int(h), int(w)
 
 
-def _vertical_fov(spec: CameraSpec, size: tuple[int, int]) -> float:
-    h, w = size
-    return math.degrees(2 * math.atan(math.tan(math.radians(spec.hfov_deg) / 2) * h / w))
+def _focal(spec: CameraSpec, raw: tuple[int, int]) -> float:
+    """The focal length (pixels) of a camera publishing ``raw`` (height, width): its field of view spans
+    the published width; with square pixels the upright render has the same."""
+    return 0.5 * raw[1] / math.tan(math.radians(spec.hfov_deg) / 2)
 
 
-def _mounted(array: np.ndarray, spec: CameraSpec) -> np.ndarray:
-    """The image as the mounted camera sees it (a camera turned by 90 degrees gives a turned image)."""
-    return np.ascontiguousarray(np.rot90(array, k=spec.rotation_deg // 90))
+def _render_fovy(spec: CameraSpec, raw: tuple[int, int], upright: tuple[int, int]) -> float:
+    """The vertical field of view of the upright render (``upright`` = height, width) at the camera's focal length."""
+    return math.degrees(2 * math.atan(0.5 * upright[0] / _focal(spec, raw)))
 
 
-def _image(rgb: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
-    if spec.encoding == "mono8":
+def _image(rgb: np.ndarray, spec: CameraSpec, raw: tuple[int, int], stamp: int, frame: str) -> Image:
+    """The upright render as the mounted camera gives it: turned into the published ``raw`` frame (bilinear),
+    in the profile's encoding."""
+    if spec.encoding == "mono8":  # grey before turning: a third of the work
         data = (rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)).round().astype(np.uint8)
         channels = 1
     else:
         data = rgb[:, :, ::-1] if spec.encoding == "bgr8" else rgb
         channels = 3
-    data = _mounted(data, spec)
+    data = to_mounted(data, spec.rotation_deg, raw)
     msg = Image(height=data.shape[0], width=data.shape[1], encoding=spec.encoding, is_bigendian=0, step=data.shape[1] * channels)
     msg.header.stamp = stamp_of(stamp)
     msg.header.frame_id = frame
@@ -760,11 +769,10 @@ def _image(rgb: np.ndarray, spec: CameraSpec, stamp: int, frame: str) -> Image:
     return msg
 
 
-def _camera_info(shape: tuple[int, int], spec: CameraSpec, stamp: int, frame: str) -> CameraInfo:
-    h, w = shape
-    f = 0.5 * w / math.tan(math.radians(spec.hfov_deg) / 2)  # square pixels: the same focal length after turning
-    if spec.rotation_deg in (90, 270):
-        h, w = w, h
+def _camera_info(raw: tuple[int, int], spec: CameraSpec, stamp: int, frame: str) -> CameraInfo:
+    """The intrinsics of the published image (as a driver gives them: of the sensor's frame, before any turning)."""
+    h, w = raw
+    f = _focal(spec, raw)
     msg = CameraInfo(height=h, width=w, distortion_model="plumb_bob")
     msg.header.stamp = stamp_of(stamp)
     msg.header.frame_id = frame
@@ -776,7 +784,7 @@ def _camera_info(shape: tuple[int, int], spec: CameraSpec, stamp: int, frame: st
 
 PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
           Param("scene", "0", "the home: a seed (an integer) or a scene YAML file", types=(int,)),
-          Param("camera_size", "", "render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
+          Param("camera_size", "", "publish every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
           Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
 NODE = NodeDef("sim_driver", SimDriver, PARAMS)
