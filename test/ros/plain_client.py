@@ -5,7 +5,8 @@ arguments as JSON on standard input; prints one JSON line with what it saw.
 Modes: ``goals`` (hostile RunTask goals, collect their results and status events), ``session`` (a world
 reset while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
 graph subscribes to), ``services`` (malformed requests to the typed services), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
-its status events as they come).
+its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
+the driver's cmd_vel topic carried before and after).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import sys
 import time
 
 import rclpy
-from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import TaskStatus
+from geometry_msgs.msg import Twist
+from homiebot_msgs.action import ExecuteSubtask, RunTask
+from homiebot_msgs.msg import Subtask, TaskStatus
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -280,12 +282,44 @@ def watch(c: Client, args: dict) -> dict:
     return {"done": None}
 
 
+def cancel_motion(c: Client, args: dict) -> dict:
+    """Send one ExecuteSubtask goal; once the base has been commanded to move for a while, cancel it (as the task
+    manager does when an episode fails), then listen to the driver's cmd_vel: when the motion stopped and
+    whether anything moved the robot after the goal ended."""
+    twists: list[tuple[float, bool]] = []  # (arrival, non-zero)
+    c.node.create_subscription(Twist, args["cmd_vel"], lambda m: twists.append(
+        (time.monotonic(), any(abs(v) > 1e-9 for v in (m.linear.x, m.linear.y, m.linear.z, m.angular.x, m.angular.y, m.angular.z)))), 100)
+    client = ActionClient(c.node, ExecuteSubtask, "/homiebot/executor/execute")
+    if not client.wait_for_server(timeout_sec=120.0):
+        raise SystemExit("no /homiebot/executor/execute action server")
+    goal = ExecuteSubtask.Goal(episode=1, round=1, subtask=Subtask(action=Subtask.GO_TO, target=args["target"]), model=args["model"], seed=0)
+    handle = _wait(c, client.send_goal_async(goal), 60.0)
+    if handle is None or not handle.accepted:
+        raise SystemExit("the goal was not accepted")
+    deadline = time.monotonic() + 120.0
+    while sum(moving for _, moving in twists) < args["moving"] and time.monotonic() < deadline:
+        rclpy.spin_once(c.node, timeout_sec=0.05)
+    cancelled_at = time.monotonic()
+    _wait(c, handle.cancel_goal_async(), 30.0)
+    result = _wait(c, handle.get_result_async(), 60.0)
+    ended_at = time.monotonic()
+    c.spin(args["listen"])
+    stopped = next((t for t, moving in twists if t >= cancelled_at and not moving), None)
+    return {"moving_before": sum(moving for t, moving in twists if t < cancelled_at),
+            "status": result.status if result is not None else None,
+            "error_code": result.result.error_code if result is not None else None,
+            "stop_after": None if stopped is None else stopped - cancelled_at,
+            "result_after": ended_at - cancelled_at,
+            "moving_after_end": sum(moving for t, moving in twists if t > ended_at + args["in_flight"]),
+            "heard_after_end": sum(1 for t, _ in twists if t > ended_at + args["in_flight"])}
+
+
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
         print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
-                                "watch": watch}[mode](client, arguments)))
+                                "watch": watch, "cancel_motion": cancel_motion}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

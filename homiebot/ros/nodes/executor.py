@@ -232,6 +232,10 @@ class ExecutorNode:
             self.node.get_logger().error(f"execute failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")
             handle.abort()
             return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.FAILED, error_msg=f"{type(err).__name__}: {err}"[:2000])
+        if handle.is_cancel_requested:  # the robot's skill was stopped by the cancel (see _on_cancel): say so, with what ran
+            handle.canceled()
+            result.error_code, result.error_msg = ExecuteSubtask.Result.CANCELLED, "cancelled before the subtask ended"
+            return result
         handle.succeed()
         return result
 
