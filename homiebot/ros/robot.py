@@ -231,7 +231,11 @@ class Ros2Robot(Robot):
                                            f"with the arm's joints {self.kinematics.names} within {self.connect_timeout:.0f} s")
                 time.sleep(0.05)
         self._started = True  # from here on closing runs the shut-down procedure (a half-done start-up is undone too)
-        self._driver, self._driver_checked = self._odometry_publishers(), time.monotonic()
+        # the graph lists a publisher a moment after its first messages can arrive: an empty set here would make
+        # the first command take the driver for a restarted one
+        while not (publishers := self._odometry_publishers()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self._driver, self._driver_checked = publishers, time.monotonic()
         self._bring_up()
 
     def _bring_up(self) -> None:
