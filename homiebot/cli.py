@@ -96,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--video", action="store_true", help="also write episode.mp4")
     run.add_argument("--no-images", action="store_true", help="do not save the per-round PNG views")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
+    run.add_argument("--memory", metavar="DIR", help="demonstration memory folder: recall the user's demonstrations for the "
+                     "instruction (overrides the config's memory.root)")
+    run.add_argument("--memory-user", metavar="NAME", help="whose demonstrations to recall (overrides memory.user; needs a memory)")
     run.add_argument("--ask-me", action="store_true",
                      help="answer the planner's clarifying questions ([Ask, ...]) in this terminal")
     run.add_argument("--ask-timeout", type=float, default=120.0, help="seconds to wait for an answer (--ask-me)")
@@ -352,12 +355,28 @@ def _configure(args: argparse.Namespace) -> RunConfig:
         data["max_rounds"] = args.max_rounds
     if getattr(args, "approve", None):
         data["safety"]["approve"] = args.approve
+    _memory_overrides(args, data)
     data["output"]["video"] = data["output"]["video"] or args.video
     data["output"]["images"] = data["output"]["images"] and not args.no_images
     try:
         return RunConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(describe_validation_error(err)) from None
+
+
+def _memory_overrides(args: argparse.Namespace, data: dict) -> None:
+    """``--memory DIR`` and ``--memory-user NAME`` put into the config's memory section."""
+    root, user = getattr(args, "memory", None), getattr(args, "memory_user", None)
+    if root is None and user is None:
+        return
+    memory = dict(data.get("memory") or {})
+    if root is not None:
+        memory["root"] = root
+    if user is not None:
+        if "root" not in memory:
+            raise ConfigError("--memory-user: give the memory folder too (--memory DIR, or memory.root in the config)")
+        memory["user"] = user
+    data["memory"] = memory
 
 
 def _progress(step: StepRecord) -> None:

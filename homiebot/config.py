@@ -10,7 +10,16 @@ import difflib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from homiebot.contracts import Action
 from homiebot.safety.settings import SafetySettings
@@ -111,6 +120,16 @@ class SimDriverSettings(_Strict):
                            "episodes; the world needs lockstep: true too); real time otherwise")
 
 
+class MemorySettings(_Strict):
+    """The demonstration memory (``homiebot.memory``) the planner recalls from: segments of a user's
+    demonstrations in a home, kept in ``root/<home>/<user>/``."""
+
+    root: str = Field(description="the memories' folder (python -m homiebot.memory remember --memory ROOT)")
+    user: str = Field("default", description="whose demonstrations")
+    home: str | None = Field(None, description="which home's (default: the task's scene, as the recorder names it)")
+    k: int = Field(3, ge=1, le=20, description="segments recalled per episode")
+
+
 class RunConfig(_Strict):
     version: int = CONFIG_VERSION
     seed: int = 0
@@ -126,9 +145,18 @@ class RunConfig(_Strict):
     output: OutputSettings = OutputSettings()
     safety: SafetySettings = SafetySettings()
     sim_driver: SimDriverSettings | None = Field(None, description="start the sim driver node serving the world's robot profile")
+    memory: MemorySettings | None = Field(None, description="recall demonstrations for each instruction (none: no memory)")
     user: str = Field("none", description="who answers the planner's questions (Ask): none, simulated (from the "
                                           "task's hidden intent), persona:<name or file> (simulated, in character), ros (/homiebot/ask and "
                                           "/homiebot/answer topics)")
+
+    @model_serializer(mode="wrap")
+    def _without_unused_memory(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``memory`` key when no memory is configured (records of runs without one stay as they were)."""
+        data = handler(self)
+        if data.get("memory", True) is None:
+            del data["memory"]
+        return data
 
     @field_validator("user")
     @classmethod

@@ -111,11 +111,26 @@ class PromptBuilder:
             model_names=", ".join(name for name, _ in self.models), format=fmt, rules=RULES)
 
     def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,
-             round_index: int = 0, views: str | None = None) -> str:
+             round_index: int = 0, views: str | None = None, memories: Sequence[str] = ()) -> str:
         """The message that accompanies the four images in one round (``views``: their description, for a model
-        without vision)."""
-        return Template(self.user_template).safe_substitute(
+        without vision; ``memories``: captions of demonstration segments recalled for the task, best first,
+        put where the template says ``$memories`` or else after the task line)."""
+        shown = memory_section(memories)
+        text = Template(self.user_template).safe_substitute(
             task=instruction, views=views if views is not None else "not described", inventory=", ".join(inventory) if inventory else "None",
             history="\n".join(history) if history else "None",
             feedback="None" if feedback is None or (feedback.success and "answer" not in feedback.details) else feedback.message,
-            round=round_index)
+            round=round_index, memories=shown)
+        if not shown or "$memories" in self.user_template:
+            return text
+        first, _, rest = text.partition("\n")
+        return f"{first}\n{shown}\n{rest}" if rest else f"{first}\n{shown}"
+
+
+def memory_section(captions: Sequence[str]) -> str:
+    """The prompt's "What you were shown before" section: one line per recalled demonstration segment
+    (empty without any)."""
+    if not captions:
+        return ""
+    return "What you were shown before (recalled demonstrations, closest to the task first):\n" + \
+        "\n".join(f"- {c}" for c in captions)

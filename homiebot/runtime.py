@@ -14,8 +14,9 @@ from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
 from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
 from homiebot.executor import Executor, skill_name
+from homiebot.memory.recall import RecallingPlanner
 from homiebot.people.base import User
-from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError
+from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError, RecalledSegment
 from homiebot.records import EpisodeWriter
 from homiebot.safety.approval import Approver
 from homiebot.safety.gate import SafetyGate
@@ -151,6 +152,20 @@ def build_world(cfg: RunConfig, scene: Any) -> World:
         raise
 
 
+def recall_for(cfg: RunConfig, task: Task) -> list[RecalledSegment] | None:
+    """The demonstration segments recalled for ``task``'s instruction from the memory ``cfg.memory``
+    names (None without a memory); ConfigError when that memory cannot be opened."""
+    if cfg.memory is None:
+        return None
+    from homiebot.memory.recall import MemoryStoreError, home_name, open_memory, recall
+
+    try:
+        memory = open_memory(cfg.memory, home_name(scene_key(task, cfg.world.name) or task.id))
+        return recall(memory, task.instruction, cfg.memory.k)
+    except MemoryStoreError as err:
+        raise ConfigError(str(err)) from None
+
+
 def build_planner(cfg: RunConfig, override: dict | None = None) -> Planner:
     cls = registry.load("planners", cfg.planner.name)
     return _construct("planner", cls, {**cfg.planner.params, **(override or {})})  # type: ignore[return-value]
@@ -258,6 +273,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
     skills can run before the first round (to say which models are stand-ins)."""
     scene = _shared_scene(cfg.world.name, task)
     check_scene_names(task, scene, cfg.world.name)
+    memories = recall_for(cfg, task)
     world = build_world(cfg, scene)
     own_planner = planner is None
     executor = None
@@ -270,13 +286,14 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                             interruption=gate.state.interruption)
         if planner is None:
             planner = build_planner(cfg, planner_override)
+        agent_planner = planner if memories is None else RecallingPlanner(planner, memories)
         settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
                                  near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
         if user is None and cfg.user != "none":
             from homiebot.people.factory import make_user
 
             user = make_user(cfg.user, task, world.scene_description(), cfg.seed)
-        agent = Agent(world, planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate, user=user)
+        agent = Agent(world, agent_planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate, user=user)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal = task.goal

@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for demo, folder in demos:
                 memory = DemonstrationMemory(args.memory, args.home or demo.home, args.user or demo.user)
                 segs = segment(demo, args.method, folder)
-                memory.add(segs)
+                memory.add(segs, demo, folder)
                 print(f"{memory.folder}: {len(segs)} segments of '{demo.id}' ({len(memory.segments)} in all)")
             return 0
         memory = DemonstrationMemory(args.memory, args.home, args.user)

@@ -152,6 +152,7 @@ def record_in_home(script: Script, out: str | Path, size: int = 64, **kwargs: fl
     fail by chance) at ``size`` x ``size`` pixels."""
     from homiebot import runtime
     from homiebot.config import load_config
+    from homiebot.memory.recall import home_name
     from homiebot.tasks import load_task
 
     cfg = load_config(None)
@@ -164,7 +165,7 @@ def record_in_home(script: Script, out: str | Path, size: int = 64, **kwargs: fl
         skills = runtime.build_skills(cfg, world)
         executor = Executor(skills.skills, max_attempts=1)
         home = runtime.scene_key(task, cfg.world.name) or task.id
-        return record_demonstration(world, executor, script, out, home=_home_name(home), **kwargs)  # type: ignore[arg-type]
+        return record_demonstration(world, executor, script, out, home=home_name(home), **kwargs)  # type: ignore[arg-type]
     finally:
         world.close()
 
@@ -174,11 +175,6 @@ def _task_path(task: str) -> Path:
 
     path = Path(task)
     return path if path.exists() else Path(config_dir()) / task
-
-
-def _home_name(key: str) -> str:
-    """A folder-safe name for a home (the scene's key may be a path)."""
-    return Path(key).stem.replace(" ", "_") or "home"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

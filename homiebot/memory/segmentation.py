@@ -29,7 +29,8 @@ SURFACES = {"table", "kitchen_counter", "counter", "sofa", "desk", "tv_stand", "
 
 class Segment(BaseModel):
     """A stretch of a demonstration: frames ``first``..``last`` (inclusive), from ``start`` to ``end``
-    seconds, its key frames (frame indices), what was picked and put where, and a caption."""
+    seconds, its key frames (frame indices), what was picked and put where (``put``: object, place),
+    and a caption; in a memory also copies of its key frames' images."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     demo: str
@@ -45,6 +46,7 @@ class Segment(BaseModel):
     put: list[tuple[str, str]] = Field(default_factory=list)
     said: list[str] = Field(default_factory=list)
     caption: str
+    key_images: list[str] = Field(default_factory=list)  # the key frames' images kept with a memory (relative to its folder)
 
 
 @dataclass(frozen=True)

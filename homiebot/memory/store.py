@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,11 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from homiebot.memory.demonstration import Demonstration
 from homiebot.memory.segmentation import Segment
 
-MEMORY_VERSION = 1
+MEMORY_VERSION = 2  # 2: segments may carry copies of their key frames' images (``key_images``)
+READS = (1, 2)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -74,8 +77,11 @@ class DemonstrationMemory:
         if (self.folder / "segments.json").exists():
             self._load()
 
-    def add(self, segments: Sequence[Segment]) -> None:
-        """Remember ``segments`` (replacing those of the same demonstrations) and save the memory."""
+    def add(self, segments: Sequence[Segment], demo: Demonstration | None = None, demo_root: str | Path | None = None) -> None:
+        """Remember ``segments`` (replacing those of the same demonstrations) and save the memory; given
+        the demonstration and its folder, copies of the segments' key frames are kept with them."""
+        if demo is not None and demo_root is not None:
+            segments = [self._keep_key_images(s, demo, Path(demo_root)) for s in segments]
         demos = {s.demo for s in segments}
         keep = [i for i, s in enumerate(self.segments) if s.demo not in demos]
         fresh = np.stack([self._embed(s.caption) for s in segments]) if segments else np.zeros((0, self.vectors.shape[1]))
@@ -91,6 +97,26 @@ class DemonstrationMemory:
         scores = self.vectors @ self._embed(query)
         order = sorted(range(len(scores)), key=lambda i: (-float(scores[i]), i))[:k]
         return [Hit(self.segments[i], float(scores[i])) for i in order]
+
+    def key_image_paths(self, segment: Segment) -> list[Path]:
+        """The files of a remembered segment's key-frame images."""
+        return [self.folder / p for p in segment.key_images]
+
+    def _keep_key_images(self, segment: Segment, demo: Demonstration, root: Path) -> Segment:
+        """``segment`` with its key frames' images copied to ``frames/<demo>/`` in the memory's folder."""
+        kept = []
+        for i in segment.key_frames:
+            image = demo.frames[i].image
+            if not image:
+                continue
+            rel = f"frames/{segment.demo}/{i:04d}{Path(image).suffix or '.png'}"
+            try:
+                (self.folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(root / image, self.folder / rel)
+            except OSError as err:
+                raise MemoryStoreError(f"cannot keep the key frame {root / image} in {self.folder}: {err.strerror or err}") from None
+            kept.append(rel)
+        return segment.model_copy(update={"key_images": kept})
 
     def save(self) -> None:
         """Write ``segments.json`` and ``embeddings.npy`` in the memory's folder."""
@@ -111,8 +137,9 @@ class DemonstrationMemory:
         except ValidationError as err:
             first = err.errors()[0]
             raise MemoryStoreError(f"{path}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
-        if index.version != MEMORY_VERSION:
-            raise MemoryStoreError(f"{path}: memory version {index.version} is not supported (this homiebot reads {MEMORY_VERSION})")
+        if index.version not in READS:
+            raise MemoryStoreError(f"{path}: memory version {index.version} is not supported (this homiebot reads "
+                                   f"{', '.join(map(str, READS))})")
         try:
             vectors = np.load(self.folder / "embeddings.npy", allow_pickle=False)
         except (OSError, ValueError) as err:

@@ -35,6 +35,19 @@ class GroundTruthSource(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RecalledSegment:
+    """A segment of a remembered demonstration retrieved for the episode's instruction
+    (``homiebot.memory``): its caption, its cosine similarity to the instruction, what was put where
+    (object, place: the segmentation's structured record), and its key frames' image files."""
+
+    caption: str
+    score: float
+    demo: str = ""
+    put: tuple[tuple[str, str], ...] = ()
+    key_frames: tuple[str, ...] = ()
+
+
 @dataclass
 class EpisodeContext:
     """Given to a planner when an episode starts."""
@@ -44,6 +57,7 @@ class EpisodeContext:
     seed: int
     world: GroundTruthSource | None = None  # only privileged planners may use it
     ask: bool = False  # someone answers [Ask, <question>]: the planner may ask
+    memories: list[RecalledSegment] = field(default_factory=list)  # recalled for the instruction, best first
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class PlannerRequest:
     feedback: Feedback | None
     observation: Observation | None
     scene_map: dict | None = None  # the semantic map's summary, when perception is "mapped"
+    memories: list[RecalledSegment] = field(default_factory=list)  # demonstration segments recalled for the instruction
 
 
 @dataclass(frozen=True)

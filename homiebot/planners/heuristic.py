@@ -20,7 +20,9 @@ four views, and what seems to rest on what) and from feedback, and chooses the n
   E1 -> retry with another model, then give up on that object if an alternative exists;
   E2 -> find the dropped object and pick it up again.
 
-Instructions are read by ``homiebot.planners.understanding`` (free-form: questions, politeness,
+An instruction that refers to a demonstration ("like I showed you", "where I keep it") takes its place
+from the segments recalled from the demonstration memory (``planners/recalled.py``); with none that
+fits, it asks or reports. Instructions are read by ``homiebot.planners.understanding`` (free-form: questions, politeness,
 pronouns, several destinations, relative places, "somewhere in the kitchen", "one of", conditions,
 negation). The first round's analysis states the goal it understood (also in the episode record).
 What it cannot read it asks about in the first round ([Ask, ...]); with nobody to ask it reports it
@@ -75,6 +77,7 @@ from homiebot.planners.instructions import (
 )
 from homiebot.planners.models import choose_model
 from homiebot.planners.people import HandOver, hand_over_step, read_hand_over, situate_remark
+from homiebot.planners.recalled import resolve, unresolved_phrase
 from homiebot.planners.understanding import Understanding, understand_request
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
@@ -152,9 +155,12 @@ class HeuristicPlanner(Planner):
         self.hand_over: HandOver | None = read_hand_over(context.task.instruction) if context.task.has_person else None
         instruction = self.hand_over.instruction if self.hand_over is not None else (
             (situate_remark(context.task.instruction) if context.task.has_person else None) or context.task.instruction)
-        self.read = understand_request(instruction, SHARED_EMBEDDER if self.embeddings else None)
+        shown = resolve(instruction, context.memories)  # "like I showed you": the place from recalled demonstrations
+        self.read = understand_request(shown.instruction, SHARED_EMBEDDER if self.embeddings else None)
+        if shown.unresolved:
+            self.read = Understanding(Plan(), [unresolved_phrase(shown)])
         self.can_ask = context.ask
-        if not self.read.plan.goals and not self.can_ask:
+        if not self.read.plan.goals and not self.can_ask and not shown.unresolved:
             try:  # nothing could be read: the older grammar's refusal lists what it understands
                 parse_instruction(context.task.instruction)
             except UnsupportedInstruction as err:

@@ -514,7 +514,7 @@ class HFPlanner(Planner):
         system = self.prompts.system()
         views = None if self.vision else describe_views(request.observation)
         user = self.prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round,
-                                 views=views)
+                                 views=views, memories=[m.caption for m in request.memories])
         example = example_exchange(self.prompts, self.models, self.output_format) if self.in_context_example else None
         recorded = user if example is None else f"Example question:\n{example[0]}\nExample answer:\n{example[1]}\n\n{user}"
         template = getattr(self.processor, "chat_template", None)
@@ -725,7 +725,8 @@ class HFPlanner(Planner):
         torch, _ = _require_ml()
         assert self.prompts is not None
         system = self.prompts.system()
-        user = self.prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round)
+        user = self.prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round,
+                                 memories=[m.caption for m in request.memories])
         msgs: list[dict[str, Any]] = []
         recorded = user
         if self.in_context_example:

@@ -184,10 +184,11 @@ class OpenAIPlanner(Planner):
             self._names.update(sightings(request.observation))
         views = None if self.vision else describe_views(request.observation)
         user_text = self._prompts.user(request.instruction, request.inventory, request.history, request.feedback, request.round,
-                                       views=views)
+                                       views=views, memories=[m.caption for m in request.memories])
         content: str | list[dict[str, Any]] = user_text  # plain text: what text-only chat templates expect
         if self.send_images and request.observation is not None:
-            content = [{"type": "text", "text": user_text}, *self._image_parts(request.observation)]
+            content = [{"type": "text", "text": user_text}, *self._image_parts(request.observation),
+                       *self._key_frame_parts(request)]
         messages: list[dict[str, Any]] = [{"role": "system", "content": self._prompts.system()}, {"role": "user", "content": content}]
 
         started = time.perf_counter()
@@ -216,6 +217,21 @@ class OpenAIPlanner(Planner):
         parts = []
         for view in VIEW_NAMES:
             image: dict[str, Any] = {"url": png_data_url(observation.views[view].rgb)}
+            if self.image_detail is not None:
+                image["detail"] = self.image_detail
+            parts.append({"type": "image_url", "image_url": image})
+        return parts
+
+    def _key_frame_parts(self, request: PlannerRequest) -> list[dict[str, Any]]:
+        """The recalled demonstrations' key frames, after the four views (files that cannot be read are left out)."""
+        parts = []
+        for path in (p for m in request.memories for p in m.key_frames):
+            try:
+                with Image.open(path) as im:
+                    rgb = np.asarray(im.convert("RGB"))
+            except OSError:
+                continue
+            image: dict[str, Any] = {"url": png_data_url(rgb)}
             if self.image_detail is not None:
                 image["detail"] = self.image_detail
             parts.append({"type": "image_url", "image_url": image})
