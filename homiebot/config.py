@@ -115,7 +115,7 @@ class SimDriverSettings(_Strict):
     the deploy graph run against simulation. Leave it out on the robot."""
 
     scene: str = Field("0", description="the home: a generator seed or a scene YAML file")
-    camera_size: str = Field("", description="render every camera at HEIGHTxWIDTH (empty: each camera's own resolution)")
+    camera_size: str = Field("", description="publish every camera at HEIGHTxWIDTH, as the driver sends it (empty: each camera's own resolution)")
     lockstep: bool = Field(False, description="simulated time advances only when the bridge steps it (reproducible "
                            "episodes; the world needs lockstep: true too); real time otherwise")
 
