@@ -32,7 +32,7 @@ from homiebot.records import StorageError, finalise_leftovers
 from homiebot.registry import PluginError
 from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
-from homiebot.tasks import TaskError, load_task
+from homiebot.tasks import Exploration, Task, TaskError, load_task
 from homiebot.training.episodes import ExportError
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ USER_ERRORS = (ConfigError, SceneError, TaskError, PluginError, PlannerConfigErr
 GOAL_REACHED, GOAL_NOT_REACHED, USER_ERROR, COULD_NOT_RUN, INTERRUPTED = 0, 1, 2, 3, 130
 STORAGE_FAILED = 74  # sysexits' EX_IOERR
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
+EXPLORE_STOPS: int = Exploration.model_fields["max_stops"].default  # `--explore` without a number
 
 
 def outcome(goal_satisfied: bool | None, ended: bool, termination: str) -> int:
@@ -99,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--memory", metavar="DIR", help="demonstration memory folder: recall the user's demonstrations for the "
                      "instruction (overrides the config's memory.root)")
     run.add_argument("--memory-user", metavar="NAME", help="whose demonstrations to recall (overrides memory.user; needs a memory)")
+    run.add_argument("--explore", nargs="?", const=EXPLORE_STOPS, type=int, metavar="STOPS",
+                     help=f"explore the home before the instruction: drive to the frontiers of the map, at most STOPS stops "
+                          f"(default {EXPLORE_STOPS}); needs mapped perception (e.g. --config config/sif_mapped.yaml)")
     run.add_argument("--ask-me", action="store_true",
                      help="answer the planner's clarifying questions ([Ask, ...]) in this terminal")
     run.add_argument("--ask-timeout", type=float, default=120.0, help="seconds to wait for an answer (--ask-me)")
@@ -392,6 +396,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     task = load_task(args.task) if args.task else make_task(args.instruction, args.scene)
     if args.task and args.instruction:
         task = task.model_copy(update={"instruction": args.instruction})
+    if args.explore is not None:
+        task = _with_exploration(task, cfg, args.explore)
     out = _out_dir(args.out or cfg.output.dir)
     for orphan in finalise_leftovers(out, "the process that ran this episode ended before it did (killed, or the machine "
                                      "stopped); the rounds it finished are kept", orphans_only=True):
@@ -400,6 +406,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(task_line(task.instruction, cfg.planner.name, cfg.seed,
                         cfg.skill_profile if isinstance(cfg.skill_profile, str) else "custom"), flush=True)
+        if args.explore is not None:
+            print(f"exploring the home first (at most {args.explore} frontier stops), then the instruction", flush=True)
     started = time.perf_counter()
     approver = None
     if cfg.safety.approve != "never":
@@ -434,6 +442,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if view is not None:
         _finish_view(view)
     return outcome(record.goal_satisfied, record.ended, record.termination)
+
+
+def _with_exploration(task: Task, cfg: RunConfig, stops: int) -> Task:
+    """The task with an exploration phase of at most ``stops`` frontier stops (``--explore``)."""
+    if cfg.perception.mode != "mapped":
+        raise ConfigError("--explore builds the map the planner keeps: it needs mapped perception (perception.mode: mapped, "
+                          "e.g. --config config/sif_mapped.yaml)")
+    try:
+        return task.model_copy(update={"explore": Exploration(max_stops=stops)})
+    except ValidationError as err:
+        raise ConfigError(f"--explore {stops}: {describe_validation_error(err)}") from None
 
 
 def _say_stand_ins(skills: SkillSet) -> None:

@@ -41,6 +41,8 @@ def test_run_instruction_in_generated_scene(tmp_path):
     (["run", "dance the tango", "--scene", "1", "--planner", "oracle"], "needs a task goal"),
     (["run", "dance the tango", "--scene", "1"], "does not understand 'dance the tango'"),
     (["run", "put the apple in the fridge", "--scene", "no/such/scene.yaml"], "cannot read scene file"),
+    (["run", "--task", str(DEMO_TASK), "--explore"], "--explore builds the map the planner keeps: it needs mapped perception"),
+    (["run", "--task", str(DEMO_TASK), "--config", "config/sif_mapped.yaml", "--explore", "0"], "--explore 0: max_stops"),
 ])
 def test_user_errors_exit_2_with_a_message(args, message, tmp_path):
     out = homiebot(*args, "--out", str(tmp_path))
@@ -48,6 +50,16 @@ def test_user_errors_exit_2_with_a_message(args, message, tmp_path):
     assert message in out.stderr
     assert "Traceback" not in out.stderr
     assert not list(tmp_path.iterdir()), "a failed start must not leave half-written folders"
+
+
+def test_explore_maps_the_home_before_the_instruction(tmp_path):
+    """Mapped perception knows nothing at the start: without --explore the heuristic explores rooms in its first
+    rounds (see test/perception/test_mapped_mode.py); after the exploration phase the fridge is in its map."""
+    out = homiebot("run", "--task", str(DEMO_TASK), "--config", "config/sif_mapped.yaml", "--explore", "--no-images",
+                   "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "exploring the home first (at most 40 frontier stops), then the instruction" in out.stdout
+    assert "round  1 | [Go to, fridge_1]" in out.stdout, out.stdout
 
 
 def test_bad_config_value_names_the_field(tmp_path):
