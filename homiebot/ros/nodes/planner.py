@@ -5,6 +5,9 @@ The four views come from the camera topics (matched by the round's stamp). A pri
 (the oracle) gets a mirror of the simulator's state, kept up to date from /homiebot/world/state.
 When the world keeps a semantic map (its observations say ``mapped``), the request's ``scene_map``
 is the round's map summary from /homiebot/map/summary, as ``homiebot run`` passes the world's.
+With a demonstration memory in the config (``memory:``), each episode's planner is handed the segments
+recalled for its instruction, as ``homiebot run`` does; a memory that cannot serve the task's home and
+user refuses the episode with the reason.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from homiebot.planners.base import EpisodeContext, PlannerConfigError, PlannerRequest
+from homiebot.config import ConfigError
+from homiebot.memory.recall import RecallingPlanner
+from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerRequest
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.services import ErrorMapping, TypedServer
-from homiebot.runtime import SceneCache, build_planner
+from homiebot.runtime import SceneCache, build_planner, recall_for
 from homiebot.scenes import scene_source
 from homiebot.tasks import Task
 from homiebot.yamlio import format_validation_error, parse_yaml
@@ -70,6 +75,7 @@ class PlannerNode:
             self.cfg = self.cfg.model_copy(update={"planner": self.cfg.planner.model_copy(update={"name": params["planner"], "params": {}})})
         self.wait = params["image_timeout"]
         self.planner = build_planner(self.cfg)  # fails at start-up for unknown planners or bad parameters
+        self.active: Planner = self.planner  # this episode's: handed the recalled demonstrations when the config names a memory
         self.mirror: MirrorWorld | None = None
         self._initial = _InitialStates(self.cfg.world.name)
         self.kinds = tuple(self.planner.needs_views)
@@ -80,7 +86,7 @@ class PlannerNode:
         # a planner refusing the instruction is the user's error: the caller reports it, the node logs no traceback
         self.servers = (
             TypedServer(node, ResetPlanner, "/homiebot/planner/reset", self.reset,
-                        (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED),
+                        (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED), ErrorMapping(ConfigError, ResetPlanner.Response.REFUSED),
                          ErrorMapping(InvalidRequest, ResetPlanner.Response.INVALID_REQUEST)), ResetPlanner.Response.FAILED),
             TypedServer(node, Plan, "/homiebot/planner/plan", self.plan,
                         (ErrorMapping(PlannerConfigError, Plan.Response.CONFIG_ERROR),
@@ -89,10 +95,12 @@ class PlannerNode:
     def reset(self, request: ResetPlanner.Request) -> ResetPlanner.Response:
         task = read_task(request.task)
         models = models_from_msg(request.models)
+        memories = recall_for(self.cfg, task)  # ConfigError when the memory cannot serve this home and user
+        self.active = self.planner if memories is None else RecallingPlanner(self.planner, memories)
         self.mirror = self._initial.of(task)
-        self.planner.reset(EpisodeContext(task=task, models=models, seed=int(request.seed), world=self.mirror))
-        return ResetPlanner.Response(planner=self.cfg.planner.name, understood=self.planner.understood() or "",
-                                     report=self.planner.report() or "")
+        self.active.reset(EpisodeContext(task=task, models=models, seed=int(request.seed), world=self.mirror))
+        return ResetPlanner.Response(planner=self.cfg.planner.name, understood=self.active.understood() or "",
+                                     report=self.active.report() or "")
 
     def plan(self, request: Plan.Request) -> Plan.Response:
         r, episode = int(request.round), int(request.episode)
@@ -107,11 +115,11 @@ class PlannerNode:
         scene_map = self.cache.wait_json("map/summary", episode, r, self.wait)["summary"] if meta.get("mapped") else None
         planner_request = PlannerRequest(r, request.system, request.user, request.instruction, list(request.inventory),
                                          list(request.history), feedback, obs, scene_map=scene_map)
-        reply = self.planner.plan(planner_request)
+        reply = self.active.plan(planner_request)
         # asked after every round, as the in-process loop asks after End: what it understood, and why it stopped
         return Plan.Response(text=reply.text, usage=[Measure(name=k, value=float(v)) for k, v in reply.usage.items()],
-                             prompt=reply.prompt or "", understood=self.planner.understood() or "",
-                             report=self.planner.report() or "")
+                             prompt=reply.prompt or "", understood=self.active.understood() or "",
+                             report=self.active.report() or "")
 
     def interrupt(self) -> None:
         """The process is stopping: a round waiting for its views gives up now."""
