@@ -14,7 +14,7 @@ from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
 from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
 from homiebot.executor import Executor, skill_name
-from homiebot.memory.recall import RecallingPlanner
+from homiebot.memory.recall import MemoryStoreError, RecallingPlanner, home_name, open_memory, recall
 from homiebot.people.base import User
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError, RecalledSegment
 from homiebot.records import EpisodeWriter
@@ -157,8 +157,6 @@ def recall_for(cfg: RunConfig, task: Task) -> list[RecalledSegment] | None:
     names (None without a memory); ConfigError when that memory cannot be opened."""
     if cfg.memory is None:
         return None
-    from homiebot.memory.recall import MemoryStoreError, home_name, open_memory, recall
-
     try:
         memory = open_memory(cfg.memory, home_name(scene_key(task, cfg.world.name) or task.id))
         return recall(memory, task.instruction, cfg.memory.k)

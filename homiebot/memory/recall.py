@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from pathlib import Path
 
 from homiebot.config import MemorySettings
-from homiebot.memory.store import DemonstrationMemory, MemoryStoreError
+from homiebot.memory.store import FOLDER_NAME, DemonstrationMemory, MemoryStoreError
 from homiebot.planners.base import EpisodeContext, Planner, PlannerReply, PlannerRequest, RecalledSegment
-
-_FOLDER_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def home_name(scene_key: str) -> str:
     """A folder-safe name for a home, as the recorder names it: a scene file's stem; a scene given
     inline (a generated home) by a digest of its key."""
     stem = Path(scene_key).stem.replace(" ", "_")
-    if stem and len(stem) <= 64 and _FOLDER_SAFE.match(stem):
+    if stem and len(stem) <= 64 and FOLDER_NAME.match(stem):
         return stem
     return "home_" + hashlib.sha1(scene_key.encode()).hexdigest()[:12] if scene_key else "home"
 

@@ -24,7 +24,7 @@ from homiebot.memory.segmentation import Segment
 
 MEMORY_VERSION = 2  # 2: segments may carry copies of their key frames' images (``key_images``)
 READS = (1, 2)
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a home or user name: one safe folder
 
 
 class MemoryStoreError(ValueError):
@@ -67,7 +67,7 @@ class DemonstrationMemory:
 
     def __init__(self, root: str | Path, home: str, user: str = "default", encoder: Encoder | None = None) -> None:
         for what, name in (("home", home), ("user", user)):
-            if not _NAME.match(name):
+            if not FOLDER_NAME.match(name):
                 raise MemoryStoreError(f"{what} '{name}' cannot name a memory folder (letters, digits, '_', '.', '-')")
         self.home, self.user = home, user
         self.folder = Path(root) / home / user

@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import time
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -82,6 +84,21 @@ def png_data_url(rgb: np.ndarray) -> str:
     buffer = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8)).save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _key_frame_url(path: str) -> str | None:
+    """A key frame's file as a PNG data URL, read again only when the file changed (an episode sends the
+    same ones every round); None when it cannot be read."""
+    try:
+        return _encoded_file(path, os.stat(path).st_mtime_ns)
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _encoded_file(path: str, mtime_ns: int) -> str:
+    with Image.open(path) as im:
+        return png_data_url(np.asarray(im.convert("RGB")))
 
 
 class OpenAIPlanner(Planner):
@@ -214,28 +231,18 @@ class OpenAIPlanner(Planner):
 
     # ---- request ---------------------------------------------------------------------------
     def _image_parts(self, observation: Observation) -> list[dict[str, Any]]:
-        parts = []
-        for view in VIEW_NAMES:
-            image: dict[str, Any] = {"url": png_data_url(observation.views[view].rgb)}
-            if self.image_detail is not None:
-                image["detail"] = self.image_detail
-            parts.append({"type": "image_url", "image_url": image})
-        return parts
+        return [self._image_part(png_data_url(observation.views[view].rgb)) for view in VIEW_NAMES]
 
     def _key_frame_parts(self, request: PlannerRequest) -> list[dict[str, Any]]:
         """The recalled demonstrations' key frames, after the four views (files that cannot be read are left out)."""
-        parts = []
-        for path in (p for m in request.memories for p in m.key_frames):
-            try:
-                with Image.open(path) as im:
-                    rgb = np.asarray(im.convert("RGB"))
-            except OSError:
-                continue
-            image: dict[str, Any] = {"url": png_data_url(rgb)}
-            if self.image_detail is not None:
-                image["detail"] = self.image_detail
-            parts.append({"type": "image_url", "image_url": image})
-        return parts
+        urls = (_key_frame_url(path) for m in request.memories for path in m.key_frames)
+        return [self._image_part(url) for url in urls if url is not None]
+
+    def _image_part(self, url: str) -> dict[str, Any]:
+        image: dict[str, Any] = {"url": url}
+        if self.image_detail is not None:
+            image["detail"] = self.image_detail
+        return {"type": "image_url", "image_url": image}
 
     def _format_field(self) -> dict[str, Any]:
         """The ``response_format`` field of this round's request (none in mode ``none``)."""

@@ -34,6 +34,11 @@ def quarter_turns(angle_deg: float) -> int:
     return int(round(angle_deg / 90.0)) % 4
 
 
+def _off_quarter(angle_deg: float) -> float:
+    """Degrees ``angle_deg`` is off its nearest quarter turn (0 for 0, 90, 180, 270)."""
+    return angle_deg - 90.0 * round(angle_deg / 90.0)
+
+
 def upright_shape(shape: tuple[int, int], angle_deg: float) -> tuple[int, int]:
     """The upright frame (height, width) of a sensor frame ``shape`` turned by ``angle_deg``: the same
     size, swapped when the nearest quarter turn is odd (Spot's front cameras: 480x640 -> 640x480)."""
@@ -46,7 +51,7 @@ def render_shape(shape: tuple[int, int], angle_deg: float) -> tuple[int, int]:
     frame ``shape``, turned by ``angle_deg``, lies wholly inside it. The upright frame itself when the
     angle is a multiple of 90 degrees."""
     uh, uw = upright_shape(shape, angle_deg)
-    residual = math.radians(angle_deg - 90.0 * round(angle_deg / 90.0))  # what the quarter turn leaves
+    residual = math.radians(_off_quarter(angle_deg))
     c, s = abs(math.cos(residual)), abs(math.sin(residual))
     need_h, need_w = uh * c + uw * s, uw * c + uh * s
 
@@ -102,9 +107,8 @@ def rotate(image: np.ndarray, angle_deg: float, shape_out: tuple[int, int], orde
         raise ValueError(f"order must be 0 (nearest) or 1 (bilinear), got {order}")
     shape_in = (int(image.shape[0]), int(image.shape[1]))
     shape_out = (int(shape_out[0]), int(shape_out[1]))
-    k = quarter_turns(angle_deg)
-    if abs(angle_deg - 90.0 * round(angle_deg / 90.0)) < _EPS and upright_shape(shape_in, angle_deg) == shape_out:
-        return np.ascontiguousarray(np.rot90(image, k=k))  # exact: no sampling
+    if abs(_off_quarter(angle_deg)) < _EPS and upright_shape(shape_in, angle_deg) == shape_out:
+        return np.ascontiguousarray(np.rot90(image, k=quarter_turns(angle_deg)))  # exact: no sampling
     index, weights, fixed, valid = _sampling(float(angle_deg), shape_in, shape_out, order)
     flat = image.reshape(shape_in[0] * shape_in[1], -1)
     if weights is None or fixed is None:
@@ -139,11 +143,9 @@ def upright_intrinsics(fx: float, fy: float, cx: float, cy: float, shape: tuple[
     point turns with the image, and the focal length is kept, which is exact for square pixels
     (fx = fy; a quarter turn swaps fx and fy). For other pixels and angles the turned image is no longer
     a pinhole image with axis-aligned focal lengths: their geometric mean stands for both."""
-    k = quarter_turns(angle_deg)
-    exact = abs(angle_deg - 90.0 * round(angle_deg / 90.0)) < _EPS
-    if k % 2:
+    if quarter_turns(angle_deg) % 2:
         fx, fy = fy, fx
-    if not exact:
+    if abs(_off_quarter(angle_deg)) >= _EPS:
         fx = fy = math.sqrt(fx * fy)
     cx2, cy2 = rotate_point(cx, cy, angle_deg, shape, upright_shape(shape, angle_deg))
     return fx, fy, cx2, cy2
