@@ -1,6 +1,7 @@
 """``python -m homiebot.memory``: record, segment, remember and recall demonstrations.
 
     python -m homiebot.memory record --script toys --out demos/toys
+    python -m homiebot.memory from-bag run_bag --robot spot --camera hand --speech /speech --home flat --out demos/teleop
     python -m homiebot.memory segment demos/toys --method gaze+speech
     python -m homiebot.memory remember demos/toys --memory memory --user alex
     python -m homiebot.memory recall "where do the toys go" --memory memory --user alex
@@ -24,6 +25,26 @@ def _parser() -> argparse.ArgumentParser:
     rec.add_argument("--script", required=True)
     rec.add_argument("--out", required=True, help="folder for demonstration.json and its frames")
     rec.add_argument("--size", type=int, default=128, help="view side in pixels")
+    bag = sub.add_parser("from-bag", help="a demonstration from a ROS 2 bag of a teleoperated run")
+    bag.add_argument("bag", help="a rosbag2 folder (MCAP or SQLite)")
+    bag.add_argument("--out", required=True, help="folder for demonstration.json and its frames")
+    bag.add_argument("--home", required=True, help="the home the run was in (memories are kept per home)")
+    bag.add_argument("--user", default="default", help="who demonstrated")
+    bag.add_argument("--id", help="the demonstration's id (default: the bag folder's name)")
+    bag.add_argument("--task", default="", help="what was demonstrated, in words")
+    bag.add_argument("--robot", help="a robot profile (spot, fetch or a YAML file): its driver's topic names and types")
+    bag.add_argument("--camera", help="the profile's camera giving the first-person frames (default: its policy camera)")
+    bag.add_argument("--image-topic", help="image topic (default: the profile camera's, else /homiebot/camera/front/image)")
+    bag.add_argument("--speech", help="transcript topic (std_msgs/String)")
+    bag.add_argument("--speech-stamp", choices=("end", "start"), default="end",
+                     help="whether a transcript arrives when the speech ends (a recogniser's final result) or starts")
+    bag.add_argument("--gaze", help="gaze topic (geometry_msgs/PointStamped, image pixels); default: the image centre")
+    bag.add_argument("--gripper-joint", nargs=3, metavar=("NAME", "OPEN", "CLOSED"),
+                     help="the gripper's joint in joint_states and its open and closed positions (default: the profile's)")
+    bag.add_argument("--rooms", help="YAML file: room name -> [x0, y0, x1, y1] in the odometry frame")
+    bag.add_argument("--detector", help="a perception detector (owlv2, detectron2, ...) for detections and gaze")
+    bag.add_argument("--detector-param", action="append", default=[], metavar="KEY=VALUE", help="a detector parameter (repeatable)")
+    bag.add_argument("--fps", type=float, default=2.0, help="frames kept per second")
     seg = sub.add_parser("segment", help="print a demonstration's segments (and boundary scores when scripted)")
     seg.add_argument("demo", help="a demonstration folder")
     seg.add_argument("--method", default="gaze+speech", choices=METHODS)
@@ -49,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from homiebot.memory.record import main as record
 
             return record(["--script", args.script, "--out", args.out, "--size", str(args.size)])
+        if args.command == "from-bag":
+            from homiebot.memory.bag_cli import from_bag
+
+            return from_bag(args)
         if args.command == "segment":
             demo = load_demonstration(args.demo)
             for s in segment(demo, args.method, args.demo):
