@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build homiebot's interface packages (``homiebot_msgs``, and ``control_msgs`` for Fetch) into an environment.
+"""Build homiebot's interface packages (``homiebot_msgs``, ``control_msgs`` for Fetch, ``bosdyn_api_msgs`` for Spot) into an environment.
 
 Neither is published on PyPI: their definitions live in ``interfaces/<package>`` and this script turns
 them into packages rclpy can use, with the same code generators a ROS 2 Jazzy build runs
@@ -416,6 +416,22 @@ CONTROL_MSGS = Package(
     "assert GripperCommand.Goal().command.max_effort == 0.0 and PointHead.Result() is not None\n"
     + _INTROSPECTION_CHECK + "check_introspection('control_msgs', 'action', 'FollowJointTrajectory_Goal', 7)\n")
 
+BOSDYN_API_MSGS = Package(
+    "bosdyn_api_msgs", "5.0.1",
+    "The bosdyn_api_msgs interfaces homiebot's Spot profile reads (ManipulatorState, which spot_ros2 publishes on "
+    "manipulation_state, and its two enums), built from their definitions.",
+    ("geometry_msgs", "std_msgs", "builtin_interfaces"),
+    "from rclpy.serialization import deserialize_message, serialize_message\n"
+    "from bosdyn_api_msgs.msg import ManipulatorState, ManipulatorStateCarryState, ManipulatorStateStowState\n"
+    "state = ManipulatorState(gripper_open_percentage=12.5, is_gripper_holding_item=True)\n"
+    "state.stow_state.value = ManipulatorStateStowState.STOWSTATE_DEPLOYED\n"
+    "state.carry_state.value = ManipulatorStateCarryState.CARRY_STATE_CARRIABLE\n"
+    "back = deserialize_message(serialize_message(state), ManipulatorState)\n"
+    "assert (back.gripper_open_percentage, back.is_gripper_holding_item, back.stow_state.value) == (12.5, True, 2), back\n"
+    "assert ManipulatorState().has_field == 255 and ManipulatorState.VELOCITY_OF_HAND_IN_ODOM_FIELD_SET == 64\n"
+    + _INTROSPECTION_CHECK + "check_introspection('bosdyn_api_msgs', 'msg', 'ManipulatorState', 9)\n")
+
+
 def _declared_version(name: str) -> str:
     """The version a package's own package.xml declares (homiebot_msgs': the contract's major, then minor)."""
     import re
@@ -441,7 +457,7 @@ HOMIEBOT_MSGS = Package(
     "assert reply.passed and reply.subtask.action == 'End', reply\n"
     + _INTROSPECTION_CHECK + "check_introspection('homiebot_msgs', 'msg', 'Subtask', 3)\n")
 
-PACKAGES = {p.name: p for p in (CONTROL_MSGS, HOMIEBOT_MSGS)}
+PACKAGES = {p.name: p for p in (CONTROL_MSGS, BOSDYN_API_MSGS, HOMIEBOT_MSGS)}
 
 
 def _verify(spec: Package, paths: dict[str, Path]) -> None:

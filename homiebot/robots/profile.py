@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from homiebot import resources
 from homiebot.robots.kinematics import ArmKinematics, CameraMount
 from homiebot.robots.kinematics import Joint as KJoint
+from homiebot.robots.manipulator_state import GRIPPER_STATE_TYPES
 from homiebot.yamlio import format_validation_error, read_yaml
 
 ROBOTS_DIR = resources.config_dir() / "robots"
@@ -186,6 +187,9 @@ class RobotProfile(_Strict):
     gripper_joint: tuple[str, float, float] | None = Field(None, description="the fingers' joint in joint_states: name, "
                                                          "position open, position closed (the sim driver publishes it)")
     gripper_max_effort: float = Field(60.0, gt=0, description="max_effort of a GripperCommand goal (N)")
+    gripper_state: Interface | None = Field(None, description="the driver's gripper state topic: whether the gripper "
+                                            "holds something, as the robot tells (Spot: manipulation_state, "
+                                            "bosdyn_api_msgs/msg/ManipulatorState)")
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")
     shutdown: list[str] = Field(default_factory=list, description="services called, in order, when the bridge closes")
@@ -214,6 +218,12 @@ class RobotProfile(_Strict):
                 raise ValueError(f"{group} calls the driver's e-stop services {operators}: homiebot never does, they "
                                  "belong to the operator's E-Stop (calling them can take E-Stop authority from the "
                                  "operator); use a stop service (Spot: stop)")
+        if self.gripper_state is not None:
+            if self.gripper_state.type not in GRIPPER_STATE_TYPES:
+                raise ValueError(f"gripper_state: the bridge reads {', '.join(GRIPPER_STATE_TYPES)}, not "
+                                 f"'{self.gripper_state.type}'")
+            if not self.gripper:
+                raise ValueError("gripper_state needs a gripper (its open / close services or command action)")
         if "trajectory" in self.arm:
             if self.kinematics is None:
                 raise ValueError("arm.trajectory (a FollowJointTrajectory action) needs a kinematics table")

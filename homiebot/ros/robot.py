@@ -36,7 +36,10 @@ home under the same names.
   the driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
   here, so the bridge integrates the deltas it sends from the profile's ``arm_ready`` pose: before the
   first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
-  close services; whether it holds something is unknown (None) for the same reason.
+  close services; whether it holds something is the driver's gripper state (``gripper_state``: Spot's
+  ``manipulation_state``, bosdyn_api_msgs/msg/ManipulatorState ``is_gripper_holding_item`` and
+  ``gripper_open_percentage``), read from a message that arrived after the last gripper command; without
+  one in the profile it is unknown (None).
 * An arm taking joint trajectories (``arm.trajectory``: control_msgs/FollowJointTrajectory, Fetch):
   the hand is the forward kinematics of the measured ``joint_states`` over the profile's kinematic
   table; each end-effector delta is solved (IK seeded with the measured joints) into a one-point
@@ -80,6 +83,7 @@ from homiebot.robot import (
 )
 from homiebot.robots.camera_rotation import to_upright, upright_intrinsics, upright_shape
 from homiebot.robots.kinematics import Unreachable
+from homiebot.robots.manipulator_state import gripper_reading, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
 from homiebot.ros.messages import ns_of
@@ -133,6 +137,9 @@ class Ros2Robot(Robot):
         self._sent = {"cmd_vel": 0, "arm_goals": 0}  # and what this bridge sent since
         self._holding: bool | None = None  # what the gripper's action result said (None: it cannot tell)
         self._joint_count = 0  # joint_states messages received (to wait for one after a motion)
+        self._gripper_reading: tuple[float, bool] | None = None  # the driver's gripper state: (open fraction, holding)
+        self._gripper_count = 0  # gripper state messages received
+        self._gripper_after = -1  # the count when the last gripper command returned (a reading must be newer)
         self._driver: set[bytes] = set()  # the odometry publishers start() brought up (a newcomer is a restarted driver)
         self._driver_checked = 0.0
         p = profile
@@ -155,6 +162,8 @@ class Ros2Robot(Robot):
         node.create_subscription(Odometry, p.topic(p.odometry.name), self._on_odom, 10)
         if p.joint_states is not None:
             node.create_subscription(JointState, p.topic(p.joint_states.name), self._on_joints, 10)
+        if p.gripper_state is not None and "gripper" not in p.unverified:
+            node.create_subscription(manipulator_state_type(p.robot), p.topic(p.gripper_state.name), self._on_gripper_state, 10)
         for cam, spec in p.cameras.items():
             node.create_subscription(Image, p.topic(spec.image), self._keeper(self._images, cam), 2)
             if spec.info:
@@ -182,6 +191,17 @@ class Ros2Robot(Robot):
             self._joint_history.append(msg)
             self._joint_count += 1
 
+    def _on_gripper_state(self, msg: Any) -> None:
+        reading = gripper_reading(msg)
+        with self._lock:
+            self._gripper_reading = reading
+            self._gripper_count += 1
+
+    @property
+    def _reads_gripper_state(self) -> bool:
+        p = self.profile
+        return p.gripper_state is not None and "gripper" not in p.unverified
+
     def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
         """A callback that keeps the newest message of a camera's stream in ``store``."""
 
@@ -200,6 +220,8 @@ class Ros2Robot(Robot):
         deadline = time.monotonic() + self.connect_timeout
         while True:
             missing = [p.topic(p.odometry.name)] if self._odom is None else []
+            if self._reads_gripper_state and self._gripper_count == 0:
+                missing.append(p.topic(p.gripper_state.name))  # type: ignore[union-attr]
             missing += [topic for topic, cam in images.items() if cam not in self._images]
             if not missing:
                 break
@@ -482,6 +504,20 @@ class Ros2Robot(Robot):
     def gripper_state(self) -> GripperState:
         if not self.capabilities.gripper:
             raise Unsupported(f"{self.profile.robot} has no gripper the bridge can command")
+        if self._reads_gripper_state:  # the driver's own: a message from after the last gripper command
+            p = self.profile
+            deadline = time.monotonic() + self.call_timeout
+            while True:
+                with self._lock:
+                    reading, count = self._gripper_reading, self._gripper_count
+                if reading is not None and count > self._gripper_after + 1:  # not one already on its way
+                    return GripperState(*reading)
+                if time.monotonic() > deadline:
+                    topic = p.topic(p.gripper_state.name)  # type: ignore[union-attr]
+                    raise RobotUnavailable(f"{p.robot}: no gripper state on {topic} after the last gripper command "
+                                           f"within {self.call_timeout:.0f} s")
+                self._alive()
+                time.sleep(0.005)
         return GripperState(self._gripper_open, self._holding)
 
     # ---- commands --------------------------------------------------------------------------------------
@@ -730,6 +766,8 @@ class Ros2Robot(Robot):
         else:
             self.call("gripper_close" if goal else "gripper_open")
             self._gripper_open = 0.0 if goal else 1.0
+            with self._lock:
+                self._gripper_after = self._gripper_count  # the gripper's state is read from a newer message
             report = MotionReport()
         if not report.message:
             self._gripper_sent = (goal, now)
@@ -794,6 +832,8 @@ def driver_interfaces(profile: RobotProfile) -> dict[str, list[str]]:
     trajectory = "trajectory" in p.arm and "arm" not in p.unverified
     if p.joint_states is not None and (any(spec.chain for spec in p.cameras.values()) or trajectory):
         published.append(p.topic(p.joint_states.name))
+    if p.gripper_state is not None and "gripper" not in p.unverified:
+        published.append(p.topic(p.gripper_state.name))
     actions = [p.arm["trajectory"].name] if trajectory else []
     if "command" in p.gripper and "gripper" not in p.unverified:
         actions.append(p.gripper["command"].name)

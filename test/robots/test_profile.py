@@ -44,3 +44,19 @@ def test_services_that_wait_for_the_robot_have_their_own_timeouts(tmp_path) -> N
     (tmp_path / "spot.yaml").write_text(text)
     with pytest.raises(ProfileError, match="timeout"):
         load_profile(tmp_path / "spot.yaml")
+
+
+def test_spots_gripper_state_is_the_drivers_manipulation_state() -> None:
+    spot = load_profile("spot")
+    assert spot.gripper_state is not None
+    assert (spot.topic(spot.gripper_state.name), spot.gripper_state.type) == ("/spot/manipulation_state",
+                                                                              "bosdyn_api_msgs/msg/ManipulatorState")
+
+
+def test_a_gripper_state_of_a_type_the_bridge_cannot_read_is_a_profile_error(tmp_path) -> None:
+    text = (ROBOTS_DIR / "spot.yaml").read_text().replace("type: bosdyn_api_msgs/msg/ManipulatorState",
+                                                          "type: sensor_msgs/msg/JointState")
+    (tmp_path / "spot.yaml").write_text(text)
+    with pytest.raises(ProfileError, match=r"gripper_state: the bridge reads bosdyn_api_msgs/msg/ManipulatorState, "
+                                           r"not 'sensor_msgs/msg/JointState'"):
+        load_profile(tmp_path / "spot.yaml")

@@ -250,6 +250,132 @@ def test_joint_states_lacking_a_cameras_joint_fail_start_up_naming_it(bridge) ->
         robot.close()
 
 
+def test_spots_gripper_state_comes_from_the_sim_drivers_manipulation_state(bridge) -> None:
+    """The sim driver publishes what spot_ros2 publishes on /spot/manipulation_state (bosdyn_api_msgs'
+    ManipulatorState), from the simulated gripper: closed on nothing, it holds nothing."""
+    robot, _ = bridge
+    infos = robot.node.get_publishers_info_by_topic("/spot/manipulation_state")
+    assert [info.topic_type for info in infos] == ["bosdyn_api_msgs/msg/ManipulatorState"]
+    robot.set_gripper(1.0)  # the hand in the air: nothing between the jaws
+    closed = robot.gripper_state()
+    assert closed.open_fraction == pytest.approx(0.0) and closed.holding is False
+    robot.set_gripper(0.0)
+    opened = robot.gripper_state()
+    assert opened.open_fraction == pytest.approx(1.0) and opened.holding is False
+
+
+class PlainSpotDriver:
+    """A stand-in for spot_ros2 that knows only its names and types (one node in this process): odometry,
+    joint_states, the cameras and their depth, cmd_vel, the profile's Trigger services, and manipulation_state
+    (bosdyn_api_msgs/msg/ManipulatorState) saying after close_gripper whether the jaws closed on
+    something (``object_between_jaws``: they stop at 20 % open and the robot says it holds it)."""
+
+    def __init__(self, profile) -> None:
+        from bosdyn_api_msgs.msg import ManipulatorState
+        from geometry_msgs.msg import Twist
+        from nav_msgs.msg import Odometry
+        from rclpy.node import Node
+        from sensor_msgs.msg import Image, JointState
+        from std_srvs.srv import Trigger
+
+        from homiebot.ros.common import spin_in_background
+
+        self.profile, self.object_between_jaws = profile, False
+        self.state = ManipulatorState(gripper_open_percentage=100.0, is_gripper_holding_item=False)
+        self.node = node = Node(f"plain_spot_driver_{os.getpid()}", use_global_arguments=False)
+        t = profile.topic
+        self.odom = node.create_publisher(Odometry, t(profile.odometry.name), 10)
+        self.joints = node.create_publisher(JointState, t(profile.joint_states.name), 10)
+        self.manipulation = node.create_publisher(ManipulatorState, t(profile.gripper_state.name), 10)
+        self.images = [(node.create_publisher(Image, t(spec.image), 2), spec) for spec in profile.cameras.values()]
+        self.depths = [node.create_publisher(Image, t(spec.depth), 2) for spec in profile.cameras.values() if spec.depth]
+        node.create_subscription(Twist, t(profile.cmd_vel.name), lambda msg: None, 10)
+        self.calls: list[str] = []
+        for role, iface in {**profile.services, **{f"gripper_{k}": v for k, v in profile.gripper.items()}}.items():
+            node.create_service(Trigger, t(iface.name), self._trigger(role))
+        self.table = profile.kinematics.build()
+        node.create_timer(0.05, self._tick)
+        self.executor, _ = spin_in_background(node)
+
+    def _trigger(self, role: str):  # noqa: ANN202 - a service callback
+        def handle(request, response):
+            self.calls.append(role)
+            if role == "gripper_close":
+                held = self.object_between_jaws
+                self.state.gripper_open_percentage, self.state.is_gripper_holding_item = (20.0 if held else 0.0), held
+            elif role == "gripper_open":
+                self.state.gripper_open_percentage, self.state.is_gripper_holding_item = 100.0, False
+            response.success, response.message = True, f"{role}: done"
+            return response
+
+        return handle
+
+    def _tick(self) -> None:
+        from nav_msgs.msg import Odometry
+        from sensor_msgs.msg import Image, JointState
+
+        stamp = self.node.get_clock().now().to_msg()
+        odom = Odometry()
+        odom.header.stamp, odom.pose.pose.orientation.w = stamp, 1.0
+        self.odom.publish(odom)
+        names = [self.profile.joint_name(n) for n in self.table.names] + [self.profile.joint_name("arm_f1x")]
+        self.joints.publish(JointState(name=names, position=[float(v) for v in self.table.rest] + [0.0]))
+        self.manipulation.publish(self.state)
+        for pub, spec in self.images:
+            channels = 1 if spec.encoding == "mono8" else 3
+            image = Image(height=12, width=16, encoding=spec.encoding, step=16 * channels, data=bytes(12 * 16 * channels))
+            image.header.stamp = stamp
+            pub.publish(image)
+        for pub in self.depths:
+            depth = Image(height=12, width=16, encoding="32FC1", step=16 * 4, data=np.ones((12, 16), np.float32).tobytes())
+            depth.header.stamp = stamp
+            pub.publish(depth)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+class Grasp(Policy):
+    """Closes the gripper where the hand is, then says it is done."""
+
+    family = "octo"
+    image_size = (12, 16)
+    rate_hz = 10.0
+
+    def act(self, obs: PolicyObservation) -> list:
+        from homiebot.skills.policy import EndEffectorDelta
+
+        return [EndEffectorDelta(np.zeros(3), np.zeros(3), 1.0, terminate=True)]
+
+
+def test_a_grasp_that_misses_is_reported_from_the_drivers_gripper_state(bridge) -> None:
+    """A Pick is judged by the robot's signals: after the gripper closed, the driver's manipulation_state
+    says whether it holds something. Closed on nothing: the attempt fails as grasp_missed; closed on
+    something: the Pick succeeded."""
+    profile = load_profile("spot").model_copy(update={"namespace": "spot_plain"})  # a driver of its own, beside the sim one
+    driver = PlainSpotDriver(profile)
+    robot = Ros2Robot(profile, connect_timeout=60.0)
+    try:
+        robot.start()
+        world = BridgeWorld(robot)
+        skill = PolicySkill("octo", policy=Grasp(), actions=["Pick"], camera="hand", max_steps=3, stow=False)
+        pick = Subtask(action=Action.PICK, target="green_can")
+        missed = Executor({"octo": skill}, max_attempts=1).execute(pick, "octo", world, 0, 1)
+        assert "gripper_close" in driver.calls
+        assert missed.feedback.code is ErrorCode.E1 and missed.feedback.details["reason"] == SkillFailure.GRASP_MISSED.value
+        assert robot.gripper_state().holding is False
+        robot.set_gripper(0.0)
+        driver.object_between_jaws = True
+        held = Executor({"octo": skill}, max_attempts=1).execute(pick, "octo", world, 0, 1)
+        assert held.feedback.success, held.feedback.message
+        state = robot.gripper_state()
+        assert state.holding is True and state.open_fraction == pytest.approx(0.2)
+    finally:
+        robot.close()
+        driver.close()
+
+
 def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:
     robot, _ = bridge
     world = BridgeWorld(robot)

@@ -14,7 +14,9 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too;
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
   end-effector speed limit, ``arm_unstow`` (the hand to the profile's ``arm_ready`` pose) and
-  ``arm_stow``, and the gripper's open / close services;
+  ``arm_stow``, and the gripper's open / close services; the gripper's state (``gripper_state``: Spot's
+  ``manipulation_state``, bosdyn_api_msgs/msg/ManipulatorState) at the state rate, holding when the home's
+  gripper has an object grasped;
 * for a profile whose arm takes joint trajectories (Fetch): a FollowJointTrajectory action server
   (the final point's joints -> the hand's pose by the profile's kinematic table -> the home's arm
   approaches it at the end-effector speed limit; the result says when it is there, or that the
@@ -76,6 +78,7 @@ from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
 from homiebot.robots.camera_rotation import render_shape, to_mounted
 from homiebot.robots.kinematics import Unreachable
+from homiebot.robots.manipulator_state import manipulator_state, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node
@@ -129,6 +132,9 @@ class SimDriver:
         self._frame = 0
         self.odom_pub = node.create_publisher(Odometry, p.topic(p.odometry.name), 10)
         self.joint_pub = node.create_publisher(JointState, p.topic(p.joint_states.name), 10) if p.joint_states else None
+        # the gripper's state as the driver tells it (Spot: manipulation_state, whether the gripper holds something)
+        self.gripper_state_pub = (node.create_publisher(manipulator_state_type(p.robot), p.topic(p.gripper_state.name), 10)
+                                  if p.gripper_state is not None else None)
         self.truth_pub = node.create_publisher(String, GROUND_TRUTH_TOPIC, RELIABLE)
         self.cams = {name: self._camera_pubs(spec_) for name, spec_ in p.cameras.items() if name in p.sim.views}
         # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
@@ -603,6 +609,9 @@ class SimDriver:
         self.odom_pub.publish(self._odometry(stamp))
         if self.joint_pub is not None:
             self.joint_pub.publish(self._joints(stamp))
+        if self.gripper_state_pub is not None:
+            gripper = self.robot.gripper_state()
+            self.gripper_state_pub.publish(manipulator_state(self.profile.robot, gripper.open_fraction, bool(gripper.holding)))
         if truth:
             self.truth_pub.publish(String(data=json.dumps(self._truth(stamp))))
 
