@@ -38,7 +38,7 @@ def open_memory(settings: MemorySettings, home: str) -> DemonstrationMemory:
 def recall(memory: DemonstrationMemory, instruction: str, k: int) -> list[RecalledSegment]:
     """The ``k`` segments closest in meaning to ``instruction``, best first, as the planner sees them."""
     return [RecalledSegment(caption=h.segment.caption, score=round(h.score, 4), demo=h.segment.demo,
-                            put=tuple((o, p) for o, p in h.segment.put),
+                            put=tuple((o, p) for o, p in h.segment.put), room=h.segment.room,
                             key_frames=tuple(str(p) for p in memory.key_image_paths(h.segment)))
             for h in memory.search(instruction, k)]
 

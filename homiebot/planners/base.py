@@ -39,13 +39,15 @@ class GroundTruthSource(Protocol):
 class RecalledSegment:
     """A segment of a remembered demonstration retrieved for the episode's instruction
     (``homiebot.memory``): its caption, its cosine similarity to the instruction, what was put where
-    (object, place: the segmentation's structured record), and its key frames' image files."""
+    (object, place: the segmentation's structured record), its key frames' image files, and the room
+    the demonstrator was in (None when not known)."""
 
     caption: str
     score: float
     demo: str = ""
     put: tuple[tuple[str, str], ...] = ()
     key_frames: tuple[str, ...] = ()
+    room: str | None = None
 
 
 @dataclass

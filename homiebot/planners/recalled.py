@@ -6,7 +6,9 @@ such a reference and, from the recalled segments' structured put records (object
 ``homiebot.memory.segmentation.Segment``), rewrites the instruction into one the heuristic planner
 reads ("put the red toy block in the drawer"). The object the instruction names picks the record
 (word overlap with the demonstrated object's name, best-recalled segment first); a pronoun takes the
-best-recalled put. Without a matching record the reference stays unresolved: the planner asks or
+best-recalled put. A place named by its category only (a demonstration from a robot's bag, where a
+detector knows "sink" but not which sink) is qualified by the room it was demonstrated in ("in the
+sink in the kitchen"). Without a matching record the reference stays unresolved: the planner asks or
 reports it, never guesses a place.
 """
 
@@ -59,8 +61,9 @@ def resolve(instruction: str, memories: Sequence[RecalledSegment]) -> Resolution
     record = placement(thing, memories)
     if record is None:
         return Resolution(instruction, reference, unresolved=True)
-    (obj, place), demo = record
-    return Resolution(f"put the {_words(obj)} {_relation(place)} the {_words(place)}", reference, source=demo)
+    (obj, place), segment = record
+    where = f" in the {_words(segment.room)}" if segment.room and place in RECEPTACLE_TYPES and segment.room not in place else ""
+    return Resolution(f"put the {_words(obj)} {_relation(place)} the {_words(place)}{where}", reference, source=segment.demo)
 
 
 def unresolved_phrase(resolution: Resolution) -> str:
@@ -75,11 +78,11 @@ def thing_words(instruction: str, reference: str) -> list[str]:
     return [_EVERYDAY.get(singular(w), singular(w)) for w in text.split() if w not in _DROP]
 
 
-def placement(thing: Sequence[str], memories: Sequence[RecalledSegment]) -> tuple[tuple[str, str], str] | None:
+def placement(thing: Sequence[str], memories: Sequence[RecalledSegment]) -> tuple[tuple[str, str], RecalledSegment] | None:
     """The recalled put record (object, place) whose object shares the most words with ``thing``
-    (best-recalled first among equals) and its demonstration; with no thing words, the best-recalled
-    put; None when nothing fits."""
-    records = [((obj, place), m.demo) for m in memories for obj, place in m.put]
+    (best-recalled first among equals) and its segment; with no thing words, the best-recalled put;
+    None when nothing fits."""
+    records = [((obj, place), m) for m in memories for obj, place in m.put]
     if not thing:
         return records[0] if records else None
     wanted = set(thing)

@@ -52,7 +52,7 @@ def test_an_episode_that_needs_the_demonstration_fails_without_the_memory_and_su
     assert "like i showed you" in (without.error or "")
     with_memory, _ = run_episode(config(memory_root), task)
     assert with_memory.goal_satisfied is True and with_memory.termination == "end"
-    assert with_memory.understood == "move red toy block -> drawer"
+    assert with_memory.understood == "move red toy block -> drawer in the bedroom"  # the room it was shown in
     assert "[Put, red_toy_block, drawer]" in [s.output.subtask.text() for s in with_memory.steps if s.output]
 
 

@@ -56,3 +56,14 @@ def test_the_heuristic_reports_a_reference_it_cannot_resolve_and_acts_on_one_it_
     assert '"End"' in reply.text and "like i showed you" in (planner.report() or "")
     planner.reset(EpisodeContext(task=task, models=[], seed=0, memories=RECALLED))
     assert planner.understood() == "move red toy block -> drawer" and planner.report() is None
+
+
+def test_a_place_known_by_its_category_only_is_qualified_by_the_room_it_was_shown_in() -> None:
+    # a demonstration from a robot's bag: the detector named the place "sink", the odometry the room
+    from_bag = [RecalledSegment("In the kitchen. Put the mug in the sink.", 0.6, "teleop", (("mug", "sink"),), room="kitchen"),
+                RecalledSegment("In the kitchen. Put the cereal box on the kitchen counter.", 0.5, "teleop",
+                                (("cereal_box", "kitchen_counter"),), room="kitchen")]
+    assert resolve("put the mug where it belongs", from_bag).instruction == "put the mug in the sink in the kitchen"
+    assert resolve("put the cereal where I keep it", from_bag).instruction == "put the cereal box on the kitchen counter"
+    assert resolve("put the mug where it belongs", [RecalledSegment("", 0.6, "t", (("mug", "sink"),))]).instruction == \
+        "put the mug in the sink"  # no room known: the place as shown
