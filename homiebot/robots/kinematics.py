@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -109,6 +109,21 @@ class ArmKinematics:
         high = np.where(np.isfinite(self.upper), self.upper, math.pi)
         spread = np.random.default_rng(0).random((RESTARTS, len(self.active)))
         self.restarts = [low + (high - low) * row for row in spread]
+
+    @property
+    def held(self) -> dict[str, float]:
+        """The held joints (a torso lift) and the values they are held at."""
+        return {j.name: float(j.value) for j in self.joints if j.kind != "fixed" and j.value is not None}
+
+    def hold(self, name: str, value: float) -> None:
+        """Hold a held joint at ``value`` from now on (its measured value: a torso lift the robot moved)."""
+        for i, joint in enumerate(self.joints):
+            if joint.name == name and joint.kind != "fixed" and joint.value is not None:
+                if not math.isfinite(value):
+                    raise ValueError(f"joint {name}: a held value must be finite, not {value}")
+                self.joints[i] = replace(joint, value=float(value))
+                return
+        raise ValueError(f"joint {name} is not held in this table (held: {sorted(self.held) or 'none'})")
 
     # ---- forward ---------------------------------------------------------------------------------
     def transform(self, q: Vector) -> np.ndarray:

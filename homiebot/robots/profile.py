@@ -144,6 +144,20 @@ class HeadSpec(_Strict):
     max_velocity: float = Field(1.57, gt=0, description="the goal's max_velocity (rad/s)")
 
 
+class TorsoSpec(_Strict):
+    """A lift the arm rides on, with a joint-trajectory controller of its own (Fetch: ``torso_lift_joint`` on
+    ``torso_controller/follow_joint_trajectory``). The arm's table holds it (``value``); the bridge reads
+    where it is from joint_states, and puts it at ``height`` when it brings the robot up."""
+
+    trajectory: Interface = Field(description="its control_msgs/action/FollowJointTrajectory action")
+    joint: str = Field(description="its joint: held in the arm's kinematic table, published in joint_states")
+    height: float = Field(description="where the bridge puts it at start-up (m, within the joint's limits): the "
+                          "manipulation height")
+    max_velocity: float = Field(0.1, gt=0, description="m/s (the URDF's velocity limit): a goal takes distance / this")
+    tolerance: float = Field(0.005, gt=0, description="a lift within this of height is not commanded; after a goal, "
+                             "one more than four times this away is an error (m)")
+
+
 
 class SimSpec(_Strict):
     """How the sim driver serves the embedded home under this profile."""
@@ -180,6 +194,8 @@ class RobotProfile(_Strict):
     kinematics: KinematicsSpec | None = Field(None, description="the arm's kinematic table (needed by a trajectory arm "
                                               "and by a camera on chain: arm)")
     head: HeadSpec | None = Field(None, description="a head turned by a PointHead action, and the views it gives")
+    torso: TorsoSpec | None = Field(None, description="a lift the arm rides on, commanded to its manipulation height at "
+                                    "start-up and read from joint_states")
     gripper: dict[str, Interface] = Field(default_factory=dict, description="e.g. open, close (Trigger services), "
                                           "command (a control_msgs GripperCommand action)")
     gripper_max_gap: float = Field(0.1, gt=0, description="the gap between the fingers when open (m): a GripperCommand "
@@ -232,7 +248,24 @@ class RobotProfile(_Strict):
             except ValueError as err:
                 raise ValueError(f"kinematics: {err}") from None
         self._check_cameras()
+        self._check_torso()
         return self
+
+    def _check_torso(self) -> None:
+        torso = self.torso
+        if torso is None:
+            return
+        if torso.trajectory.type != "control_msgs/action/FollowJointTrajectory":
+            raise ValueError(f"torso.trajectory is a control_msgs/action/FollowJointTrajectory, not '{torso.trajectory.type}'")
+        if self.joint_states is None:
+            raise ValueError("torso: the bridge reads the lift from joint_states, but the profile names no joint_states topic")
+        joint = next((j for j in self.kinematics.joints if j.name == torso.joint), None) if self.kinematics else None
+        if joint is None or joint.value is None or joint.type != "prismatic" or joint.limits is None:
+            raise ValueError(f"torso.joint '{torso.joint}' must be a prismatic joint with limits held (value) in the "
+                             "kinematics table")
+        low, high = joint.limits
+        if not low <= torso.height <= high:
+            raise ValueError(f"torso.height {torso.height} is outside {torso.joint}'s limits [{low}, {high}]")
 
     def _check_cameras(self) -> None:
         for name, spec in self.cameras.items():

@@ -46,6 +46,11 @@ home under the same names.
   trajectory for the table's joints, sent, and its result awaited. ``stow_arm`` brings the hand to
   ``arm_ready``. The gripper is a GripperCommand action (position = the profile's ``gripper_max_gap``
   times the open fraction); a result ``stalled`` short of closed is the robot saying it holds something.
+  Joints the table holds (Fetch's torso lift) are read from the same joint_states when they carry them.
+* A torso (``torso``: its own FollowJointTrajectory action, Fetch's ``torso_controller/follow_joint_trajectory``):
+  bringing the robot up puts it at the profile's ``height`` (``set_torso``), once the start-up services ran
+  and only when joint_states say it is elsewhere; the arm's table and the head camera's chain read it from
+  joint_states.
 """
 
 from __future__ import annotations
@@ -146,8 +151,8 @@ class Ros2Robot(Robot):
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
         self._image_ns: dict[str, int] = {}  # the newest image's stamp per camera (a turned head waits for a newer one)
-        self.trajectory_client = self.gripper_client = self.head_client = None
-        if "trajectory" in p.arm or "command" in p.gripper or self._has_head:
+        self.trajectory_client = self.gripper_client = self.head_client = self.torso_client = None
+        if "trajectory" in p.arm or "command" in p.gripper or self._has_head or self._has_torso:
             from rclpy.action import ActionClient
 
             actions = _control_msgs(p.robot)
@@ -157,6 +162,8 @@ class Ros2Robot(Robot):
                 self.gripper_client = ActionClient(node, actions.GripperCommand, p.topic(p.gripper["command"].name))
             if p.head is not None and self._has_head:
                 self.head_client = ActionClient(node, actions.PointHead, p.topic(p.head.point.name))
+            if p.torso is not None and self._has_torso:
+                self.torso_client = ActionClient(node, actions.FollowJointTrajectory, p.topic(p.torso.trajectory.name))
         self.cmd_pub = node.create_publisher(Twist, p.topic(p.cmd_vel.name), 10)
         self.arm_pub = node.create_publisher(PoseStamped, p.topic(p.arm["pose"].name), 10) if "pose" in p.arm else None
         node.create_subscription(Odometry, p.topic(p.odometry.name), self._on_odom, 10)
@@ -235,8 +242,17 @@ class Ros2Robot(Robot):
         for client, needed in ((self.trajectory_client, caps.arm), (self.gripper_client, caps.gripper)):
             if client is not None and needed and not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
                 raise RobotUnavailable(f"{p.robot}: no action server {client._action_name} within {self.connect_timeout:.0f} s")
-        if self.head_client is not None and not self.head_client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
-            raise RobotUnavailable(f"{p.robot}: no action server {self.head_client._action_name} within {self.connect_timeout:.0f} s")
+        for client in (self.head_client, self.torso_client):
+            if client is not None and not client.wait_for_server(timeout_sec=max(deadline - time.monotonic(), 1.0)):
+                raise RobotUnavailable(f"{p.robot}: no action server {client._action_name} within {self.connect_timeout:.0f} s")
+        while self.torso_client is not None:  # joint_states carrying the torso (brought to its height below)
+            try:
+                self._torso_height()
+                break
+            except RobotUnavailable:
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
         for cam, mount in self.mounts.items():  # cameras placed by joints: wait for joint states carrying them
             while True:
                 try:
@@ -266,6 +282,8 @@ class Ros2Robot(Robot):
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
             self._sim_ns, self._driver_counts = self._step(0.0, {}, None)
+        if self.torso_client is not None and self.profile.torso is not None:
+            self.set_torso(self.profile.torso.height)
 
     def _odometry_publishers(self) -> set[bytes]:
         topic = self.profile.topic(self.profile.odometry.name)
@@ -490,6 +508,13 @@ class Ros2Robot(Robot):
             index = {n: i for i, n in enumerate(msg.name)}
             names = [self.profile.joint_name(n) for n in self.kinematics.names]
             if all(n in index and index[n] < len(msg.position) for n in names):
+                torso = self.profile.torso.joint if self.profile.torso is not None else None
+                for held in self.kinematics.held:  # a torso lift: where joint_states say it is
+                    i = index.get(self.profile.joint_name(held), len(msg.position))
+                    if i < len(msg.position):
+                        self.kinematics.hold(held, float(msg.position[i]))
+                    elif held == torso:
+                        return None  # a commanded torso must be measured
                 return np.array([float(msg.position[index[n]]) for n in names])
         return None
 
@@ -498,7 +523,8 @@ class Ros2Robot(Robot):
         q = self._joints_of_arm()
         if q is None:
             assert self.kinematics is not None
-            raise RobotUnavailable(f"{self.profile.robot}: joint_states lack the arm's joints {self.kinematics.names}")
+            torso = [self.profile.torso.joint] if self.profile.torso is not None else []
+            raise RobotUnavailable(f"{self.profile.robot}: joint_states lack the arm's joints {[*torso, *self.kinematics.names]}")
         return q
 
     def gripper_state(self) -> GripperState:
@@ -641,23 +667,27 @@ class Ros2Robot(Robot):
 
     def _send_trajectory(self, goal_q: np.ndarray, duration: float) -> MotionReport:
         """Send a one-point trajectory reaching ``goal_q`` after ``duration`` and wait for its result."""
-        from builtin_interfaces.msg import Duration
-        from trajectory_msgs.msg import JointTrajectoryPoint
-
         assert self.kinematics is not None and self.trajectory_client is not None
-        actions = _control_msgs(self.profile.robot)
-        goal = actions.FollowJointTrajectory.Goal()
-        goal.trajectory.joint_names = list(self.kinematics.names)
         seconds = max(float(duration), 0.05)
-        point = JointTrajectoryPoint(positions=[float(v) for v in goal_q],
-                                     time_from_start=Duration(sec=int(seconds), nanosec=int((seconds % 1) * 1e9)))
-        goal.trajectory.points = [point]
+        goal = self._trajectory_goal(list(self.kinematics.names), [float(v) for v in goal_q], seconds)
         result = self._action(self.trajectory_client, goal, seconds + self.call_timeout, timed=True)
         self.counters.add("arm_trajectory")
         self._fresh_joints(self._joint_count)
         if result.error_code != 0:
             return MotionReport(clipped=True, duration=seconds, message=result.error_string or f"error {result.error_code}")
         return MotionReport(duration=seconds)
+
+    def _trajectory_goal(self, names: list[str], positions: list[float], seconds: float) -> Any:
+        """A FollowJointTrajectory goal of one point: ``positions`` of ``names`` after ``seconds``."""
+        from builtin_interfaces.msg import Duration
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        goal = _control_msgs(self.profile.robot).FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = list(names)
+        point = JointTrajectoryPoint(positions=[float(v) for v in positions],
+                                     time_from_start=Duration(sec=int(seconds), nanosec=int((seconds % 1) * 1e9)))
+        goal.trajectory.points = [point]
+        return goal
 
     def _action(self, client: Any, goal: Any, timeout: float, timed: bool = False) -> Any:
         """Send an action goal and wait for its result; RobotUnavailable when refused or silent."""
@@ -708,6 +738,45 @@ class Ros2Robot(Robot):
     @property
     def _has_head(self) -> bool:
         return self.profile.head is not None and "head" not in self.profile.unverified
+
+    @property
+    def _has_torso(self) -> bool:
+        return self.profile.torso is not None and "torso" not in self.profile.unverified
+
+    def _torso_height(self) -> float:
+        """The torso lift from the newest joint_states; RobotUnavailable when they lack it."""
+        assert self.profile.torso is not None
+        return float(self._joint_values([self.profile.torso.joint], "the torso")[0][0])
+
+    def set_torso(self, height: float) -> MotionReport:
+        """Put the torso lift at ``height`` (m, within its joint's limits) by a goal to its trajectory
+        controller at the profile's ``max_velocity``; returns once the controller ended the goal and joint
+        states from after it arrived. Nothing is sent when it is already within ``tolerance``."""
+        torso = self.profile.torso
+        if torso is None or self.torso_client is None:
+            raise Unsupported(f"{self.profile.robot} has no torso the bridge can command")
+        spec = next(j for j in self.profile.kinematics.joints if j.name == torso.joint)  # type: ignore[union-attr]
+        low, high = spec.limits or (-math.inf, math.inf)
+        if not (math.isfinite(height) and low <= height <= high):
+            raise ValueError(f"torso height {height} is outside {torso.joint}'s limits [{low}, {high}]")
+        self._alive()
+        here = self._torso_height()
+        if abs(here - height) <= torso.tolerance:
+            return MotionReport()
+        seconds = max(abs(height - here) / torso.max_velocity, 0.5)
+        joints = self._joint_count
+        result = self._action(self.torso_client, self._trajectory_goal([torso.joint], [height], seconds),
+                              seconds + self.call_timeout, timed=True)
+        self.counters.add("torso_trajectory")
+        self._fresh_joints(joints)
+        name = self.torso_client._action_name
+        if result.error_code != 0:
+            raise RobotUnavailable(f"{self.profile.robot}: {name} did not bring the torso to {height} m: "
+                                   f"{result.error_string or f'error {result.error_code}'}")
+        there = self._torso_height()
+        if abs(there - height) > 4 * torso.tolerance:
+            raise RobotUnavailable(f"{self.profile.robot}: the torso is at {there:.3f} m after {name} said it reached {height} m")
+        return MotionReport(duration=seconds)
 
     def look(self, view: str = "front") -> MotionReport:
         """Turn the head to the profile's point for ``view`` (``front``: back to the front) by a PointHead
@@ -839,6 +908,8 @@ def driver_interfaces(profile: RobotProfile) -> dict[str, list[str]]:
         actions.append(p.gripper["command"].name)
     if p.head is not None and "head" not in p.unverified:
         actions.append(p.head.point.name)
+    if p.torso is not None and "torso" not in p.unverified:
+        actions.append(p.torso.trajectory.name)
     return {"topics": published, "subscribers": [p.topic(p.cmd_vel.name)],
             "services": [p.topic(p.services[role].name) for role in p.startup], "actions": [p.topic(name) for name in actions]}
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from homiebot.robots.kinematics import ArmKinematics, Joint, Unreachable
-from homiebot.robots.profile import ProfileError, load_profile
+from homiebot.robots.profile import ROBOTS_DIR, ProfileError, load_profile
 
 FETCH = load_profile("fetch")
 ARM = FETCH.kinematics.build() if FETCH.kinematics is not None else None
@@ -159,3 +159,28 @@ def test_a_head_that_cannot_give_its_views_is_a_profile_error(tmp_path) -> None:
         (tmp_path / f"{i}.yaml").write_text(text.replace(old, new))
         with pytest.raises(ProfileError, match=match):
             load_profile(tmp_path / f"{i}.yaml")
+
+
+def test_a_held_joint_is_held_where_it_was_measured() -> None:
+    arm = FETCH.kinematics.build()  # a table of its own: hold() changes it
+    up = arm.forward(np.zeros(7)).position
+    arm.hold("torso_lift_joint", 0.1)
+    assert arm.held == {"torso_lift_joint": 0.1}
+    assert arm.forward(np.zeros(7)).position == pytest.approx(up - [0.0, 0.0, TORSO - 0.1], abs=1e-9)
+    with pytest.raises(ValueError, match=r"joint shoulder_pan_joint is not held in this table \(held: \['torso_lift_joint'\]\)"):
+        arm.hold("shoulder_pan_joint", 0.2)
+    with pytest.raises(ValueError, match="a held value must be finite"):
+        arm.hold("torso_lift_joint", math.nan)
+
+
+def test_fetchs_torso_is_commanded_on_its_own_controller_within_its_limits(tmp_path) -> None:
+    assert FETCH.torso is not None
+    assert (FETCH.torso.trajectory.name, FETCH.torso.joint, FETCH.torso.height) == ("torso_controller/follow_joint_trajectory",
+                                                                                    "torso_lift_joint", 0.3)
+    text = (ROBOTS_DIR / "fetch.yaml").read_text()
+    (tmp_path / "high.yaml").write_text(text.replace("height: 0.3 ", "height: 0.5 "))
+    with pytest.raises(ProfileError, match=r"torso.height 0.5 is outside torso_lift_joint's limits \[0.0, 0.38615\]"):
+        load_profile(tmp_path / "high.yaml")
+    (tmp_path / "joint.yaml").write_text(text.replace("joint: torso_lift_joint", "joint: shoulder_pan_joint"))
+    with pytest.raises(ProfileError, match="torso.joint 'shoulder_pan_joint' must be a prismatic joint with limits held"):
+        load_profile(tmp_path / "joint.yaml")

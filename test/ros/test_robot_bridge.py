@@ -376,6 +376,42 @@ def test_a_grasp_that_misses_is_reported_from_the_drivers_gripper_state(bridge) 
         driver.close()
 
 
+def test_fetchs_torso_is_read_from_joint_states_and_brought_to_its_height_at_start_up(bridge) -> None:
+    """Fetch's torso lift through torso_controller/follow_joint_trajectory (served by a Fetch sim driver beside
+    the Spot one: other names): lowered through the bridge, joint_states carry it, the arm's forward kinematics
+    and the head camera's pose follow it; a bridge starting up puts it back at the profile's height."""
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=fetch",
+                               "-p", f"scene:={ROOT / 'config' / 'scenes' / 'demo.yaml'}", "-p", "camera_size:=24x32"],
+                              cwd=ROOT, env=ros_environment(DOMAIN), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    profile = load_profile("fetch")
+    robots = [Ros2Robot(profile, connect_timeout=120.0)]
+    try:
+        robot = robots[0]
+        robot.start()
+        assert robot._torso_height() == pytest.approx(0.3) and "torso_trajectory" not in robot.counters.counts  # there already
+        hand, head = robot.arm_state().position, robot.camera_info("head_camera").base_from_camera
+        with pytest.raises(ValueError, match=r"torso height 0.5 is outside torso_lift_joint's limits \[0.0, 0.38615\]"):
+            robot.set_torso(0.5)
+        robot.set_torso(0.1)
+        assert robot.counters.counts["torso_trajectory"] == 1 and robot._torso_height() == pytest.approx(0.1, abs=1e-3)
+        # the simulated hand stayed where it was, so the arm's joints changed: read with the lift from joint_states
+        # the hand is still there; with the lift held at the table's 0.3 it would be 0.2 m higher
+        q = robot._measured_joints()
+        assert robot.arm_state().position == pytest.approx(hand, abs=0.01)
+        assert profile.kinematics.build().forward(q).position[2] == pytest.approx(hand[2] + 0.2, abs=0.01)
+        lowered = robot.camera_info("head_camera").base_from_camera
+        assert lowered[:3, 3] == pytest.approx(head[:3, 3] - [0.0, 0.0, 0.2], abs=1e-3)
+        robots.append(Ros2Robot(profile, connect_timeout=120.0))  # another process's bridge, say
+        robots[1].start()
+        assert robots[1].counters.counts["torso_trajectory"] == 1 and robots[1]._torso_height() == pytest.approx(0.3, abs=1e-3)
+    finally:
+        for robot in robots:
+            robot.close()
+        driver.terminate()  # a process we started
+        _, err = driver.communicate(timeout=30)
+    assert "Traceback" not in err, err[-2000:]
+
+
 def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:
     robot, _ = bridge
     world = BridgeWorld(robot)

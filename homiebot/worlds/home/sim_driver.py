@@ -26,6 +26,10 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 * ``joint_states`` also carry the joints of every camera on a chain, as the robot's would: for a pose-goal
   arm with a kinematic table (Spot) the table's joints solved (IK) for where the home's hand is, so
   the bridge's forward kinematics of them puts the hand camera at the hand; a head's pan and tilt;
+* for a profile with a ``torso`` (Fetch's ``torso_controller/follow_joint_trajectory``): a
+  FollowJointTrajectory server for the lift's joint, which moves it to the final point at the joint's
+  velocity limit (``homiebot.robots.lift``); ``joint_states`` carry it (it starts at the table's value),
+  and the arm's joints are solved again for the home's hand when it stops;
 * a PointHead action server for a profile with a ``head`` (Fetch's ``head_controller/point_head``): the
   pan and tilt that aim the head at the target (base frame) within their limits, reached at the goal's
   ``max_velocity`` (and no sooner than ``min_duration``); the head camera renders the home's view the
@@ -78,6 +82,7 @@ from homiebot.contracts import Subtask
 from homiebot.errors import take_snapshot
 from homiebot.robots.camera_rotation import render_shape, to_mounted
 from homiebot.robots.kinematics import Unreachable
+from homiebot.robots.lift import SimLift
 from homiebot.robots.manipulator_state import manipulator_state, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
@@ -149,6 +154,9 @@ class SimDriver:
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
         self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
+        # a torso lift with its own trajectory controller (Fetch): held in the table, moved by its goals
+        self.lift = SimLift.of(p) if self.kinematics is not None else None
+        self._lift_goal: tuple[Future, Any] | None = None  # (result, goal handle)
         self._init_chains()
         self._action_servers = self._serve_actions()
         self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
@@ -363,7 +371,7 @@ class SimDriver:
     # ---- control_msgs actions (a trajectory arm and a GripperCommand gripper) -------------------------
     def _serve_actions(self) -> list[Any]:
         p = self.profile
-        if "trajectory" not in p.arm and "command" not in p.gripper and self.head_chain is None:
+        if "trajectory" not in p.arm and "command" not in p.gripper and self.head_chain is None and self.lift is None:
             return []
         from control_msgs.action import FollowJointTrajectory, GripperCommand, PointHead
         from rclpy.action import ActionServer, CancelResponse
@@ -379,7 +387,58 @@ class SimDriver:
         if "command" in p.gripper:
             servers.append(ActionServer(self.node, GripperCommand, p.topic(p.gripper["command"].name), self._execute_gripper,
                                         callback_group=group))
+        if self.lift is not None and p.torso is not None:
+            servers.append(ActionServer(self.node, FollowJointTrajectory, p.topic(p.torso.trajectory.name), self._execute_lift,
+                                        callback_group=group))
         return servers
+
+    async def _execute_lift(self, handle: Any) -> Any:
+        """The torso's trajectory controller: the lift moves to the final point (``homiebot.robots.lift``)."""
+        from control_msgs.action import FollowJointTrajectory
+
+        assert self.lift is not None
+        result = FollowJointTrajectory.Result()
+        try:
+            target, seconds = self.lift.goal(handle.request.trajectory)
+        except ValueError as err:
+            result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
+            with self._lock:
+                self._note_goal(handle, ended=True)  # at once
+            handle.abort()
+            return result
+        done = Future()
+        with self._lock:
+            self.counters["torso_goals"] = self.counters.get("torso_goals", 0) + 1
+            if self._lift_goal is not None:  # a new goal preempts the running one
+                self._end_lift((FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED, "preempted by a new goal"))
+            self.lift.start(target, seconds)
+            self._lift_goal = (done, handle)
+            self._note_goal(handle, ended=False)
+        result.error_code, result.error_string = await done
+        if result.error_code == FollowJointTrajectory.Result.SUCCESSFUL:
+            handle.succeed()
+        else:
+            handle.abort()
+        return result
+
+    def _move_lift(self, dt: float) -> None:
+        """Move the torso for ``dt`` seconds (under the lock); joint_states carry it. The home's hand stays where
+        it is (the home's arm stands in for Fetch's): at the end the arm's joints are solved again for it."""
+        assert self.lift is not None and self.kinematics is not None
+        reached = self.lift.advance(dt)
+        self.kinematics.hold(self.lift.joint, self.lift.value)
+        if reached:
+            if self._arm_q is not None:
+                self._arm_q = self._joints_of_home(self._arm_q)
+            self._end_lift((0, ""))  # SUCCESSFUL
+
+    def _end_lift(self, outcome: tuple[int, str]) -> None:
+        """End the running torso goal with (error code, text) (under the lock)."""
+        assert self._lift_goal is not None
+        done, handle = self._lift_goal
+        self._lift_goal = None
+        self._note_goal(handle, ended=True)
+        done.set_result(outcome)
 
     def _joints_of_home(self, seed: np.ndarray) -> np.ndarray:
         """The table's joints for where the home's hand is (the seed when the table cannot reach it)."""
@@ -580,6 +639,8 @@ class SimDriver:
             self.counters["applied"] += 1
         if self._head_goal is not None and can_move and dt > 0:
             self._move_head(dt, now)
+        if self._lift_goal is not None and can_move and dt > 0:
+            self._move_lift(dt)
         if self._ee_goal is not None and can_move and dt > 0:
             here, here_yaw = self.robot.gripper_pose()
             step, turn = self._ee_goal[0] - here, math.remainder(self._ee_goal[1] - here_yaw, 2 * math.pi)
