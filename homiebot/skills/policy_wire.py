@@ -1,7 +1,6 @@
-"""JSON forms of policy observations and commands, for policies served by another process.
-
-Arrays travel as ``{"nd": dtype, "shape": [...], "b64": base64 of the C-ordered bytes}`` (exact and
-compact); plain nested lists are accepted too. Commands travel as small tagged objects::
+"""JSON forms of policy commands: how a run config writes a scripted policy's commands and how the sim
+driver's expert service answers. (A served policy's commands are typed: ``homiebot.ros.policy_messages``.)
+Commands are small tagged objects::
 
     {"kind": "waypoints", "points": [[x, y], ...], "yaw": [...] | null}
     {"kind": "discrete", "move": "forward"}
@@ -10,63 +9,13 @@ compact); plain nested lists are accepted too. Commands travel as small tagged o
 
 from __future__ import annotations
 
-import base64
-from typing import Any
-
 import numpy as np
 
-from homiebot.skills.policy import Command, DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Velocity, Waypoints
-
-ALLOWED_DTYPES = frozenset({"uint8", "bool", "int16", "int32", "int64", "float16", "float32", "float64"})
+from homiebot.skills.policy import Command, DiscreteMove, EndEffectorDelta, Move, Velocity, Waypoints
 
 
 class WireError(ValueError):
-    """A message that is not a valid observation or command."""
-
-
-def encode_array(array: np.ndarray | None) -> dict | None:
-    """An array as a JSON-safe dict (None stays None)."""
-    if array is None:
-        return None
-    a = np.ascontiguousarray(array)
-    if a.dtype.name not in ALLOWED_DTYPES:
-        a = a.astype(np.float32)
-    return {"nd": a.dtype.name, "shape": list(a.shape), "b64": base64.b64encode(a.tobytes()).decode("ascii")}
-
-
-def decode_array(data: Any) -> np.ndarray | None:
-    """The inverse of ``encode_array``; nested lists become float32 (or bool/uint8 as they are)."""
-    if data is None:
-        return None
-    if isinstance(data, list):
-        return np.asarray(data)
-    if not isinstance(data, dict) or data.get("nd") not in ALLOWED_DTYPES:
-        raise WireError(f"not an encoded array: {str(data)[:80]}")
-    try:
-        raw = base64.b64decode(data["b64"], validate=True)
-        return np.frombuffer(raw, dtype=np.dtype(data["nd"])).reshape(tuple(int(n) for n in data["shape"])).copy()
-    except (KeyError, ValueError, TypeError) as err:
-        raise WireError(f"bad encoded array: {err}") from None
-
-
-def encode_observation(obs: PolicyObservation) -> dict:
-    """A ``PolicyObservation`` as JSON-safe data (``extras`` must already be JSON-safe)."""
-    return {"rgb": encode_array(obs.rgb), "instruction": obs.instruction, "depth": encode_array(obs.depth),
-            "goal_image": encode_array(obs.goal_image), "goal_mask": encode_array(obs.goal_mask), "step": int(obs.step),
-            "extras": obs.extras}
-
-
-def decode_observation(data: dict) -> PolicyObservation:
-    """The inverse of ``encode_observation``."""
-    if not isinstance(data, dict) or "rgb" not in data:
-        raise WireError("an observation needs at least 'rgb'")
-    rgb = decode_array(data["rgb"])
-    if rgb is None:
-        raise WireError("an observation's 'rgb' must be an image, not null")
-    return PolicyObservation(rgb=rgb.astype(np.uint8, copy=False), instruction=str(data.get("instruction", "")),
-                             depth=decode_array(data.get("depth")), goal_image=decode_array(data.get("goal_image")),
-                             goal_mask=decode_array(data.get("goal_mask")), step=int(data.get("step", 0)),
-                             extras=dict(data.get("extras") or {}))
+    """A message that is not a valid command."""
 
 
 def encode_command(cmd: Command) -> dict:
@@ -119,5 +68,4 @@ def decode_commands(data: list) -> list[Command]:
     return [decode_command(d) for d in data]
 
 
-__all__ = ["WireError", "decode_array", "decode_command", "decode_commands", "decode_observation", "encode_array",
-           "encode_command", "encode_commands", "encode_observation"]
+__all__ = ["WireError", "decode_command", "decode_commands", "encode_command", "encode_commands"]

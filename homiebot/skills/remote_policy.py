@@ -3,8 +3,8 @@
 Each model family needs its own software stack (Octo: JAX; RT-1-X: TensorFlow; NoMaD and PixNav:
 PyTorch), often in conflicting versions, so each can live in its own Python environment and run in
 ``homiebot_policy_server`` (``homiebot.ros.nodes.policy_server``). This class is the client side: it
-calls the server's ``describe``, ``reset`` and ``act`` methods (``homiebot.ros.rpc``) with a per-call
-timeout; a server that does not answer in time (killed, hung, never started) raises ``PolicyError``
+calls the server's typed ``describe``, ``reset`` and ``act`` services (homiebot_msgs DescribePolicy,
+ResetPolicy, PolicyAct; ``homiebot.ros.policy_messages``) with a per-call timeout; a server that does not answer in time (killed, hung, never started) raises ``PolicyError``
 with a message that says so, which ``PolicySkill`` reports as a failed attempt.
 
 Where the server comes from: in the ROS graph (``homiebot up`` / the launch files) the graph starts
@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from homiebot.camera_geometry import TrainingCamera
 from homiebot.skills.policy import Command, Policy, PolicyError, PolicyObservation
-from homiebot.skills.policy_wire import WireError, decode_commands, encode_array, encode_observation
 from homiebot.skills.training_cameras import default_training_camera
 
 if TYPE_CHECKING:
@@ -44,7 +42,7 @@ def service_slug(name: str) -> str:
 
 
 def default_service(model: str) -> str:
-    """The RPC service of the policy server for a model: topics ``/homiebot/policy/<model>/{request,reply}``."""
+    """Where the policy server for a model serves: ``/homiebot/policy/<model>/{describe,reset,act}``."""
     return f"policy/{service_slug(model)}"
 
 
@@ -63,7 +61,7 @@ class RemotePolicy(Policy):
     """A policy served by another process.
 
     ``policy`` and ``policy_params`` say what the server hosts (used when this client starts it);
-    ``service`` the server's RPC name (default ``policy/<policy>``); ``timeout`` seconds per ``reset`` /
+    ``service`` where the server's services are (default ``policy/<policy>``); ``timeout`` seconds per ``reset`` /
     ``act`` call; ``connect_timeout`` seconds to wait for the server at start-up; ``label`` names the
     model in messages; ``python_executable`` the interpreter of the server's environment;
     ``spawn``: True start the server here, False expect it to be running, "auto" start it unless this
@@ -108,20 +106,20 @@ class RemotePolicy(Policy):
                 setattr(self, attr, value)
 
     # ---- connection ----------------------------------------------------------------------------
-    def _connect(self):
-        """The RPC client, created on first use (starting rclpy and, if asked, the server)."""
+    def _connect(self) -> dict[str, Any]:
+        """The service clients, created on first use (starting rclpy and, if asked, the server)."""
         with self._lock:
             if self._client is not None:
                 return self._client
             try:
                 import rclpy
+                from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
                 from rclpy.executors import SingleThreadedExecutor
                 from rclpy.node import Node
-
-                from homiebot.ros.rpc import RpcClient
             except ImportError as err:
-                raise PolicyError(f"the {self.label} policy server is reached over ROS 2, but rclpy is not importable "
-                                  f"({err}); install it with `pip install -e .[ros]` or source ROS 2 Jazzy") from None
+                raise PolicyError(f"the {self.label} policy server is reached over ROS 2, but rclpy or homiebot_msgs is not "
+                                  f"importable ({err}); install them with `make setup` (or `pip install -e .[ros]` and "
+                                  "tools/build_interfaces.py) or source ROS 2 Jazzy") from None
             in_graph = rclpy.ok()
             if not in_graph:  # a plain process: a private context, discovery on this machine only
                 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -130,10 +128,13 @@ class RemotePolicy(Policy):
             if self.spawn is True or (self.spawn == "auto" and not in_graph):
                 self._start_server()
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
-            self._node = Node(name, context=self._context) if self._context else Node(name)
-            self._client = RpcClient(self._node, self.service)
+            self._node = node = Node(name, context=self._context) if self._context else Node(name)
+            base = "/homiebot/" + self.service.strip("/")
+            self._client = {"describe": node.create_client(DescribePolicy, f"{base}/describe"),
+                            "reset": node.create_client(ResetPolicy, f"{base}/reset"),
+                            "act": node.create_client(PolicyAct, f"{base}/act")}
             self._executor = executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
-            executor.add_node(self._node)
+            executor.add_node(node)
             threading.Thread(target=self._spin, args=(executor,), daemon=True).start()
             return self._client
 
@@ -155,33 +156,47 @@ class RemotePolicy(Policy):
         except OSError as err:
             raise PolicyError(f"cannot start the {self.label} policy server with {self.python}: {err}") from None
 
-    def _call(self, method: str, params: dict, timeout: float, resend: float | None = None) -> Any:
-        from homiebot.ros.rpc import RpcError, RpcTimeout
-
-        client = self._connect()
+    def _call(self, method: str, request: Any, timeout: float) -> Any:
+        """One service call; PolicyError when the server is gone, silent past ``timeout`` or reports an error."""
+        client = self._connect()[method]
         if self._process is not None and self._process.poll() is not None:
             raise PolicyError(f"the {self.label} policy server exited with status {self._process.returncode}")
-        try:
-            return client.call(method, params, timeout=timeout, resend=resend)
-        except RpcTimeout:
-            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? "
-                              f"(service /homiebot/{self.service})") from None
-        except RpcError as err:
-            raise PolicyError(f"the {self.label} policy server failed: {err}") from None
+        where = f"service {client.srv_name}"
+        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=timeout):
+            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? ({where})")
+        future = client.call_async(request)
+        answered = threading.Event()
+        future.add_done_callback(lambda _: answered.set())
+        if not answered.wait(timeout):
+            client.remove_pending_request(future)
+            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? ({where})")
+        response = future.result()
+        if response is None:
+            raise PolicyError(f"the {self.label} policy server's call failed ({where})")
+        if getattr(response, "error_code", 0):
+            raise PolicyError(f"the {self.label} policy server failed: {response.error_msg}")
+        return response
 
     # ---- Policy interface ----------------------------------------------------------------------
     def describe(self) -> dict:
-        """What the server hosts: ``{"policy", "family", "image_size", "rate_hz", "availability"}``."""
-        info = self._call("describe", {}, self.connect_timeout, resend=1.0)
-        self._described = info
-        self.family = str(info.get("family", self.family))
-        self.kind = str(info.get("kind", self.kind))
-        height, width = (int(n) for n in info.get("image_size", self.image_size))
-        self.image_size = (height, width)
-        self.rate_hz = float(info.get("rate_hz", self.rate_hz))
-        if info.get("camera"):  # a server that reports its policy's training camera
-            self.camera = TrainingCamera.from_dict(info["camera"])
-        return info
+        """What the server hosts: ``{"policy", "family", "kind", "image_size", "rate_hz", "availability"}``."""
+        from homiebot_msgs.srv import DescribePolicy
+
+        from homiebot.ros.policy_messages import PolicyMessageError, camera_of
+
+        info = self._call("describe", DescribePolicy.Request(), self.connect_timeout)
+        self.family, self.kind = info.family or self.family, info.kind or self.kind
+        if info.image_height and info.image_width:
+            self.image_size = (int(info.image_height), int(info.image_width))
+        self.rate_hz = float(info.rate_hz) if info.rate_hz > 0 else self.rate_hz
+        if info.has_camera:  # a server that reports its policy's training camera
+            try:
+                self.camera = camera_of(info.camera)
+            except PolicyMessageError as err:
+                raise PolicyError(f"the {self.label} policy server described a bad training camera: {err}") from None
+        self._described = {"policy": info.policy, "family": self.family, "kind": self.kind, "image_size": list(self.image_size),
+                           "rate_hz": self.rate_hz, "availability": info.availability or None}
+        return self._described
 
     def availability(self) -> str | None:
         try:
@@ -191,13 +206,23 @@ class RemotePolicy(Policy):
         return info.get("availability")
 
     def reset(self, instruction: str = "", goal_image: np.ndarray | None = None) -> None:
-        self._call("reset", {"instruction": instruction, "goal_image": encode_array(goal_image)}, self.timeout)
+        from homiebot_msgs.srv import ResetPolicy
+
+        from homiebot.ros.policy_messages import image_msg
+
+        self._call("reset", ResetPolicy.Request(instruction=instruction, goal_image=image_msg(goal_image, "rgb8")), self.timeout)
 
     def act(self, obs: PolicyObservation) -> list[Command]:
-        data = self._call("act", {"observation": encode_observation(obs)}, self.timeout)
+        from homiebot.ros.policy_messages import PolicyMessageError, act_request, command_of
+
         try:
-            return decode_commands(data)
-        except WireError as err:
+            request = act_request(obs)
+        except PolicyMessageError as err:
+            raise PolicyError(f"the {self.label} policy's observation cannot be sent: {err}") from None
+        reply = self._call("act", request, self.timeout)
+        try:
+            return [command_of(c) for c in reply.commands]
+        except PolicyMessageError as err:
             raise PolicyError(f"the {self.label} policy server sent bad commands: {err}") from None
 
     def close(self) -> None:

@@ -152,3 +152,60 @@ def test_the_graph_starts_one_policy_server_per_served_skill(tmp_path) -> None:
     assert server.parameters == {"policy": "rt1x", "policy_params": '{"checkpoint": "models/rt1x"}', "service": "policy/rt_1_x"}
     assert "policy_params:='{\"checkpoint\": \"models/rt1x\"}'" in ros_args(server)
     assert all(s.python is None for n, s in specs.items() if n != "policy_rt_1_x")
+
+
+PLAIN_CLIENT = r'''
+import sys
+import rclpy
+from rclpy.node import Node
+from homiebot_msgs.msg import PolicyCommand
+from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
+from sensor_msgs.msg import Image
+
+base = sys.argv[1]
+rclpy.init()
+node = Node("plain_policy_client")
+
+def call(kind, name, request):
+    client = node.create_client(kind, f"{base}/{name}")
+    assert client.wait_for_service(timeout_sec=60), name
+    future = client.call_async(request)
+    rclpy.spin_until_future_complete(node, future, timeout_sec=60)
+    return future.result()
+
+info = call(DescribePolicy, "describe", DescribePolicy.Request())
+print("describe", info.policy, info.family, info.image_height, info.image_width, info.rate_hz, repr(info.availability))
+reset = call(ResetPolicy, "reset", ResetPolicy.Request(instruction="go to the kitchen"))
+print("reset", reset.error_code)
+rgb = Image(height=32, width=32, encoding="rgb8", step=96, data=bytes(32 * 32 * 3))
+act = call(PolicyAct, "act", PolicyAct.Request(rgb=rgb, step=0))
+c = act.commands[0]
+print("act", act.error_code, len(act.commands), c.kind == PolicyCommand.WAYPOINTS, list(c.points))
+bad = call(PolicyAct, "act", PolicyAct.Request(rgb=Image(height=32, width=32, encoding="rgb8", step=96, data=bytes(10))))
+print("bad", bad.error_code == PolicyAct.Response.INVALID_REQUEST, bad.error_msg)
+garbage = call(PolicyAct, "act", PolicyAct.Request(rgb=Image(height=2, width=2, encoding="bgr16", step=16, data=bytes(32))))
+print("garbage", garbage.error_code == PolicyAct.Response.INVALID_REQUEST, garbage.error_msg)
+again = call(PolicyAct, "act", PolicyAct.Request(rgb=rgb, step=1))
+print("again", again.error_code, len(again.commands))
+'''
+
+
+def test_a_plain_client_calls_the_typed_services_and_bad_images_are_refused_with_a_code(env, tmp_path) -> None:
+    service = f"policy/plain_{os.getpid()}"
+    server = start_server(env, service, FORWARD)
+    script = tmp_path / "client.py"
+    script.write_text(PLAIN_CLIENT)
+    try:
+        done = subprocess.run([sys.executable, str(script), f"/homiebot/{service}"], env={**env, "PYTHONPATH": ""},
+                              capture_output=True, text=True, timeout=180, cwd=tmp_path)  # it imports rclpy and the interfaces only
+        assert done.returncode == 0, done.stderr
+        lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+        assert lines["describe"] == "scripted nomad 32 32 4.0 ''"
+        assert lines["reset"] == "0"
+        assert lines["act"] == "0 1 True [0.5, 0.0]"
+        assert lines["bad"].startswith("True rgb: 32x32 rgb8 with step 96 and 10 bytes")
+        assert lines["garbage"] == "True rgb: encoding 'bgr16', expected rgb8"
+        assert lines["again"] == "0 1"  # the server goes on after garbage
+        assert server.poll() is None
+    finally:
+        stop_server(server)

@@ -40,11 +40,16 @@ def test_a_served_policy_knows_its_camera_before_and_after_describe(monkeypatch)
     assert fractal.camera is RT1X_FRACTAL_CAMERA and fractal.rate_hz == 3.0
     assert RemotePolicy("rt1x").rate_hz == 5.0
     assert default_training_camera("expert", {}) is None
+    msgs = pytest.importorskip("homiebot_msgs.srv", reason="the policy services are ROS 2 interfaces: make setup builds them")
+    from homiebot.ros.policy_messages import camera_msg
+
     served = RemotePolicy("pixnav")
     reported = TrainingCamera(480, 640, 90.0, (224, 224), "squash", (120, 160))
-    monkeypatch.setattr(served, "_call", lambda *a, **k: {"family": "pixnav", "image_size": [224, 224], "rate_hz": 4.0,
-                                                           "camera": reported.to_dict(), "availability": None})
-    served.describe()
+    answer = msgs.DescribePolicy.Response(policy="pixnav", family="pixnav", kind="navigation", image_height=224, image_width=224,
+                                          rate_hz=4.0, has_camera=True, camera=camera_msg(reported))
+    monkeypatch.setattr(served, "_call", lambda *a, **k: answer)
+    assert served.describe() == {"policy": "pixnav", "family": "pixnav", "kind": "navigation", "image_size": [224, 224],
+                                 "rate_hz": 4.0, "availability": None}
     assert served.camera == reported
 
 

@@ -3,11 +3,12 @@
     homiebot_policy_server --ros-args -r __node:=policy_octo -p policy:=octo \\
         -p policy_params:='{"checkpoint": "models/octo/octo-small-1.5"}' -p service:=policy/octo
 
-Methods on ``/homiebot/<service>/request`` (``homiebot.ros.rpc``): ``describe`` (policy, family,
-image size, control rate, and ``availability``: None or what is missing with the install hint),
-``reset`` ({instruction, goal_image}) and ``act`` ({observation} -> list of commands), in the JSON
-forms of ``homiebot.skills.policy_wire``. Calls are served one at a time. A policy that cannot run
-here still starts, so that clients learn why from ``describe`` instead of waiting for a timeout.
+Typed services under ``/homiebot/<service>/``: ``describe`` (homiebot_msgs/DescribePolicy: policy,
+family, image size, control rate, training camera, and ``availability``: empty or what is missing
+with the install hint), ``reset`` (ResetPolicy: instruction, goal image) and ``act`` (PolicyAct: the
+observation's images and fields in, PolicyCommand[] out). Reset and act are served one at a time;
+describe answers while a step runs. A policy that cannot run here still starts, so that clients learn
+why from ``describe`` instead of waiting for a timeout. Every result has an error code and message.
 
 The graph starts one server per skill configured with ``process`` (``homiebot.ros.graph``), with
 that skill's ``python_executable``; ``RemotePolicy`` is the client.
@@ -20,12 +21,13 @@ import sys
 import threading
 from typing import Any
 
+from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
 from homiebot.ros.common import NodeDef, Param, run_node
-from homiebot.ros.rpc import CallContext, RpcServer
+from homiebot.ros.policy_messages import PolicyMessageError, camera_msg, command_msg, image_array, observation_of
 from homiebot.skills.policy import Policy
-from homiebot.skills.policy_wire import decode_array, decode_observation, encode_commands
 
 
 def _json_object(value: Any) -> str | None:
@@ -52,30 +54,54 @@ class PolicyServer:
             node.get_logger().warning(self.reason)
         self._lock = threading.Lock()
         self.acts = 0
-        self.service = params["service"] or f"policy/{self.name}"
-        self.server = RpcServer(node, self.service, {"describe": self.describe, "reset": self.reset, "act": self.act})
+        self.service = "/homiebot/" + (params["service"] or f"policy/{self.name}").strip("/")
+        steps = MutuallyExclusiveCallbackGroup()  # one reset or step at a time
+        node.create_service(DescribePolicy, f"{self.service}/describe", self.describe, callback_group=ReentrantCallbackGroup())
+        node.create_service(ResetPolicy, f"{self.service}/reset", self.reset, callback_group=steps)
+        node.create_service(PolicyAct, f"{self.service}/act", self.act, callback_group=steps)
 
-    def describe(self, params: dict, ctx: CallContext) -> dict:
+    def describe(self, request: DescribePolicy.Request, response: DescribePolicy.Response) -> DescribePolicy.Response:
         p = self.policy
-        return {"policy": self.name, "family": p.family, "kind": p.kind, "image_size": list(p.image_size), "rate_hz": p.rate_hz,
-                "availability": self.reason, "camera": p.camera.to_dict() if p.camera is not None else None}
+        response.policy, response.family, response.kind = self.name, p.family, p.kind
+        response.image_height, response.image_width = (int(n) for n in p.image_size)
+        response.rate_hz, response.availability = float(p.rate_hz), self.reason or ""
+        if p.camera is not None:
+            response.has_camera, response.camera = True, camera_msg(p.camera)
+        return response
 
-    def reset(self, params: dict, ctx: CallContext) -> dict:
+    def reset(self, request: ResetPolicy.Request, response: ResetPolicy.Response) -> ResetPolicy.Response:
         if self.reason:
-            raise RuntimeError(self.reason)
-        with self._lock:
-            self.policy.reset(str(params.get("instruction", "")), decode_array(params.get("goal_image")))
-        return {}
+            response.error_code, response.error_msg = ResetPolicy.Response.UNAVAILABLE, self.reason
+            return response
+        try:
+            goal = image_array(request.goal_image, "rgb8", "goal_image")
+        except PolicyMessageError as err:
+            response.error_code, response.error_msg = ResetPolicy.Response.INVALID_REQUEST, str(err)
+            return response
+        try:
+            with self._lock:
+                self.policy.reset(request.instruction, goal)
+        except Exception as err:  # the hosted model's own failure: reported to the client, the server goes on
+            response.error_code, response.error_msg = ResetPolicy.Response.FAILED, f"{type(err).__name__}: {err}"
+        return response
 
-    def act(self, params: dict, ctx: CallContext) -> list[dict]:
+    def act(self, request: PolicyAct.Request, response: PolicyAct.Response) -> PolicyAct.Response:
         if self.reason:
-            raise RuntimeError(self.reason)
-        obs = decode_observation(params["observation"])
-        with self._lock:
-            ctx.check_cancelled()
-            commands = self.policy.act(obs)
-            self.acts += 1
-        return encode_commands(commands)
+            response.error_code, response.error_msg = PolicyAct.Response.UNAVAILABLE, self.reason
+            return response
+        try:
+            obs = observation_of(request)
+        except PolicyMessageError as err:
+            response.error_code, response.error_msg = PolicyAct.Response.INVALID_REQUEST, str(err)
+            return response
+        try:
+            with self._lock:
+                commands = self.policy.act(obs)
+                self.acts += 1
+            response.commands = [command_msg(c) for c in commands]
+        except Exception as err:  # the hosted model's own failure: reported to the client, the server goes on
+            response.error_code, response.error_msg = PolicyAct.Response.FAILED, f"{type(err).__name__}: {err}"
+        return response
 
     def close(self) -> None:
         self.policy.close()
@@ -84,10 +110,10 @@ class PolicyServer:
 PARAMS = (
     Param("policy", "", "policy to host: a name make_policy knows (nomad, pixnav, octo, rt1x, scripted, ...)", _nonempty),
     Param("policy_params", "{}", "the policy's keyword arguments as a JSON object", _json_object),
-    Param("service", "", "RPC service name (topics /homiebot/<service>/...); default policy/<policy>"),
+    Param("service", "", "where the services are (/homiebot/<service>/describe, reset, act); default policy/<policy>"),
 )
 
-NODE = NodeDef("policy_server", PolicyServer, PARAMS)
+NODE = NodeDef("policy_server", PolicyServer, PARAMS, waiting_handlers=True)  # describe while a step runs
 
 
 def main(args: list[str] | None = None) -> int:
