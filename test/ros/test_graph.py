@@ -86,7 +86,7 @@ def test_submit_runs_an_episode_and_matches_the_in_process_runner(running_graph,
     assert abs(ros.path_length - local.path_length) < 1e-6
 
 
-def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env):
+def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env, tmp_path):
     from rosbags.rosbag2 import Reader
 
     out = submit(env, "--task", str(DEMO), "--seed", "5")
@@ -111,6 +111,11 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env):
     executed = sum(1 for s in record.steps if s.skill)
     assert len(goals) == executed and set(goals.values()) == {4}, goals  # one ExecuteSubtask goal a subtask, each SUCCEEDED
     assert counts["/homiebot/task/status"] >= rounds + 1
+    # the episode's bag read as a demonstration (its defaults are the graph's front camera and odometry)
+    demo = subprocess.run([sys.executable, "-m", "homiebot.memory", "from-bag", str(record_path(out.stdout).parent / "bag"),
+                           "--out", str(tmp_path / "demo"), "--home", "demo", "--fps", "1000"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert demo.returncode == 0 and f"{rounds} frames over" in demo.stdout, demo.stdout + demo.stderr
 
 
 def test_view_replays_the_bag_of_a_graph_episode_into_a_recording(running_graph, env, tmp_path):
