@@ -36,7 +36,7 @@ $(STAMP): setup.py setup.cfg tools/build_interfaces.py $(wildcard interfaces/*/*
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "torch==2.13.0"  # the CPU build; resolving plain torch would pull CUDA
 	$(LLAMA_BUILD) $(BIN)/pip install -q -e ".[$(EXTRAS)]"
-	$(if $(ROS_DISTRO),,$(BIN)/python tools/build_interfaces.py)  # homiebot_msgs, control_msgs: not on PyPI, built from interfaces/
+	$(if $(ROS_DISTRO),,$(BIN)/python tools/build_interfaces.py)  # homiebot_msgs, control_msgs, bosdyn_api_msgs: not on PyPI, built from interfaces/
 	@touch $@
 
 demo: $(STAMP)

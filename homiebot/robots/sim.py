@@ -2,12 +2,14 @@
 
 Gazebo publishes model states next to a simulated robot's driver topics; the sim driver
 (``homiebot_sim_driver``) likewise publishes the embedded home's truth on ``TRUTH_TOPIC`` and serves
-simulator-only calls on the ``SIM_SERVICE`` RPC service (``homiebot.ros.rpc``): ``expert_reset`` and
-``expert_act`` (privileged expert policies computed from its truth), ``goal`` (whether task goal
-conditions hold) and ``restart`` (the home back to its initial state, a new episode). Nothing here
-imports the home: a bridged world (``ros2_robot`` with ``sim_truth: true``) reads the topic into a
-``SimTruth``, whose belief is the error detector's truth in simulation and whose ``call`` lets the
-``sim_expert`` policy ask the simulator for the next command. A real robot has neither.
+simulator-only typed services under ``SIM_SERVICES`` (homiebot_msgs Sim*; the calls are the
+``SimDriver`` protocol, ``homiebot.ros.sim_client`` its ROS 2 client): ``expert/reset`` and
+``expert/act`` (privileged expert policies computed from its truth), ``goal`` (whether task goal
+conditions hold), ``restart`` (the home back to its initial state, a new episode), and for lock-step
+``mode``, ``step`` and ``truth``. Nothing here imports the home: a bridged world (``ros2_robot`` with
+``sim_truth: true``) reads the topic into a ``SimTruth``, whose belief is the error detector's truth
+in simulation and whose ``driver`` lets the ``sim_expert`` policy ask the simulator for the next
+command. A real robot has neither.
 
 Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
 state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
@@ -23,7 +25,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from homiebot.attempt_checks import RobotSignalsCheck, Tolerances
 from homiebot.contracts import Action, Subtask
@@ -31,7 +34,34 @@ from homiebot.errors import EntityLike, SnapshotBelief
 from homiebot.robot import Robot, RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
-SIM_SERVICE = "sim/driver"  # RPC topics /homiebot/sim/driver/{request,reply}
+SIM_SERVICES = "/homiebot/sim"  # its services: /homiebot/sim/{truth,restart,step,mode,goal,expert/reset,expert/act}
+
+
+class SimDriver(Protocol):
+    """The sim driver's simulator-only calls. Each waits at most ``timeout`` seconds and raises
+    RobotUnavailable when the driver does not answer or reports an error."""
+
+    def truth(self, timeout: float) -> dict[str, Any]:
+        """The truth message of this instant (see the module doc)."""
+
+    def restart(self, timeout: float) -> int:
+        """The home back to its initial state; the stamp (ns) from which messages are the new episode's."""
+
+    def mode(self, timeout: float) -> tuple[bool, int]:
+        """Whether the driver runs in lock-step, and its simulated time (ns)."""
+
+    def step(self, seconds: float, after: Mapping[str, int], until: str | None, timeout: float) -> tuple[int, dict[str, int]]:
+        """Lock-step: advance ``seconds`` once the counted commands ``after`` (and the goal ``until``) have
+        arrived; the new simulated time and the driver's command counters."""
+
+    def goal(self, conditions: list[Any], timeout: float) -> bool:
+        """Whether the task goal conditions (the task format's JSON) hold in the home now."""
+
+    def expert_reset(self, policy: str, params: Mapping[str, Any], instruction: str, subtask: Subtask, timeout: float) -> None:
+        """Start the home's expert ``policy`` on ``subtask``."""
+
+    def expert_act(self, step: int, timeout: float) -> tuple[list[Any], str]:
+        """The running expert's next commands (``homiebot.skills.policy`` commands) and why it cannot plan ("")."""
 
 
 def segmentation_topic(camera: str) -> str:
@@ -41,9 +71,9 @@ def segmentation_topic(camera: str) -> str:
 
 
 class SimTruth:
-    """The newest truth message of the sim driver, and its expert service (see the module doc).
+    """The newest truth message of the sim driver, and its calls (see the module doc).
 
-    ``call(method, params, timeout)`` reaches the sim driver's ``SIM_SERVICE``; ``stale_after``
+    ``driver`` reaches the sim driver's services (``SimDriver``); ``stale_after``
     seconds without a message and the truth is gone (``fresh`` is false). The driver publishes it at
     5 Hz between camera renderings, so on a loaded machine it may pause for a second or two; that the
     driver died is told by its odometry (the bridge's ``stale_after``), not by this.
@@ -52,8 +82,9 @@ class SimTruth:
     (``refresh``) where it is read after commands (observations, attempt checks), so that every reader
     sees the instant the last command left, whatever the load."""
 
-    def __init__(self, call: Any, stale_after: float = 5.0, lockstep: bool = False) -> None:
-        self.call = call
+    def __init__(self, driver: SimDriver, stale_after: float = 5.0, lockstep: bool = False, timeout: float = 10.0) -> None:
+        self.driver = driver
+        self.timeout = timeout
         self.stale_after = stale_after
         self.lockstep = lockstep
         self._lock = threading.Lock()
@@ -75,9 +106,9 @@ class SimTruth:
             with self._lock:
                 self._data, self._received = data, time.monotonic()
 
-    def refresh(self, timeout: float = 10.0) -> None:
+    def refresh(self, timeout: float | None = None) -> None:
         """Ask the driver for the truth of this instant (lock-step readers)."""
-        self._keep(self.call("truth", {}, timeout))
+        self._keep(self.driver.truth(self.timeout if timeout is None else timeout))
 
     def settle(self) -> None:
         """The truth after the last command: asked for in lock-step, else the next message waited for."""
@@ -183,4 +214,4 @@ class TruthCheck(RobotSignalsCheck):
         return super().succeeded(subtask, robot, tol)
 
 
-__all__ = ["SIM_SERVICE", "TRUTH_TOPIC", "SimTruth", "TruthBelief", "TruthCheck", "segmentation_topic"]
+__all__ = ["SIM_SERVICES", "TRUTH_TOPIC", "SimDriver", "SimTruth", "TruthBelief", "TruthCheck", "segmentation_topic"]

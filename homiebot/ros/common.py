@@ -26,7 +26,7 @@ from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
 from homiebot.config import ConfigError, RunConfig, load_config
-from homiebot.ros import rpc, services
+from homiebot.ros import services
 from homiebot.ros.wire import MAX_MESSAGE_BYTES
 
 
@@ -150,8 +150,9 @@ class _Stop:
 
 def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None:
     """Spin until a stop signal, then shut down without use-after-destroy races: components first
-    (the task manager finalises its episode), then every RPC server (its handler threads end or are
-    cut off), then the executor, the nodes and the context, in that order."""
+    (the task manager finalises its episode), then every typed server refuses new calls and the calls
+    waiting on other nodes fail, then the components close, then the executor, the nodes and the
+    context, in that order."""
     stop = _Stop()
     # one thread: callbacks only queue work; more: a typed service's handler may wait for topic data that
     # this process's other callbacks deliver
@@ -179,7 +180,7 @@ def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None
             if interrupt:
                 interrupt()
         services.begin_shutdown(nodes)
-        rpc.shut_down(nodes, components)
+        _close(components)
         executor.shutdown()
         for node in nodes:
             node.destroy_node()
@@ -246,8 +247,20 @@ def end_process() -> NoReturn:
     os._exit(0)
 
 
+def _close(components: list[object]) -> None:
+    """Close each component (the task manager writes its record, the world releases its renderer);
+    one component's failure must not leave the others open."""
+    for component in components:
+        close = getattr(component, "close", None)
+        if close:
+            try:
+                close()
+            except Exception as err:
+                print(f"homiebot: closing {type(component).__name__}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+
+
 def spin_in_background(node: Node) -> tuple[SingleThreadedExecutor, threading.Thread]:
-    """Spin a node in a daemon thread (for callers that block on RPC results)."""
+    """Spin a node in a daemon thread (for callers that block on service results)."""
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     thread = threading.Thread(target=_spin_quietly, args=(executor,), daemon=True)

@@ -116,6 +116,8 @@ class RemotePolicy(Policy):
                 from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
                 from rclpy.executors import SingleThreadedExecutor
                 from rclpy.node import Node
+
+                from homiebot.ros.services import ServiceCaller
             except ImportError as err:
                 raise PolicyError(f"the {self.label} policy server is reached over ROS 2, but rclpy or homiebot_msgs is not "
                                   f"importable ({err}); install them with `make setup` (or `pip install -e .[ros]` and "
@@ -129,10 +131,10 @@ class RemotePolicy(Policy):
                 self._start_server()
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
             self._node = node = Node(name, context=self._context) if self._context else Node(name)
-            base = "/homiebot/" + self.service.strip("/")
-            self._client = {"describe": node.create_client(DescribePolicy, f"{base}/describe"),
-                            "reset": node.create_client(ResetPolicy, f"{base}/reset"),
-                            "act": node.create_client(PolicyAct, f"{base}/act")}
+            base, who = "/homiebot/" + self.service.strip("/"), f"{self.label} policy server"
+            self._client = {"describe": ServiceCaller(node, DescribePolicy, f"{base}/describe", who),
+                            "reset": ServiceCaller(node, ResetPolicy, f"{base}/reset", who),
+                            "act": ServiceCaller(node, PolicyAct, f"{base}/act", who)}
             self._executor = executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
             executor.add_node(node)
             threading.Thread(target=self._spin, args=(executor,), daemon=True).start()
@@ -158,24 +160,18 @@ class RemotePolicy(Policy):
 
     def _call(self, method: str, request: Any, timeout: float) -> Any:
         """One service call; PolicyError when the server is gone, silent past ``timeout`` or reports an error."""
-        client = self._connect()[method]
+        from homiebot.ros.services import ServiceError, ServiceTimeout
+
+        caller = self._connect()[method]
         if self._process is not None and self._process.poll() is not None:
             raise PolicyError(f"the {self.label} policy server exited with status {self._process.returncode}")
-        where = f"service {client.srv_name}"
-        if not client.service_is_ready() and not client.wait_for_service(timeout_sec=timeout):
-            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? ({where})")
-        future = client.call_async(request)
-        answered = threading.Event()
-        future.add_done_callback(lambda _: answered.set())
-        if not answered.wait(timeout):
-            client.remove_pending_request(future)
-            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? ({where})")
-        response = future.result()
-        if response is None:
-            raise PolicyError(f"the {self.label} policy server's call failed ({where})")
-        if getattr(response, "error_code", 0):
-            raise PolicyError(f"the {self.label} policy server failed: {response.error_msg}")
-        return response
+        try:
+            return caller.call(request, timeout)
+        except ServiceTimeout:
+            raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? "
+                              f"(service {caller.name})") from None
+        except ServiceError as err:
+            raise PolicyError(f"the {self.label} policy server failed: {err}") from None
 
     # ---- Policy interface ----------------------------------------------------------------------
     def describe(self) -> dict:

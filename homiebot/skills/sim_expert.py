@@ -2,8 +2,9 @@
 
 The embedded home's expert policies (``expert_waypoints``, ``expert_discrete``, ``expert_ee``) read
 its truth, which only the simulator has. When the home runs as a robot driver in another process
-(``homiebot_sim_driver``), this policy asks that process for each next command over its ``sim/expert``
-service's ``expert_reset`` / ``expert_act`` (``homiebot.robots.sim``); the commands are then executed like a learned model's, through
+(``homiebot_sim_driver``), this policy asks that process for each next command over its
+``/homiebot/sim/expert/reset`` and ``expert/act`` services (``homiebot.robots.sim.SimDriver``); the
+commands are then executed like a learned model's, through
 the robot interface and the profile's driver topics. Like every privileged policy it needs the
 world's ground truth (a ``ros2_robot`` world with ``sim_truth: true`` next to a sim driver) and
 refuses at start-up elsewhere: on a robot, learned models take its place.
@@ -16,9 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from homiebot.contracts import Subtask
-from homiebot.robot import Robot
+from homiebot.robot import Robot, RobotUnavailable
 from homiebot.skills.policy import Command, PolicyError, PolicyObservation, PrivilegedPolicy
-from homiebot.skills.policy_wire import WireError, decode_commands
 
 # what each of the home's experts stands in for: (family, kind, image size, control rate)
 EXPERTS: dict[str, tuple[str, str, tuple[int, int], float]] = {
@@ -39,38 +39,37 @@ class SimExpertPolicy(PrivilegedPolicy):
         self.expert, self.expert_params, self.timeout = expert, dict(expert_params or {}), float(timeout)
         self.family, self.kind, self.image_size, default_rate = EXPERTS[expert]
         self.rate_hz = float(rate_hz or default_rate)
-        self._call: Any = None
+        self._driver: Any = None
         self._subtask: Subtask | None = None
         self._diagnosis = ""
 
     def attach(self, world: Any, robot: Robot, subtask: Subtask) -> None:
         truth = world.ground_truth()
-        call = getattr(truth, "call", None)
-        if truth is None or not callable(call):
+        driver = getattr(truth, "driver", None)  # a SimTruth's SimDriver; an in-process home's truth has none
+        if driver is None:
             raise TypeError(f"the simulator expert {self.expert} needs a sim driver's truth; {type(world).__name__} has none")
-        self._call, self._subtask = call, subtask
+        self._driver, self._subtask = driver, subtask
 
-    def _ask(self, method: str, params: dict) -> Any:
-        if self._call is None:
+    def _require_attached(self) -> Any:
+        if self._driver is None or self._subtask is None:
             raise RuntimeError("SimExpertPolicy: call attach(world, robot, subtask) before reset/act")
-        try:
-            return self._call(method, params, self.timeout)
-        except (TimeoutError, RuntimeError) as err:  # RpcTimeout / RpcError: the sim driver is gone or failed
-            raise PolicyError(f"the sim driver's {self.expert} expert did not answer: {err}") from None
+        return self._driver
 
     def reset(self, instruction: str = "", goal_image: Any = None) -> None:
-        assert self._subtask is not None or self._call is None
+        driver = self._require_attached()
         self._diagnosis = ""
-        self._ask("expert_reset", {"policy": self.expert, "policy_params": self.expert_params, "instruction": instruction,
-                            "subtask": self._subtask.model_dump(mode="json") if self._subtask else None})
+        try:
+            driver.expert_reset(self.expert, self.expert_params, instruction, self._subtask, self.timeout)
+        except RobotUnavailable as err:
+            raise PolicyError(f"the sim driver's {self.expert} expert did not start: {err}") from None
 
     def act(self, obs: PolicyObservation) -> list[Command]:
-        reply = self._ask("expert_act", {"step": obs.step})
+        driver = self._require_attached()
         try:
-            self._diagnosis = str(reply.get("diagnosis") or "")
-            return decode_commands(reply["commands"])
-        except (WireError, KeyError, TypeError, AttributeError) as err:
-            raise PolicyError(f"the sim driver's {self.expert} expert sent a malformed reply: {err}") from None
+            commands, self._diagnosis = driver.expert_act(obs.step, self.timeout)
+        except RobotUnavailable as err:
+            raise PolicyError(f"the sim driver's {self.expert} expert did not answer: {err}") from None
+        return commands
 
     def diagnosis(self) -> str:
         return self._diagnosis

@@ -50,7 +50,7 @@ from homiebot.errors import EntityLike
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.robots.camera_rotation import to_upright
 from homiebot.robots.profile import ProfileError, RobotProfile, load_profile
-from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, SimTruth, TruthBelief, TruthCheck, segmentation_topic
+from homiebot.robots.sim import TRUTH_TOPIC, SimDriver, SimTruth, TruthBelief, TruthCheck, segmentation_topic
 from homiebot.worlds.base import World
 
 
@@ -142,7 +142,7 @@ class Ros2RobotWorld(World):
         self.rooms = _rooms(rooms)
         from homiebot.ros.robot import Ros2Robot  # rclpy only when this world is used
 
-        self._sim: Any = None  # the sim driver's RPC client (sim_truth)
+        self._sim: SimDriver | None = None  # the sim driver's calls (sim_truth)
         self._call_timeout, self._connect_timeout = call_timeout, connect_timeout
         self.lockstep = bool(lockstep)
         try:
@@ -151,9 +151,9 @@ class Ros2RobotWorld(World):
         except Unsupported as err:
             raise ValueError(f"robot '{self.profile.robot}': {err}") from None
         if sim_truth:
-            from homiebot.ros.rpc import RpcClient
+            from homiebot.ros.sim_client import SimDriverClient
 
-            self._sim = RpcClient(self._robot.node, SIM_SERVICE)
+            self._sim = SimDriverClient(self._robot.node)
         try:
             if lockstep:
                 self._check_lockstep(connect_timeout)
@@ -179,23 +179,15 @@ class Ros2RobotWorld(World):
         self._path = 0.0
         self._last: tuple[float, float] | None = None
 
-    def _sim_call(self, method: str, params: dict[str, Any], timeout: float) -> Any:
-        """A call to the sim driver's RPC service; RobotUnavailable when it does not answer."""
-        from homiebot.ros.rpc import RpcError
-
-        try:
-            return self._sim.call(method, params, timeout=timeout)
-        except (RpcError, TimeoutError) as err:
-            raise RobotUnavailable(f"the sim driver's {method}: {err}") from None
-
     def _sim_step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]:
         """Lock-step: advance the simulation (see ``Ros2Robot``); its new time and command counts."""
-        reply = self._sim_call("step", {"seconds": seconds, "after": after, "until": until}, self._call_timeout + seconds)
-        return int(reply["time"]), {k: int(v) for k, v in reply["counters"].items()}
+        assert self._sim is not None
+        return self._sim.step(seconds, after, until, self._call_timeout + seconds)
 
     def _check_lockstep(self, timeout: float) -> None:
-        mode = self._sim_call("mode", {}, timeout)
-        if not mode["lockstep"]:
+        assert self._sim is not None
+        lockstep, _ = self._sim.mode(timeout)
+        if not lockstep:
             raise RobotUnavailable("lockstep: true, but the sim driver runs in real time (give it lockstep:=true: "
                                    "sim_driver: {lockstep: true} in the config)")
 
@@ -205,10 +197,11 @@ class Ros2RobotWorld(World):
 
         from std_msgs.msg import String
 
-        from homiebot.ros.rpc import RELIABLE
+        from homiebot.ros.messages import RELIABLE
 
         node = self._robot.node
-        truth = SimTruth(self._sim_call, lockstep=self.lockstep)
+        assert self._sim is not None
+        truth = SimTruth(self._sim, lockstep=self.lockstep, timeout=self._call_timeout)
         if self.lockstep:
             truth.refresh(timeout)
             return truth
@@ -294,7 +287,7 @@ class Ros2RobotWorld(World):
         if self.truth is None:
             self._robot.stop()
         else:  # the restart drops every command (a stop from here would race the executor's commands in lock-step)
-            stamp = int(self.truth.call("restart", {}, self._call_timeout)["stamp"])
+            stamp = self.truth.driver.restart(self._call_timeout)
             self._wait_for_odometry_after_restart(stamp)
             self._robot.expect_instant(stamp)  # frames from before the restart are stale
             if self.lockstep:
@@ -309,7 +302,7 @@ class Ros2RobotWorld(World):
 
     def observe(self, round_index: int) -> Observation:
         if self.lockstep and self.truth is not None:  # the views and the truth of the simulated instant
-            self._robot.expect_instant(int(self._sim_call("mode", {}, self._call_timeout)["time"]))
+            self._robot.expect_instant(self.truth.driver.mode(self._call_timeout)[1])
             self.truth.refresh()
         views = {}
         depth_views = set(self._robot.capabilities.depth) if self.depth else set()
@@ -352,7 +345,7 @@ class Ros2RobotWorld(World):
         if self.truth is None:
             return None
         conditions = [c.model_dump(mode="json") if hasattr(c, "model_dump") else c for c in goal]
-        return bool(self.truth.call("goal", {"goal": conditions}, self._call_timeout))
+        return self.truth.driver.goal(conditions, self._call_timeout)
 
     def floor_plan(self) -> dict[str, Any] | None:
         if self.rooms is None:

@@ -122,3 +122,17 @@ def test_bags_and_foxglove_know_the_typed_rounds() -> None:
     assert all_topics()["/homiebot/subtask"] == "homiebot_msgs/msg/PlannerOutput"
     text = message_definition("homiebot_msgs/msg/Feedback")
     assert "KeyValue[] details" in text and "MSG: homiebot_msgs/KeyValue" in text
+
+
+def test_every_service_response_and_action_result_carries_an_error_code_and_message() -> None:
+    import importlib
+
+    missing = []
+    for path in sorted((SOURCE / "srv").glob("*.srv")) + sorted((SOURCE / "action").glob("*.action")):
+        kind = path.parent.name
+        module = importlib.import_module(f"homiebot_msgs.{kind}")
+        answer = getattr(getattr(module, path.stem), "Response" if kind == "srv" else "Result")
+        fields = answer.get_fields_and_field_types()
+        if fields.get("error_code") not in ("uint8", "uint16") or fields.get("error_msg") != "string":  # Nav2 style
+            missing.append(path.name)
+    assert not missing, f"no error_code/error_msg in: {missing}"

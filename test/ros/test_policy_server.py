@@ -203,8 +203,8 @@ def test_a_plain_client_calls_the_typed_services_and_bad_images_are_refused_with
         assert lines["describe"] == "scripted nomad 32 32 4.0 ''"
         assert lines["reset"] == "0"
         assert lines["act"] == "0 1 True [0.5, 0.0]"
-        assert lines["bad"].startswith("True rgb: 32x32 rgb8 with step 96 and 10 bytes")
-        assert lines["garbage"] == "True rgb: encoding 'bgr16', expected rgb8"
+        assert lines["bad"].startswith("True PolicyMessageError: rgb: 32x32 rgb8 with step 96 and 10 bytes")
+        assert lines["garbage"] == "True PolicyMessageError: rgb: encoding 'bgr16', expected rgb8"
         assert lines["again"] == "0 1"  # the server goes on after garbage
         assert server.poll() is None
     finally:

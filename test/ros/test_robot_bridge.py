@@ -22,9 +22,8 @@ from homiebot.executor import Executor  # noqa: E402
 from homiebot.robot import RobotUnavailable  # noqa: E402
 from homiebot.robots.camera_rotation import to_upright  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
-from homiebot.robots.sim import SIM_SERVICE  # noqa: E402
 from homiebot.ros.robot import Ros2Robot, _to_rgb  # noqa: E402
-from homiebot.ros.rpc import RpcClient  # noqa: E402
+from homiebot.ros.sim_client import SimDriverClient  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa: E402
@@ -146,11 +145,11 @@ def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:
 
 def still_truth(robot: Ros2Robot) -> dict:
     """The sim driver's truth once nothing moves (two reads 0.3 s apart agree)."""
-    sim = RpcClient(robot.node, SIM_SERVICE)
-    before = sim.call("truth", {}, timeout=10.0)
+    sim = SimDriverClient(robot.node)
+    before = sim.truth(10.0)
     for _ in range(30):
         time.sleep(0.3)
-        now = sim.call("truth", {}, timeout=10.0)
+        now = sim.truth(10.0)
         if now["dynamic"] == before["dynamic"]:
             return now
         before = now
@@ -231,7 +230,7 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     time.sleep(0.5)
     moved, _, later = hand()
     assert moved == pytest.approx(np.array(robot.profile.arm_ready) + [0.1, 0.05, -0.1], abs=0.015)
-    truth = RpcClient(robot.node, SIM_SERVICE).call("truth", {}, timeout=10.0)  # where the simulation has the hand
+    truth = SimDriverClient(robot.node).truth(10.0)  # where the simulation has the hand
     sim_hand = arm_fk(ArmPose(*truth["dynamic"]["arm"])).gripper
     assert moved == pytest.approx(sim_hand, abs=0.005)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from

@@ -99,6 +99,34 @@ start = where()
 drive(0.3, 1.0)
 out["moved_after_estop"] = moved(start)
 out["joint_states"] = seen["joints"]
+# the simulator-only services, typed (homiebot_msgs), with an error code in every answer
+from homiebot_msgs.msg import PolicyCommand, Subtask
+from homiebot_msgs.srv import GoalSatisfied, SimExpertAct, SimExpertReset, SimMode, SimStep, SimTruth
+def sim(kind, name, request):
+    client = node.create_client(kind, f"/homiebot/sim/{name}")
+    assert client.wait_for_service(timeout_sec=60), name
+    future = client.call_async(request)
+    wait(future.done, 30, f"the sim {name} service")
+    return future.result()
+mode = sim(SimMode, "mode", SimMode.Request())
+out["mode"] = [mode.error_code, mode.lockstep]
+out["truth_has_belief"] = "entities" in json.loads(sim(SimTruth, "truth", SimTruth.Request()).truth)["belief"]
+step = sim(SimStep, "step", SimStep.Request(seconds=0.5))
+out["step_in_real_time"] = [step.error_code == SimStep.Response.INVALID_REQUEST, step.error_msg]
+act = sim(SimExpertAct, "expert/act", SimExpertAct.Request())
+out["act_before_reset"] = [act.error_code == SimExpertAct.Response.INVALID_REQUEST, act.error_msg]
+bad = sim(GoalSatisfied, "goal", GoalSatisfied.Request(goal="{not json"))
+out["bad_goal"] = [bad.error_code == GoalSatisfied.Response.INVALID_REQUEST, bad.error_msg]
+goal = sim(GoalSatisfied, "goal", GoalSatisfied.Request(goal=json.dumps([{"kind": "object_at", "object": "green_can", "receptacle": "fridge"}])))
+out["goal"] = [goal.error_code, goal.known, goal.satisfied]
+unknown = sim(SimExpertReset, "expert/reset", SimExpertReset.Request(policy="no_such_expert", subtask=Subtask(action="Go to", target="kitchen")))
+out["unknown_expert"] = unknown.error_code == SimExpertReset.Response.INVALID_REQUEST
+garbage = sim(SimExpertReset, "expert/reset", SimExpertReset.Request(policy="expert_waypoints", subtask=Subtask(action="Fly", target="x")))
+out["garbage_subtask"] = [garbage.error_code == SimExpertReset.Response.INVALID_REQUEST, garbage.error_msg]
+reset = sim(SimExpertReset, "expert/reset", SimExpertReset.Request(policy="expert_waypoints", subtask=Subtask(action="Go to", target="kitchen")))
+out["reset"] = [reset.error_code, reset.family]
+act = sim(SimExpertAct, "expert/act", SimExpertAct.Request(step=0))
+out["act"] = [act.error_code, len(act.commands) > 0 and act.commands[0].kind == PolicyCommand.WAYPOINTS]
 print(json.dumps(out), flush=True)
 executor.shutdown()
 spinner.join(timeout=10)
@@ -149,6 +177,17 @@ def test_cmd_vel_moves_the_base_only_after_power_on_and_stand(client_view) -> No
     assert abs(client_view["moved_unpowered"]) < 1e-6 and client_view["stand_unpowered"] is False
     assert client_view["claim"] and client_view["power_on"] and client_view["stand"]
     assert client_view["moved_powered"] > 0.15  # about 0.3 m/s for 1.5 s, less what discovery and timing take
+
+
+def test_the_simulator_services_are_typed_and_refuse_garbage_with_a_code(client_view) -> None:
+    v = client_view
+    assert v["mode"] == [0, False] and v["truth_has_belief"]
+    assert v["step_in_real_time"][0] and "runs in real time" in v["step_in_real_time"][1]
+    assert v["act_before_reset"][0] and "call expert/reset first" in v["act_before_reset"][1]
+    assert v["bad_goal"][0] and "goal is not JSON" in v["bad_goal"][1]
+    assert v["goal"] == [0, True, False]  # the can is not in the fridge at the start
+    assert v["unknown_expert"] and v["garbage_subtask"][0] and "subtask" in v["garbage_subtask"][1]
+    assert v["reset"] == [0, "nomad"] and v["act"] == [0, True]
 
 
 def test_the_base_stops_without_new_cmd_vel_and_after_an_estop(client_view) -> None:

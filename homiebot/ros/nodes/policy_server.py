@@ -8,7 +8,9 @@ family, image size, control rate, training camera, and ``availability``: empty o
 with the install hint), ``reset`` (ResetPolicy: instruction, goal image) and ``act`` (PolicyAct: the
 observation's images and fields in, PolicyCommand[] out). Reset and act are served one at a time;
 describe answers while a step runs. A policy that cannot run here still starts, so that clients learn
-why from ``describe`` instead of waiting for a timeout. Every result has an error code and message.
+why from ``describe`` instead of waiting for a timeout. Every result has an error code and message
+(``homiebot.ros.services``): UNAVAILABLE, INVALID_REQUEST (a field that cannot be read), FAILED (the
+model raised; logged with its traceback).
 
 The graph starts one server per skill configured with ``process`` (``homiebot.ros.graph``), with
 that skill's ``python_executable``; ``RemotePolicy`` is the client.
@@ -22,11 +24,11 @@ import threading
 from typing import Any
 
 from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
 from homiebot.ros.common import NodeDef, Param, run_node
 from homiebot.ros.policy_messages import PolicyMessageError, camera_msg, command_msg, image_array, observation_of
+from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.skills.policy import Policy
 
 
@@ -41,6 +43,10 @@ def _nonempty(value: Any) -> str | None:
     return None if str(value).strip() else "name the policy to host (e.g. octo, nomad, expert_waypoints)"
 
 
+class Unavailable(RuntimeError):
+    """The hosted policy cannot run on this server (the message says what is missing)."""
+
+
 class PolicyServer:
     """Serves ``describe``, ``reset`` and ``act`` for one policy."""
 
@@ -52,56 +58,39 @@ class PolicyServer:
         self.reason = self.policy.availability()
         if self.reason:
             node.get_logger().warning(self.reason)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one reset or step at a time; describe answers meanwhile
         self.acts = 0
         self.service = "/homiebot/" + (params["service"] or f"policy/{self.name}").strip("/")
-        steps = MutuallyExclusiveCallbackGroup()  # one reset or step at a time
-        node.create_service(DescribePolicy, f"{self.service}/describe", self.describe, callback_group=ReentrantCallbackGroup())
-        node.create_service(ResetPolicy, f"{self.service}/reset", self.reset, callback_group=steps)
-        node.create_service(PolicyAct, f"{self.service}/act", self.act, callback_group=steps)
+        errors = [ErrorMapping(Unavailable, ResetPolicy.Response.UNAVAILABLE), ErrorMapping(PolicyMessageError, ResetPolicy.Response.INVALID_REQUEST)]
+        TypedServer(node, DescribePolicy, f"{self.service}/describe", self.describe, [], DescribePolicy.Response.FAILED)
+        TypedServer(node, ResetPolicy, f"{self.service}/reset", self.reset, errors, ResetPolicy.Response.FAILED)
+        TypedServer(node, PolicyAct, f"{self.service}/act", self.act, errors, PolicyAct.Response.FAILED)
 
-    def describe(self, request: DescribePolicy.Request, response: DescribePolicy.Response) -> DescribePolicy.Response:
+    def describe(self, request: DescribePolicy.Request) -> DescribePolicy.Response:
         p = self.policy
-        response.policy, response.family, response.kind = self.name, p.family, p.kind
-        response.image_height, response.image_width = (int(n) for n in p.image_size)
-        response.rate_hz, response.availability = float(p.rate_hz), self.reason or ""
+        height, width = (int(n) for n in p.image_size)
+        response = DescribePolicy.Response(policy=self.name, family=p.family, kind=p.kind, image_height=height, image_width=width,
+                                           rate_hz=float(p.rate_hz), availability=self.reason or "")
         if p.camera is not None:
             response.has_camera, response.camera = True, camera_msg(p.camera)
         return response
 
-    def reset(self, request: ResetPolicy.Request, response: ResetPolicy.Response) -> ResetPolicy.Response:
+    def reset(self, request: ResetPolicy.Request) -> ResetPolicy.Response:
         if self.reason:
-            response.error_code, response.error_msg = ResetPolicy.Response.UNAVAILABLE, self.reason
-            return response
-        try:
-            goal = image_array(request.goal_image, "rgb8", "goal_image")
-        except PolicyMessageError as err:
-            response.error_code, response.error_msg = ResetPolicy.Response.INVALID_REQUEST, str(err)
-            return response
-        try:
-            with self._lock:
-                self.policy.reset(request.instruction, goal)
-        except Exception as err:  # the hosted model's own failure: reported to the client, the server goes on
-            response.error_code, response.error_msg = ResetPolicy.Response.FAILED, f"{type(err).__name__}: {err}"
-        return response
+            raise Unavailable(self.reason)
+        goal = image_array(request.goal_image, "rgb8", "goal_image")
+        with self._lock:
+            self.policy.reset(request.instruction, goal)
+        return ResetPolicy.Response()
 
-    def act(self, request: PolicyAct.Request, response: PolicyAct.Response) -> PolicyAct.Response:
+    def act(self, request: PolicyAct.Request) -> PolicyAct.Response:
         if self.reason:
-            response.error_code, response.error_msg = PolicyAct.Response.UNAVAILABLE, self.reason
-            return response
-        try:
-            obs = observation_of(request)
-        except PolicyMessageError as err:
-            response.error_code, response.error_msg = PolicyAct.Response.INVALID_REQUEST, str(err)
-            return response
-        try:
-            with self._lock:
-                commands = self.policy.act(obs)
-                self.acts += 1
-            response.commands = [command_msg(c) for c in commands]
-        except Exception as err:  # the hosted model's own failure: reported to the client, the server goes on
-            response.error_code, response.error_msg = PolicyAct.Response.FAILED, f"{type(err).__name__}: {err}"
-        return response
+            raise Unavailable(self.reason)
+        obs = observation_of(request)
+        with self._lock:
+            commands = self.policy.act(obs)
+            self.acts += 1
+        return PolicyAct.Response(commands=[command_msg(c) for c in commands])
 
     def close(self) -> None:
         self.policy.close()

@@ -38,11 +38,12 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   snapshot and the instance labels, see ``homiebot.robots.sim``), a simulator-only topic for privileged
   components, as Gazebo publishes model states; and beside each camera of the planner's views its
   instance segmentation (``/homiebot/sim/<camera>/segmentation``), as a segmentation camera would;
-* the ``sim/driver`` RPC service, simulator-only (``homiebot.robots.sim``): ``expert_reset``
-  {policy, policy_params, subtask} and ``expert_act`` -> commands in the policy wire's JSON (the
-  home's expert policies computed from its truth, for the ``sim_expert`` policy of a bridged world;
-  their commands come back through the profile's topics), ``goal`` {goal} -> whether the task's goal
-  conditions hold, ``restart`` -> the home back to its initial state (a bridged world's reset).
+* typed services under ``/homiebot/sim``, simulator-only (``homiebot.robots.sim``,
+  ``homiebot.worlds.home.sim_services``): ``expert/reset`` and ``expert/act`` (the home's expert
+  policies computed from its truth, for the ``sim_expert`` policy of a bridged world; their commands
+  come back through the profile's topics), ``goal`` (whether the task's goal conditions hold),
+  ``restart`` (the home back to its initial state: a bridged world's reset), ``mode``, ``step`` and
+  ``truth`` (lock-step).
 
 In lock-step (``lockstep:=true``) simulated time advances only when the bridge calls ``step``
 {seconds, after, until}: the commands it published before are waited for (the driver's counters), the
@@ -85,17 +86,16 @@ from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.lift import SimLift
 from homiebot.robots.manipulator_state import manipulator_state, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
-from homiebot.robots.sim import SIM_SERVICE, TRUTH_TOPIC, segmentation_topic
+from homiebot.robots.sim import TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node
-from homiebot.ros.messages import stamp_of, to_image
-from homiebot.ros.rpc import RELIABLE, CallContext, RpcServer
+from homiebot.ros.messages import RELIABLE, stamp_of, to_image
 from homiebot.ros.wire import WireError, safe_callback
-from homiebot.skills.policy import PolicyObservation, PrivilegedPolicy
-from homiebot.skills.policy_wire import encode_commands
+from homiebot.skills.policy import Command, PolicyObservation, PrivilegedPolicy
 from homiebot.tasks import Task
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.generate import generate_scene
 from homiebot.worlds.home.scene import load_scene
+from homiebot.worlds.home.sim_services import serve_sim_services
 from homiebot.worlds.home.world import EmbeddedHome
 
 GROUND_TRUTH_TOPIC = TRUTH_TOPIC
@@ -159,9 +159,7 @@ class SimDriver:
         self._lift_goal: tuple[Future, Any] | None = None  # (result, goal handle)
         self._init_chains()
         self._action_servers = self._serve_actions()
-        self.sim_server = RpcServer(node, SIM_SERVICE, {"expert_reset": self._expert_reset, "expert_act": self._expert_act,
-                                                        "goal": self._goal, "restart": self._restart, "step": self._step,
-                                                        "truth": self._truth_call, "mode": self._mode})
+        serve_sim_services(node, self)
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         self._sent_frames: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_timer)
@@ -559,36 +557,35 @@ class SimDriver:
         return result
 
     # ---- privileged experts, computed from the home's truth ---------------------------------------------
-    def _expert_reset(self, params: dict, ctx: CallContext) -> dict:
-        """Start an expert policy (``policy``: a registered expert, e.g. expert_waypoints) on a subtask."""
+    def expert_reset(self, name: str, params: dict[str, Any], instruction: str, subtask: Subtask) -> PrivilegedPolicy:
+        """Start an expert policy (``name``: a registered expert, e.g. expert_waypoints) on a subtask."""
         from homiebot.skills.policy_skill import make_policy
 
-        policy = make_policy(str(params["policy"]), **dict(params.get("policy_params") or {}))
+        policy = make_policy(name, **params)
         if not isinstance(policy, PrivilegedPolicy):
-            raise ValueError(f"'{params['policy']}' is not an expert policy of the simulator")
-        subtask = Subtask.model_validate(params["subtask"])
+            raise ValueError(f"'{name}' is not an expert policy of the simulator")
         with self._lock:
             policy.attach(self.world, self.robot, subtask)
-            policy.reset(str(params.get("instruction", "")), None)
+            policy.reset(instruction, None)
             self._expert = policy
-        return {"family": policy.family, "kind": policy.kind, "rate_hz": policy.rate_hz}
+        return policy
 
-    def _expert_act(self, params: dict, ctx: CallContext) -> dict:
+    def expert_act(self) -> tuple[list[Command], str]:
         """The expert's next commands from the home's present truth, and why it cannot plan (or "")."""
         with self._lock:
             if self._expert is None:
-                raise RuntimeError("no expert: call reset first")
+                raise LookupError("no expert: call expert/reset first")
             commands = self._expert.act(PolicyObservation(rgb=np.zeros((1, 1, 3), dtype=np.uint8)))
             self.counters["expert_acts"] += 1
-            return {"commands": encode_commands(commands), "diagnosis": self._expert.diagnosis()}
+            return commands, self._expert.diagnosis()
 
-    def _goal(self, params: dict, ctx: CallContext) -> bool:
-        """Whether the task goal conditions ``goal`` hold in the home now."""
-        task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": params["goal"]})
+    def goal_holds(self, goal: Any) -> bool:
+        """Whether the task goal conditions ``goal`` (the task format's list) hold in the home now."""
+        task = Task.model_validate({"instruction": "-", "scene_seed": 0, "goal": goal})
         with self._lock:
             return bool(self.world.goal_satisfied(task.goal or []))
 
-    def _restart(self, params: dict, ctx: CallContext) -> dict:
+    def restart(self) -> dict[str, float]:
         """The home back to its initial state for a new episode; commands dropped, power kept."""
         with self._lock:
             self.world.reset()
@@ -677,27 +674,20 @@ class SimDriver:
             self.truth_pub.publish(String(data=json.dumps(self._truth(stamp))))
 
     # ---- lock-step ------------------------------------------------------------------------------------
-    def _mode(self, params: dict, ctx: CallContext) -> dict:
-        """Whether the driver runs in lock-step, and its simulated time (ns)."""
-        return {"lockstep": self.lockstep, "time": self.sim_ns}
-
-    def _truth_call(self, params: dict, ctx: CallContext) -> dict:
+    def truth_now(self) -> dict[str, Any]:
         """The truth message of this instant (lock-step readers ask instead of waiting for the topic)."""
         with self._lock:
             return self._truth(self._stamp_ns())
 
-    def _step(self, params: dict, ctx: CallContext) -> dict:
+    def step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]:
         """Advance simulated time by ``seconds`` in ticks of the state period, once the commands the caller
         sent before (``after``: counter -> count, e.g. {"cmd_vel": 12}) have arrived; with ``until`` (an
         action goal's id, hex) once that goal is running, and only until the tick it ended. Then publish
         the state and the cameras of the new instant. Lock-step only."""
         if not self.lockstep:
-            raise RuntimeError("the sim driver runs in real time; start it with lockstep:=true (sim_driver: {lockstep: true})")
-        seconds = float(params["seconds"])
+            raise ValueError("the sim driver runs in real time; start it with lockstep:=true (sim_driver: {lockstep: true})")
         if not (math.isfinite(seconds) and 0.0 <= seconds <= 60.0):
             raise ValueError(f"step seconds must be within [0, 60], not {seconds}")
-        after = {str(k): int(v) for k, v in dict(params.get("after") or {}).items()}
-        until = str(params["until"]) if params.get("until") else None
         deadline = time.monotonic() + 10.0
         # ordering: the commands and the goal first, then the step
         while any(self.counters.get(k, 0) < n for k, n in after.items()) or (until is not None and until not in self._goals):
@@ -714,7 +704,7 @@ class SimDriver:
                 self._advance(dt, self.sim_ns / 1e9)
             self._publish_state(truth=True)
         self._camera_tick()  # the views of this instant, stamped with it
-        return {"time": self.sim_ns, "counters": dict(self.counters)}
+        return self.sim_ns, dict(self.counters)
 
     def _odometry(self, stamp: int) -> Odometry:
         r = self.world.state.robot
