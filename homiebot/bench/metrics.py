@@ -21,7 +21,9 @@ Task Progress (TP)
 
 Success
     A run is successful iff ``TP = 1``, i.e. some non-empty keypath is matched completely (tested on the
-    integer counts, not on the float ratio).
+    integer counts, not on the float ratio). As in SIF, a run of a clear S_hum task (the person said
+    where they would be) is not successful when it followed the person for more than
+    ``FOLLOW_LIMIT_M`` metres (SIF: 50 timesteps of 0.17 m): probing that the words made needless.
 
 Success Rate (SR)
     ``SR = |S| / N``.
@@ -272,11 +274,23 @@ def task_progress(result: RunResult) -> float:
     return matched / length if length else 0.0
 
 
+FOLLOW_LIMIT_M = 50 * 0.17  # SIF: a clear S_hum task fails after 50 timesteps of following (0.17 m forward each)
+
+
+def followed(result: RunResult) -> float:
+    """Metres the run drove in its Follow rounds."""
+    return sum(s.path_length for s in result.steps if s.action == "Follow")
+
+
 def is_success(result: RunResult) -> bool:
-    """Whether the run is successful (TP = 1): some non-empty keypath is matched completely.
+    """Whether the run is successful (TP = 1): some non-empty keypath is matched completely, and a
+    clear S_hum run followed the person no more than ``FOLLOW_LIMIT_M`` metres.
 
     Decided on integer counts (``matched == len(keypath)``), never by float equality.
     """
+    sit = result.situated
+    if sit is not None and sit.kind == "S_hum" and sit.hint == "clear" and followed(result) > FOLLOW_LIMIT_M:
+        return False
     return any(keypath and matched_nodes(result.steps, keypath, result.aliases) == len(keypath)
                for keypath in result.keypaths)
 

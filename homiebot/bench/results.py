@@ -33,6 +33,7 @@ class StepSummary(BaseModel):
     relevant: bool | None = Field(None, description="for an Ask step: the simulated user's relevance judgement")
     resolved: int | None = Field(None, ge=0, description="for a relevant Ask step: the open things its answer settled "
                                                          "or narrowed, i.e. the relevant questions it counts as")
+    path_length: float = Field(0.0, ge=0.0, description="metres the base moved in the round")
 
     def text(self) -> str:
         """The bracketed form, e.g. '[Put, green_can, fridge]'; '[]' for an unusable output."""
@@ -81,6 +82,7 @@ def summarise_steps(record: EpisodeRecord) -> list[StepSummary]:
             code=s.feedback.code.value if s.feedback.code else None,
             relevant=s.exchange.relevant if s.exchange is not None else None,
             resolved=s.exchange.resolved if s.exchange is not None and s.exchange.relevant else None,
+            path_length=round(max(s.path_length, 0.0), 4),
         ))
     return out
 

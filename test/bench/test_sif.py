@@ -42,6 +42,22 @@ def test_spl_weighs_each_success_by_the_shortest_path() -> None:
     assert m.spl([*RUNS[:3], no_path, plain]) == pytest.approx(60.0)  # only runs with a shortest path count
 
 
+def test_a_clear_s_hum_run_that_followed_the_person_too_far_fails() -> None:
+    def with_follow(metres: float) -> list[StepSummary]:
+        return [StepSummary(action="Follow", target="person", success=True, path_length=metres / 2),
+                StepSummary(action="Follow", target="person", success=True, path_length=metres / 2), *DONE]
+
+    assert m.FOLLOW_LIMIT_M == pytest.approx(8.5)  # SIF: 50 timesteps of 0.17 m
+    assert m.is_success(sif_run(1, with_follow(8.4), 12.0))
+    followed_far = sif_run(2, with_follow(8.6), 12.0)
+    assert m.followed(followed_far) == pytest.approx(8.6) and not m.is_success(followed_far)
+    assert m.mean_tp([followed_far]) == 100.0  # every step was done; only the success is denied
+    assert m.is_success(sif_run(3, with_follow(20.0), 25.0, hint="ambiguous"))  # the words did not say where: following is fair
+    assert m.is_success(sif_run(4, with_follow(20.0), 25.0, kind="S_obj"))
+    # a Go to is not following, however long
+    assert m.is_success(sif_run(5, [StepSummary(action="Go to", target="bedroom", success=True, path_length=30.0), *DONE], 32.0))
+
+
 def test_the_sif_table_groups_by_kind_and_hint() -> None:
     table = m.sif_table([*RUNS, sif_run(6, DONE, 10.0, kind="S_obj", hint="ambiguous")])
     assert list(table) == ["PnP", "S_obj ambiguous", "S_hum clear"]
