@@ -320,5 +320,6 @@ def read_rooms(path: str | Path) -> dict[str, tuple[float, float, float, float]]
         if (not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, int | float) and math.isfinite(v) for v in box)
                 or box[0] >= box[2] or box[1] >= box[3]):
             raise DemonstrationError(f"{path}: room '{name}' must be [x0, y0, x1, y1] with x0 < x1 and y0 < y1, got {box!r}")
-        rooms[str(name)] = tuple(float(v) for v in box)
+        x0, y0, x1, y1 = (float(v) for v in box)
+        rooms[str(name)] = (x0, y0, x1, y1)
     return rooms

@@ -85,10 +85,10 @@ class RemotePolicy(Policy):
         if self.family == "rt1x" and "rate_hz" not in self.policy_params:
             self.rate_hz = 3.0 if self.policy_params.get("profile") == "fractal" else 5.0
         self._lock = threading.Lock()
-        self._client = None
-        self._node = None
+        self._client: dict[str, Any] | None = None  # the service callers, by method
+        self._node: Any = None
         self._executor: SingleThreadedExecutor | None = None
-        self._context = None
+        self._context: Any = None
         self._process: subprocess.Popen | None = None
         self._described: dict | None = None
 
@@ -132,13 +132,14 @@ class RemotePolicy(Policy):
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
             self._node = node = Node(name, context=self._context) if self._context else Node(name)
             base, who = "/homiebot/" + self.service.strip("/"), f"{self.label} policy server"
-            self._client = {"describe": ServiceCaller(node, DescribePolicy, f"{base}/describe", who),
-                            "reset": ServiceCaller(node, ResetPolicy, f"{base}/reset", who),
-                            "act": ServiceCaller(node, PolicyAct, f"{base}/act", who)}
+            callers: dict[str, Any] = {"describe": ServiceCaller(node, DescribePolicy, f"{base}/describe", who),
+                                       "reset": ServiceCaller(node, ResetPolicy, f"{base}/reset", who),
+                                       "act": ServiceCaller(node, PolicyAct, f"{base}/act", who)}
+            self._client = callers
             self._executor = executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
             executor.add_node(node)
             threading.Thread(target=self._spin, args=(executor,), daemon=True).start()
-            return self._client
+            return callers
 
     def _spin(self, executor: SingleThreadedExecutor) -> None:
         try:
