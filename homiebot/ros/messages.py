@@ -18,15 +18,16 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 
-from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PlannerOutput, Pose2D, Status, Subtask
+from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PersonSeen, PlannerOutput, Pose2D, Status, Subtask
 from homiebot.planners.base import ModelInfo
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
 JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summary", "world/map")
-# every round's decision and result, and what happens to each submission, typed
+PEOPLE_TOPIC = "/homiebot/people"  # the persons in view each round (homiebot_msgs/PeopleSeen)
+# every round's decision and result, what happens to each submission, and who was seen, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
-                "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus"}
+                "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus", PEOPLE_TOPIC: "homiebot_msgs/msg/PeopleSeen"}
 # what happens to each subtask's goal (accepted, executing, succeeded, ...): an action's own status topic
 EXECUTE_STATUS_TOPIC = "/homiebot/executor/execute/_action/status"
 # the last message is kept for subscribers that join later
@@ -34,6 +35,17 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history
                       durability=DurabilityPolicy.VOLATILE)  # the graph's events: none lost while both sides run
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 PLANNER_BACKEND_TOPIC = "/homiebot/planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
+
+
+def person_msg(person: PersonSeen) -> hb.PersonSeen:
+    """A person in view, typed."""
+    return hb.PersonSeen(name=person.name, x=float(person.x), y=float(person.y), distance=float(person.distance),
+                         holding=person.holding or "", room=person.room or "")
+
+
+def person_from_msg(msg: hb.PersonSeen) -> PersonSeen:
+    """The contract's PersonSeen (ValueError when the message is not a valid one)."""
+    return PersonSeen(name=msg.name, x=msg.x, y=msg.y, distance=msg.distance, holding=msg.holding or None, room=msg.room or None)
 
 
 def image_topic(view: str, kind: str) -> str:

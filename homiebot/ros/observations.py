@@ -15,7 +15,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage, ViewName
+from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
 from homiebot.ros.messages import IMAGE_KINDS, RELIABLE, from_image, image_topic, ns_of
 from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
 
@@ -103,6 +103,7 @@ class ObservationCache:
         return Observation.model_construct(
             version=CONTRACT_VERSION, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
             labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
+            people=[PersonSeen(**p) for p in meta.get("people", [])],
             # model_construct skips validation: the mapping stands in for the dict until it is read
             views=cast("dict[ViewName, ViewImage]", _LazyViews(lambda: self.observation(meta, timeout).views)))
 
@@ -117,6 +118,7 @@ class ObservationCache:
         return Observation(
             round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
             labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
+            people=[PersonSeen(**p) for p in meta.get("people", [])],
             views={v: ViewImage(rgb=views[v]["image"], depth=views[v].get("depth"), segmentation=views[v].get("segmentation"))
                    for v in VIEW_NAMES},
         )

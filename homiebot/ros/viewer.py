@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from homiebot_msgs.msg import PeopleSeen, TaskStatus
 from homiebot_msgs.msg import PlannerOutput as PlannerOutputMsg
-from homiebot_msgs.msg import TaskStatus
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -23,7 +23,7 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
 from homiebot.contracts import VIEW_NAMES, Pose2D, SafetyEvent
-from homiebot.ros.messages import IMAGE_KINDS, from_image, image_topic, subtask_text
+from homiebot.ros.messages import IMAGE_KINDS, PEOPLE_TOPIC, from_image, image_topic, person_from_msg, subtask_text
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC
 from homiebot.ros.safety import EVENTS_TOPIC
 from homiebot.ros.wire import safe_callback
@@ -58,7 +58,7 @@ class GraphViewer:
         self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
                               STATUS_TOPIC: (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
                               EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
-                              "/homiebot/map/summary": (String, self._summary)})
+                              "/homiebot/map/summary": (String, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
         if node is not None:
             group = ReentrantCallbackGroup()
             for topic, (msg_type, cb) in self.handlers.items():
@@ -98,6 +98,10 @@ class GraphViewer:
         meta = json.loads(msg.data)
         self.round = int(meta.get("round", self.round))
         self.frame += 1
+
+    def _people(self, msg: PeopleSeen) -> None:
+        people = [person_from_msg(p) for p in msg.people]
+        self._at(lambda: self.log.people(people), droppable=False)
 
     def _subtask(self, msg: PlannerOutputMsg) -> None:
         text = subtask_text(msg.subtask) or "[]"

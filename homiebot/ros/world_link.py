@@ -24,6 +24,8 @@ from homiebot_msgs.srv import (
 )
 from rclpy.node import Node
 
+from homiebot.contracts import PersonSeen
+from homiebot.ros.messages import person_from_msg, person_msg
 from homiebot.ros.services import ServiceCaller
 
 PREFIX = "/homiebot/world"
@@ -55,6 +57,7 @@ def observation_meta(r: Observe.Response) -> dict[str, Any]:
     }
     if r.has_map_text:
         meta["map_text"] = r.map_text
+    meta["people"] = [person_from_msg(p).model_dump() for p in r.people]
     return meta
 
 
@@ -67,7 +70,7 @@ def observe_response(meta: dict[str, Any]) -> Observe.Response:
         x=float(pose["x"]), y=float(pose["y"]), yaw=float(pose["yaw"]), inventory=list(meta["inventory"]),
         label_ids=list(labels), label_names=[v["name"] for v in labels.values()], label_categories=[v["category"] for v in labels.values()],
         path_length=float(meta["path_length"]), mapped=bool(meta["mapped"]), has_map_text="map_text" in meta,
-        map_text=str(meta.get("map_text", "")))
+        map_text=str(meta.get("map_text", "")), people=[person_msg(PersonSeen(**p)) for p in meta.get("people", [])])
 
 
 def scene_text(scene: dict[str, Any] | None) -> str:

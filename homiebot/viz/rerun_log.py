@@ -11,13 +11,14 @@ Time: the ``round`` sequence, and ``frame`` for every logged observation (rounds
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import rerun as rr
 import rerun.blueprint as rrb
 
-from homiebot.contracts import VIEW_NAMES, Observation, Pose2D, SafetyEvent, StepRecord
+from homiebot.contracts import VIEW_NAMES, Observation, PersonSeen, Pose2D, SafetyEvent, StepRecord
 from homiebot.viz.timeline import round_entry, safety_entry, step_status, step_subtask
 from homiebot.worlds.base import TopDown
 
@@ -117,6 +118,14 @@ class RerunLog:
                                                  labels=[f"{i['label']} {i['id']}" for i in inst], radii=2.0,
                                                  colors=[[150, 150, 150] if i.get("stale") else [40, 200, 120] for i in inst]))
 
+    def people(self, people: Sequence[PersonSeen]) -> None:
+        """The persons in view on the map, labelled with their name and what they hold (cleared when none)."""
+        if self.frame_map is None:
+            return
+        fm = self.frame_map
+        labels = [p.name + (f" ({p.holding})" if p.holding else "") for p in people]
+        self.rec.log("map/people", rr.Points2D([fm.px(p.x, p.y) for p in people], labels=labels, radii=2.5, colors=[60, 90, 230]))
+
     def pose(self, pose: Pose2D) -> None:
         """The robot's pose as an arrow and its path so far."""
         if self.frame_map is None:
@@ -143,6 +152,7 @@ class RerunLog:
             if depth and view.segmentation is not None:
                 self.rec.log(f"segmentation/{name}", rr.SegmentationImage(np.asarray(view.segmentation, dtype=np.uint16)))
         self.pose(obs.pose)
+        self.people(obs.people)
 
     def planned(self, round_index: int, subtask: str, model: str | None) -> None:
         """The subtask the planner chose, while it runs."""

@@ -86,6 +86,29 @@ def test_submit_runs_an_episode_and_matches_the_in_process_runner(running_graph,
     assert abs(ros.path_length - local.path_length) < 1e-6
 
 
+def test_a_situated_episode_sees_the_person_as_in_process_and_the_bag_holds_them(running_graph, env, config_file):
+    from rosbags.rosbag2 import Reader
+
+    task = ROOT / "homiebot" / "bench" / "suites" / "sif" / "demo_s_hum_clear.yaml"  # the person walks off and wants the can
+    out = submit(env, "--task", str(task), "--seed", "1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    ros = load_episode(record_path(out.stdout))
+    from homiebot.config import load_config
+
+    local, _ = run_episode(load_config(config_file).model_copy(update={"seed": 1}), load_task(task))
+    assert trace(ros) == trace(local) and any(s.subtask and s.subtask.action.value == "Give" for s in ros.steps)
+    assert [s.people for s in ros.steps] == [s.people for s in local.steps]  # the world's sightings reach the record
+    seen_rounds = sum(1 for s in ros.steps if s.people)
+    assert seen_rounds > 0
+    store = typestore()
+    with Reader(record_path(out.stdout).parent / "bag") as reader:
+        people = [store.deserialize_cdr(raw, c.msgtype) for c, _, raw in reader.messages() if c.topic == "/homiebot/people"]
+    assert len(people) == len(ros.steps)  # one message a round, typed
+    assert sum(1 for m in people if m.people) == seen_rounds
+    first = next(m for m in people if m.people).people[0]
+    assert first.name == next(s for s in ros.steps if s.people).people[0].name and first.distance >= 0.0
+
+
 def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env, tmp_path):
     from rosbags.rosbag2 import Reader
 

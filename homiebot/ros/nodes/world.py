@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from homiebot_msgs.msg import ModelInfo
+from homiebot_msgs.msg import ModelInfo, PeopleSeen
 from homiebot_msgs.srv import (
     GoalSatisfied,
     ListSkills,
@@ -52,7 +52,7 @@ from homiebot_msgs.srv import (
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
+from std_msgs.msg import Header, String
 
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES
@@ -61,9 +61,12 @@ from homiebot.executor import is_last_attempt, run_attempt, stopped
 from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import (
     IMAGE_KINDS,
+    PEOPLE_TOPIC,
     RELIABLE,
     image_topic,
     pairs_msg,
+    person_msg,
+    stamp_of,
     subtask_from_msg,
     subtask_msg,
     to_image,
@@ -148,6 +151,7 @@ class WorldNode:
         self.mapped = False  # the world keeps a semantic map (mapped perception)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
+        self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
         self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", ROUND_DATA) for t in ("observation", "world/belief", "world/state", "world/map")}
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
@@ -267,7 +271,7 @@ class WorldNode:
                      if a is not None]
             meta = {"episode": self.episode, "round": round_index, "stamp": stamp, "kinds": kinds, "pose": obs.pose.model_dump(), "inventory": obs.inventory,
                     "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length(),
-                    "mapped": self.mapped}
+                    "mapped": self.mapped, "people": [p.model_dump() for p in obs.people]}
             if self.mapped and world.describe_in_prompt:
                 meta["map_text"] = world.map_text()
             self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief),
@@ -278,6 +282,8 @@ class WorldNode:
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
             self._publish("observation", meta)
+            self.people_pub.publish(PeopleSeen(header=Header(stamp=stamp_of(stamp), frame_id="map"), episode=self.episode,
+                                               round=round_index, people=[person_msg(p) for p in obs.people]))
         # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
         self.sim.later(lambda: self._publish_frames(obs, stamp))
         return observe_response(meta)

@@ -44,6 +44,8 @@ class EmbeddedHome(World):
         self.spec = scene
         self._initial = HomeState.from_spec(scene, nav_resolution=nav_resolution)
         self.state = copy.deepcopy(self._initial)
+        # a person acts on their own clock between rounds: a view rendered ahead would show them where they were
+        self.static_between_actions = self._initial.person is None
         self.renderer = HomeRenderer(self._initial.layout, width=width, height=height, fovy=fovy,
                                      depth=depth, segmentation=segmentation)
         layout = self._initial.layout
