@@ -33,9 +33,11 @@ home under the same names.
 * A head (``head.point``: control_msgs/PointHead, Fetch): ``look(view)`` turns it to the profile's point
   for a view (or back to ``front``) and waits for the result, for joint states and an image taken after it.
 * An arm taking end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame, Spot):
-  the driver's own end-effector state needs message types (tf2_msgs, spot_msgs) that are not available
-  here, so the bridge integrates the deltas it sends from the profile's ``arm_ready`` pose: before the
-  first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
+  closed on the measured hand: each delta starts from where the forward kinematics of the arm's
+  joint_states (the profile's ``kinematics`` table) put the hand, and a hand that is still more than
+  ``ARM_TOLERANCE`` from its goal when the command's time is up is said in the report's message. Without
+  the arm's joints in joint_states the deltas are integrated from the profile's ``arm_ready`` pose. Before
+  the first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
   close services; whether it holds something is the driver's gripper state (``gripper_state``: Spot's
   ``manipulation_state``, bosdyn_api_msgs/msg/ManipulatorState ``is_gripper_holding_item`` and
   ``gripper_open_percentage``), read from a message that arrived after the last gripper command; without
@@ -150,6 +152,8 @@ class Ros2Robot(Robot):
         self._driver_checked = 0.0
         p = profile
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
+        # an arm taking pose goals (Spot) is measured through the same table: the hand from joint_states
+        self.hand_chain = p.kinematics.build() if p.kinematics is not None and self.kinematics is None and "pose" in p.arm else None
         self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
         self._image_ns: dict[str, int] = {}  # the newest image's stamp per camera (a turned head waits for a newer one)
         self.trajectory_client = self.gripper_client = self.head_client = self.torso_client = None
@@ -601,6 +605,9 @@ class Ros2Robot(Robot):
         self._alive()
         self._unstow()
         lim = self.profile.limits
+        measured = self._measured_hand()
+        if measured is not None:  # closed loop: from where the hand is, not where it was sent
+            self._ee = measured
         t, turn, clipped = self._limited_step(translation, rotation, duration)
         target = np.clip(self._ee + t, lim.workspace_min, lim.workspace_max)
         yaw = math.remainder(self._ee_yaw + turn, 2 * math.pi)
@@ -614,8 +621,28 @@ class Ros2Robot(Robot):
         self.counters.add("arm_pose")
         self._sent["arm_goals"] += 1
         self._ee, self._ee_yaw = target, yaw
+        count = self._joint_count
         self._pause(duration)
-        return MotionReport(clipped=clipped, duration=duration)
+        if measured is None:
+            return MotionReport(clipped=clipped, duration=duration)
+        self._fresh_joints(count)  # the joints after the command's time, not from before it
+        after = self._measured_hand()
+        short = float(np.linalg.norm(after - target)) if after is not None else 0.0
+        message = f"the hand stopped {short:.2f} m from its goal (measured from joint_states)" if short > ARM_TOLERANCE else ""
+        return MotionReport(clipped=clipped, duration=duration, message=message)
+
+    def _measured_hand(self) -> np.ndarray | None:
+        """Where the forward kinematics of the newest joint_states put the hand of a pose-goal arm, in
+        homiebot's base frame; None without a table or without the arm's joints."""
+        if self.hand_chain is None:
+            return None
+        try:
+            q, _ = self._joint_values(self.hand_chain.names, "the arm")
+        except RobotUnavailable:
+            return None
+        position = self.hand_chain.forward(q).position.copy()
+        position[2] += self.profile.base_height  # the driver's base frame sits base_height above homiebot's
+        return position
 
     def _limited_step(self, translation: np.ndarray, rotation: np.ndarray | None, duration: float) -> tuple[np.ndarray, float, bool]:
         """A base-frame end-effector delta within the speed limits for ``duration``: (translation, yaw turn,
@@ -636,7 +663,10 @@ class Ros2Robot(Robot):
         if self._arm_ready:
             return
         if "arm_unstow" in self.services:
+            count = self._joint_count
             self.call("arm_unstow")
+            if self.hand_chain is not None:
+                self._fresh_joints(count)  # measured from here on: the joints after the unstow
         self._ee, self._ee_yaw = np.array(self.profile.arm_ready, dtype=float), 0.0
         self._arm_ready = True
 
@@ -893,6 +923,7 @@ class Ros2Robot(Robot):
                 self.node.destroy_node()
 
 
+ARM_TOLERANCE = 0.03  # metres between a pose-goal arm's measured hand and its goal that a report says
 GRIPPER_HOLD = 2.0  # seconds a gripper command stays in force after it was carried out or last repeated (see set_gripper)
 
 

@@ -107,6 +107,9 @@ def bridge():
     env = ros_environment(DOMAIN)
     saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
     os.environ.update({k: env[k] for k in saved})  # this process's bridge node joins the driver's domain
+    import rclpy
+
+    rclpy.try_shutdown()  # a context an earlier module of this process opened is on its own domain, not this one
     driver = start_driver(env)
     robot = Ros2Robot(load_profile("spot"), connect_timeout=120.0, stale_after=1.0)
     try:
@@ -117,6 +120,7 @@ def bridge():
         if driver.poll() is None:
             driver.terminate()  # a process we started
             driver.wait(timeout=20)
+        rclpy.try_shutdown()  # later modules open their own, on their domains
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -226,13 +230,17 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     time.sleep(0.3)
     ready, looking, stamp = hand()
     assert ready == pytest.approx(robot.profile.arm_ready, abs=0.01) and looking == pytest.approx([1, 0, 0], abs=0.05)
-    robot.move_end_effector(np.array([0.1, 0.05, -0.1]), np.zeros(3), 1.0)  # the driver takes the hand there at 0.2 m/s
+    report = robot.move_end_effector(np.array([0.1, 0.05, -0.1]), np.zeros(3), 1.0)  # the driver takes the hand there at 0.2 m/s
+    assert report.message == ""  # the measured hand reached its goal
     time.sleep(0.5)
     moved, _, later = hand()
     assert moved == pytest.approx(np.array(robot.profile.arm_ready) + [0.1, 0.05, -0.1], abs=0.015)
     truth = SimDriverClient(robot.node).truth(10.0)  # where the simulation has the hand
     sim_hand = arm_fk(ArmPose(*truth["dynamic"]["arm"])).gripper
     assert moved == pytest.approx(sim_hand, abs=0.005)
+    # the closed loop's input: the tool from joint_states is where the simulation has the gripper
+    measured = robot._measured_hand()
+    assert measured is not None and measured == pytest.approx(sim_hand, abs=0.01)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
     frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image
     assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
