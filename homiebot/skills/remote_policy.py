@@ -123,20 +123,22 @@ class RemotePolicy(Policy):
                                   f"importable ({err}); install them with `make setup` (or `pip install -e .[ros]` and "
                                   "tools/build_interfaces.py) or source ROS 2 Jazzy") from None
             in_graph = rclpy.ok()
-            if not in_graph:  # a plain process: a private context, discovery on this machine only
+            if not in_graph:  # a plain process: discovery on this machine only
                 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-                self._context = rclpy.Context()
-                rclpy.init(context=self._context)
+            # a context of its own, on the domain the environment names now: a context this process opened
+            # earlier (a robot bridge, a test) may be on another domain
+            self._context = rclpy.Context()
+            rclpy.init(context=self._context)
             if self.spawn is True or (self.spawn == "auto" and not in_graph):
                 self._start_server()
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
-            self._node = node = Node(name, context=self._context) if self._context else Node(name)
+            self._node = node = Node(name, context=self._context)
             base, who = "/homiebot/" + self.service.strip("/"), f"{self.label} policy server"
             callers: dict[str, Any] = {"describe": ServiceCaller(node, DescribePolicy, f"{base}/describe", who),
                                        "reset": ServiceCaller(node, ResetPolicy, f"{base}/reset", who),
                                        "act": ServiceCaller(node, PolicyAct, f"{base}/act", who)}
             self._client = callers
-            self._executor = executor = SingleThreadedExecutor(context=self._context) if self._context else SingleThreadedExecutor()
+            self._executor = executor = SingleThreadedExecutor(context=self._context)
             executor.add_node(node)
             threading.Thread(target=self._spin, args=(executor,), daemon=True).start()
             return callers

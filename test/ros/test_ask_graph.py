@@ -31,14 +31,15 @@ ANSWERER = textwrap.dedent("""
     pub = node.create_publisher(String, "/homiebot/answer", 10)
     asked = []
     def on_ask(msg):
-        q = json.loads(msg.data)
-        asked.append(q)
-        pub.publish(String(data=json.dumps({"round": q["round"], "answer": "the green one, on the brown table"})))
+        asked.append(json.loads(msg.data))
     qos = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
     node.create_subscription(String, "/homiebot/ask", on_ask, qos)
     for _ in range(3000):
         rclpy.spin_once(node, timeout_sec=0.1)
-        if asked:
+        # the latched question can arrive before this publisher is matched to the listener: an answer sent
+        # then would reach nobody, so it waits for the match, as any publisher must
+        if asked and pub.get_subscription_count() > 0:
+            pub.publish(String(data=json.dumps({"round": asked[0]["round"], "answer": "the green one, on the brown table"})))
             for _ in range(40):
                 rclpy.spin_once(node, timeout_sec=0.05)
             break

@@ -87,7 +87,7 @@ from homiebot.robots.lift import SimLift
 from homiebot.robots.manipulator_state import manipulator_state, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import TRUTH_TOPIC, segmentation_topic
-from homiebot.ros.common import NodeDef, Param, run_node
+from homiebot.ros.common import NodeDef, Param, run_node, spin_in_background
 from homiebot.ros.messages import RELIABLE, stamp_of, to_image
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import Command, PolicyObservation, PrivilegedPolicy
@@ -159,7 +159,11 @@ class SimDriver:
         self._lift_goal: tuple[Future, Any] | None = None  # (result, goal handle)
         self._init_chains()
         self._action_servers = self._serve_actions()
-        serve_sim_services(node, self)
+        # the simulator-only services answer on a node and thread of their own: a lock-step ``step`` waits
+        # for commands that this node's single-threaded subscriptions count
+        self._services_node = Node(f"{node.get_name()}_services")
+        self._services_executor, self._services_thread = spin_in_background(self._services_node)
+        serve_sim_services(self._services_node, self)
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         self._sent_frames: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_timer)
@@ -390,6 +394,14 @@ class SimDriver:
                                         callback_group=group))
         return servers
 
+    def _reject_trajectory(self, handle: Any, result: Any, reason: str) -> Any:
+        """A FollowJointTrajectory goal that cannot run: aborted at once with INVALID_JOINTS and the reason."""
+        result.error_code, result.error_string = result.INVALID_JOINTS, reason
+        with self._lock:
+            self._note_goal(handle, ended=True)  # at once
+        handle.abort()
+        return result
+
     async def _execute_lift(self, handle: Any) -> Any:
         """The torso's trajectory controller: the lift moves to the final point (``homiebot.robots.lift``)."""
         from control_msgs.action import FollowJointTrajectory
@@ -399,11 +411,7 @@ class SimDriver:
         try:
             target, seconds = self.lift.goal(handle.request.trajectory)
         except ValueError as err:
-            result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
-            with self._lock:
-                self._note_goal(handle, ended=True)  # at once
-            handle.abort()
-            return result
+            return self._reject_trajectory(handle, result, str(err))
         done = Future()
         with self._lock:
             self.counters["torso_goals"] = self.counters.get("torso_goals", 0) + 1
@@ -476,11 +484,7 @@ class SimDriver:
         try:
             q, seconds = self._trajectory_goal(handle.request)
         except WireError as err:
-            result.error_code, result.error_string = FollowJointTrajectory.Result.INVALID_JOINTS, str(err)
-            with self._lock:
-                self._note_goal(handle, ended=True)  # at once
-            handle.abort()
-            return result
+            return self._reject_trajectory(handle, result, str(err))
         done = Future()
         ee = self.kinematics.forward(q)
         with self._lock:
@@ -788,6 +792,8 @@ class SimDriver:
         self._sent_frames = sent
 
     def close(self) -> None:
+        self._services_executor.shutdown(timeout_sec=2.0)  # no handler left to use the home it closes
+        self._services_node.destroy_node()
         for server in self._action_servers:
             server.destroy()
         self.world.close()
