@@ -167,6 +167,8 @@ class SimSpec(_Strict):
     camera_rate_hz: float = Field(10.0, gt=0)
     state_rate_hz: float = Field(50.0, gt=0)
     needs_power: bool = Field(False, description="motion is refused until the power-on and stand services ran")
+    power_on_seconds: float = Field(0.0, ge=0.0, le=60.0, description="how long the power-on service takes to answer "
+                                    "(a real robot waits for motor power)")
 
 
 class RobotProfile(_Strict):

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -134,6 +135,24 @@ def test_start_up_runs_the_profiles_procedure_and_the_base_moves(bridge) -> None
     assert robot.call_timeouts["power_on"] == 30 and robot.call_timeouts["claim"] == robot.call_timeout  # the profile's own
     report = robot.drive(0.3, 0.0, 1.0)
     assert report.distance > 0.1 and robot.counters.counts["cmd_vel"] >= 10
+
+
+
+def test_a_power_on_that_takes_time_is_waited_for_while_the_streams_go_on(bridge) -> None:
+    robot, _ = bridge
+    robot.call("power_off")  # as an operator may; then power comes back the way a real Spot's does: slowly
+    asked = time.monotonic()
+    # the profile gives power_on 30 s; the simulated motors take spot.yaml's sim.power_on_seconds
+    powering = threading.Thread(target=robot.call, args=("power_on",))
+    powering.start()
+    time.sleep(1.0)
+    assert powering.is_alive() and time.monotonic() - robot._odom[1] < 0.5  # odometry still comes while it waits
+    powering.join(30)
+    took = time.monotonic() - asked
+    assert took >= robot.profile.sim.power_on_seconds >= 2.0
+    robot.call("stand")
+    report = robot.drive(0.3, 0.0, 1.0)  # stale_after is 1 s: odometry kept coming during the wait
+    assert report.distance > 0.1
 
 
 def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:

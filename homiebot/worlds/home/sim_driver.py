@@ -148,9 +148,13 @@ class SimDriver:
         node.create_subscription(Twist, p.topic(p.cmd_vel.name), safe_callback(node, p.cmd_vel.name, self._on_cmd_vel), 10)
         if "pose" in p.arm:
             node.create_subscription(PoseStamped, p.topic(p.arm["pose"].name), safe_callback(node, "arm pose", self._on_arm_pose), 10)
+        # the services answer on a node and thread of their own: a lock-step ``step`` waits for commands that
+        # this node's single-threaded subscriptions count, and a power-on that takes time must not stall the streams
+        self._services_node = Node(f"{node.get_name()}_services")
+        self._services_executor, self._services_thread = spin_in_background(self._services_node)
         for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
             if iface.type == "std_srvs/srv/Trigger":
-                node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
+                self._services_node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
         self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
@@ -159,11 +163,7 @@ class SimDriver:
         self._lift_goal: tuple[Future, Any] | None = None  # (result, goal handle)
         self._init_chains()
         self._action_servers = self._serve_actions()
-        # the simulator-only services answer on a node and thread of their own: a lock-step ``step`` waits
-        # for commands that this node's single-threaded subscriptions count
-        self._services_node = Node(f"{node.get_name()}_services")
-        self._services_executor, self._services_thread = spin_in_background(self._services_node)
-        serve_sim_services(self._services_node, self)
+        serve_sim_services(self._services_node, self)  # the simulator-only ones too
         node.create_timer(1.0 / p.sim.state_rate_hz, self._state_tick)
         self._sent_frames: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_timer)
@@ -190,6 +190,8 @@ class SimDriver:
 
     def _trigger(self, role: str):  # noqa: ANN202 - a service callback
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+            if role == "power_on" and not self.powered:
+                time.sleep(self.profile.sim.power_on_seconds)  # the motors take time to power (the streams go on)
             with self._lock:
                 self.counters["services"] += 1
                 response.success, response.message = self._service(role)
