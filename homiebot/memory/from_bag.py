@@ -24,6 +24,7 @@ homiebot episode bag.
 from __future__ import annotations
 
 import bisect
+import functools
 import io
 import math
 import sys
@@ -149,14 +150,20 @@ def _require(types: Mapping[str, str], sources: BagSources) -> None:
 def _messages(reader: Any, topic: str | None, types: Mapping[str, str]) -> Iterator[tuple[int, Any]]:
     if topic is None or topic not in types:
         return
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.ROS2_JAZZY)  # the standard messages read here; no ROS installation needed
+    store = _typestore()
     for conn, stamp, raw in reader.messages(connections=[c for c in reader.connections if c.topic == topic]):
         try:
             yield stamp, store.deserialize_cdr(raw, conn.msgtype)
         except Exception as err:  # a truncated or foreign message: say which, keep nothing half-read
             raise DemonstrationError(f"a {conn.msgtype} message on {topic} at {stamp} ns cannot be decoded ({type(err).__name__})") from None
+
+
+@functools.cache
+def _typestore() -> Any:
+    """The standard messages read here (built once; no ROS installation needed)."""
+    from rosbags.typesys import Stores, get_typestore
+
+    return get_typestore(Stores.ROS2_JAZZY)
 
 
 def _side_streams(reader: Any, sources: BagSources, types: Mapping[str, str]) -> dict[str, list]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from homiebot.robot import RobotUnavailable
+from homiebot.robots.built import built_module
 
 MANIPULATOR_STATE = "bosdyn_api_msgs/msg/ManipulatorState"
 GRIPPER_STATE_TYPES = (MANIPULATOR_STATE,)  # the gripper-state types the bridge reads
@@ -22,12 +22,7 @@ GRIPPER_STATE_TYPES = (MANIPULATOR_STATE,)  # the gripper-state types the bridge
 
 def manipulator_state_type(robot: str) -> Any:
     """The ManipulatorState message class (built by ``make``), or RobotUnavailable saying how to build it."""
-    try:
-        from bosdyn_api_msgs.msg import ManipulatorState
-    except ImportError as err:
-        raise RobotUnavailable(f"{robot}: the profile reads {MANIPULATOR_STATE}, which is not built here ({err}): "
-                               f"run `make setup` or tools/build_interfaces.py") from None
-    return ManipulatorState
+    return built_module("bosdyn_api_msgs.msg", robot, f"reads {MANIPULATOR_STATE}").ManipulatorState
 
 
 def gripper_reading(msg: Any) -> tuple[float, bool]:

@@ -181,20 +181,27 @@ def to_image(array: np.ndarray, kind: str, stamp_ns: int, frame: str) -> Image:
 MAX_IMAGE_SIDE = 8192
 
 
+def image_pixels(msg: Image, encoding: str, dtype: Any, channels: int, field: str = "image") -> np.ndarray:
+    """The pixels of an Image that must be of ``encoding`` (ValueError naming ``field`` and what is wrong:
+    another encoding, a size, step or length that does not fit, big-endian data, values that are not finite)."""
+    if msg.encoding != encoding:
+        raise ValueError(f"{field}: encoding '{msg.encoding[:20]}', expected {encoding}")
+    row = msg.width * channels * np.dtype(dtype).itemsize
+    if not (0 < msg.height <= MAX_IMAGE_SIDE and 0 < msg.width <= MAX_IMAGE_SIDE) or msg.step != row \
+            or len(msg.data) != row * msg.height or msg.is_bigendian:
+        raise ValueError(f"{field}: {msg.width}x{msg.height} {encoding} with step {msg.step} and {len(msg.data)} bytes "
+                         f"(expected step {row}, little-endian)")
+    a = np.frombuffer(bytes(msg.data), dtype=dtype)
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise ValueError(f"{field}: values that are not finite")
+    return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width)
+
+
 def from_image(msg: Image) -> np.ndarray:
     """The pixels of an Image (ValueError if its encoding, shape or values are not what the graph sends)."""
     for encoding, dtype, channels in IMAGE_KINDS.values():
         if msg.encoding == encoding:
-            if not (0 < msg.height <= MAX_IMAGE_SIDE and 0 < msg.width <= MAX_IMAGE_SIDE):
-                raise ValueError(f"image of {msg.width}x{msg.height} pixels")
-            row = msg.width * channels * np.dtype(dtype).itemsize
-            if msg.step != row or len(msg.data) != row * msg.height or msg.is_bigendian:
-                raise ValueError(f"{encoding} image of {msg.width}x{msg.height}: step {msg.step}, {len(msg.data)} bytes, "
-                                 f"big-endian {bool(msg.is_bigendian)}; expected step {row}, {row * msg.height} bytes, little-endian")
-            a = np.frombuffer(bytes(msg.data), dtype=dtype)
-            if a.dtype.kind == "f" and not np.isfinite(a).all():
-                raise ValueError(f"{encoding} image with values that are not finite")
-            return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width)
+            return image_pixels(msg, encoding, dtype, channels)
     raise ValueError(f"unsupported image encoding '{msg.encoding[:40]}'")
 
 

@@ -12,10 +12,10 @@ from homiebot_msgs.srv import PolicyAct
 from sensor_msgs.msg import Image
 
 from homiebot.camera_geometry import TrainingCamera
+from homiebot.ros.messages import image_pixels
 from homiebot.skills.policy import Command, DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Velocity, Waypoints
 
 ENCODINGS = {"rgb8": (np.uint8, 3), "32FC1": (np.float32, 1), "mono8": (np.uint8, 1)}
-MAX_SIDE = 8192
 
 
 class PolicyMessageError(ValueError):
@@ -40,17 +40,11 @@ def image_array(msg: Image, encoding: str, field: str) -> np.ndarray | None:
     if msg.height == 0 and msg.width == 0:
         return None
     dtype, channels = ENCODINGS[encoding]
-    if msg.encoding != encoding:
-        raise PolicyMessageError(f"{field}: encoding '{msg.encoding[:20]}', expected {encoding}")
-    row = msg.width * channels * np.dtype(dtype).itemsize
-    if not (0 < msg.height <= MAX_SIDE and 0 < msg.width <= MAX_SIDE) or msg.step != row or len(msg.data) != row * msg.height \
-            or msg.is_bigendian:
-        raise PolicyMessageError(f"{field}: {msg.width}x{msg.height} {encoding} with step {msg.step} and {len(msg.data)} bytes "
-                                 f"(expected step {row}, little-endian)")
-    a = np.frombuffer(bytes(msg.data), dtype=dtype)
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        raise PolicyMessageError(f"{field}: values that are not finite")
-    return a.reshape(msg.height, msg.width, channels) if channels > 1 else a.reshape(msg.height, msg.width).copy()
+    try:
+        pixels = image_pixels(msg, encoding, dtype, channels, field)
+    except ValueError as err:
+        raise PolicyMessageError(str(err)) from None
+    return pixels if channels > 1 else pixels.copy()
 
 
 def act_request(obs: PolicyObservation) -> PolicyAct.Request:

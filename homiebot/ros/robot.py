@@ -88,6 +88,7 @@ from homiebot.robot import (
     RobotUnavailable,
     Unsupported,
 )
+from homiebot.robots.built import built_module
 from homiebot.robots.camera_rotation import to_upright, upright_intrinsics, upright_shape
 from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.manipulator_state import gripper_reading, manipulator_state_type
@@ -929,12 +930,7 @@ GRIPPER_HOLD = 2.0  # seconds a gripper command stays in force after it was carr
 
 def _control_msgs(robot: str) -> Any:
     """control_msgs.action (built by ``make``), or why it is missing."""
-    try:
-        from control_msgs import action
-    except ImportError as err:
-        raise RobotUnavailable(f"{robot}: the profile uses control_msgs actions, which are not built here ({err}): "
-                               f"run `make setup` or tools/build_interfaces.py") from None
-    return action
+    return built_module("control_msgs.action", robot, "uses control_msgs actions")
 
 
 def _to_rgb(msg: Image, spec: CameraSpec) -> np.ndarray:
