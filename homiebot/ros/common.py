@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import math
 import os
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import rclpy
+from homiebot_msgs.msg import Heartbeat
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
@@ -23,7 +23,6 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
-from std_msgs.msg import String
 
 from homiebot.config import ConfigError, RunConfig, load_config
 from homiebot.ros import services
@@ -112,13 +111,13 @@ def _start(node: Node, definition: NodeDef) -> object:
 
 
 class _Heartbeat:
-    """Publish ``{"node", "instance", "pid"}`` every HEARTBEAT_PERIOD s from a thread of its own (not the
+    """Publish a ``homiebot_msgs/Heartbeat`` (node, instance, pid) every HEARTBEAT_PERIOD s from a thread of its own (not the
     executor, whose queue may be long under load): the task manager watches them to notice within
     seconds that a node has died or been replaced (a new process has a new instance)."""
 
     def __init__(self, node: Node) -> None:
-        self._pub = node.create_publisher(String, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
-        self._beat = String(data=json.dumps({"node": node.get_name(), "instance": uuid.uuid4().hex, "pid": os.getpid()}))
+        self._pub = node.create_publisher(Heartbeat, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
+        self._beat = Heartbeat(node=node.get_name(), instance=uuid.uuid4().hex, pid=os.getpid())
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()

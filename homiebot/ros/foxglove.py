@@ -23,7 +23,7 @@ QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=Histo
 
 def served_topics() -> dict[str, str]:
     """Every topic served to Foxglove -> its message type: the graph's topics and safety events."""
-    return {**all_topics(), EVENTS_TOPIC: "std_msgs/msg/String"}
+    return {**all_topics(), EVENTS_TOPIC: "homiebot_msgs/msg/SafetyEvent"}
 
 
 def message_definition(msgtype: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -10,15 +9,18 @@ from collections.abc import Callable
 from typing import TextIO
 
 import rclpy
+from homiebot_msgs.msg import ApprovalDecision, ApprovalRequest
+from rclpy.duration import Duration
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
 
 from homiebot.ros.common import init, spin_in_background
-from homiebot.ros.messages import RELIABLE
+from homiebot.ros.messages import RELIABLE, subtask_text
 from homiebot.ros.safety import APPROVAL_REQUEST, APPROVAL_RESPONSE, CANCEL_TOPIC, ESTOP_TOPIC, LATCHED
-from homiebot.ros.wire import read_json, safe_callback
+from homiebot.ros.safety_messages import decision_msg
+from homiebot.ros.wire import WireError, safe_callback
 
 
 def _node(name: str) -> Node:
@@ -76,39 +78,54 @@ def cancel(episode_id: str = "", timeout: float = 10.0) -> str:
         _close(node, executor, thread)
 
 
+def _request_taker(into: list[ApprovalRequest]) -> Callable[[ApprovalRequest], None]:
+    """A subscription callback keeping the approval requests that name an id."""
+
+    def take(msg: ApprovalRequest) -> None:
+        if not msg.id:
+            raise WireError("an approval request needs an id")
+        into.append(msg)
+    return take
+
+
+def _prompt(ask: ApprovalRequest) -> str:
+    """What the operator is asked about one request."""
+    return (f"round {ask.round}: {subtask_text(ask.subtask) or '[]'} with {ask.model or 'no model'} — approve [a], "
+            f"reject [r <reason>], edit [e [Action, target]]: ")
+
+
 def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: int | None = None) -> int:
     """Answer approval requests from the terminal until end of input (or ``count`` answers)."""
     node = _node("approve")
-    requests: list[dict] = []
-    node.create_subscription(String, APPROVAL_REQUEST, safe_callback(node, APPROVAL_REQUEST, lambda m: requests.append(read_json(m.data))),
+    requests: list[ApprovalRequest] = []
+    node.create_subscription(ApprovalRequest, APPROVAL_REQUEST, safe_callback(node, APPROVAL_REQUEST, _request_taker(requests)),
                              LATCHED)
-    pub = node.create_publisher(String, APPROVAL_RESPONSE, 10)
+    pub = node.create_publisher(ApprovalDecision, APPROVAL_RESPONSE, 10)
     executor, thread = spin_in_background(node)
     from homiebot.contracts import Action, Subtask
-    from homiebot.safety.approval import ApprovalRequest, read_decision
+    from homiebot.safety import approval
 
     answered: set[str] = set()
     try:
         while count is None or len(answered) < count:
-            pending = [r for r in requests if isinstance(r, dict) and r.get("id") not in answered]
+            pending = [r for r in list(requests) if r.id not in answered]
             if not pending:
                 time.sleep(0.05)
                 continue
             ask = pending[0]
-            out.write(f"round {ask.get('round')}: {ask.get('subtask')} with {ask.get('model')} — approve [a], reject [r <reason>], "
-                      f"edit [e [Action, target]]: ")
+            out.write(_prompt(ask))
             out.flush()
             line = stream.readline()
             if not line:
                 return 0
-            decision = read_decision(line, ApprovalRequest(0, Subtask(action=Action.END), None))
+            decision = approval.read_decision(line, approval.ApprovalRequest(0, Subtask(action=Action.END), None))
             if decision is None:
                 out.write("  answer a, r <reason> or e [Action, target]\n")
                 continue
-            reply = {"id": ask["id"], "decision": decision.verdict, "reason": decision.reason,
-                     "subtask": decision.subtask.text() if decision.subtask else None}
-            pub.publish(String(data=json.dumps(reply)))
-            answered.add(ask["id"])
+            _wait_for(lambda: pub.get_subscription_count() > 0, 10.0, f"no task manager listens on {APPROVAL_RESPONSE}")
+            pub.publish(decision_msg(ask.id, decision))
+            pub.wait_for_all_acked(Duration(seconds=5.0))  # reliable: the task manager has it, even if it matched us late
+            answered.add(ask.id)
         return 0
     finally:
         _close(node, executor, thread)

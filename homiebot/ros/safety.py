@@ -5,32 +5,36 @@
 | ``/homiebot/estop`` | std_msgs/Bool, TRANSIENT_LOCAL | anyone | ``true`` engages, ``false`` releases (late joiners get the last state) |
 | ``/homiebot/estop/engage``, ``/homiebot/estop/release`` | std_srvs/Trigger | task manager | the same, as services |
 | ``/homiebot/cancel`` | std_msgs/String | anyone | a submission id, or empty for the running episode |
-| ``/homiebot/safety`` | std_msgs/String (JSON) | every node with a safety state | ``{"origin", "episode", "event": SafetyEvent}`` |
-| ``/homiebot/approval/request`` | std_msgs/String (JSON) | task manager | ``{"id", "round", "subtask", "model", "instruction", "timeout"}`` |
-| ``/homiebot/approval/response`` | std_msgs/String (JSON) | an operator | ``{"id", "decision": approve|reject|edit, "reason", "subtask"}`` |
+| ``/homiebot/safety`` | homiebot_msgs/SafetyEvent | every node with a safety state | stamp, origin, episode, kind, round, message, details |
+| ``/homiebot/approval/request`` | homiebot_msgs/ApprovalRequest, TRANSIENT_LOCAL | task manager | id, round, subtask, model, instruction, timeout |
+| ``/homiebot/approval/response`` | homiebot_msgs/ApprovalDecision | an operator | id, decision (approve, reject, edit), reason, subtask (an edit's, as text) |
 
 Every process that moves the robot (the world node, where skills run) or decides when to (the task
 manager) keeps its own ``SafetyState`` in step with these topics, so an e-stop reaches the robot
-even when the task manager is gone.
+even when the task manager is gone. Messages that cannot be accepted (an unknown event kind or
+decision, an edit whose subtask cannot be read) are dropped with a warning; ``homiebot.ros.safety_messages``
+converts between the messages and homiebot's types.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+from homiebot_msgs.msg import ApprovalDecision as DecisionMsg
+from homiebot_msgs.msg import ApprovalRequest as RequestMsg
+from homiebot_msgs.msg import SafetyEvent as EventMsg
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Bool, String
+from std_msgs.msg import Bool
 from std_srvs.srv import Trigger
 
 from homiebot.contracts import SafetyEvent
-from homiebot.parsing import FormatError, parse_subtask_text
-from homiebot.ros.wire import WireError, read_json, safe_callback
+from homiebot.ros.safety_messages import decision_from_msg, event_from_msg, event_msg, request_msg
+from homiebot.ros.wire import WireError, safe_callback
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision
 from homiebot.safety.state import Deadman, SafetyState
 
@@ -56,7 +60,7 @@ class SafetyLink:
         self.node, self.state, self.authority = node, state, authority
         self.origin = node.get_fully_qualified_name()
         self.episode = episode or (lambda: None)
-        self.events_pub = node.create_publisher(String, EVENTS_TOPIC, EVENTS_QOS)
+        self.events_pub = node.create_publisher(EventMsg, EVENTS_TOPIC, EVENTS_QOS)
         self.estop_pub = node.create_publisher(Bool, ESTOP_TOPIC, LATCHED)
         node.create_subscription(Bool, ESTOP_TOPIC, safe_callback(node, ESTOP_TOPIC, self._on_estop), LATCHED)
         state.listeners.append(self._publish)
@@ -95,58 +99,47 @@ class SafetyLink:
         return response
 
     def _publish(self, event: SafetyEvent) -> None:
-        data = {"origin": self.origin, "episode": self.episode(), "event": event.model_dump(mode="json")}
-        self.events_pub.publish(String(data=json.dumps(data)))
+        self.events_pub.publish(event_msg(event, self.origin, self.episode()))
 
     def hear_others(self, into: Callable[[SafetyEvent], None]) -> None:
         """Pass events other nodes publish to ``into`` (the task manager merges them into its record)."""
 
-        def on_event(msg: String) -> None:
-            data = read_json(msg.data)
-            if not isinstance(data, dict) or data.get("origin") == self.origin or not isinstance(data.get("event"), dict):
-                return
-            into(SafetyEvent.model_validate(data["event"]))
+        def on_event(msg: EventMsg) -> None:
+            if msg.origin != self.origin:
+                into(event_from_msg(msg))
 
-        self.node.create_subscription(String, EVENTS_TOPIC, safe_callback(self.node, EVENTS_TOPIC, on_event), EVENTS_QOS)
+        self.node.create_subscription(EventMsg, EVENTS_TOPIC, safe_callback(self.node, EVENTS_TOPIC, on_event), EVENTS_QOS)
 
 
 class TopicApprover(Approver):
     """Asks on ``/homiebot/approval/request`` and waits for the answer on ``/homiebot/approval/response``."""
 
     def __init__(self, node: Node) -> None:
-        self.pub = node.create_publisher(String, APPROVAL_REQUEST, LATCHED)
+        self.pub = node.create_publisher(RequestMsg, APPROVAL_REQUEST, LATCHED)
         self._answers: dict[str, Decision] = {}
+        self._asked: set[str] = set()  # the requests waiting for an answer
         self._cond = threading.Condition()
-        node.create_subscription(String, APPROVAL_RESPONSE, safe_callback(node, APPROVAL_RESPONSE, self._on_response), 10)
+        node.create_subscription(DecisionMsg, APPROVAL_RESPONSE, safe_callback(node, APPROVAL_RESPONSE, self._on_response), 10)
 
-    def _on_response(self, msg: String) -> None:
-        data = read_json(msg.data)
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            raise WireError("an approval response needs a string id")
-        verdict = data.get("decision")
-        if verdict not in ("approve", "reject", "edit"):
-            raise WireError(f"decision must be approve, reject or edit, not {verdict!r}")
-        subtask = None
-        if verdict == "edit":
-            try:
-                subtask = parse_subtask_text(str(data.get("subtask", "")))
-            except (FormatError, ValueError) as err:
-                raise WireError(f"an edit needs a subtask like [Open, drawer]: {err}") from None
-        decision = Decision(verdict, str(data.get("reason") or ("the operator rejected it" if verdict == "reject" else "")), subtask)
+    def _on_response(self, msg: DecisionMsg) -> None:
+        decision = decision_from_msg(msg)
         with self._cond:
-            self._answers[data["id"]] = decision
-            self._cond.notify_all()
+            if msg.id in self._asked:  # the first answer to a waiting request stands; others are not ours, or late
+                self._asked.discard(msg.id)
+                self._answers[msg.id] = decision
+                self._cond.notify_all()
 
     def decide(self, request: ApprovalRequest, timeout: float) -> Decision:
         rid = uuid.uuid4().hex[:12]
-        ask = {"id": rid, "round": request.round, "subtask": request.subtask.text(), "model": request.model,
-               "instruction": request.instruction, "timeout": timeout}
-        self.pub.publish(String(data=json.dumps(ask)))
+        with self._cond:
+            self._asked.add(rid)
+        self.pub.publish(request_msg(rid, request, timeout))
         deadline = time.monotonic() + timeout
         with self._cond:
             while rid not in self._answers:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    self._asked.discard(rid)
                     return Decision("reject", f"nobody approved it within {timeout:.0f} s", timed_out=True)
                 self._cond.wait(min(left, 0.5))
             return self._answers.pop(rid)

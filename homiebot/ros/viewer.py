@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from homiebot_msgs.msg import PeopleSeen, TaskStatus
 from homiebot_msgs.msg import PlannerOutput as PlannerOutputMsg
+from homiebot_msgs.msg import SafetyEvent as SafetyEventMsg
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -22,10 +23,11 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import String
 
-from homiebot.contracts import VIEW_NAMES, Pose2D, SafetyEvent
+from homiebot.contracts import VIEW_NAMES, Pose2D
 from homiebot.ros.messages import IMAGE_KINDS, PEOPLE_TOPIC, from_image, image_topic, person_from_msg, subtask_text
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC
 from homiebot.ros.safety import EVENTS_TOPIC
+from homiebot.ros.safety_messages import event_from_msg
 from homiebot.ros.wire import safe_callback
 from homiebot.viz.queue import DropQueue
 from homiebot.worlds.base import TopDown
@@ -57,7 +59,7 @@ class GraphViewer:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
         self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
                               STATUS_TOPIC: (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
-                              EVENTS_TOPIC: (String, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
+                              EVENTS_TOPIC: (SafetyEventMsg, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
                               "/homiebot/map/summary": (String, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
         if node is not None:
             group = ReentrantCallbackGroup()
@@ -117,8 +119,8 @@ class GraphViewer:
             text = f"episode {msg.id}: {msg.state} ({msg.termination})"
             self._at(lambda: self.log.text("timeline/episode", text, self.round, "INFO"), droppable=False)
 
-    def _safety(self, msg: String) -> None:
-        event = SafetyEvent.model_validate_json(msg.data)
+    def _safety(self, msg: SafetyEventMsg) -> None:
+        event = event_from_msg(msg)
         self._at(lambda: self.log.safety(event), droppable=False)
 
     def _grid(self, msg: OccupancyGrid) -> None:

@@ -1,7 +1,7 @@
 """Notice within seconds that a node of the graph has died or been replaced, from its heartbeats.
 
-Every homiebot node publishes ``{"node", "instance", "pid"}`` on /homiebot/heartbeat twice a second
-(``homiebot.ros.common``). During an episode the task manager watches the nodes that were beating
+Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on /homiebot/heartbeat
+twice a second (``homiebot.ros.common``). During an episode the task manager watches the nodes that were beating
 when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
 process that has lost the episode's state. Either way the episode cannot go on, and waiting for a
 call's own timeout (up to minutes for a planner) would leave the user guessing.
@@ -13,13 +13,23 @@ import threading
 import time
 from collections.abc import Callable
 
+from homiebot_msgs.msg import Heartbeat
 from rclpy.node import Node
-from std_msgs.msg import String
 
 from homiebot.ros.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
-from homiebot.ros.wire import Heartbeat, message_limit, parse, safe_callback
+from homiebot.ros.wire import WireError, safe_callback
 
 CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
+MAX_NAME_CHARS = 100  # longest node name or instance a heartbeat may carry
+
+
+def check_heartbeat(msg: Heartbeat) -> Heartbeat:
+    """The heartbeat itself when it names a node and an instance (WireError otherwise)."""
+    for field in ("node", "instance"):
+        value = getattr(msg, field)
+        if not value or len(value) > MAX_NAME_CHARS:
+            raise WireError(f"a heartbeat's {field} must have 1 to {MAX_NAME_CHARS} characters")
+    return msg
 
 
 class NodeWatch:
@@ -32,16 +42,15 @@ class NodeWatch:
         self.on_lost = on_lost
         self.me = node.get_name()
         self.lost: str | None = None
-        self._limit = message_limit(node)
         self._beats: dict[str, tuple[str, int, float]] = {}  # node -> (instance, pid, when last heard)
         self._watched: dict[str, str] | None = None  # node -> instance when the episode began
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        node.create_subscription(String, HEARTBEAT_TOPIC, safe_callback(node, HEARTBEAT_TOPIC, self._on_beat), HEARTBEAT_QOS)
+        node.create_subscription(Heartbeat, HEARTBEAT_TOPIC, safe_callback(node, HEARTBEAT_TOPIC, self._on_beat), HEARTBEAT_QOS)
         threading.Thread(target=self._loop, daemon=True).start()
 
-    def _on_beat(self, msg: String) -> None:
-        beat = parse(Heartbeat, msg.data, self._limit)
+    def _on_beat(self, msg: Heartbeat) -> None:
+        beat = check_heartbeat(msg)
         with self._lock:
             self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic())
 

@@ -1,6 +1,8 @@
 """The safety layer through the ROS 2 graph, driven by a plain rclpy client (it does not import homiebot):
 an e-stop on /homiebot/estop pauses the episode until it is released, a cancel on /homiebot/cancel
-ends one with its record saved, and approvals are asked and answered on the approval topics.
+ends one with its record saved, approvals are asked and answered on the approval topics
+(homiebot_msgs ApprovalRequest and ApprovalDecision), and the safety events and heartbeats it hears
+are typed (homiebot_msgs SafetyEvent and Heartbeat).
 
 The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 """
@@ -35,7 +37,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Bool, String
 from rclpy.action import ActionClient
 from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import TaskStatus
+from homiebot_msgs.msg import ApprovalDecision, ApprovalRequest, Heartbeat, SafetyEvent, TaskStatus
 import threading
 
 task_file, hide_file = sys.argv[1], sys.argv[2]
@@ -43,15 +45,19 @@ rclpy.init()
 node = Node("safety_client")
 reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-status, asked = [], []
+status, asked, safety, beats = [], [], [], set()
 node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: status.append((time.time(), {
     "id": m.id, "state": m.state, "round": m.round, "record": m.record, "termination": m.termination,
     "goal_satisfied": m.goal_satisfied == TaskStatus.GOAL_REACHED, "reason": m.reason})), reliable)
-node.create_subscription(String, "/homiebot/approval/request", lambda m: asked.append(json.loads(m.data)), latched)
+node.create_subscription(ApprovalRequest, "/homiebot/approval/request", lambda m: asked.append(
+    {"id": m.id, "round": m.round, "action": m.subtask.action, "model": m.model, "timeout": m.timeout}), latched)
+node.create_subscription(SafetyEvent, "/homiebot/safety", lambda m: safety.append(
+    {"origin": m.origin, "episode": m.episode, "kind": m.kind, "round": m.round, "details": {d.key: d.value for d in m.details}}), reliable)
+node.create_subscription(Heartbeat, "/homiebot/heartbeat", lambda m: beats.add((m.node, m.pid > 0, len(m.instance) > 0)), 10)
 run_task = ActionClient(node, RunTask, "/homiebot/run_task")
 estop = node.create_publisher(Bool, "/homiebot/estop", latched)
 cancel = node.create_publisher(String, "/homiebot/cancel", reliable)
-answer = node.create_publisher(String, "/homiebot/approval/response", reliable)
+answer = node.create_publisher(ApprovalDecision, "/homiebot/approval/response", reliable)
 executor = SingleThreadedExecutor()
 executor.add_node(node)
 spinner = threading.Thread(target=executor.spin, daemon=True)
@@ -78,7 +84,7 @@ def answer_pending():
         verdict = "reject" if (reject_first["reject"] and run_id == "reject") else "approve"
         if verdict == "reject":
             reject_first["reject"] = False
-        answer.publish(String(data=json.dumps({"id": ask["id"], "decision": verdict, "reason": "not now"})))
+        answer.publish(ApprovalDecision(id=ask["id"], decision=verdict, reason="not now"))
         answered.add(ask["id"])
 
 def events(rid):
@@ -117,7 +123,9 @@ out["estop"] = run("estop", press)
 out["hold"] = hold
 out["cancel"] = run("cancel", lambda rid: cancel.publish(String(data=rid)))
 out["reject"] = run("reject", path=hide_file)
-out["asked"] = len(asked)
+out["asked"] = asked
+out["safety"] = safety
+out["beats"] = sorted(beats)
 print(json.dumps(out), flush=True)
 executor.shutdown()
 spinner.join(timeout=10)
@@ -174,4 +182,16 @@ def test_approval_requests_are_answered_on_the_topic_and_a_rejection_is_replanne
     assert len(rejected) == 1 and "not now" in rejected[0].feedback.message
     decisions = [e.details["decision"] for e in record.safety_events if e.kind == "approval"]
     assert decisions[0] == "reject" and set(decisions[1:]) == {"approve"}
-    assert outcome["asked"] >= len(decisions)
+    asked = outcome["asked"]
+    assert len(asked) >= len(decisions) and all(a["id"] and a["action"] and a["timeout"] == 60.0 for a in asked)
+
+
+def test_safety_events_and_heartbeats_are_typed_on_the_graph(outcome) -> None:
+    events = outcome["safety"]
+    manager = [e for e in events if e["origin"].endswith("task_manager")]
+    estops = [e for e in manager if e["kind"] == "estop"]
+    assert estops and estops[0]["details"].get("source") == "topic" and estops[0]["episode"], events[:5]
+    assert {"estop", "estop_released", "cancel", "approval"} <= {e["kind"] for e in manager}
+    assert all(e["round"] >= -1 for e in events)
+    beating = {node for node, has_pid, has_instance in outcome["beats"] if has_pid and has_instance}
+    assert {"task_manager", "world", "executor", "planner"} <= beating, outcome["beats"]
