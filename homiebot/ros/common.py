@@ -12,7 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import rclpy
 from homiebot_msgs.msg import Heartbeat
@@ -20,13 +20,14 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from homiebot.config import ConfigError, RunConfig, load_config
 from homiebot.ros import services
-from homiebot.ros.wire import MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from homiebot.ros.lifecycle import GraphNode
 
 
 class ParameterError(ValueError):
@@ -54,9 +55,7 @@ def positive(value: Any) -> str | None:
     return None if value > 0 else "must be greater than 0"
 
 
-COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),
-          Param("max_message_bytes", MAX_MESSAGE_BYTES, "longest JSON message accepted on any topic; longer ones are rejected",
-                positive))
+COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),)
 EXECUTOR_THREADS = 3  # callbacks of a process at once: typed service handlers that wait, and the topics they wait for
 HEARTBEAT_TOPIC = "/homiebot/heartbeat"
 HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
@@ -105,10 +104,6 @@ class NodeDef:
     waiting_handlers: bool = False
 
 
-def _start(node: Node, definition: NodeDef) -> object:
-    values = declare(node, definition.params)
-    return definition.build(node, values)
-
 
 class _Heartbeat:
     """Publish a ``homiebot_msgs/Heartbeat`` (node, instance, pid) every HEARTBEAT_PERIOD s from a thread of its own (not the
@@ -147,7 +142,7 @@ class _Stop:
                 signal.signal(sig, lambda signum, frame: self.event.set())
 
 
-def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None:
+def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
     """Spin until a stop signal, then shut down without use-after-destroy races: components first
     (the task manager finalises its episode), then every typed server refuses new calls and the calls
     waiting on other nodes fail, then the components close, then the executor, the nodes and the
@@ -162,7 +157,8 @@ def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None
     beats = [_Heartbeat(node) for node in nodes]
     for node in nodes:
         executor.add_node(node)
-        node.get_logger().info(f"{node.get_name()} node ready")
+        node.get_logger().info(f"{node.get_name()} node ready" if node.component is not None else
+                               f"{node.get_name()} node waiting unconfigured for its lifecycle manager (autostart is false)")
     try:
         while not stop.event.is_set() and rclpy.ok():
             executor.spin_once(timeout_sec=wake)
@@ -174,11 +170,12 @@ def _spin(nodes: list[Node], components: list[object], threads: int = 1) -> None
     finally:
         for beat in beats:
             beat.close()
+        components = [n.component for n in nodes if n.component is not None]
         for component in components:  # say that we are stopping before calls fail (the task manager then skips its bag's stop)
             interrupt = getattr(component, "interrupt", None)
             if interrupt:
                 interrupt()
-        services.begin_shutdown(nodes)
+        services.begin_shutdown(list(nodes))
         _close(components)
         executor.shutdown()
         for node in nodes:
@@ -200,16 +197,7 @@ def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
     signal the process ends (``end_process``)."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
     init(args if args is not None else sys.argv)
-    node = Node(definition.name)
-    try:
-        component = _start(node, definition)
-    except (ParameterError, ConfigError, ValueError, CannotRun) as err:
-        print(f"homiebot {definition.name}: error: {err}", file=sys.stderr, flush=True)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        return CANNOT_RUN if isinstance(err, CannotRun) else 2
-    _spin([node], [component], EXECUTOR_THREADS if definition.waiting_handlers else 1)
-    end_process()
+    return _run([(definition, definition.name, {})])
 
 
 def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
@@ -217,19 +205,34 @@ def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
     Returns only when one cannot start; after a stop signal the process ends (``end_process``)."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
     init(None)
-    nodes, components = [], []
-    for definition, name, params in members:
-        node = Node(name, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-        nodes.append(node)
-        try:
-            components.append(_start(node, definition))
-        except (ParameterError, ConfigError, ValueError, CannotRun) as err:
-            print(f"homiebot {name}: error: {err}", file=sys.stderr, flush=True)
-            for n in nodes:
-                n.destroy_node()
-            rclpy.try_shutdown()
-            return CANNOT_RUN if isinstance(err, CannotRun) else 2
-    _spin(nodes, components, EXECUTOR_THREADS if any(d.waiting_handlers for d, _, _ in members) else 1)
+    return _run(members)
+
+
+def _run(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
+    """Make each member's lifecycle node; with ``autostart`` configure and activate it now. Returns the
+    status of a node that cannot start; else spins until a stop signal and ends the process."""
+    from rclpy.lifecycle import TransitionCallbackReturn
+
+    from homiebot.ros.lifecycle import CONFIG_ERRORS, GraphNode  # it builds on this module
+
+    nodes: list[GraphNode] = []
+    name = ""
+    try:
+        for definition, name, params in members:
+            node = GraphNode(definition, name, params)
+            nodes.append(node)
+            if node.autostart:
+                if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
+                    raise node.error or RuntimeError(f"{name}: configure failed")
+                node.trigger_activate()
+    except CONFIG_ERRORS as err:
+        print(f"homiebot {name}: error: {err}", file=sys.stderr, flush=True)
+        for n in nodes:
+            n.close_component()
+            n.destroy_node()
+        rclpy.try_shutdown()
+        return CANNOT_RUN if isinstance(err, CannotRun) else 2
+    _spin(nodes, EXECUTOR_THREADS if any(d.waiting_handlers for d, _, _ in members) else 1)
     end_process()
 
 

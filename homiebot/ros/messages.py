@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import functools
 import math
 import os
@@ -23,7 +22,11 @@ from homiebot.planners.base import ModelInfo
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
-JSON_TOPICS = ("observation", "world/belief", "world/state", "belief", "map/summary", "world/map")
+# the per-round topics (under /homiebot/): the world's, and what the mapper makes of them
+ROUND_TOPICS: dict[str, Any] = {"observation": hb.RoundObservation, "world/belief": hb.Belief, "world/state": hb.SimState,
+                                "world/map": hb.SemanticMap, "belief": hb.Belief, "map/summary": hb.SemanticMap}
+WORLD_GRID_TOPIC = "/homiebot/world/occupancy"  # the world's semantic map's grid (mapped perception) ...
+MAP_GRID_TOPIC = "/homiebot/map/occupancy"  # ... as the mapper keeps it for late joiners
 PEOPLE_TOPIC = "/homiebot/people"  # the persons in view each round (homiebot_msgs/PeopleSeen)
 # every round's decision and result, what happens to each submission, and who was seen, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
@@ -56,8 +59,8 @@ def all_topics() -> dict[str, str]:
     """Every /homiebot topic of the graph -> its message type (for recording)."""
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
     topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
-    topics["/homiebot/map/occupancy"] = "nav_msgs/msg/OccupancyGrid"
-    topics |= {f"/homiebot/{t}": "std_msgs/msg/String" for t in JSON_TOPICS}
+    topics[WORLD_GRID_TOPIC] = topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
+    topics |= {f"/homiebot/{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
     topics |= TYPED_TOPICS
     topics[EXECUTE_STATUS_TOPIC] = "action_msgs/msg/GoalStatusArray"
     return topics
@@ -216,8 +219,8 @@ def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:
 
 
 def to_occupancy_grid(fields: dict, stamp_ns: int) -> OccupancyGrid:
-    """An OccupancyGrid from the fields the world publishes on /homiebot/world/map (``info``, the
-    header's ``frame_id``, and the cells as ``data`` (-1/0/100) or ``data_b64`` (their int8 bytes))."""
+    """An OccupancyGrid from a map's grid fields (``info``, the header's ``frame_id``, and the cells as
+    ``data``: -1 unknown, 0 free, 100 occupied)."""
     info = fields["info"]
     msg = OccupancyGrid()
     msg.header.stamp = stamp_of(stamp_ns)
@@ -229,10 +232,7 @@ def to_occupancy_grid(fields: dict, stamp_ns: int) -> OccupancyGrid:
     msg.info.origin.position.x, msg.info.origin.position.y, msg.info.origin.position.z = (float(position[k]) for k in "xyz")
     (msg.info.origin.orientation.x, msg.info.origin.orientation.y, msg.info.origin.orientation.z,
      msg.info.origin.orientation.w) = (float(orientation[k]) for k in "xyzw")
-    if "data_b64" in fields:
-        data = np.frombuffer(base64.b64decode(fields["data_b64"]), dtype=np.int8)
-    else:
-        data = np.asarray(fields["data"], dtype=np.int8)
+    data = np.asarray(fields["data"], dtype=np.int8)
     if data.size != msg.info.width * msg.info.height:
         raise ValueError(f"occupancy grid of {msg.info.width}x{msg.info.height} cells with {data.size} values")
     msg.data = data.tolist()

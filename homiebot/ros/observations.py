@@ -1,40 +1,40 @@
 """Rebuild Observations from the camera topics: the world publishes each round's images with one
-stamp, and the round's metadata (pose, inventory, labels) as JSON on /homiebot/observation."""
+stamp, and the round's metadata (pose, inventory, labels) as a RoundObservation on /homiebot/observation.
+The other per-round messages (belief, map, simulator state) are kept by episode and round until asked for."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
+from homiebot_msgs.msg import RoundObservation
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
 
-from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
-from homiebot.ros.messages import IMAGE_KINDS, RELIABLE, from_image, image_topic, ns_of
-from homiebot.ros.wire import Stamped, WireError, message_limit, parse, safe_callback
+from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, Observation, ViewImage, ViewName
+from homiebot.ros.messages import IMAGE_KINDS, ROUND_TOPICS, from_image, image_topic, ns_of
+from homiebot.ros.round_messages import labels_of, people_of, pose_of
+from homiebot.ros.wire import WireError, safe_callback
 
 IMAGES = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
-# A round's JSON data is kept by its publisher for late joiners: a subscription matched a moment after the
+# A round's data is kept by its publisher for late joiners: a subscription matched a moment after the
 # round was published (discovery on a loaded machine) still gets it. Volatile subscribers (a plain client,
 # the recorder) match too and get only new messages.
 ROUND_DATA = QoSProfile(depth=4, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-ROUND_TOPICS = ("observation", "world/belief", "world/state", "world/map", "belief", "map/summary")
 
 
 class ObservationCache:
-    """Keeps the latest images per view and kind, and JSON messages per round, until asked for."""
+    """Keeps the latest images per view and kind, and the per-round messages of ``round_topics``, until asked for."""
 
-    def __init__(self, node: Node, kinds: tuple[str, ...] = tuple(IMAGE_KINDS), json_topics: tuple[str, ...] = ()) -> None:
+    def __init__(self, node: Node, kinds: tuple[str, ...] = tuple(IMAGE_KINDS), round_topics: tuple[str, ...] = ()) -> None:
         self.kinds = kinds
         self._images: dict[tuple[str, str], tuple[int, np.ndarray]] = {}
-        self._json: dict[str, dict[tuple[int, int], dict]] = {t: {} for t in json_topics}  # (episode, round) -> message
+        self._rounds: dict[str, dict[tuple[int, int], Any]] = {t: {} for t in round_topics}  # (episode, round) -> message
         self._cond = threading.Condition()
         self._closed = False
         group = ReentrantCallbackGroup()
@@ -42,11 +42,9 @@ class ObservationCache:
             for kind in kinds:
                 topic = image_topic(view, kind)
                 node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)), IMAGES, callback_group=group)
-        self._limit = message_limit(node)
-        for topic in json_topics:
-            node.create_subscription(String, f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._json_cb(topic)),
-                                     ROUND_DATA if topic in ROUND_TOPICS else RELIABLE,
-                                     callback_group=group)
+        for topic in round_topics:
+            node.create_subscription(ROUND_TOPICS[topic], f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._round_cb(topic)),
+                                     ROUND_DATA, callback_group=group)
 
     def _image_cb(self, view: str, kind: str):
         def cb(msg: Image) -> None:
@@ -59,13 +57,11 @@ class ObservationCache:
                 self._cond.notify_all()
         return cb
 
-    def _json_cb(self, topic: str):
-        def cb(msg: String) -> None:
-            stamp = parse(Stamped, msg.data, self._limit)
-            data = json.loads(msg.data)
+    def _round_cb(self, topic: str):
+        def cb(msg: Any) -> None:
             with self._cond:
-                rounds = self._json[topic]
-                rounds[(stamp.episode, stamp.round)] = data
+                rounds = self._rounds[topic]
+                rounds[(int(msg.episode), int(msg.round))] = msg
                 while len(rounds) > 16:  # keep the most recent messages (dicts keep insertion order)
                     rounds.pop(next(iter(rounds)))
                 self._cond.notify_all()
@@ -82,12 +78,12 @@ class ObservationCache:
         if not self._cond.wait_for(lambda: self._closed or ready(), timeout) or not ready():
             raise TimeoutError("the node is stopping" if self._closed else missing)
 
-    def wait_json(self, topic: str, episode: int, round_index: int, timeout: float) -> dict:
-        """The message of that episode's round on a JSON topic (TimeoutError if it does not come)."""
+    def wait_round(self, topic: str, episode: int, round_index: int, timeout: float) -> Any:
+        """The message of that episode's round on a per-round topic (TimeoutError if it does not come)."""
         key = (episode, round_index)
         with self._cond:
-            self._wait(lambda: key in self._json[topic], timeout, f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
-            return self._json[topic][key]
+            self._wait(lambda: key in self._rounds[topic], timeout, f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
+            return self._rounds[topic][key]
 
     def wait_views(self, stamp_ns: int, kinds: tuple[str, ...], timeout: float) -> dict[str, dict[str, np.ndarray]]:
         """All views' images with exactly this stamp."""
@@ -98,27 +94,24 @@ class ObservationCache:
             self._wait(ready, timeout, f"camera images of stamp {stamp_ns} did not all arrive within {timeout:g} s")
             return {v: {k: self._images[(v, k)][1] for k in kinds} for v in VIEW_NAMES}
 
-    def lazy_observation(self, meta: dict, timeout: float) -> Observation:
+    def lazy_observation(self, meta: RoundObservation, timeout: float) -> Observation:
         """Like ``observation``, but the images are awaited only when first looked at."""
         return Observation.model_construct(
-            version=CONTRACT_VERSION, round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
-            labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
-            people=[PersonSeen(**p) for p in meta.get("people", [])],
+            version=CONTRACT_VERSION, round=int(meta.round), pose=pose_of(meta), inventory=list(meta.inventory),
+            labels=labels_of(meta), people=people_of(meta),
             # model_construct skips validation: the mapping stands in for the dict until it is read
             views=cast("dict[ViewName, ViewImage]", _LazyViews(lambda: self.observation(meta, timeout).views)))
 
-    def observation(self, meta: dict, timeout: float) -> Observation:
+    def observation(self, meta: RoundObservation, timeout: float) -> Observation:
         """The Observation described by a /homiebot/observation message, with its images."""
-        kinds = tuple(k for k in self.kinds if k in meta.get("kinds", self.kinds))
-        views = self.wait_views(int(meta["stamp"]), kinds, timeout)
+        kinds = tuple(k for k in self.kinds if k in meta.kinds)
+        views = self.wait_views(ns_of(meta.header.stamp), kinds, timeout)
         if "image" not in kinds:  # the consumer does not look at colour: keep the contract with empty frames
             shape = next(iter(views["front"].values())).shape[:2] if kinds else (1, 1)
             for v in views.values():
                 v["image"] = np.zeros((*shape, 3), np.uint8)
         return Observation(
-            round=meta["round"], pose=Pose2D(**meta["pose"]), inventory=meta["inventory"],
-            labels={int(k): InstanceLabel(**v) for k, v in meta["labels"].items()},
-            people=[PersonSeen(**p) for p in meta.get("people", [])],
+            round=int(meta.round), pose=pose_of(meta), inventory=list(meta.inventory), labels=labels_of(meta), people=people_of(meta),
             views={v: ViewImage(rgb=views[v]["image"], depth=views[v].get("depth"), segmentation=views[v].get("segmentation"))
                    for v in VIEW_NAMES},
         )

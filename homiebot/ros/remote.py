@@ -54,8 +54,9 @@ from homiebot.ros.messages import (
     subtask_msg,
 )
 from homiebot.ros.observations import ObservationCache
+from homiebot.ros.round_messages import snapshot_of
 from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
-from homiebot.ros.world_link import observation_meta, scene_text
+from homiebot.ros.world_link import scene_text
 from homiebot.tasks import Condition
 from homiebot.worlds.base import World
 
@@ -76,7 +77,7 @@ class RemoteWorld(World):
                  owner: str = "") -> None:
         """``calls``: the world's services (``world_link.EPISODE_CALLS``); ``owner``: who holds the episode session."""
         self.calls, self.cache, self.scene, self.timeout, self.owner = calls, cache, scene, timeout, owner
-        self._last: dict[str, Any] = {}
+        self._last: hb.RoundObservation | None = None
         self._known: dict[str, Any] = {}  # inventory and path length, while nothing has acted since they were reported
         self._belief: SnapshotBelief | None = None
         self.episode = 0
@@ -87,7 +88,7 @@ class RemoteWorld(World):
             return
         r = self.calls["reset"].call(ResetWorld.Request(scene=scene_text(self.scene), owner=self.owner), self.timeout)
         self.episode = int(r.episode)
-        self._last, self._known = {}, {}
+        self._last, self._known = None, {}
         self._untouched = True
 
     def release(self) -> None:
@@ -104,30 +105,30 @@ class RemoteWorld(World):
         self._known = {}
 
     def observe(self, round_index: int) -> Observation:
-        meta = observation_meta(self.calls["observe"].call(Observe.Request(round=round_index), self.timeout))
+        meta = self.calls["observe"].call(Observe.Request(round=round_index), self.timeout).observation
         self._last = meta
-        self._known = {"inventory": meta["inventory"], "path_length": meta["path_length"]}
+        self._known = {"inventory": list(meta.inventory), "path_length": float(meta.path_length)}
         self._belief = None  # fetched only if someone asks (the detector node has its own copy)
         return self.cache.lazy_observation(meta, self.timeout)  # images are waited for when the round is recorded
 
     @property
     def describe_in_prompt(self) -> bool:
         """The world asks for its map's text in planner prompts (mapped perception, when configured)."""
-        return "map_text" in self._last
+        return self._last is not None and bool(self._last.has_map_text)
 
     def map_text(self) -> str:
         """The map's text of the last observation."""
-        return str(self._last.get("map_text", ""))
+        return "" if self._last is None else str(self._last.map_text)
 
     @property
     def round(self) -> int:
         """The round of the last observation."""
-        return int(self._last.get("round", 0))
+        return 0 if self._last is None else int(self._last.round)
 
     @property
     def belief(self) -> SnapshotBelief:
         if self._belief is None:
-            self._belief = SnapshotBelief(self.cache.wait_json("world/belief", self.episode, self.round, self.timeout)["snapshot"])
+            self._belief = SnapshotBelief(snapshot_of(self.cache.wait_round("world/belief", self.episode, self.round, self.timeout)))
         return self._belief
 
     def note_state(self, state: dict) -> None:

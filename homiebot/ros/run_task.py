@@ -24,6 +24,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.task import Future
 
 from homiebot.contracts import Subtask as SubtaskContract
+from homiebot.ros import services
 from homiebot.ros.messages import subtask_msg, subtask_text
 
 ACTION_NAME = "/homiebot/run_task"
@@ -266,6 +267,9 @@ class RunTaskServer:
         return CancelResponse.ACCEPT if known else CancelResponse.REJECT
 
     async def _execute(self, handle: ServerGoalHandle) -> RunTask.Result:
+        if not services.serving(self.node):
+            handle.abort()
+            return RunTask.Result(error_code=RunTask.Result.INACTIVE, error_msg=services.inactive(self.node))
         rid = self.goal_id(handle)
         goal = _Goal(handle)
         with self._lock:

@@ -59,6 +59,27 @@ class ErrorMapping:
 
 _SERVERS: list[TypedServer] = []
 _CALLERS: list[_Caller] = []
+_PAUSED: set[int] = set()  # ids of the nodes whose servers refuse calls (a lifecycle node not active)
+
+
+def pause(node: Node) -> None:
+    """The node's servers refuse calls (``inactive``) until ``resume``."""
+    _PAUSED.add(id(node))
+
+
+def resume(node: Node) -> None:
+    _PAUSED.discard(id(node))
+
+
+def serving(node: Node) -> bool:
+    """Whether the node's servers take calls (false while a lifecycle node is not active)."""
+    return id(node) not in _PAUSED
+
+
+def inactive(node: Node) -> str:
+    """What a server of an inactive node answers."""
+    name = node.get_fully_qualified_name()
+    return f"{name} is not active (lifecycle); activate it, e.g. `ros2 lifecycle set {name} activate`"
 
 
 class TypedServer:
@@ -75,6 +96,8 @@ class TypedServer:
     def _serve(self, request: Any, response: Any) -> Any:
         if self.closing:
             return self._error(response, self.failed, SHUTTING_DOWN)
+        if not serving(self.node):
+            return self._error(response, self.failed, inactive(self.node))
         try:
             answer = self.handler(request)
         except Exception as err:

@@ -6,14 +6,13 @@ frames are dropped when it is behind."""
 
 from __future__ import annotations
 
-import json
 import math
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from homiebot_msgs.msg import PeopleSeen, TaskStatus
+from homiebot_msgs.msg import PeopleSeen, RoundObservation, SemanticMap, TaskStatus
 from homiebot_msgs.msg import PlannerOutput as PlannerOutputMsg
 from homiebot_msgs.msg import SafetyEvent as SafetyEventMsg
 from nav_msgs.msg import OccupancyGrid, Odometry
@@ -21,10 +20,10 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import String
 
 from homiebot.contracts import VIEW_NAMES, Pose2D
 from homiebot.ros.messages import IMAGE_KINDS, PEOPLE_TOPIC, from_image, image_topic, person_from_msg, subtask_text
+from homiebot.ros.round_messages import summary_of
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC
 from homiebot.ros.safety import EVENTS_TOPIC
 from homiebot.ros.safety_messages import event_from_msg
@@ -57,10 +56,10 @@ class GraphViewer:
         for view in VIEW_NAMES:
             for kind in IMAGE_KINDS:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
-        self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (String, self._observation),
+        self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (RoundObservation, self._observation),
                               STATUS_TOPIC: (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
                               EVENTS_TOPIC: (SafetyEventMsg, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
-                              "/homiebot/map/summary": (String, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
+                              "/homiebot/map/summary": (SemanticMap, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
         if node is not None:
             group = ReentrantCallbackGroup()
             for topic, (msg_type, cb) in self.handlers.items():
@@ -96,9 +95,8 @@ class GraphViewer:
         pose = Pose2D(x=msg.pose.pose.position.x, y=msg.pose.pose.position.y, yaw=2 * math.atan2(q.z, q.w))
         self._at(lambda: self.log.pose(pose), droppable=False)
 
-    def _observation(self, msg: String) -> None:
-        meta = json.loads(msg.data)
-        self.round = int(meta.get("round", self.round))
+    def _observation(self, msg: RoundObservation) -> None:
+        self.round = int(msg.round)
         self.frame += 1
 
     def _people(self, msg: PeopleSeen) -> None:
@@ -127,8 +125,10 @@ class GraphViewer:
         top = grid_top_down(msg)
         self._at(lambda: self.log.map_grid(top))
 
-    def _summary(self, msg: String) -> None:
-        summary = json.loads(msg.data)
+    def _summary(self, msg: SemanticMap) -> None:
+        if not msg.mapped:
+            return  # oracle perception's labels have no place on the map
+        summary = summary_of(msg)
         self._at(lambda: self.log.semantic_map(summary))
 
     def close(self) -> None:

@@ -1,78 +1,28 @@
 """What may arrive on the graph's topics, and how a node reads it without ever being brought down.
 
-Every JSON message a node subscribes to is parsed under a size limit and validated by a pydantic
-contract; a message that fails is logged (throttled) and dropped, or answered with an error where
-the protocol has a reply. Callbacks are wrapped so that nothing a sender does raises out of them:
-an exception in a subscription callback would stop the node's executor.
+A RunTask goal is read into a ``Submission`` (pydantic: one-line reasons for what is wrong). Topic
+callbacks are wrapped so that nothing a sender does raises out of them (an exception in a
+subscription callback would stop the node's executor): a message a callback refuses (``WireError``)
+is logged, throttled per topic, and dropped.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 from rclpy.node import Node
 
-MAX_MESSAGE_BYTES = 1_000_000  # default limit of one JSON message (node parameter ``max_message_bytes``)
 MAX_ID_CHARS = 200
 LOG_EVERY = 2.0  # seconds between two log lines about rejected messages on one topic
 
 RequestId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
-M = TypeVar("M", bound=BaseModel)
 
 
 class WireError(ValueError):
     """A message that cannot be accepted; the text says why (one line)."""
-
-
-class RpcRequest(BaseModel):
-    """A request on ``/homiebot/<service>/request``."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: RequestId
-    method: Annotated[str, Field(min_length=1, max_length=100)] | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    cancel: StrictBool = False
-    local: StrictBool = False
-    owner: Annotated[str, Field(max_length=MAX_ID_CHARS)] | None = None  # the calling node, for episode sessions
-
-
-class RpcReply(BaseModel):
-    """A reply on ``/homiebot/<service>/reply`` (what a client accepts)."""
-
-    model_config = ConfigDict(extra="allow")
-    id: RequestId
-    kind: str
-
-
-class Stamped(BaseModel):
-    """A per-round JSON message (``/homiebot/world/belief``, ``/homiebot/observation``, ``/homiebot/world/map``)."""
-
-    model_config = ConfigDict(extra="allow")
-    episode: StrictInt = 0
-    round: StrictInt = Field(0, ge=0)
-
-
-class Label(BaseModel):
-    name: str
-    category: str
-
-
-class ObservationMeta(Stamped):
-    """``/homiebot/observation``: what the mapper reads of it."""
-
-    labels: dict[str, Label] = Field(default_factory=dict)
-    mapped: StrictBool = False
-
-
-class MapMessage(Stamped):
-    """``/homiebot/world/map``: the world's map summary and, optionally, its occupancy grid."""
-
-    summary: Any = None
-    occupancy: dict[str, Any] | None = None
 
 
 class Submission(BaseModel):
@@ -102,35 +52,6 @@ class Submission(BaseModel):
         return self
 
 
-class Heartbeat(BaseModel):
-    """``/homiebot/heartbeat``: a node saying it is alive; ``instance`` changes when its process is replaced."""
-
-    model_config = ConfigDict(extra="forbid")
-    node: Annotated[str, Field(min_length=1, max_length=100)]
-    instance: Annotated[str, Field(min_length=1, max_length=100)]
-    pid: StrictInt
-
-
-def read_json(data: str, limit: int = MAX_MESSAGE_BYTES) -> Any:
-    """Parse a JSON text of at most ``limit`` bytes (WireError otherwise)."""
-    if len(data) > limit or len(data.encode("utf-8", "surrogatepass")) > limit:
-        raise WireError(f"message of {len(data.encode('utf-8', 'surrogatepass'))} bytes is over the limit of {limit}")
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError) as err:
-        raise WireError(f"not JSON: {err}") from None
-    return value
-
-
-def readable_id(value: Any) -> str | None:
-    """The id of a message that failed validation, if one can be read (for the error event or reply)."""
-    if isinstance(value, dict):
-        rid = value.get("id")
-        if isinstance(rid, (str, int)) and not isinstance(rid, bool) and 0 < len(str(rid)) <= MAX_ID_CHARS:
-            return str(rid)
-    return None
-
-
 def describe(err: ValidationError) -> str:
     """A pydantic error in one line: ``field: problem; ...``."""
     parts = []
@@ -138,24 +59,6 @@ def describe(err: ValidationError) -> str:
         where = ".".join(str(p) for p in e["loc"]) or "message"
         parts.append(f"{where}: {e['msg']}")
     return "; ".join(parts)
-
-
-def parse(model: type[M], data: str, limit: int = MAX_MESSAGE_BYTES) -> M:
-    """Read and validate one JSON message (WireError with a one-line reason)."""
-    value = read_json(data, limit)
-    if not isinstance(value, dict):
-        raise WireError(f"expected a JSON object, got {type(value).__name__}")
-    try:
-        return model.model_validate(value)
-    except ValidationError as err:
-        raise WireError(describe(err)) from None
-
-
-def message_limit(node: Node) -> int:
-    """The node's ``max_message_bytes`` parameter when declared, else the default."""
-    if node.has_parameter("max_message_bytes"):
-        return int(node.get_parameter("max_message_bytes").value)
-    return MAX_MESSAGE_BYTES
 
 
 def safe_callback(node: Node, topic: str, callback: Callable[[Any], None]) -> Callable[[Any], None]:

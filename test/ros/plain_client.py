@@ -3,7 +3,7 @@ homiebot), as a third party's program would be. Run as a script: ``plain_client.
 arguments as JSON on standard input; prints one JSON line with what it saw.
 
 Modes: ``goals`` (hostile RunTask goals, collect their results and status events), ``session`` (a world
-reset while another client holds the episode), ``fuzz`` (seeded malformed messages on every topic the
+reset while another client holds the episode), ``fuzz`` (seeded hostile messages on every topic the
 graph subscribes to), ``services`` (malformed requests to the typed services), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
 its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
 the driver's cmd_vel topic carried before and after).
@@ -29,7 +29,7 @@ from std_msgs.msg import String
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-JSON_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary", "heartbeat")
+ROUND_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
 
@@ -133,33 +133,50 @@ def session(c: Client, args: dict) -> dict:
     return answers
 
 
-def _bad_json(rng: random.Random, topic: str) -> str:
-    valid = {"id": f"f{rng.randrange(10**6)}", "method": rng.choice(["reset", "observe", "plan", "check", "execute", "info", "start", "stop",
-                                                                      "_ping", "nope"]), "params": {}}
-    forms = [
-        lambda: json.dumps(valid)[: rng.randrange(1, 30)],  # truncated
-        lambda: rng.choice(["null", "[]", "[1, 2]", '"text"', "42", "true", "{}", "", " ", "NaN", "{\"id\": }"]),
-        lambda: json.dumps({"id": [1]}),
-        lambda: json.dumps({"id": None, "method": 5, "params": [1]}),
-        lambda: json.dumps({"id": {"x": 1}, "instruction": 7, "scene": [7]}),
-        lambda: json.dumps({"episode": "one", "round": [1], "labels": "x"}),
-        lambda: json.dumps({"episode": 0, "round": -3, "labels": {"1": 5}}),
-        lambda: json.dumps({"node": 5, "instance": None, "pid": "x"}),
-        lambda: json.dumps({"id": "x" * rng.randrange(201, 5000), "method": "observe"}),
-        lambda: json.dumps({"id": f"big{rng.randrange(10**6)}", "instruction": "a" * rng.randrange(2001, 20000)}),
-        lambda: json.dumps({"id": f"u{rng.randrange(10**6)}", "bogus": True, "method": "info"}),
-        lambda: "[" * rng.randrange(1000, 100000),
-        lambda: json.dumps({**valid, "params": rng.choice([{"scene": {"bogus": 1}}, {"round": "x"}, {"subtask": 5, "model": []},
-                                                           {"output": None}, {"goal": "all"}, {"path": "relative/bag"},
-                                                           {"task": 3, "models": "x"}])}),
-        lambda: json.dumps({"id": f"c{rng.randrange(10**6)}", "cancel": "yes"}),
-        lambda: json.dumps({"id": f"k{rng.randrange(10**6)}", "kind": "result", "data": None}),
-        lambda: "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(rng.randrange(1, 200))),
-        lambda: json.dumps({"id": f"n{rng.randrange(10**6)}", "task": {"instruction": None, "scene": 5}}),
-        lambda: json.dumps({"id": f"t{rng.randrange(10**6)}", "task_file": "/no/such/task.yaml"}),
-        lambda: json.dumps({"id": f"s{rng.randrange(10**6)}", "instruction": "", "scene": 7, "seed": -1}),
-    ]
-    return rng.choice(forms)()
+def _round_type(topic: str):
+    from homiebot_msgs.msg import Belief, RoundObservation, SemanticMap, SimState
+
+    return {"observation": RoundObservation, "world/belief": Belief, "belief": Belief, "world/state": SimState,
+            "world/map": SemanticMap, "map/summary": SemanticMap}[topic]
+
+
+def _text(rng: random.Random) -> str:
+    return rng.choice(["", " ", "x" * rng.randrange(1, 3000), "fridge_1", "\u00e9\u2603", "{", "null", "../../etc"])
+
+
+def _number(rng: random.Random) -> float:
+    return rng.choice([0.0, -1.0, 1e308, -1e308, float("nan"), float("inf"), float("-inf"), rng.uniform(-100, 100)])
+
+
+def _bad_round(rng: random.Random, topic: str):
+    """A typed per-round message with hostile contents, of an episode no real run reaches (a message of a real
+    episode's round cannot be told from the world's own: ROS topics are open to anyone on the domain)."""
+    from homiebot_msgs.msg import BeliefEntity, InstanceLabel, MapFrontier, MapInstance, MapRoom, PersonSeen
+
+    msg = _round_type(topic.removeprefix("/homiebot/"))()
+    msg.episode, msg.round = rng.choice([0, 10**6 + rng.randrange(1000), 2**32 - 1]), rng.choice([0, 1, 2**32 - 1])
+    many = rng.choice([0, 1, 3, 500])
+    name = msg.__class__.__name__
+    if name == "RoundObservation":
+        msg.kinds = [_text(rng) for _ in range(rng.choice([0, 3]))]
+        msg.x, msg.y, msg.yaw, msg.path_length = (_number(rng) for _ in range(4))
+        msg.inventory = [_text(rng) for _ in range(many)]
+        msg.labels = [InstanceLabel(id=rng.choice([-5, 0, 2**31 - 1]), name=_text(rng), category=_text(rng)) for _ in range(many)]
+        msg.mapped, msg.has_map_text, msg.map_text = rng.random() < 0.5, rng.random() < 0.5, _text(rng)
+        msg.people = [PersonSeen(name=_text(rng), x=_number(rng), y=_number(rng), distance=_number(rng)) for _ in range(min(many, 5))]
+    elif name == "Belief":
+        msg.held, msg.resolves = _text(rng), rng.random() < 0.5
+        msg.entities = [BeliefEntity(name=rng.choice(["", "fridge_1", _text(rng)]), kind=_text(rng), is_open=rng.choice([-128, -1, 1, 127]),
+                                     distance=_number(rng), relation=_text(rng), container=_text(rng)) for _ in range(many)]
+    elif name == "SemanticMap":
+        msg.mapped, msg.has_robot, msg.robot, msg.explored_m2 = rng.random() < 0.5, True, [_number(rng) for _ in range(3)], _number(rng)
+        msg.instances = [MapInstance(id=_text(rng), label=_text(rng), position=[_number(rng) for _ in range(3)], is_open=5,
+                                     confidence=_number(rng)) for _ in range(many)]
+        msg.rooms = [MapRoom(name=_text(rng), rect=[_number(rng) for _ in range(4)]) for _ in range(min(many, 5))]
+        msg.frontiers = [MapFrontier(centroid=[_number(rng), _number(rng)], size=rng.randrange(2**32)) for _ in range(min(many, 5))]
+    else:
+        msg.dynamic = rng.choice(["", "[1, 2]", "{", "null", '{"objects": 5}', "x" * 5000])
+    return msg
 
 
 def _bad_image(rng: random.Random) -> Image:
@@ -177,27 +194,43 @@ def _bad_image(rng: random.Random) -> Image:
     return msg
 
 
+def _bad_heartbeat(rng: random.Random):
+    from homiebot_msgs.msg import Heartbeat
+
+    # no real node's name: a well-formed heartbeat in its name is a forgery, which only SROS2 access control stops
+    return Heartbeat(node=rng.choice(["", "x" * 5000, "ghost"]), instance=rng.choice(["", "0" * 4000, "f00d"]),
+                     pid=rng.choice([-1, 0, 2**31 - 1]))
+
+
 def fuzz(c: Client, args: dict) -> dict:
-    """``count`` seeded malformed messages spread over every subscribed topic and request topic."""
+    """``count`` seeded hostile messages spread over every topic the graph subscribes to."""
     rng = random.Random(args["seed"])
-    topics = [f"/homiebot/{t}" for t in JSON_TOPICS]
+    typed = [f"/homiebot/{t}" for t in ROUND_TOPICS]
     images = [f"/homiebot/camera/{v}/{k}" for v in VIEWS for k in KINDS]
-    for t in topics:
-        c.pub(t)
+    for t in typed:
+        c.pub(t, _round_type(t.removeprefix("/homiebot/")))
     for t in images:
         c.pub(t, Image)
+    from homiebot_msgs.msg import Heartbeat
+
+    c.pub("/homiebot/heartbeat", Heartbeat)
+    c.pub("/homiebot/cancel")
     c.connect(["/homiebot/observation"])
     sent: dict[str, int] = {}
     for i in range(args["count"]):
-        if rng.random() < 0.15:
+        draw = rng.random()
+        if draw < 0.15:
             topic = rng.choice(images)
             c.pubs[topic].publish(_bad_image(rng))
+        elif draw < 0.25:
+            topic = "/homiebot/heartbeat"
+            c.pubs[topic].publish(_bad_heartbeat(rng))
+        elif draw < 0.3:  # ids no submission has (a cancel of what runs is an empty one: not sent here)
+            topic = "/homiebot/cancel"
+            c.pubs[topic].publish(String(data=rng.choice(["nope", "x" * rng.randrange(201, 100_000), "\u2603" * 50])))
         else:
-            topic = rng.choice(topics)
-            text = _bad_json(rng, topic)
-            if rng.random() < 0.01:
-                text = "x" * 1_100_000  # over the default 1 MB limit
-            c.pubs[topic].publish(String(data=text))
+            topic = rng.choice(typed)
+            c.pubs[topic].publish(_bad_round(rng, topic))
         sent[topic] = sent.get(topic, 0) + 1
         if i % 50 == 0:
             c.spin(0.05)

@@ -35,10 +35,9 @@ import json, sys, time, rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from nav_msgs.msg import OccupancyGrid
-from std_msgs.msg import String
 from rclpy.action import ActionClient
 from homiebot_msgs.action import RunTask
-from homiebot_msgs.msg import ModelInfo, PlannerOutput, Subtask, TaskStatus
+from homiebot_msgs.msg import ModelInfo, PlannerOutput, SemanticMap, Subtask, TaskStatus
 from homiebot_msgs.srv import Check
 from homiebot.ros.common import spin_in_background
 
@@ -49,7 +48,9 @@ qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 seen = {"grids": [], "summaries": [], "status": []}
 node.create_subscription(OccupancyGrid, "/homiebot/map/occupancy",
                          lambda m: seen["grids"].append((m.info.width, m.info.height, m.info.resolution, sorted(set(m.data)))), qos)
-node.create_subscription(String, "/homiebot/map/summary", lambda m: seen["summaries"].append(json.loads(m.data)), qos)
+node.create_subscription(SemanticMap, "/homiebot/map/summary", lambda m: seen["summaries"].append(
+    {"episode": m.episode, "round": m.round, "mapped": m.mapped, "instances": [(i.id, i.label, list(i.position)) for i in m.instances],
+     "rooms": [r.name for r in m.rooms], "explored_m2": m.explored_m2}), qos)
 node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: seen["status"].append(
     {"id": m.id, "state": m.state, "record": m.record, "reason": m.reason}), qos)
 run_task = ActionClient(node, RunTask, "/homiebot/run_task")
@@ -145,9 +146,10 @@ def test_a_plain_client_sees_the_occupancy_grid_and_the_map_summary(client_run):
     assert width > 0 and height > 0 and resolution > 0
     assert set(values) <= {-1, 0, 100} and {0, 100} <= set(values)  # free and occupied cells once explored
     last = summaries[-1]
-    assert {"episode", "round", "summary"} <= set(last)
-    instances = {i["id"] for i in last["summary"]["instances"]}
+    assert last["mapped"] and last["rooms"] and last["explored_m2"] > 0
+    instances = {i[0]: i for i in last["instances"]}
     assert "fridge_1" in instances and "can_1" in instances
+    assert instances["can_1"][1] == "can" and any(instances["can_1"][2])  # typed: a label and a position in the map
     assert len({(s["episode"], s["round"]) for s in summaries}) == len(summaries)  # one summary per round
 
 

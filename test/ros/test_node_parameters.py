@@ -40,15 +40,15 @@ def call(kind, name, request):
     return future.result()
 
 double = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=math.nan)
-integer = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=0)
+integer = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=0)  # of the wrong type, too
 text = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="\\x00" * 64)
 request = SetParameters.Request(parameters=[Parameter(name="settle_quiet", value=double),
-                                            Parameter(name="max_message_bytes", value=integer),
+                                            Parameter(name="settle_limit", value=integer),
                                             Parameter(name="config", value=text)])
 results = call(SetParameters, "set_parameters", request).results
-values = call(GetParameters, "get_parameters", GetParameters.Request(names=["settle_quiet", "max_message_bytes", "config"])).values
+values = call(GetParameters, "get_parameters", GetParameters.Request(names=["settle_quiet", "settle_limit", "config"])).values
 print(json.dumps({"set": [[r.successful, r.reason] for r in results],
-                  "now": [values[0].double_value, values[1].integer_value, values[2].string_value]}))
+                  "now": [values[0].double_value, values[1].double_value, values[2].string_value]}))
 """
 
 
@@ -65,7 +65,7 @@ def test_set_parameters_is_refused_with_a_reason_and_changes_nothing(tmp_path):
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert [ok for ok, _ in answer["set"]] == [False, False, False]
     assert all("read-only" in reason or "read only" in reason for _, reason in answer["set"]), answer
-    assert answer["now"] == [0.1, 1_000_000, ""], answer
+    assert answer["now"] == [0.1, 2.0, ""], answer
 
 
 def test_a_non_finite_number_at_start_up_stops_the_node_with_one_line(tmp_path):

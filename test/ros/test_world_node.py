@@ -82,7 +82,7 @@ def test_views_are_rendered_ahead_only_after_the_last_attempt(world_node):
     assert attempt(world_node, 3, 3).success
     assert world_node._ahead is not None and world_node._ahead[0] == world_node._version
 
-    meta = call(world_node, "observe", Observe.Request(round=2))
+    meta = call(world_node, "observe", Observe.Request(round=2)).observation
     assert meta.round == 2 and world_node._ahead is None  # used up by the observation
 
 

@@ -22,6 +22,7 @@ from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
 from homiebot.ros.observations import ObservationCache
+from homiebot.ros.round_messages import snapshot_of
 from homiebot.ros.services import ErrorMapping, ServiceCaller, TypedServer
 from homiebot.ros.world_link import world_callers
 
@@ -46,7 +47,7 @@ class DetectorNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.cfg = run_config(params["config"])
         self.wait = params["belief_timeout"]
-        self.cache = ObservationCache(node, kinds=(), json_topics=("belief",))
+        self.cache = ObservationCache(node, kinds=(), round_topics=("belief",))
         self.node = node
         self._world: ServiceCaller | None = None  # oracle mode adds no endpoints
         if self.cfg.perception.mode == "mapped":
@@ -71,11 +72,11 @@ class DetectorNode:
             raise BadRequest(f"the output or the capabilities are not the contract's: {str(err).splitlines()[0]}") from None
         episode, round_index = int(request.episode), int(request.round)
         try:
-            message = self.cache.wait_json("belief", episode, round_index, self.wait)
+            message = self.cache.wait_round("belief", episode, round_index, self.wait)
         except TimeoutError as err:
             raise NoBelief(str(err)) from None
-        belief = (WorldResolvedBelief(message["snapshot"], self.world(), episode, self.wait) if message.get("resolves")
-                  else SnapshotBelief(message["snapshot"]))
+        snapshot = snapshot_of(message)
+        belief = WorldResolvedBelief(snapshot, self.world(), episode, self.wait) if message.resolves else SnapshotBelief(snapshot)
         d = self.cfg.detector
         detector = ErrorDetector(belief, caps, pairs_from_msg(request.aliases), far=d.far, near=d.near, suggest=d.suggest_names,
                                  unavailable=pairs_from_msg(request.unavailable))

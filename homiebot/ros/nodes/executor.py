@@ -29,16 +29,17 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from std_msgs.msg import String
+from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.executor import Execution, Executor, skill_name
+from homiebot.ros import services
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_from_msg, pairs_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ServiceCaller, ServiceError, ServiceInterrupted, TypedServer
-from homiebot.ros.wire import read_json, safe_callback
+from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import world_callers
 from homiebot.runtime import SkillSet, build_skills, build_world, skills_run_in_executor
 from homiebot.safety.gate import protect
@@ -116,7 +117,7 @@ class LocalSkills:
         self.episode: int | None = None
         self.safety = SafetyState()
         self.link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=cfg.safety.estop_heartbeat)
-        node.create_subscription(String, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
+        node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
         self.world: World = build_world(cfg, None)  # waits for the driver, runs its start-up procedure
         protect(self.world, cfg.safety, self.safety)
         self.skills: SkillSet = build_skills(cfg, self.world)
@@ -139,9 +140,8 @@ class LocalSkills:
         """A goal was cancelled: the robot's motion stops now, not after the attempt."""
         self.safety.cancel("the executor's goal was cancelled", record=False)
 
-    def _on_cancelled(self, msg: String) -> None:
-        data = read_json(msg.data)
-        if isinstance(data, dict) and self.episode is not None and data.get("episode") == self.episode:
+    def _on_cancelled(self, msg: UInt32) -> None:
+        if self.episode is not None and int(msg.data) == self.episode:
             self.safety.cancel("task manager", record=False)
 
     def close(self) -> None:
@@ -208,6 +208,9 @@ class ExecutorNode:
                                            for m in models], unavailable=pairs_msg(unavailable))
 
     def execute(self, handle: ServerGoalHandle) -> ExecuteSubtask.Result:
+        if not services.serving(self.node):
+            handle.abort()
+            return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.INACTIVE, error_msg=services.inactive(self.node))
         goal: ExecuteSubtask.Goal = handle.request
         try:
             subtask = subtask_from_msg(goal.subtask)

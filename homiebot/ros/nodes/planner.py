@@ -29,6 +29,7 @@ from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, 
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
 from homiebot.ros.observations import ObservationCache
+from homiebot.ros.round_messages import dynamic_of, summary_of
 from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.runtime import SceneCache, build_planner, recall_for
 from homiebot.scenes import scene_source
@@ -79,7 +80,7 @@ class PlannerNode:
         self.mirror: MirrorWorld | None = None
         self._initial = _InitialStates(self.cfg.world.name)
         self.kinds = tuple(self.planner.needs_views)
-        self.cache = ObservationCache(node, kinds=self.kinds, json_topics=("observation", "world/state", "map/summary"))
+        self.cache = ObservationCache(node, kinds=self.kinds, round_topics=("observation", "world/state", "map/summary"))
         # which backend plans, for the records of whoever drives the episode (kept for late joiners)
         backend = node.create_publisher(String, PLANNER_BACKEND_TOPIC, LATCHED)
         backend.publish(String(data=self.cfg.planner.name))
@@ -108,11 +109,15 @@ class PlannerNode:
             feedback = feedback_from_msg(request.feedback) if request.has_feedback else None
         except ValueError as err:
             raise InvalidRequest(f"the feedback is not the contract's: {err}") from None
-        meta = self.cache.wait_json("observation", episode, r, self.wait)
+        meta = self.cache.wait_round("observation", episode, r, self.wait)
         obs = self.cache.observation(meta, self.wait) if self.kinds else None
         if self.mirror is not None:
-            self.mirror.mirror.apply_dynamic(self.cache.wait_json("world/state", episode, r, self.wait)["dynamic"])
-        scene_map = self.cache.wait_json("map/summary", episode, r, self.wait)["summary"] if meta.get("mapped") else None
+            try:
+                dynamic = dynamic_of(self.cache.wait_round("world/state", episode, r, self.wait))
+            except ValueError as err:
+                raise InvalidRequest(f"the simulator's state of round {r} is unreadable: {err}") from None
+            self.mirror.mirror.apply_dynamic(dynamic)
+        scene_map = summary_of(self.cache.wait_round("map/summary", episode, r, self.wait)) if meta.mapped else None
         planner_request = PlannerRequest(r, request.system, request.user, request.instruction, list(request.inventory),
                                          list(request.history), feedback, obs, scene_map=scene_map)
         reply = self.active.plan(planner_request)

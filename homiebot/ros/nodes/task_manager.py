@@ -19,7 +19,6 @@ record's path, or why it could not run).
 
 from __future__ import annotations
 
-import json
 import queue
 import sys
 import threading
@@ -33,7 +32,7 @@ from homiebot_msgs.action import ExecuteSubtask
 from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner, StartBag, StopBag
 from pydantic import ValidationError
 from rclpy.node import Node
-from std_msgs.msg import String
+from std_msgs.msg import String, UInt32
 
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError
@@ -81,7 +80,7 @@ class TaskManagerNode:
         self.typed: list[ServiceCaller | ActionCaller] = [*self.world_calls.values(), self.reset_planner, self.plan, self.check,
                                                           self.list_models, self.execute]
         self.planner_backend = PlannerBackend(node)
-        self.cache = ObservationCache(node, kinds=("image",), json_topics=("world/belief",))  # PNGs are colour
+        self.cache = ObservationCache(node, kinds=("image",), round_topics=("world/belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = (ServiceCaller(node, StartBag, "/homiebot/recorder/start", "recorder"),
                          ServiceCaller(node, StopBag, "/homiebot/recorder/stop", "recorder")) if params["record_bag"] else None
@@ -106,7 +105,7 @@ class TaskManagerNode:
         self.approver = TopicApprover(node) if self.cfg.safety.approve != "never" else None
         # questions go out on /homiebot/ask from this node (``user: ros``); made once, answers are matched by round
         self.ros_user = RosUser(timeout=float(params["ask_timeout"]), node=node) if self.cfg.user == "ros" else None
-        self.pub_cancelled = node.create_publisher(String, CANCELLED_TOPIC, RELIABLE)
+        self.pub_cancelled = node.create_publisher(UInt32, CANCELLED_TOPIC, RELIABLE)
         self.run_task = RunTaskServer(node, self.accept, self.reject, self.cancel)
         node.create_subscription(String, CANCEL_TOPIC, safe_callback(node, CANCEL_TOPIC, self._on_cancel), RELIABLE)
         self._worker_thread = threading.Thread(target=self._worker, daemon=True)
@@ -245,7 +244,7 @@ class TaskManagerNode:
         running = self.running
         if running is not None and wanted in ("", running[0]):
             self.safety.cancel(f"cancel of '{running[0]}'")
-            self.pub_cancelled.publish(String(data=json.dumps({"episode": running[1].episode})))
+            self.pub_cancelled.publish(UInt32(data=running[1].episode))
         elif wanted and wanted in self._seen:
             self._cancelled.add(wanted)
         else:

@@ -1,8 +1,9 @@
 """The world node: hosts the world, the simulated home or a robot's bridge (``ros2_robot``).
 
-Publishes per round the four views (image, depth, segmentation), odometry, the round's metadata
-(/homiebot/observation), the detector's belief snapshot (/homiebot/world/belief) and, for privileged
-planners, the simulator's moving state (/homiebot/world/state). Serves typed services
+Publishes per round the four views (image, depth, segmentation), odometry, the round's observation
+(/homiebot/observation, homiebot_msgs/RoundObservation), the detector's belief snapshot
+(/homiebot/world/belief, Belief) and, for privileged planners, the simulator's moving state
+(/homiebot/world/state, SimState). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
 ``observe``, ``info``, ``goal``, ``room_of``, ``route``, ``resolve``, ``skills`` and ``attempt``.
 Skills that act on the simulator run here, their attempts asked for by the executor node; a robot
@@ -10,10 +11,10 @@ reached through its driver is commanded by the executor node instead, which runs
 bridge of its own (``skills`` and ``attempt`` then refuse).
 
 With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
-the map on /homiebot/world/map (its summary and occupancy grid; the mapper passes them on as
-/homiebot/map/summary and /homiebot/map/occupancy). The observation metadata then says ``mapped``
-(and carries the map's text in ``map_text`` when the config puts it in prompts), the belief snapshot
-says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
+the map's summary on /homiebot/world/map (SemanticMap) and its occupancy grid on
+/homiebot/world/occupancy (nav_msgs/OccupancyGrid); the mapper passes them on as /homiebot/map/summary
+and /homiebot/map/occupancy. The observation then says ``mapped`` (and carries the map's text in
+``map_text`` when the config puts it in prompts), the belief says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
 round's views are rendered as soon as an execution (its last attempt) or a reset finishes, while
@@ -24,7 +25,6 @@ updates the map.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -35,7 +35,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from homiebot_msgs.msg import ModelInfo, PeopleSeen
 from homiebot_msgs.srv import (
     GoalSatisfied,
@@ -49,10 +48,10 @@ from homiebot_msgs.srv import (
     SkillAttempt,
     WorldInfo,
 )
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Image
-from std_msgs.msg import Header, String
+from std_msgs.msg import Header, UInt32
 
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES
@@ -63,6 +62,8 @@ from homiebot.ros.messages import (
     IMAGE_KINDS,
     PEOPLE_TOPIC,
     RELIABLE,
+    ROUND_TOPICS,
+    WORLD_GRID_TOPIC,
     image_topic,
     pairs_msg,
     person_msg,
@@ -70,13 +71,15 @@ from homiebot.ros.messages import (
     subtask_from_msg,
     subtask_msg,
     to_image,
+    to_occupancy_grid,
     to_odometry,
 )
 from homiebot.ros.observations import IMAGES, ROUND_DATA
+from homiebot.ros.round_messages import belief_msg, round_observation_msg, semantic_map_msg, sim_state_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ErrorMapping, TypedServer
-from homiebot.ros.wire import read_json, safe_callback
-from homiebot.ros.world_link import SERVICES, observe_response, service_name
+from homiebot.ros.wire import safe_callback
+from homiebot.ros.world_link import SERVICES, service_name
 from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skills_run_in_executor
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
@@ -152,7 +155,9 @@ class WorldNode:
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
-        self.json_pubs = {t: node.create_publisher(String, f"/homiebot/{t}", ROUND_DATA) for t in ("observation", "world/belief", "world/state", "world/map")}
+        self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"/homiebot/{t}", ROUND_DATA)
+                           for t in ("observation", "world/belief", "world/state", "world/map")}
+        self.grid_pub = node.create_publisher(OccupancyGrid, WORLD_GRID_TOPIC, ROUND_DATA)
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
@@ -161,7 +166,7 @@ class WorldNode:
         # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
         self.safety = SafetyState()
         self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=self.cfg.safety.estop_heartbeat)
-        node.create_subscription(String, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
+        node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
     def handle(self, name: str, request: Any) -> Any:
         """Serve one request of the named service, on the simulator's thread."""
@@ -177,9 +182,6 @@ class WorldNode:
             errors.append(ErrorMapping(OutOfTurn, codes.OUT_OF_TURN))
 
         return TypedServer(self.node, srv, service_name(name), lambda request: self.handle(name, request), errors, srv.Response.FAILED)
-
-    def _publish(self, topic: str, data: dict) -> None:
-        self.json_pubs[topic].publish(String(data=json.dumps(data)))
 
     def _renew(self) -> None:
         """Any call to the world keeps the episode session that holds it."""
@@ -269,34 +271,33 @@ class WorldNode:
             self.odom_pub.publish(to_odometry(obs.pose, stamp))
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
                      if a is not None]
-            meta = {"episode": self.episode, "round": round_index, "stamp": stamp, "kinds": kinds, "pose": obs.pose.model_dump(), "inventory": obs.inventory,
-                    "labels": {str(k): v.model_dump() for k, v in obs.labels.items()}, "path_length": world.path_length(),
-                    "mapped": self.mapped, "people": [p.model_dump() for p in obs.people]}
-            if self.mapped and world.describe_in_prompt:
-                meta["map_text"] = world.map_text()
-            self._publish("world/belief", {"episode": self.episode, "round": round_index, "snapshot": take_snapshot(world.belief),
-                                           "resolves": callable(getattr(world.belief, "resolve", None))})
+            at = {"episode": self.episode, "round_index": round_index, "stamp_ns": stamp}
+            observation = round_observation_msg(obs, episode=self.episode, stamp_ns=stamp, kinds=kinds, path_length=world.path_length(),
+                                                mapped=self.mapped, map_text=world.map_text() if self.mapped and world.describe_in_prompt else None)
+            self.round_pubs["world/belief"].publish(belief_msg(take_snapshot(world.belief), resolves=callable(getattr(world.belief, "resolve", None)), **at))
             if self.mapped:
-                self._publish("world/map", self._map_message(world, round_index))
+                self._publish_map(world, at)
             state = world.ground_truth()
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
-                self._publish("world/state", {"episode": self.episode, "round": round_index, "dynamic": state.dynamic()})
-            self._publish("observation", meta)
+                self.round_pubs["world/state"].publish(sim_state_msg(state.dynamic(), **at))
+            self.round_pubs["observation"].publish(observation)
             self.people_pub.publish(PeopleSeen(header=Header(stamp=stamp_of(stamp), frame_id="map"), episode=self.episode,
                                                round=round_index, people=[person_msg(p) for p in obs.people]))
         # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
         self.sim.later(lambda: self._publish_frames(obs, stamp))
-        return observe_response(meta)
+        return Observe.Response(observation=observation)
 
-    def _map_message(self, world, round_index: int) -> dict:
-        """The round's map: its summary and its occupancy grid (OccupancyGrid fields, data as base64 int8)."""
-        message = {"episode": self.episode, "round": round_index, "summary": world.map_summary(), "occupancy": None}
+    def _publish_map(self, world: World, at: dict) -> None:
+        """The round's map: its summary, and its occupancy grid when the map keeps one."""
+        summary = world.map_summary()
+        if summary is not None:
+            self.round_pubs["world/map"].publish(semantic_map_msg(summary, **at))
         smap = getattr(world, "map", None)
         if smap is not None and hasattr(smap, "to_occupancy_msg_fields"):
-            fields = smap.to_occupancy_msg_fields()
-            data = np.asarray(fields.pop("data"), dtype=np.int8)
-            message["occupancy"] = {**fields, "data_b64": base64.b64encode(data.tobytes()).decode("ascii")}
-        return message
+            try:
+                self.grid_pub.publish(to_occupancy_grid(smap.to_occupancy_msg_fields(), at["stamp_ns"]))
+            except (KeyError, ValueError, TypeError) as err:
+                self.node.get_logger().warning(f"occupancy grid of round {at['round_index']} not published: {err}")
 
     def resolve(self, request: Resolve.Request) -> Resolve.Response:
         """Ground a phrase with the world's belief. ``episode`` (when not 0) must be the current one: a
@@ -352,9 +353,8 @@ class WorldNode:
             self.sim.later(self._render_ahead)
         return reply
 
-    def _on_cancelled(self, msg: String) -> None:
-        data = read_json(msg.data)
-        if isinstance(data, dict) and data.get("episode") == self.episode:
+    def _on_cancelled(self, msg: UInt32) -> None:
+        if int(msg.data) == self.episode:
             self.safety.cancel("task manager", record=False)
 
     def room_of(self, request: RoomOf.Request) -> RoomOf.Response:
