@@ -29,6 +29,18 @@ def work_unit(nodeid: str) -> str:
     return "ros" if module.startswith("test/ros/") or module in ROS_MODULES else module
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before the first test (in the controller only, before any worker starts a ROS process): Fast DDS
+    shared memory that killed processes of earlier runs left in /dev/shm, which would fill it over many runs."""
+    if hasattr(session.config, "workerinput"):
+        return
+    try:
+        from homiebot.ros.shm import clean_stale
+    except ImportError:  # no ROS extra
+        return
+    clean_stale()
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist (the dev extra); absent without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's module scheduling with the ROS modules as one unit (the largest: xdist hands it out first)."""

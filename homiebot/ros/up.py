@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from homiebot.ros.graph import NodeSpec, ros_args
+from homiebot.ros.shm import clean_stale
 
 CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.common.CannotRun)
 
@@ -189,6 +190,9 @@ def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
     """Run and supervise the graph until Ctrl-C or SIGTERM; returns non-zero if it had to stop."""
     signal.signal(signal.SIGTERM, _interrupt)  # stop the graph on SIGTERM as on Ctrl-C
     signal.signal(signal.SIGINT, _interrupt)  # even when started in the background, where SIGINT is ignored
+    files, freed = clean_stale()
+    if files:
+        print(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) left by killed processes", flush=True)
     supervisor = Supervisor(starters(specs, env, compose), policy)
     print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in supervisor.procs.items()), flush=True)
     print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')}; "

@@ -197,8 +197,8 @@ def _bad_image(rng: random.Random) -> Image:
 def _bad_heartbeat(rng: random.Random):
     from homiebot_msgs.msg import Heartbeat
 
-    # no real node's name: a well-formed heartbeat in its name is a forgery, which only SROS2 access control stops
-    return Heartbeat(node=rng.choice(["", "x" * 5000, "ghost"]), instance=rng.choice(["", "0" * 4000, "f00d"]),
+    # refused ones only: a well-formed heartbeat (a node joining, or a forgery) is believed; only SROS2 access control stops forgeries
+    return Heartbeat(node=rng.choice(["", "x" * 5000]), instance=rng.choice(["", "0" * 4000, "f00d"]),
                      pid=rng.choice([-1, 0, 2**31 - 1]))
 
 
