@@ -46,6 +46,23 @@ def test_every_third_party_import_of_the_graph_is_an_exec_depend():
     assert "rclpy" in modules and "mujoco" in modules and "rosbags" in modules  # the scan sees the nodes' imports
 
 
+def source_tree(into: Path) -> Path:
+    """The files of the checkout that git does not ignore, as a fresh clone (with this change) has them: an
+    earlier build's ``build/`` folder would otherwise slip its stale modules into the wheel."""
+    import shutil
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, timeout=60)
+    if listed.returncode != 0:  # not a git checkout (an unpacked source archive): build from it as it is
+        return ROOT
+    for rel in filter(None, listed.stdout.decode().split("\0")):
+        src, dst = ROOT / rel, into / rel
+        if src.is_symlink() or src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    return into
+
+
 def test_a_wheel_installs_into_a_fresh_venv_imports_every_module_and_runs_an_episode(tmp_path: Path) -> None:
     """The wheel built from the tree (no editable install): every module imports from it, its plugins are
     registered, the shipped configuration is found under the venv's share/, and `homiebot run` runs the demo
@@ -55,7 +72,8 @@ def test_a_wheel_installs_into_a_fresh_venv_imports_every_module_and_runs_an_epi
     import sysconfig
 
     wheels = tmp_path / "wheels"
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels),
+                            str(source_tree(tmp_path / "source"))],
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr[-2000:]
     venv = tmp_path / "venv"
