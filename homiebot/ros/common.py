@@ -102,6 +102,8 @@ class NodeDef:
     params: tuple[Param, ...] = ()
     # its typed service handlers wait for topic data: its process spins a multi-threaded executor
     waiting_handlers: bool = False
+    # a lifecycle node with the standard lifecycle services (false: a stand-in for a driver that has none)
+    managed: bool = True
 
 
 
@@ -111,7 +113,7 @@ class _Heartbeat:
     seconds that a node has died or been replaced (a new process has a new instance)."""
 
     def __init__(self, node: Node) -> None:
-        self._pub = node.create_publisher(Heartbeat, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
+        self.publisher = node.create_publisher(Heartbeat, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
         self._beat = Heartbeat(node=node.get_name(), instance=uuid.uuid4().hex, pid=os.getpid())
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -120,7 +122,7 @@ class _Heartbeat:
     def _run(self) -> None:
         while True:
             try:
-                self._pub.publish(self._beat)
+                self.publisher.publish(self._beat)
             except Exception:  # the context is going away; close() follows
                 return
             if self._stop.wait(HEARTBEAT_PERIOD):
@@ -155,6 +157,8 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
     # another thread, but then the Foxglove node sometimes forwarded no image of a whole episode)
     wake = 0.1
     beats = [_Heartbeat(node) for node in nodes]
+    for node, beat in zip(nodes, beats, strict=True):
+        node.keep(beat.publisher)  # the process's liveness: a lifecycle cleanup must not take it
     for node in nodes:
         executor.add_node(node)
         node.get_logger().info(f"{node.get_name()} node ready" if node.component is not None else

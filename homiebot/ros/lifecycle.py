@@ -29,6 +29,7 @@ from homiebot.registry import PluginError
 from homiebot.ros import services
 from homiebot.ros.common import CannotRun, NodeDef, ParameterError, declare
 
+CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answered
 ENTITY_KINDS = ("publishers", "subscriptions", "services", "clients", "timers", "guards", "waitables")
 # what a configure may fail with: the node's own message says what to change
 CONFIG_ERRORS = (ParameterError, ConfigError, PluginError, ValueError, CannotRun)
@@ -38,11 +39,15 @@ class GraphNode(LifecycleNode):
     """A lifecycle node that runs one component of the graph (``NodeDef``)."""
 
     def __init__(self, definition: NodeDef, name: str | None = None, overrides: dict[str, Any] | None = None) -> None:
-        """Declares the node's parameters (``ros2 param`` works in every state); raises ParameterError for bad values."""
-        super().__init__(name or definition.name, parameter_overrides=[Parameter(k, value=v) for k, v in (overrides or {}).items()])
+        """Declares the node's parameters (``ros2 param`` works in every state); raises ParameterError for bad values.
+        A definition that is not ``managed`` (the sim driver, which stands in for a robot's driver) offers no
+        lifecycle services and always starts itself."""
+        super().__init__(name or definition.name, parameter_overrides=[Parameter(k, value=v) for k, v in (overrides or {}).items()],
+                         enable_communication_interface=definition.managed)
         services.pause(self)  # servers made while configuring refuse calls until activation
         self.definition = definition
-        self.autostart = bool(self.declare_parameter("autostart", True).value)
+        self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
+        self._kept: set[int] = set()  # entities of the process, not of the component (its heartbeat)
         self.values = declare(self, definition.params)
         self.component: object | None = None
         self.error: Exception | None = None  # why the last configure failed
@@ -75,15 +80,25 @@ class GraphNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Close the component and remove its publishers, subscriptions, services, clients, timers and actions."""
+        """Close the component and remove its publishers, subscriptions, services, clients, timers and actions;
+        fails (the node stays inactive) while its servers still answer calls that began before deactivation."""
+        if not services.wait_idle(self, CLEANUP_WAIT):
+            self.get_logger().error(f"cleanup: calls are still being answered after {CLEANUP_WAIT:g} s; try again when they end")
+            return TransitionCallbackReturn.FAILURE
         self.close_component()
         self._remove_new_entities()
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Close the component and remove what it made: nothing of it runs on (the process stays, finalized)."""
         services.pause(self)
         self.close_component()
+        self._remove_new_entities()
         return TransitionCallbackReturn.SUCCESS
+
+    def keep(self, entity: object) -> None:
+        """An entity made after configure that is not the component's: cleanup leaves it."""
+        self._kept.add(id(entity))
 
     def close_component(self) -> None:
         """Interrupt and close the component, if one is built (errors are logged, not raised)."""
@@ -104,14 +119,16 @@ class GraphNode(LifecycleNode):
     def _remove_new_entities(self) -> None:
         """Destroy what was created since ``on_configure`` began (the component's ROS entities)."""
         before = self._before
+        if not before:
+            return  # never configured: nothing of a component to remove
         for kind, destroy in (("publishers", self.destroy_publisher), ("subscriptions", self.destroy_subscription),
                               ("services", self.destroy_service), ("clients", self.destroy_client), ("timers", self.destroy_timer),
                               ("guards", self.destroy_guard_condition)):
             for entity in list(getattr(self, kind)):
-                if id(entity) not in before.get(kind, set()):
+                if id(entity) not in before.get(kind, set()) and id(entity) not in self._kept:
                     destroy(entity)
         for waitable in list(self.waitables):
-            if id(waitable) not in before.get("waitables", set()):
+            if id(waitable) not in before.get("waitables", set()) and id(waitable) not in self._kept:
                 if isinstance(waitable, ActionServer | ActionClient):
                     waitable.destroy()  # removes itself from the node
                 else:

@@ -60,6 +60,8 @@ class ErrorMapping:
 _SERVERS: list[TypedServer] = []
 _CALLERS: list[_Caller] = []
 _PAUSED: set[int] = set()  # ids of the nodes whose servers refuse calls (a lifecycle node not active)
+_IN_FLIGHT: dict[int, int] = {}  # node id -> calls its servers are answering now
+_FLIGHT = threading.Condition()
 
 
 def pause(node: Node) -> None:
@@ -74,6 +76,12 @@ def resume(node: Node) -> None:
 def serving(node: Node) -> bool:
     """Whether the node's servers take calls (false while a lifecycle node is not active)."""
     return id(node) not in _PAUSED
+
+
+def wait_idle(node: Node, timeout: float) -> bool:
+    """Until none of the node's servers is answering a call (false if that takes longer than ``timeout`` s)."""
+    with _FLIGHT:
+        return _FLIGHT.wait_for(lambda: not _IN_FLIGHT.get(id(node)), timeout)
 
 
 def inactive(node: Node) -> str:
@@ -98,6 +106,17 @@ class TypedServer:
             return self._error(response, self.failed, SHUTTING_DOWN)
         if not serving(self.node):
             return self._error(response, self.failed, inactive(self.node))
+        key = id(self.node)
+        with _FLIGHT:
+            _IN_FLIGHT[key] = _IN_FLIGHT.get(key, 0) + 1
+        try:
+            return self._answer(request, response)
+        finally:
+            with _FLIGHT:
+                _IN_FLIGHT[key] -= 1
+                _FLIGHT.notify_all()
+
+    def _answer(self, request: Any, response: Any) -> Any:
         try:
             answer = self.handler(request)
         except Exception as err:

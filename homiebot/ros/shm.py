@@ -19,19 +19,19 @@ PREFIX = "fastrtps_"  # segments and ports of Fast DDS 2.x (the name stayed when
 LOCK_SUFFIX = "_el"
 
 
-def _held(lock: Path) -> bool:
-    """Whether a living process holds the lock file (an exclusive flock that we cannot take)."""
+def _take(lock: Path) -> int | None:
+    """An fd holding the lock file's exclusive flock, or None when a living process holds it (or it cannot be
+    opened: then it is left alone)."""
     try:
         fd = os.open(lock, os.O_RDWR)
     except OSError:
-        return False
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing releases a lock we took
-    return False
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def clean_stale(root: Path = SHM) -> tuple[int, int]:
@@ -46,13 +46,17 @@ def clean_stale(root: Path = SHM) -> tuple[int, int]:
         if not name.startswith(PREFIX) or name.endswith(LOCK_SUFFIX):
             continue
         segment, lock = root / name, root / (name + LOCK_SUFFIX)
-        if not lock.exists() or _held(lock):
-            continue  # being created (its lock comes first) or in use
-        for path in (segment, lock):
-            try:
-                size = path.stat().st_size
-                path.unlink()
-            except OSError:
-                continue  # another cleaner, or its owner, removed it meanwhile
-            removed, freed = removed + 1, freed + size
+        fd = _take(lock) if lock.exists() else None
+        if fd is None:
+            continue  # in use, or being created (no lock yet)
+        try:  # the lock is held while both go: a process starting now cannot take the segment meanwhile
+            for path in (segment, lock):
+                try:
+                    size = path.stat().st_size
+                    path.unlink()
+                except OSError:
+                    continue  # another cleaner, or its owner, removed it meanwhile
+                removed, freed = removed + 1, freed + size
+        finally:
+            os.close(fd)
     return removed, freed

@@ -30,6 +30,7 @@ import json, sys, time
 import rclpy
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
+from homiebot_msgs.msg import Heartbeat
 from homiebot_msgs.srv import ResetWorld
 
 rclpy.init()
@@ -77,6 +78,12 @@ for name, transition in (("configure", Transition.TRANSITION_CONFIGURE), ("activ
     ok = change(transition)
     label = state()
     seen.append([name, ok, label, reset() if label != "unconfigured" else has_reset()])
+beats = []
+node.create_subscription(Heartbeat, "/homiebot/heartbeat", lambda m: beats.append(m.node), 10)
+deadline = time.time() + 10
+while time.time() < deadline and "world" not in beats:
+    rclpy.spin_once(node, timeout_sec=0.1)
+seen.append(["beats after cleanup and configure", "world" in beats])
 print(json.dumps(seen))
 '''
 
@@ -115,7 +122,7 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
     finally:
         stop({"world": proc})
     assert seen[0] == ["start", "unconfigured", False]  # nothing built, no world services yet
-    configure, activate, deactivate, cleanup, again, active_again = seen[1:]
+    configure, activate, deactivate, cleanup, again, active_again, beating = seen[1:]
     assert configure[:3] == ["configure", True, "inactive"]
     code, message = configure[3]
     assert code != 0 and "not active" in message and "ros2 lifecycle set /world activate" in message
@@ -124,6 +131,7 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
     assert cleanup == ["cleanup", True, "unconfigured", False]  # the component and its services are gone
     assert again[:3] == ["configure", True, "inactive"]
     assert active_again[:3] == ["activate", True, "active"] and active_again[3][0] == 0, active_again
+    assert beating == ["beats after cleanup and configure", True]  # the process's heartbeat is not the component's
 
 
 def test_a_node_started_with_autostart_is_active_at_once(tmp_path, env, config):

@@ -62,7 +62,7 @@ class MapperNode:
         """Oracle perception: the summary of every labelled instance seen in this episode."""
         if msg.mapped:
             return  # the world's map has the summary (see /homiebot/world/map)
-        if msg.episode != self.episode:
+        if msg.episode != self.episode or msg.round <= 1:  # a new episode (of this world, or of a restarted one)
             self.seen.clear()
             self.episode = msg.episode
         for label in msg.labels:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -145,7 +146,9 @@ class WorldNode:
         self._scene_json: str | None = None
         # a robot reached through its driver is commanded by the executor node, which runs the skills
         self.skills_here = not skills_run_in_executor(self.cfg)
-        self.episode = 0  # counts resets, so that consumers never mix up rounds of two episodes
+        # counts resets, so that consumers never mix up rounds of two episodes; from a random start, so that a
+        # restarted or reconfigured world's episodes are not taken for its predecessor's (caches are keyed by them)
+        self.episode = random.SystemRandom().randrange(2**30)
         self._lock = threading.Lock()  # one simulator, one caller at a time
         self.session: tuple[str, float] | None = None  # (owner, last call): the episode that holds the world
         self.prefetch = bool(params["prefetch"])

@@ -855,7 +855,7 @@ PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YA
           Param("camera_size", "", "publish every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
           Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
-NODE = NodeDef("sim_driver", SimDriver, PARAMS)
+NODE = NodeDef("sim_driver", SimDriver, PARAMS, managed=False)  # as the real drivers: no lifecycle services
 
 
 def main(args: list[str] | None = None) -> int:
