@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -19,6 +19,7 @@ from homiebot_msgs.msg import Heartbeat
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
+from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
@@ -175,12 +176,7 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
         for beat in beats:
             beat.close()
         components = [n.component for n in nodes if n.component is not None]
-        for component in components:  # say that we are stopping before calls fail (the task manager then skips its bag's stop)
-            interrupt = getattr(component, "interrupt", None)
-            if interrupt:
-                interrupt()
-        services.begin_shutdown(list(nodes))
-        _close(components)
+        stop_components(components, nodes)
         executor.shutdown()
         for node in nodes:
             node.destroy_node()
@@ -215,8 +211,6 @@ def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
 def _run(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
     """Make each member's lifecycle node; with ``autostart`` configure and activate it now. Returns the
     status of a node that cannot start; else spins until a stop signal and ends the process."""
-    from rclpy.lifecycle import TransitionCallbackReturn
-
     from homiebot.ros.lifecycle import CONFIG_ERRORS, GraphNode  # it builds on this module
 
     nodes: list[GraphNode] = []
@@ -251,6 +245,17 @@ def end_process() -> NoReturn:
         except (OSError, ValueError):
             pass  # a closed or broken pipe: nothing more can be said there
     os._exit(0)
+
+
+def stop_components(components: list[object], nodes: Sequence[Node]) -> None:
+    """Stop components in order: each is told first that it is stopping (the task manager then skips its bag's
+    stop), then the nodes' servers refuse new calls and their calls in flight fail, then each closes."""
+    for component in components:
+        interrupt = getattr(component, "interrupt", None)
+        if interrupt:
+            interrupt()
+    services.begin_shutdown(nodes)
+    _close(components)
 
 
 def _close(components: list[object]) -> None:

@@ -27,7 +27,7 @@ from rclpy.parameter import Parameter
 from homiebot.config import ConfigError
 from homiebot.registry import PluginError
 from homiebot.ros import services
-from homiebot.ros.common import CannotRun, NodeDef, ParameterError, declare
+from homiebot.ros.common import CannotRun, NodeDef, ParameterError, declare, stop_components
 
 CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answered
 ENTITY_KINDS = ("publishers", "subscriptions", "services", "clients", "timers", "guards", "waitables")
@@ -47,27 +47,25 @@ class GraphNode(LifecycleNode):
         services.pause(self)  # servers made while configuring refuse calls until activation
         self.definition = definition
         self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
-        self._kept: set[int] = set()  # entities of the process, not of the component (its heartbeat)
         self.values = declare(self, definition.params)
         self.component: object | None = None
         self.error: Exception | None = None  # why the last configure failed
-        self._before: dict[str, set[int]] = {}
+        # ids of the entities that are the node's, not its component's (lifecycle services, heartbeat);
+        # None until the first configure, which is when the component's start
+        self._own: set[int] | None = None
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Build the component; a configuration error fails the transition (``error`` keeps it)."""
-        self._before = _entities(self)
+        """Build the component; a configuration error fails the transition (``error`` keeps it), any other
+        exception is a bug: the transition errs and the log has the traceback."""
+        self._own = (self._own or set()) | {id(e) for kind in ENTITY_KINDS for e in getattr(self, kind)}
         try:
             self.component = self.definition.build(self, self.values)
-        except CONFIG_ERRORS as err:
+        except Exception as err:
             self.error = err
-            self.get_logger().error(f"configure: {err}")
+            bug = not isinstance(err, CONFIG_ERRORS)
+            self.get_logger().error(f"configure: {type(err).__name__}: {err}\n{traceback.format_exc()}" if bug else f"configure: {err}")
             self._remove_new_entities()
-            return TransitionCallbackReturn.FAILURE
-        except Exception as err:  # a bug, not the user's configuration: the traceback says where
-            self.error = err
-            self.get_logger().error(f"configure: {type(err).__name__}: {err}\n{traceback.format_exc()}")
-            self._remove_new_entities()
-            return TransitionCallbackReturn.ERROR
+            return TransitionCallbackReturn.ERROR if bug else TransitionCallbackReturn.FAILURE
         self.error = None
         return TransitionCallbackReturn.SUCCESS
 
@@ -85,55 +83,42 @@ class GraphNode(LifecycleNode):
         if not services.wait_idle(self, CLEANUP_WAIT):
             self.get_logger().error(f"cleanup: calls are still being answered after {CLEANUP_WAIT:g} s; try again when they end")
             return TransitionCallbackReturn.FAILURE
-        self.close_component()
-        self._remove_new_entities()
+        self._discard_component()
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Close the component and remove what it made: nothing of it runs on (the process stays, finalized)."""
         services.pause(self)
-        self.close_component()
-        self._remove_new_entities()
+        self._discard_component()
         return TransitionCallbackReturn.SUCCESS
 
     def keep(self, entity: object) -> None:
         """An entity made after configure that is not the component's: cleanup leaves it."""
-        self._kept.add(id(entity))
+        if self._own is not None:
+            self._own.add(id(entity))
 
     def close_component(self) -> None:
-        """Interrupt and close the component, if one is built (errors are logged, not raised)."""
+        """Stop the component, if one is built, as the process's shutdown stops it (errors are logged, not raised)."""
         component, self.component = self.component, None
-        if component is None:
-            return
-        services.begin_shutdown([self])  # its servers refuse, its calls in flight end
-        interrupt = getattr(component, "interrupt", None)
-        close = getattr(component, "close", None)
-        for step in (interrupt, close):
-            if step is None:
-                continue
-            try:
-                step()
-            except Exception as err:  # one failing step must not leave the rest undone
-                self.get_logger().error(f"closing {type(component).__name__}: {type(err).__name__}: {err}")
+        if component is not None:
+            stop_components([component], [self])
+
+    def _discard_component(self) -> None:
+        self.close_component()
+        self._remove_new_entities()
 
     def _remove_new_entities(self) -> None:
-        """Destroy what was created since ``on_configure`` began (the component's ROS entities)."""
-        before = self._before
-        if not before:
+        """Destroy the component's ROS entities: all but the node's own."""
+        own = self._own
+        if own is None:
             return  # never configured: nothing of a component to remove
         for kind, destroy in (("publishers", self.destroy_publisher), ("subscriptions", self.destroy_subscription),
                               ("services", self.destroy_service), ("clients", self.destroy_client), ("timers", self.destroy_timer),
                               ("guards", self.destroy_guard_condition)):
-            for entity in list(getattr(self, kind)):
-                if id(entity) not in before.get(kind, set()) and id(entity) not in self._kept:
-                    destroy(entity)
-        for waitable in list(self.waitables):
-            if id(waitable) not in before.get("waitables", set()) and id(waitable) not in self._kept:
-                if isinstance(waitable, ActionServer | ActionClient):
-                    waitable.destroy()  # removes itself from the node
-                else:
-                    self.remove_waitable(waitable)
-
-
-def _entities(node: LifecycleNode) -> dict[str, set[int]]:
-    return {kind: {id(e) for e in getattr(node, kind)} for kind in ENTITY_KINDS}
+            for entity in [e for e in getattr(self, kind) if id(e) not in own]:
+                destroy(entity)
+        for waitable in [w for w in self.waitables if id(w) not in own]:
+            if isinstance(waitable, ActionServer | ActionClient):
+                waitable.destroy()  # removes itself from the node
+            else:
+                self.remove_waitable(waitable)

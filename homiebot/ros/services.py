@@ -297,7 +297,7 @@ def _checked(response: Any, who: str) -> Any:
     return response
 
 
-def begin_shutdown(nodes: list[Node]) -> None:
+def begin_shutdown(nodes: Sequence[Node]) -> None:
     """The process is stopping: these nodes' servers refuse new calls, their callers fail now (interrupted)."""
     mine = {id(n) for n in nodes}
     for server in [s for s in _SERVERS if id(s.node) in mine]:

@@ -52,7 +52,7 @@ from homiebot_msgs.srv import (
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Image
-from std_msgs.msg import Header, UInt32
+from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES
@@ -67,8 +67,6 @@ from homiebot.ros.messages import (
     WORLD_GRID_TOPIC,
     image_topic,
     pairs_msg,
-    person_msg,
-    stamp_of,
     subtask_from_msg,
     subtask_msg,
     to_image,
@@ -284,8 +282,8 @@ class WorldNode:
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self.round_pubs["world/state"].publish(sim_state_msg(state.dynamic(), **at))
             self.round_pubs["observation"].publish(observation)
-            self.people_pub.publish(PeopleSeen(header=Header(stamp=stamp_of(stamp), frame_id="map"), episode=self.episode,
-                                               round=round_index, people=[person_msg(p) for p in obs.people]))
+            self.people_pub.publish(PeopleSeen(header=observation.header, episode=observation.episode, round=observation.round,
+                                               people=observation.people))
         # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
         self.sim.later(lambda: self._publish_frames(obs, stamp))
         return Observe.Response(observation=observation)
