@@ -67,7 +67,8 @@ class _PrivilegedSkill(Skill):
 
 
 class PrivilegedNavigation(_PrivilegedSkill):
-    """Go to a room, a receptacle, an object or a person along an A* path over the occupancy grid; Follow a
+    """Go to a room, a receptacle, an object or a person along an A* path over the occupancy grid, around the
+    person (waiting a few seconds of their time when they stand in the only way, else unreachable); Follow a
     person through the round, stopping at a distance that keeps them in view."""
 
     default_actions = NAVIGATION
@@ -85,7 +86,7 @@ class PrivilegedNavigation(_PrivilegedSkill):
         reason = self._failed_by_chance(subtask, context, size)
         if reason:
             return SkillResult(False, reason, reason=SkillFailure.FAILED)
-        outcome = state.navigate(target)
+        outcome = state.navigate(target, wait_until=state.wait_limit(context.round))  # waits for a person in the way
         if not outcome.ok:
             return SkillResult(False, outcome.reason, reason=SkillFailure.UNREACHABLE)
         travelled = outcome.path_length

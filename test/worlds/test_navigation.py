@@ -21,7 +21,8 @@ from homiebot.worlds.home.state import HomeState
 from ..conftest import ROOT
 
 
-def _reference_dijkstra(nav: NavigationMap, start, targets):
+def _reference_dijkstra(nav: NavigationMap, start, targets, grid=None):
+    blocked = nav.planning if grid is None else grid
     dist = {start: 0.0}
     parent = {}
     heap = [(0.0, start)]
@@ -34,9 +35,9 @@ def _reference_dijkstra(nav: NavigationMap, start, targets):
         remaining.discard(c)
         for di, dj, cost in _MOVES:
             n = (c[0] + di, c[1] + dj)
-            if not (0 <= n[0] < ni and 0 <= n[1] < nj) or nav.planning[n]:
+            if not (0 <= n[0] < ni and 0 <= n[1] < nj) or blocked[n]:
                 continue
-            if di and dj and (nav.planning[c[0] + di, c[1]] or nav.planning[c[0], c[1] + dj]):
+            if di and dj and (blocked[c[0] + di, c[1]] or blocked[c[0], c[1] + dj]):
                 continue
             nd = d + cost * nav.resolution
             if nd < dist.get(n, math.inf):
@@ -47,8 +48,8 @@ def _reference_dijkstra(nav: NavigationMap, start, targets):
 
 
 class _ReferenceMap(NavigationMap):
-    def _dijkstra(self, start, targets):  # type: ignore[override]
-        return _reference_dijkstra(self, start, targets)
+    def _dijkstra(self, start, targets, grid):  # type: ignore[override]
+        return _reference_dijkstra(self, start, targets, grid)
 
 
 def _as_reference(nav: NavigationMap) -> NavigationMap:
@@ -64,13 +65,14 @@ def _random_free_pose(nav: NavigationMap, rng: random.Random) -> Pose2D:
     return Pose2D(x + rng.uniform(-0.04, 0.04), y + rng.uniform(-0.04, 0.04), rng.uniform(-3, 3))
 
 
-def _compare(nav: NavigationMap, rng: random.Random, plans: int) -> int:
+def _compare(nav: NavigationMap, rng: random.Random, plans: int, discs: int = 0) -> int:
     ref = _as_reference(nav)
     found = 0
     for _ in range(plans):
         start = _random_free_pose(nav, rng)
         goals = [_random_free_pose(nav, rng) for _ in range(rng.randint(1, 6))]
-        got, want = nav.plan(start, goals), ref.plan(start, goals)
+        avoid = [(p.x, p.y, rng.uniform(0.3, 0.8)) for p in (_random_free_pose(nav, rng) for _ in range(discs))]
+        got, want = nav.plan(start, goals, avoid), ref.plan(start, goals, avoid)
         assert (got is None) == (want is None)
         if got is not None and want is not None:
             assert got.poses == want.poses and got.length == want.length
@@ -105,6 +107,13 @@ def test_paths_equal_the_reference_on_cluttered_random_grids() -> None:
         blocked = np.random.default_rng(int(density * 100)).random(nav.shape) < density
         nav.planning = nav.planning | blocked  # a fresh grid: the move graph is rebuilt
         _compare(nav, rng, 25)
+
+
+def test_paths_around_discs_to_avoid_equal_the_reference_and_leave_the_grid_as_it_was() -> None:
+    nav = HomeState.from_spec(load_scene(ROOT / "config" / "scenes" / "demo.yaml")).nav
+    before = nav.planning.copy()
+    assert _compare(nav, random.Random(5), 30, discs=2) > 10
+    assert (nav.planning == before).all()
 
 
 def test_a_start_inside_furniture_escapes_to_the_nearest_free_cell() -> None:

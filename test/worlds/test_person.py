@@ -10,7 +10,7 @@ import pytest
 
 from homiebot.scenes import SceneError
 from homiebot.tasks import Task, TaskError, load_task
-from homiebot.worlds.home.person import CARRIED, HAND_HEIGHT, ROUND_SECONDS, round_start
+from homiebot.worlds.home.person import CARRIED, HAND_HEIGHT, ROUND_SECONDS, STEP_BACK, round_start
 from homiebot.worlds.home.scene import parse_scene
 from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
@@ -64,6 +64,10 @@ def test_bad_scripts_are_refused_with_the_reason(person: dict[str, Any], message
 def test_a_start_in_furniture_or_an_unreachable_walk_is_refused_when_the_home_is_built() -> None:
     with pytest.raises(SceneError, match="starts at .* inside furniture"):
         state_with({"position": [0.45, 1.2]})  # in the fridge
+    with pytest.raises(SceneError, match=r"starts at \[2.6, 6.3\], where the robot stands"):
+        state_with({"position": [2.6, 6.3]})  # the robot starts at (2.5, 6.2)
+    s = state_with({"room": "bedroom"})  # the free middle of the robot's room: beside it, not on it
+    assert math.dist((s.person.x, s.person.y), (s.robot.x, s.robot.y)) >= 0.59
     with pytest.raises(SceneError, match=r"step 1: 'person' has no free path to walk \(30.0, 30.0\)"):
         state_with({"room": "kitchen", "script": [{"walk": [30.0, 30.0]}]})
 
@@ -71,7 +75,10 @@ def test_a_start_in_furniture_or_an_unreachable_walk_is_refused_when_the_home_is
 def test_walks_are_planned_on_the_free_floor_at_a_human_pace() -> None:
     s = mug_state()
     kinds = [(leg.kind, leg.step) for leg in s.person_legs]
-    assert kinds == [("say", 1), ("walk", 2), ("pick", 2), ("walk", 3), ("place", 3), ("walk", 4)]
+    assert kinds == [("say", 1), ("walk", 2), ("pick", 2), ("walk", 3), ("place", 3), ("walk", 3), ("walk", 4)]
+    back = s.person_legs[5]  # done for the round: a step back off the spot they put the mug down from
+    assert back.target == "a step back" and math.dist(back.points[0], back.points[-1]) >= STEP_BACK
+    assert s.layout.room_at(*back.points[-1]) == "kitchen"
     for leg in s.person_legs:
         if leg.kind == "walk":
             length = sum(math.dist(a, b) for a, b in zip(leg.points, leg.points[1:], strict=False))

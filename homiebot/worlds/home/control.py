@@ -18,7 +18,8 @@ Commands move ``HomeState`` on a simulated clock (every command says how long it
   along the door arc or the drawer axis changes the continuous opening fraction;
 * cameras: the head cameras rendered at any resolution a policy asks for (one cached renderer per size);
 * navigation: ``navigate_to`` plans over the true occupancy grid and moves kinematically (the robot's
-  own navigation stack, as a real driver would have one).
+  own navigation stack, as a real driver would have one);
+* the person: their body stops the base as furniture does, and ``navigate_to`` plans around them.
 
 The discrete PixNav moves and the policy commands are mapped onto these calls by
 ``homiebot.skills.policy.apply_command``, the same code that drives a real robot.
@@ -53,6 +54,7 @@ from homiebot.worlds.home.catalog import DRAWER_TRAVEL, ROBOT_RADIUS, VIEWS
 from homiebot.worlds.home.layout import Receptacle
 from homiebot.worlds.home.mjcf import PANEL, door_handle_local, door_hinge_local, drawer_handle_local
 from homiebot.worlds.home.navigation import Pose2D
+from homiebot.worlds.home.person import PERSON_RADIUS
 from homiebot.worlds.home.robot import (
     ARM_JOINTS,
     FINGER_HEIGHT,
@@ -213,6 +215,15 @@ class HomeControl(Robot):
         hits = np.argwhere(occ & near)
         return frozenset((int(a) + i1, int(b) + j1) for a, b in hits)
 
+    def _into_person(self, x: float, y: float, nx: float, ny: float) -> bool:
+        """True when moving the base centre from (x, y) to (nx, ny) presses it further into the person's body."""
+        p = self.state.person
+        if p is None:
+            return False
+        touch = ROBOT_RADIUS + PERSON_RADIUS
+        after = math.hypot(nx - p.x, ny - p.y)
+        return after < touch and after < math.hypot(x - p.x, y - p.y)
+
     def drive(self, v: float, omega: float, duration: float | None = None) -> StepReport:
         """Hold a body velocity (m/s forward, rad/s counter-clockwise) for ``duration`` seconds
         (default one period), clipped to the speed limits; stops at the first new contact."""
@@ -228,7 +239,7 @@ class HomeControl(Robot):
             x, y, yaw = st.robot.x, st.robot.y, st.robot.yaw
             mid = yaw + 0.5 * omega * h
             nx, ny = x + v * h * math.cos(mid), y + v * h * math.sin(mid)
-            if v != 0.0 and not self._contacts(nx, ny) <= start_contacts:
+            if v != 0.0 and (not self._contacts(nx, ny) <= start_contacts or self._into_person(x, y, nx, ny)):
                 report.collision = True
                 report.message = "the base bumped into an obstacle and stopped"
                 break
@@ -260,7 +271,7 @@ class HomeControl(Robot):
         goals = [Pose2D(x, y, math.atan2(y - r.y, x - r.x) if yaw is None else yaw)]
         if tolerance > 0.0:
             goals = st.nav.free_poses_near(x, y, tolerance, yaw)
-        path = st.nav.plan(Pose2D(r.x, r.y, r.yaw), goals)
+        path = st.robot_plan(goals)  # around the person too
         self.counters.add("navigate_to")
         if path is None:
             return StepReport(message=f"no collision-free path to ({x:.2f}, {y:.2f})")

@@ -10,6 +10,9 @@ simulator, and the robot's own arm and gripper state through the ``Robot`` inter
   path, 0.25 m apart, in the robot frame; the last chunk carries the goal heading.
 * ``DiscreteNavigationExpert`` (PixNav-style): turn 30 degrees / forward 0.25 m / stop, following the
   same path until the target is within reach and straight ahead.
+
+Both plan around the person where they stand when the path is planned; when only the person is in the
+way they stop and say so (they do not wait for them, as the privileged navigation does).
 * ``EndEffectorExpert`` (Octo / RT-1-X-style): end-effector deltas of at most ``max_translation``
   metres and ``max_rotation`` radians per step through key poses: pick (approach above, descend,
   slide the fingers around the object, close, lift), put (lift, move over a free spot, lower, open,
@@ -37,7 +40,6 @@ from homiebot.skills.policy import (
 )
 from homiebot.worlds.home.checks import target_bearing
 from homiebot.worlds.home.control import HomeControl
-from homiebot.worlds.home.navigation import Pose2D
 from homiebot.worlds.home.robot import FINGER_HEIGHT, SHOULDER_XY, arm_ik
 
 
@@ -76,15 +78,17 @@ class _PathFollower:
     def __init__(self) -> None:
         self.points: list[tuple[float, float]] = []
         self.goal_yaw: float | None = None
+        self.blocked_by: str | None = None  # the person, when only they stand in the way
 
     def update(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         st = control.state
         here = (st.robot.x, st.robot.y)
         if not self.points or min(math.dist(here, p) for p in self.points) > 0.3:
-            assert st.nav is not None
-            path = st.nav.plan(Pose2D(*here, st.robot.yaw), st._goal_poses(target))
+            goals = st._goal_poses(target)
+            path = st.robot_plan(goals)  # around the person
             if path is None:
                 self.points = []
+                self.blocked_by = st.person.name if st.person is not None and st.person_in_the_way(goals) else None
                 return []
             self.points = _resample([(p.x, p.y) for p in path.poses], 0.25)
             self.goal_yaw = path.poses[-1].yaw
@@ -126,7 +130,9 @@ class _NavigationExpert(ExpertPolicy):
     def _waypoints(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         pts = self._path.update(control, target)
         if not pts:
-            self.plan_error = f"there is no collision-free path to the {target} from here"
+            who = self._path.blocked_by
+            self.plan_error = (f"the {who} stands in the only way to the {target}" if who
+                               else f"there is no collision-free path to the {target} from here")
         return pts
 
 

@@ -6,12 +6,16 @@ Paths come from Dijkstra over the 8-connected planning grid (no corner cutting),
 ``csgraph.dijkstra`` on a graph built once per planning grid. Among equally short ways into a cell the path
 takes the one from the neighbour that is nearest the start, then the lowest (i, j): the order in which a
 textbook heap-based Dijkstra settles cells, so the same grid always gives the same path.
+
+Things that move (a person) are not in the grids: a plan may name discs to keep the base centre out of
+(``avoid``), added to the planning grid for that plan only, so that the grids stay the home's own.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +27,7 @@ from homiebot.worlds.home.layout import Layout, Receptacle, Room
 
 CLEARANCE = 0.04  # extra margin on top of the base radius
 _SQRT2 = math.sqrt(2.0)
+Disc = tuple[float, float, float]  # (x, y, radius): a round obstacle the base centre must stay out of
 _MOVES = [(-1, 0, 1.0), (1, 0, 1.0), (0, -1, 1.0), (0, 1, 1.0), (-1, -1, _SQRT2), (-1, 1, _SQRT2), (1, -1, _SQRT2), (1, 1, _SQRT2)]
 
 
@@ -143,10 +148,10 @@ class NavigationMap:
         return True
 
     # ---- goal candidates -------------------------------------------------------------------
-    def free_poses_in_room(self, room: Room, limit: int = 12) -> list[Pose2D]:
-        """Free base positions in a room, nearest to its centre first."""
+    def free_poses_in_room(self, room: Room, limit: int = 12, avoid: Sequence[Disc] = ()) -> list[Pose2D]:
+        """Free base positions in a room (out of the ``avoid`` discs too), nearest to its centre first."""
         cx, cy = room.center
-        inside = (self._cx > room.x0) & (self._cx < room.x1) & (self._cy > room.y0) & (self._cy < room.y1) & ~self.planning
+        inside = (self._cx > room.x0) & (self._cx < room.x1) & (self._cy > room.y0) & (self._cy < room.y1) & ~self.blocked(avoid)
         idx = np.argwhere(inside)
         if len(idx) == 0:
             return []
@@ -179,14 +184,23 @@ class NavigationMap:
         return poses
 
     # ---- planning --------------------------------------------------------------------------
-    def _nearest_free(self, start: tuple[int, int]) -> tuple[tuple[int, int], float] | None:
+    def blocked(self, avoid: Sequence[Disc] = ()) -> np.ndarray:
+        """The planning grid with the cells whose centres lie in any of the ``avoid`` discs blocked too."""
+        if not avoid:
+            return self.planning
+        grid = self.planning.copy()
+        for x, y, radius in avoid:
+            grid |= np.hypot(self._cx - x, self._cy - y) <= radius
+        return grid
+
+    def _nearest_free(self, start: tuple[int, int], grid: np.ndarray) -> tuple[tuple[int, int], float] | None:
         """Breadth-first escape from an occupied start cell (the base was pushed against something)."""
         seen = {start}
         frontier = [start]
         while frontier:
             nxt = []
             for c in frontier:
-                if not self.planning[c]:
+                if not grid[c]:
                     return c, math.dist(self.centre(start), self.centre(c))
                 for di, dj, _ in _MOVES:
                     n = (c[0] + di, c[1] + dj)
@@ -196,25 +210,27 @@ class NavigationMap:
             frontier = nxt
         return None
 
-    def plan(self, start: Pose2D, goals: list[Pose2D]) -> Path | None:
-        """Shortest path from ``start`` to the first goal (in the given preference order) that is reachable."""
+    def plan(self, start: Pose2D, goals: list[Pose2D], avoid: Sequence[Disc] = ()) -> Path | None:
+        """Shortest path from ``start`` to the first goal (in the given preference order) that is reachable,
+        keeping the base centre out of the ``avoid`` discs as well."""
         s = self.cell(start.x, start.y)
         if s is None:
             return None
+        grid = self.blocked(avoid)
         escape = 0.0
-        if self.planning[s]:
-            found = self._nearest_free(s)
+        if grid[s]:
+            found = self._nearest_free(s, grid)
             if found is None:
                 return None
             s, escape = found
         goal_cells = {}
         for rank, g in enumerate(goals):
             c = self.cell(g.x, g.y)
-            if c is not None and not self.planning[c] and c not in goal_cells:
+            if c is not None and not grid[c] and c not in goal_cells:
                 goal_cells[c] = rank
         if not goal_cells:
             return None
-        dist, parent = self._dijkstra(s, set(goal_cells))
+        dist, parent = self._dijkstra(s, set(goal_cells), grid)
         reachable = [c for c in goal_cells if c in dist]
         if not reachable:
             return None
@@ -236,10 +252,11 @@ class NavigationMap:
             self._graph = _move_graph(self.shape, self.resolution, np.packbits(self.planning).tobytes())
         return self._graph
 
-    def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]]):
-        """Distances from ``start`` to every reachable target, and each path cell's predecessor on the way back."""
+    def _dijkstra(self, start: tuple[int, int], targets: set[tuple[int, int]], grid: np.ndarray):
+        """Distances from ``start`` to every reachable target over the free cells of ``grid`` (the planning
+        grid, or it with discs to avoid), and each path cell's predecessor on the way back."""
         ni, nj = self.shape
-        graph = self._move_graph()
+        graph = self._move_graph() if grid is self.planning else _move_graph(self.shape, self.resolution, np.packbits(grid).tobytes())
         flat = dijkstra(graph, directed=True, indices=start[0] * nj + start[1])
         dist = {c: float(flat[c[0] * nj + c[1]]) for c in targets if math.isfinite(flat[c[0] * nj + c[1]])}
         return dist, _Predecessors(graph, flat, nj)

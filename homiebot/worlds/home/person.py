@@ -2,7 +2,9 @@
 
 The script (``person_script.PersonSpec``) becomes a plan when the home is built: every walk is planned
 once on the home's free floor and timed at the person's walking speed, picks and places take
-``HANDLING_SECONDS``. Planning up front catches a script the home cannot play (a place nobody can walk
+``HANDLING_SECONDS``. After the last pick or place of a round the person steps back off the spot they
+used (``STEP_BACK``): they stand in the robot's way as furniture does, and would otherwise keep it from
+the very thing they just put down. Planning up front catches a script the home cannot play (a place nobody can walk
 to) as a ``SceneError`` before any episode starts, and keeps every episode of a task identical.
 
 Time in the home is the person's clock. The script's round-0 steps (before the task) take the first
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from homiebot.contracts import PERSON_KIND
 from homiebot.scenes import SceneError
-from homiebot.worlds.home.navigation import Pose2D
+from homiebot.worlds.home.catalog import ROBOT_RADIUS
+from homiebot.worlds.home.navigation import CLEARANCE, Pose2D
 from homiebot.worlds.home.person_script import PersonSpec
 
 if TYPE_CHECKING:
@@ -34,6 +38,7 @@ HAND_FORWARD = 0.5  # a carried object sits this far in front of the person's ce
 HAND_HEIGHT = 1.06  # ... at this height (both arms forward, see person_mjcf)
 PICK_REACH = 1.5  # the person reaches an object within this distance of where they stand
 STRIDE = 1.4  # metres per full gait cycle (two steps), for the walking animation
+STEP_BACK = 0.8  # after their last pick or place for a while, the person steps this far off the spot
 CARRIED = "person"  # ObjectLocation.relation of an object the person holds
 PERSON_CATEGORY = PERSON_KIND  # the class perception sees the person as
 
@@ -94,8 +99,10 @@ def prelude_of(legs: list[Leg], spec: PersonSpec) -> float:
 def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
     """Where the person stands before anything happens; SceneError when that is inside furniture or a wall."""
     assert state.nav is not None
-    if spec.room is not None:
-        poses = state.nav.free_poses_in_room(state.layout.rooms[spec.room])
+    robot = (state.robot.x, state.robot.y)
+    if spec.room is not None:  # the free middle of the room, not on the robot
+        poses = [p for p in state.nav.free_poses_in_room(state.layout.rooms[spec.room], limit=400)
+                 if math.dist((p.x, p.y), robot) >= ROBOT_RADIUS + PERSON_RADIUS + CLEARANCE]
         if not poses:
             raise SceneError(f"person '{spec.name}': room '{spec.room}' has no free floor to stand on")
         x, y = poses[0].x, poses[0].y
@@ -104,6 +111,8 @@ def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
         x, y = spec.position
         if state.layout.room_at(x, y) is None or not state.nav.is_floor_free(x, y, PERSON_RADIUS):
             raise SceneError(f"person '{spec.name}' starts at {list(spec.position)}, inside furniture, a wall or no room")
+        if math.dist((x, y), robot) < ROBOT_RADIUS + PERSON_RADIUS:
+            raise SceneError(f"person '{spec.name}' starts at {list(spec.position)}, where the robot stands")
     return PersonState(spec.name, x, y, math.radians(spec.yaw))
 
 
@@ -131,7 +140,25 @@ def plan_script(spec: PersonSpec, state: HomeState, start: PersonState) -> list[
         if step.kind in ("pick", "place"):
             legs.append(Leg(i, step.kind, now, now + HANDLING_SECONDS, str(step.target)))
             now += HANDLING_SECONDS
+            if i == len(spec.script) or spec.script[i].round > step.round:  # done for now: make room
+                back = _step_back(here, state, spec.speed, now, i)
+                if back is not None:
+                    legs.append(back)
+                    now, here = back.end, back.points[-1]
     return legs
+
+
+def _step_back(here: tuple[float, float], state: HomeState, speed: float, now: float, step: int) -> Leg | None:
+    """A short walk off the spot where the person just handled something (the spot a robot would use
+    it from), to free floor of the same room at least ``STEP_BACK`` away; None when there is none."""
+    assert state.nav is not None
+    room = state.layout.room_at(*here)
+    spots = [p for p in state.nav.free_poses_near(here[0], here[1], 1.5, limit=400)
+             if math.dist((p.x, p.y), here) >= STEP_BACK and state.layout.room_at(p.x, p.y) == room]
+    path = state.nav.plan(Pose2D(here[0], here[1], 0.0), spots[:12]) if spots else None
+    if path is None:
+        return None
+    return Leg(step, "walk", now, now + path.length / speed, "a step back", tuple((p.x, p.y) for p in path.poses))
 
 
 def _describe(target: str | tuple[float, float]) -> str:
@@ -173,6 +200,41 @@ def advance(person: PersonState, legs: list[Leg], until: float, state: HomeState
         person.next_leg += 1
     person.clock = until
     carry(person, state)
+
+
+def walking_pose(person: PersonState, legs: list[Leg], until: float, happened: Collection[str] = ()) -> PersonState:
+    """A copy of the person played up to ``until`` by their walks, and by the picks and places among the
+    events that ``happened`` (the later state's): where to draw them between two states, for videos; the
+    home is not touched. Chained calls with growing times trace their path."""
+    out = PersonState(person.name, person.x, person.y, person.yaw, person.held, person.clock, person.next_leg,
+                      person.walked, False, person.said, person.events)
+    while out.next_leg < len(legs) and legs[out.next_leg].start <= until:
+        leg = legs[out.next_leg]
+        if leg.kind == "walk":
+            if until < leg.end:
+                _walk_to(out, leg, (until - leg.start) / (leg.end - leg.start))
+                out.moving = True
+                break
+            _walk_to(out, leg, 1.0)
+        elif leg.kind == "pick" and f"{leg.start:.0f}s: picked {leg.target}" in happened:
+            out.held = leg.target
+        elif leg.kind == "place" and any(e.startswith(f"{leg.start:.0f}s: put {out.held} ") for e in happened):
+            out.held = None
+        out.next_leg += 1
+    out.clock = max(out.clock, until)
+    return out
+
+
+def walking_until(person: PersonState, legs: list[Leg], until: float) -> float:
+    """When, up to ``until``, the person's last walk from where their plan stands ends (their clock when
+    they do not walk before then)."""
+    end = person.clock
+    for leg in legs[person.next_leg:]:
+        if leg.start > until:
+            break
+        if leg.kind == "walk":
+            end = min(until, leg.end)
+    return end
 
 
 def _walk_to(person: PersonState, leg: Leg, fraction: float) -> None:

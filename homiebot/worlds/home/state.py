@@ -9,6 +9,10 @@ Doors and drawers have a continuous opening fraction ``joint_open`` (0 closed ..
 arm-driven control moves; ``is_open`` is derived from it (``fraction >= OPEN_THRESHOLD``) and is what
 the detector, goals and navigation occupancy read. ``arm`` and ``head_tilt`` are the robot's arm
 joints and head pitch offset, written by ``homiebot.worlds.home.control`` and drawn by the renderer.
+
+The person's body is an obstacle for the robot's motion (``robot_plan``): routes go around them where
+there is room, Go to stops clear of them, and where they stand in the only way (a doorway, a corridor) a
+navigation may wait a few seconds of their time for them to move on before it reports the way blocked.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from homiebot.contracts import PERSON_KIND
 from homiebot.errors import Entity
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
-from homiebot.worlds.home.navigation import NavigationMap, Pose2D
+from homiebot.worlds.home.navigation import CLEARANCE, Disc, NavigationMap, Path, Pose2D
 from homiebot.worlds.home.person import (
     CARRIED,
     PERSON_RADIUS,
@@ -42,6 +46,9 @@ MANIPULATION_STANDOFF = 0.25  # gap between base and furniture after Go to
 GIVE_REACH = ARM_REACH + 0.35  # a person reaches out for what they are handed
 FOLLOW_GAP = 0.6  # Follow keeps this gap between the base's edge and the person
 OPEN_THRESHOLD = 0.5  # a door or drawer counts as open from half its travel (45 degrees, 17.5 cm)
+PERSON_GAP = 0.1  # the base's edge stops at least this far from the person's body (closer is the detector's D2)
+PERSON_WAIT_SECONDS = 5.0  # how long a navigation waits, at most, for the person to clear the only way
+PERSON_WAIT_STEP = 0.5  # seconds of the person's time between two looks at whether the way is clear
 
 
 def _spread(half: float, step: float = 0.3) -> list[float]:
@@ -280,7 +287,7 @@ class HomeState:
             radius = ROBOT_RADIUS + PERSON_RADIUS + gap
             goals = sorted(self.nav.poses_around_point(p.x, p.y, radius, (p.x, p.y)),
                            key=lambda g: math.dist((g.x, g.y), (start.x, start.y)))
-            path = self.nav.plan(start, goals)
+            path = self.robot_plan(goals)
             if path is not None:
                 end = path.poses[-1]
                 self.robot = RobotPose(end.x, end.y, end.yaw)
@@ -289,13 +296,61 @@ class HomeState:
                 return Outcome(True, path_length=path.length)
         return Outcome(False, f"no free path to keep up with the {person}")
 
+    # ---- the person as an obstacle ----------------------------------------------------------
+    def person_discs(self) -> list[Disc]:
+        """Where the base centre may not go because of the person (empty without one): their body, the
+        base's radius and the planning clearance around where they stand now."""
+        p = self.person
+        return [] if p is None else [(p.x, p.y, PERSON_RADIUS + ROBOT_RADIUS + CLEARANCE)]
+
+    def robot_plan(self, goals: list[Pose2D]) -> Path | None:
+        """The robot's shortest path from where it stands to the first reachable goal, around the person."""
+        assert self.nav is not None
+        return self.nav.plan(Pose2D(self.robot.x, self.robot.y, self.robot.yaw), goals, avoid=self.person_discs())
+
+    def person_in_the_way(self, goals: list[Pose2D]) -> bool:
+        """True when only the person keeps the robot from the goals (there is a way without them)."""
+        assert self.nav is not None
+        return self.person is not None and self.nav.plan(Pose2D(self.robot.x, self.robot.y, self.robot.yaw), goals) is not None
+
+    def wait_limit(self, round_index: int) -> float | None:
+        """The person's clock time up to which a navigation of round ``round_index`` waits for them:
+        ``PERSON_WAIT_SECONDS`` from now, never past the next round's start; None without a person and
+        before the task (round 0), when their unseen steps must not start early."""
+        if self.person is None or round_index < 1:
+            return None
+        return min(self.person.clock + PERSON_WAIT_SECONDS, self.round_time(round_index + 1))
+
+    def wait_for_way(self, target: str, until: float) -> tuple[Path | None, float]:
+        """Let the person's time run in steps of ``PERSON_WAIT_STEP`` up to ``until`` while they stand in
+        the only way to ``target``; the path once they cleared it (or None) and the seconds waited."""
+        p = self.person
+        if p is None:
+            return None, 0.0
+        start = p.clock
+        while p.clock < until:
+            self.advance_people(min(until, p.clock + PERSON_WAIT_STEP))
+            path = self.robot_plan(self._goal_poses(target))  # a person target has moved on too
+            if path is not None:
+                return path, p.clock - start
+        return None, p.clock - start
+
     # ---- primitives for privileged skills --------------------------------------------------
-    def navigate(self, target: str) -> Outcome:
-        """Drive along a collision-free path to a pose from which ``target`` can be used."""
+    def navigate(self, target: str, wait_until: float | None = None) -> Outcome:
+        """Drive along a collision-free path around the person to a pose from which ``target`` can be used.
+        Where the person stands in the only way, wait for them up to their clock time ``wait_until``
+        (None: not at all, as when they must not act yet)."""
         assert self.nav is not None
         goals = self._goal_poses(target)
-        start = Pose2D(self.robot.x, self.robot.y, self.robot.yaw)
-        path = self.nav.plan(start, goals)
+        path = self.robot_plan(goals)
+        if path is None and self.person_in_the_way(goals):
+            waited = 0.0
+            if wait_until is not None:
+                path, waited = self.wait_for_way(target, wait_until)
+            if path is None:
+                assert self.person is not None
+                after = f" (waited {waited:.1f} s for them to move)" if waited else ""
+                return Outcome(False, f"the {self.person.name} stands in the only way to the {target}{after}")
         if path is None:
             return Outcome(False, f"no collision-free path to the {target}")
         end = path.poses[-1]
@@ -312,10 +367,28 @@ class HomeState:
             return
         tx, ty = self._anchor(target)
         heading = math.atan2(ty - self.robot.y, tx - self.robot.x)
-        step = dist - gap
+        step = self._short_of_person(heading, dist - gap)
         self.robot = RobotPose(self.robot.x + step * math.cos(heading), self.robot.y + step * math.sin(heading), heading)
         self.path_length += step
         self._carry_held()
+
+    def _short_of_person(self, heading: float, step: float) -> float:
+        """How far of ``step`` the base may move straight along ``heading`` and keep ``PERSON_GAP`` from the
+        person's body (all of it without a person, or when moving away from them)."""
+        p = self.person
+        if p is None:
+            return step
+        limit = ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP
+        dx, dy = self.robot.x - p.x, self.robot.y - p.y
+        b = dx * math.cos(heading) + dy * math.sin(heading)  # |d + s u|^2 = s^2 + 2 b s + |d|^2
+        c = dx * dx + dy * dy - limit * limit
+        if b >= 0:
+            return step  # moving away from them (or past them, never closer)
+        if c <= 0:
+            return 0.0  # already at the gap and moving closer
+        if b * b - c <= 0:
+            return step  # the line passes them by
+        return min(step, -b - math.sqrt(b * b - c))
 
     def within_reach(self, target: str) -> bool:
         """True if the arm can reach the target from where the base stands."""
@@ -423,9 +496,9 @@ class HomeState:
     def _goal_poses(self, target: str) -> list[Pose2D]:
         """Candidate stopping poses for Go to, best first; the planner takes the cheapest reachable."""
         assert self.nav is not None
-        if target in self.layout.rooms:
+        if target in self.layout.rooms:  # the free middle, where the person does not stand
             room = self.layout.rooms[target]
-            return self.nav.free_poses_in_room(room)
+            return self.nav.free_poses_in_room(room, avoid=self.person_discs())
         if target in self.layout.receptacles:
             return self._poses_facing(self.layout.receptacles[target], None)
         if self.person is not None and target == self.person.name:  # beside them, from the robot's side first
