@@ -131,3 +131,20 @@ def test_a_home_without_a_person_plans_as_before() -> None:
     s = HomeState.from_spec(parse_scene(scene_data()))
     goals = s._goal_poses("kitchen_counter")
     assert s.person_discs() == [] and s.robot_plan(goals) == s.nav.plan(Pose2D(s.robot.x, s.robot.y, s.robot.yaw), goals)
+
+
+def test_a_driven_base_stops_at_the_person_and_navigate_to_goes_around() -> None:
+    from types import SimpleNamespace
+
+    from homiebot.worlds.home.control import HomeControl
+
+    s = _state({"position": [7.0, 1.5]})
+    s.robot = RobotPose(5.8, 1.5, 0.0)  # facing them, 1.2 m apart
+    control = HomeControl(SimpleNamespace(state=s))  # type: ignore[arg-type]
+    report = control.drive(0.5, 0.0, duration=4.0)
+    assert report.collision and 0.5 < report.distance < 1.2 - TOUCH + 0.03
+    assert math.dist((s.robot.x, s.robot.y), (7.0, 1.5)) >= TOUCH
+    assert not control.drive(-0.5, 0.0, duration=1.0).collision  # backing off is free
+    start = s.robot.x
+    report = control.navigate_to(8.2, 1.5, yaw=0.0)  # the far side of them: around, not through
+    assert report.distance > 8.2 - start + 0.2 and (s.robot.x, s.robot.y) == pytest.approx((8.2, 1.5))
