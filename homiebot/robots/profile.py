@@ -159,6 +159,26 @@ class TorsoSpec(_Strict):
 
 
 
+class EStopRegistrationSpec(_Strict):
+    """A driver that answers its services only once the robot has an operator's E-Stop registered
+    (spot_ros2). Its node advertises its services at once but serves nothing until then, its
+    parameter services included: asking for the node's parameter names (``list_parameters``, no effect on
+    the robot) tells whether it serves yet."""
+
+    node: str = Field(description="the driver's node, under the profile's namespace (spot_ros2: spot_ros2)")
+    wait: float = Field(10.0, gt=0, le=600, description="seconds the bridge and the driver check wait for it to "
+                        "answer before they say that no E-Stop is registered")
+
+    @model_validator(mode="after")
+    def _plain_name(self) -> EStopRegistrationSpec:
+        if not self.node or not all(c.isalnum() or c == "_" for c in self.node) or self.node[0].isdigit():
+            raise ValueError(f"estop_registration.node '{self.node}' must be a plain node name (letters, digits, _)")
+        return self
+
+
+NO_ESTOP = "no E-Stop is registered: register one from the tablet or an E-Stop client before starting"
+
+
 class SimSpec(_Strict):
     """How the sim driver serves the embedded home under this profile."""
 
@@ -169,6 +189,9 @@ class SimSpec(_Strict):
     needs_power: bool = Field(False, description="motion is refused until the power-on and stand services ran")
     power_on_seconds: float = Field(0.0, ge=0.0, le=60.0, description="how long the power-on service takes to answer "
                                     "(a real robot waits for motor power)")
+    estop_registered_after: float | None = Field(0.0, ge=0.0, le=3600.0, description="with estop_registration: seconds "
+                                                 "after start-up when the simulated operator registers an E-Stop (the "
+                                                 "driver's services answer from then on); null: never")
 
 
 class RobotProfile(_Strict):
@@ -214,6 +237,8 @@ class RobotProfile(_Strict):
     estop: list[str] = Field(default_factory=list, description="services called when homiebot's e-stop engages (never the "
                              "driver's own e-stop services: they belong to the operator)")
     estop_release: list[str] = Field(default_factory=list, description="services called on release, before motion resumes")
+    estop_registration: EStopRegistrationSpec | None = Field(None, description="the driver serves only once an "
+                                                             "operator's E-Stop is registered (spot_ros2)")
     limits: LimitsSpec = LimitsSpec()
     unverified: list[str] = Field(default_factory=list, description="parts whose wire types could not be checked here")
     sim: SimSpec = SimSpec()
@@ -297,6 +322,13 @@ class RobotProfile(_Strict):
             chain = KinematicsSpec(joints=spec.chain, tool=(0.0, 0.0, 0.0)).build()
         return CameraMount(chain, spec.end_from_camera, self.base_height)
 
+    def driver_node(self) -> str | None:
+        """The full name of the driver's node that serves only once an E-Stop is registered (e.g.
+        ``/spot/spot_ros2``); None when the driver does not wait for one."""
+        if self.estop_registration is None:
+            return None
+        return self.topic(self.estop_registration.node)
+
     def joint_name(self, name: str) -> str:
         """A kinematic table's joint name as the driver publishes it (with ``joint_prefix``)."""
         return f"{self.joint_prefix}{name}"
@@ -322,4 +354,4 @@ def load_profile(name_or_path: str | Path) -> RobotProfile:
         raise ProfileError(f"{path}: invalid robot profile\n{format_validation_error(err)}") from None
 
 
-__all__ = ["CameraSpec", "HeadSpec", "Interface", "KinematicJointSpec", "KinematicsSpec", "ProfileError", "RobotProfile", "load_profile"]
+__all__ = ["NO_ESTOP", "CameraSpec", "EStopRegistrationSpec", "HeadSpec", "Interface", "KinematicJointSpec", "KinematicsSpec", "ProfileError", "RobotProfile", "load_profile"]

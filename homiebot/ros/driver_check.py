@@ -1,14 +1,24 @@
 """What a robot driver must serve for the bridge (``homiebot.ros.robot.Ros2Robot``) to start, and a check
 of the ROS graph for it: the world node names what is missing in one line instead of every node
-reporting ready and the first command timing out."""
+reporting ready and the first command timing out.
+
+A driver that serves only once the robot has an operator's E-Stop registered (the profile's
+``estop_registration``: spot_ros2) shows its services in the graph from the start but answers none of
+them until then; ``driver_answers`` asks its node for its parameter names (no effect on the robot) to
+tell, and ``describe_no_estop`` says what to do.
+"""
 
 from __future__ import annotations
 
+import os
 import time
 
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
-from homiebot.robots.profile import RobotProfile
+from homiebot.robots.profile import NO_ESTOP, RobotProfile
+
+RESEND = 2.0  # s between two asks of a driver that does not answer (a request sent before discovery is lost)
 
 
 def driver_interfaces(profile: RobotProfile) -> dict[str, list[str]]:
@@ -35,7 +45,9 @@ def driver_interfaces(profile: RobotProfile) -> dict[str, list[str]]:
 
 def missing_driver_interfaces(node: Node, profile: RobotProfile, wait: float) -> dict[str, list[str]]:
     """Those of ``driver_interfaces`` that the ROS graph does not show within ``wait`` seconds (discovery
-    takes a moment), by kind; empty when the driver is there."""
+    takes a moment), by kind; empty when the driver is there. When the graph shows everything but the
+    driver waits for an E-Stop and does not answer within the profile's ``estop_registration.wait``, its
+    start-up services are given as ``unanswered``."""
     wanted = driver_interfaces(profile)
     deadline = time.monotonic() + wait
     while True:
@@ -45,14 +57,59 @@ def missing_driver_interfaces(node: Node, profile: RobotProfile, wait: float) ->
                    "services": [s for s in wanted["services"] if s not in services],
                    "actions": [a for a in wanted["actions"] if f"{a}/_action/send_goal" not in services]}
         missing = {kind: names for kind, names in missing.items() if names}
-        if not missing or time.monotonic() >= deadline:
-            return missing
-        time.sleep(0.1)
+        if missing and time.monotonic() < deadline:
+            time.sleep(0.1)
+            continue
+        if not missing and profile.estop_registration is not None and not driver_answers(profile, profile.estop_registration.wait):
+            return {"unanswered": wanted["services"]}
+        return missing
+
+
+def driver_answers(profile: RobotProfile, wait: float) -> bool:
+    """Whether the driver's node answers within ``wait`` seconds (its ``list_parameters`` service, which changes
+    nothing); always true for a driver that does not wait for an E-Stop. Asks from a node and executor of its
+    own, so that it works from any thread, the caller's node spinning or not."""
+    name = profile.driver_node()
+    if name is None:
+        return True
+    from rcl_interfaces.srv import ListParameters
+
+    node = Node(f"homiebot_driver_probe_{os.getpid()}_{time.monotonic_ns() % 100000}", use_global_arguments=False)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        client = node.create_client(ListParameters, f"{name}/list_parameters")
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not client.service_is_ready():
+                executor.spin_once(timeout_sec=0.1)
+                continue
+            future = client.call_async(ListParameters.Request(depth=1))
+            end = min(deadline, time.monotonic() + RESEND)
+            while not future.done() and time.monotonic() < end:
+                executor.spin_once(timeout_sec=0.05)
+            if future.done():
+                return True
+            client.remove_pending_request(future)
+        return False
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+
+
+def describe_no_estop(profile: RobotProfile) -> str:
+    """One line: the driver is there but answers none of its services, most likely for want of a registered E-Stop."""
+    services = ", ".join(profile.topic(profile.services[role].name) for role in profile.startup)
+    wait = profile.estop_registration.wait if profile.estop_registration is not None else 0.0
+    return (f"the {profile.robot} robot driver ({profile.driver_node()}) answers none of its services ({services}) "
+            f"within {wait:.0f} s: {NO_ESTOP}")
 
 
 def describe_missing_driver(profile: RobotProfile, missing: dict[str, list[str]], domain: str, simulated: str | None = None) -> str:
     """One line: the robot's driver is not (fully) running, what of it is missing, and what to do
     (``simulated``: a run configuration of the same graph against the simulated home)."""
+    if "unanswered" in missing:  # the driver is there, but serves nothing
+        return f"{describe_no_estop(profile)} (ROS_DOMAIN_ID={domain}), then `homiebot up` again"
     parts = {"topics": "nothing publishes {}", "subscribers": "nothing subscribes to {}", "services": "no service {}",
              "actions": "no action server {}"}
     what = "; ".join(parts[kind].format(", ".join(names)) for kind, names in missing.items())
@@ -61,4 +118,4 @@ def describe_missing_driver(profile: RobotProfile, missing: dict[str, list[str]]
             f"with the same ROS_DOMAIN_ID{instead}, then `homiebot up` again")
 
 
-__all__ = ["describe_missing_driver", "driver_interfaces", "missing_driver_interfaces"]
+__all__ = ["describe_missing_driver", "describe_no_estop", "driver_answers", "driver_interfaces", "missing_driver_interfaces"]

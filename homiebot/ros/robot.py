@@ -12,7 +12,9 @@ home under the same names.
   operator's and are never called (the profile refuses procedures that would).
 * ``start()`` waits for every stream the profile names (a name nobody publishes fails within
   ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
-  stand); ``close()`` runs the shut-down services.
+  stand); ``close()`` runs the shut-down services. A driver that serves only once an operator's E-Stop
+  is registered (``estop_registration``: spot_ros2 advertises its services but answers none before) is
+  waited for up to the profile's ``estop_registration.wait``, then start-up fails saying so in one line.
 * A driver that stops publishing odometry for ``stale_after`` seconds is gone: every command then
   raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``). A driver process
   that comes back (a new odometry publisher) starts unpowered: the start-up services run again before
@@ -34,8 +36,9 @@ home under the same names.
   for a view (or back to ``front``) and waits for the result, for joint states and an image taken after it.
 * An arm taking end-effector goals (``arm.pose``: geometry_msgs/PoseStamped in the base frame, Spot):
   closed on the measured hand: each delta starts from where the forward kinematics of the arm's
-  joint_states (the profile's ``kinematics`` table) put the hand, and a hand that is still more than
-  ``ARM_TOLERANCE`` from its goal when the command's time is up is said in the report's message. Without
+  joint_states (the profile's ``kinematics`` table) put the hand and the yaw of its approach axis, and a
+  hand that is still more than ``ARM_TOLERANCE`` from its goal, or turned more than ``ARM_YAW_TOLERANCE``
+  from the goal's yaw, when the command's time is up is said in the report's message. Without
   the arm's joints in joint_states the deltas are integrated from the profile's ``arm_ready`` pose. Before
   the first arm motion after start-up or a stow it calls ``arm_unstow``, which puts the hand there. The gripper is its open /
   close services; whether it holds something is the driver's gripper state (``gripper_state``: Spot's
@@ -94,7 +97,13 @@ from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.manipulator_state import gripper_reading, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.common import init, spin_in_background
-from homiebot.ros.driver_check import describe_missing_driver, driver_interfaces, missing_driver_interfaces
+from homiebot.ros.driver_check import (
+    describe_missing_driver,
+    describe_no_estop,
+    driver_answers,
+    driver_interfaces,
+    missing_driver_interfaces,
+)
 from homiebot.ros.messages import ns_of
 
 RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
@@ -283,7 +292,11 @@ class Ros2Robot(Robot):
         self._bring_up()
 
     def _bring_up(self) -> None:
-        """The profile's start-up services (Spot: claim, power on, stand), in order."""
+        """The profile's start-up services (Spot: claim, power on, stand), in order, once the driver answers (a
+        driver waiting for an operator's E-Stop is waited for up to the profile's ``estop_registration.wait``)."""
+        registration = self.profile.estop_registration
+        if registration is not None and not driver_answers(self.profile, registration.wait):
+            raise RobotUnavailable(describe_no_estop(self.profile))
         for role in self.profile.startup:
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
@@ -606,9 +619,9 @@ class Ros2Robot(Robot):
         self._alive()
         self._unstow()
         lim = self.profile.limits
-        measured = self._measured_hand()
-        if measured is not None:  # closed loop: from where the hand is, not where it was sent
-            self._ee = measured
+        measured = self._measured_hand_pose()
+        if measured is not None:  # closed loop: from where the hand is and how it is turned, not where it was sent
+            self._ee, self._ee_yaw = measured
         t, turn, clipped = self._limited_step(translation, rotation, duration)
         target = np.clip(self._ee + t, lim.workspace_min, lim.workspace_max)
         yaw = math.remainder(self._ee_yaw + turn, 2 * math.pi)
@@ -627,23 +640,27 @@ class Ros2Robot(Robot):
         if measured is None:
             return MotionReport(clipped=clipped, duration=duration)
         self._fresh_joints(count)  # the joints after the command's time, not from before it
-        after = self._measured_hand()
-        short = float(np.linalg.norm(after - target)) if after is not None else 0.0
-        message = f"the hand stopped {short:.2f} m from its goal (measured from joint_states)" if short > ARM_TOLERANCE else ""
-        return MotionReport(clipped=clipped, duration=duration, message=message)
+        return MotionReport(clipped=clipped, duration=duration, message=_shortfall(self._measured_hand_pose(), target, yaw))
 
     def _measured_hand(self) -> np.ndarray | None:
         """Where the forward kinematics of the newest joint_states put the hand of a pose-goal arm, in
         homiebot's base frame; None without a table or without the arm's joints."""
+        pose = self._measured_hand_pose()
+        return pose[0] if pose is not None else None
+
+    def _measured_hand_pose(self) -> tuple[np.ndarray, float] | None:
+        """The hand of a pose-goal arm by the forward kinematics of the newest joint_states: its position in
+        homiebot's base frame and the yaw of its approach axis; None without a table or without the arm's joints."""
         if self.hand_chain is None:
             return None
         try:
             q, _ = self._joint_values(self.hand_chain.names, "the arm")
         except RobotUnavailable:
             return None
-        position = self.hand_chain.forward(q).position.copy()
+        hand = self.hand_chain.forward(q)
+        position = hand.position.copy()
         position[2] += self.profile.base_height  # the driver's base frame sits base_height above homiebot's
-        return position
+        return position, float(hand.yaw)
 
     def _limited_step(self, translation: np.ndarray, rotation: np.ndarray | None, duration: float) -> tuple[np.ndarray, float, bool]:
         """A base-frame end-effector delta within the speed limits for ``duration``: (translation, yaw turn,
@@ -925,6 +942,20 @@ class Ros2Robot(Robot):
 
 
 ARM_TOLERANCE = 0.03  # metres between a pose-goal arm's measured hand and its goal that a report says
+ARM_YAW_TOLERANCE = math.radians(5.0)  # and radians between its measured yaw and the goal's
+
+
+def _shortfall(measured: tuple[np.ndarray, float] | None, target: np.ndarray, yaw: float) -> str:
+    """What a report says of a hand (measured position, yaw) that stopped away from its goal; empty when it is
+    there (or cannot be measured)."""
+    if measured is None:
+        return ""
+    short = float(np.linalg.norm(measured[0] - target))
+    turn = abs(math.remainder(measured[1] - yaw, 2 * math.pi))
+    said = [f"the hand stopped {short:.2f} m from its goal" if short > ARM_TOLERANCE else "",
+            f"its yaw stopped {math.degrees(turn):.0f} deg from the goal's" if turn > ARM_YAW_TOLERANCE else ""]
+    said = [s for s in said if s]
+    return f"{'; '.join(said)} (measured from joint_states)" if said else ""
 GRIPPER_HOLD = 2.0  # seconds a gripper command stays in force after it was carried out or last repeated (see set_gripper)
 
 

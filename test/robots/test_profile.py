@@ -60,3 +60,34 @@ def test_a_gripper_state_of_a_type_the_bridge_cannot_read_is_a_profile_error(tmp
     with pytest.raises(ProfileError, match=r"gripper_state: the bridge reads bosdyn_api_msgs/msg/ManipulatorState, "
                                            r"not 'sensor_msgs/msg/JointState'"):
         load_profile(tmp_path / "spot.yaml")
+
+
+def test_spots_driver_serves_once_an_estop_is_registered_and_fetchs_at_once() -> None:
+    spot, fetch = load_profile("spot"), load_profile("fetch")
+    assert spot.estop_registration is not None and spot.estop_registration.wait == 10
+    assert spot.driver_node() == "/spot/spot_ros2"  # spot_driver.launch.py: the node spot_ros2 under the robot's name
+    assert fetch.estop_registration is None and fetch.driver_node() is None
+
+
+@pytest.mark.parametrize("node", ["spot/spot_ros2", "", "2fast", "spot ros2"])
+def test_the_node_a_driver_serves_from_is_a_plain_node_name(tmp_path, node: str) -> None:
+    text = (ROBOTS_DIR / "spot.yaml").read_text().replace("estop_registration: {node: spot_ros2", f"estop_registration: {{node: '{node}'")
+    (tmp_path / "spot.yaml").write_text(text)
+    with pytest.raises(ProfileError, match="estop_registration.node .* must be a plain node name"):
+        load_profile(tmp_path / "spot.yaml")
+
+
+def test_a_fetch_profile_for_a_ros2_port_of_its_controllers_names_the_base_command_topic(tmp_path) -> None:
+    """robot_controllers' ros2 branch has no cmd_vel mux: its base listens on base_controller/command only
+    (docs/robots.md, Reaching a Fetch from ROS 2). A copy of fetch.yaml with that one line changed is the profile."""
+    text = (ROBOTS_DIR / "fetch.yaml").read_text()
+    line = "cmd_vel: {name: cmd_vel, type: geometry_msgs/msg/Twist}"
+    assert text.count(line) == 1
+    (tmp_path / "fetch_ros2.yaml").write_text(text.replace(line, "cmd_vel: {name: base_controller/command, type: geometry_msgs/msg/Twist}"))
+    port = load_profile(tmp_path / "fetch_ros2.yaml")
+    assert port.topic(port.cmd_vel.name) == "/base_controller/command"
+    assert load_profile("fetch").topic("cmd_vel") == "/cmd_vel"  # the ROS 1 robot: into fetch_bringup's cmd_vel mux
+    pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+    from homiebot.ros.driver_check import driver_interfaces
+
+    assert driver_interfaces(port)["subscribers"] == ["/base_controller/command"]  # what the driver check looks for

@@ -265,6 +265,42 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
 
 
+def test_the_measured_hand_yaw_is_the_simulations_and_each_goal_starts_from_it(bridge) -> None:
+    """The arm's pose goals start from the hand's yaw measured through joint_states (the forward kinematics of
+    the arm's table), not from the last yaw sent: after a turn it is where the simulation has the gripper."""
+    robot, _ = bridge
+    robot.move_end_effector(np.zeros(3), np.zeros(3), 0.1)  # unstowed, if an earlier test stowed it
+    before = robot._measured_hand_pose()
+    assert before is not None
+    report = robot.move_end_effector(np.zeros(3), np.array([0.0, 0.0, 0.4]), 1.0)  # the wrist turns left (1.5 rad/s at most)
+    assert report.message == ""  # the measured yaw reached its goal
+    time.sleep(0.5)
+    measured = robot._measured_hand_pose()
+    truth = SimDriverClient(robot.node).truth(10.0)
+    sim = arm_fk(ArmPose(*truth["dynamic"]["arm"]))
+    assert measured is not None and math.remainder(measured[1] - sim.yaw, 2 * math.pi) == pytest.approx(0.0, abs=0.02)
+    assert math.remainder(measured[1] - before[1], 2 * math.pi) == pytest.approx(0.4, abs=0.03)
+    assert measured[0] == pytest.approx(np.array(sim.gripper), abs=0.01)
+    robot._ee_yaw = 1.0  # a stale estimate: the next goal must not start from it
+    robot.move_end_effector(np.array([0.0, 0.0, 0.02]), np.zeros(3), 0.5)
+    time.sleep(0.3)
+    after = robot._measured_hand_pose()
+    assert after is not None and math.remainder(after[1] - measured[1], 2 * math.pi) == pytest.approx(0.0, abs=0.03)
+    robot.move_end_effector(np.zeros(3), np.array([0.0, 0.0, -0.4]), 1.0)  # back, for the tests after this one
+
+
+def test_a_hand_that_stopped_away_from_its_goal_is_reported_in_position_and_yaw() -> None:
+    from homiebot.ros.robot import _shortfall
+
+    goal = np.array([0.5, 0.0, 0.9])
+    assert _shortfall((goal + [0.0, 0.0, 0.01], 0.02), goal, 0.0) == ""  # within 3 cm and 5 degrees
+    assert _shortfall(None, goal, 0.0) == ""  # not measured
+    assert _shortfall((goal + [0.1, 0.0, 0.0], 0.0), goal, 0.0) == "the hand stopped 0.10 m from its goal (measured from joint_states)"
+    assert _shortfall((goal, math.radians(30)), goal, 0.0) == "its yaw stopped 30 deg from the goal's (measured from joint_states)"
+    both = _shortfall((goal + [0.0, 0.05, 0.0], math.pi - 0.1), goal, -math.pi + 0.1)  # across +-pi: 11 degrees
+    assert both == "the hand stopped 0.05 m from its goal; its yaw stopped 11 deg from the goal's (measured from joint_states)"
+
+
 def test_joint_states_lacking_a_cameras_joint_fail_start_up_naming_it(bridge) -> None:
     spot = load_profile("spot")
     other = spot.model_copy(update={"joint_prefix": "spot2/", "startup": [], "shutdown": []})  # another robot's prefix
@@ -308,7 +344,8 @@ class PlainSpotDriver:
 
         self.profile, self.object_between_jaws = profile, False
         self.state = ManipulatorState(gripper_open_percentage=100.0, is_gripper_holding_item=False)
-        self.node = node = Node(f"plain_spot_driver_{os.getpid()}", use_global_arguments=False)
+        # named as spot_ros2's node (its parameter services answer: an E-Stop is registered, the bridge goes on)
+        self.node = node = Node(profile.estop_registration.node, namespace=f"/{profile.namespace}", use_global_arguments=False)
         t = profile.topic
         self.odom = node.create_publisher(Odometry, t(profile.odometry.name), 10)
         self.joints = node.create_publisher(JointState, t(profile.joint_states.name), 10)

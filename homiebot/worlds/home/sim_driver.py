@@ -11,7 +11,12 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
 * ``cmd_vel`` (geometry_msgs/Twist) applied in real time within the profile's limits, and a
   ``cmd_vel_timeout`` as real drivers have: with no new command the base stops;
 * Trigger services that behave as on the robot: with ``sim.needs_power`` the base refuses to move
-  until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too;
+  until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too. For a
+  driver that serves only once an operator's E-Stop is registered (the profile's ``estop_registration``,
+  spot_ros2) they are on a node named as the driver's (``/spot/spot_ros2``), advertised from the start but
+  answered (its parameter services too) only once the simulated operator registered one,
+  ``sim.estop_registered_after`` seconds after start-up (the ``estop_registered_after`` parameter overrides
+  it; ``never``: never), while the streams go on;
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
   end-effector speed limit, ``arm_unstow`` (the hand to the profile's ``arm_ready`` pose) and
   ``arm_stow``, and the gripper's open / close services; the gripper's state (``gripper_state``: Spot's
@@ -152,9 +157,13 @@ class SimDriver:
         # this node's single-threaded subscriptions count, and a power-on that takes time must not stall the streams
         self._services_node = Node(f"{node.get_name()}_services")
         self._services_executor, self._services_thread = spin_in_background(self._services_node)
+        # the driver's own Trigger services; for a driver that waits for an operator's E-Stop (spot_ros2) on a node
+        # named as the driver's, advertised now and answered once it spins (once an E-Stop is registered: _await_estop)
+        self._driver_node = self._services_node if p.estop_registration is None else self._make_driver_node()
+        self._driver_executor: Any = None
         for role, iface in {**p.services, **{f"gripper_{k}": v for k, v in p.gripper.items()}}.items():
             if iface.type == "std_srvs/srv/Trigger":
-                self._services_node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
+                self._driver_node.create_service(Trigger, p.topic(iface.name), self._trigger(role))
         self.kinematics = p.kinematics.build() if p.kinematics is not None and "trajectory" in p.arm else None
         self._arm_q = self._joints_of_home(self.kinematics.rest) if self.kinematics is not None else None
         self._trajectory: tuple[Future, np.ndarray, float, Any] | None = None  # (result, joints, deadline, goal handle)
@@ -168,6 +177,44 @@ class SimDriver:
         self._sent_frames: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
         node.create_timer(1.0 / p.sim.camera_rate_hz, self._camera_timer)
         node.get_logger().info(f"sim driver: the embedded home as {p.robot} ({'unpowered' if not self.powered else 'ready'})")
+        self._estop_timer: threading.Timer | None = None
+        self._estop_lock = threading.Lock()  # the registration (a timer's thread) against close()
+        self._closed = False
+        self._await_estop(_estop_after(params["estop_registered_after"], p))
+
+    # ---- the driver's node, and the E-Stop it may wait for ----------------------------------------------
+    def _make_driver_node(self) -> Node:
+        """The node serving the Trigger services of a driver that waits for an E-Stop: named as the real driver's
+        node (its parameter services are what the bridge and the driver check ask)."""
+        p = self.profile
+        assert p.estop_registration is not None
+        namespace = f"/{p.namespace.strip('/')}" if p.namespace.strip("/") else "/"
+        return Node(p.estop_registration.node, namespace=namespace, use_global_arguments=False)
+
+    def _await_estop(self, after: float | None) -> None:
+        """For a driver that waits for an operator's E-Stop (spot_ros2): serve its services ``after`` seconds from
+        now (None: never), when the simulated operator registers one. Until then they are advertised but
+        unanswered, as the real driver's (its constructor blocks; its streams come from other nodes and go on)."""
+        if self.profile.estop_registration is None:
+            return  # the services answer on the simulator's services node, spinning already
+        if after == 0.0:
+            self._serve_driver()
+            return
+        self.node.get_logger().warning(
+            f"sim driver: waiting for an E-Stop to be registered ({'never, as configured' if after is None else f'in {after:g} s'}); "
+            f"{self.profile.driver_node()} answers no service until then")
+        if after is not None:
+            self._estop_timer = threading.Timer(after, self._serve_driver)
+            self._estop_timer.daemon = True
+            self._estop_timer.start()
+
+    def _serve_driver(self) -> None:
+        """An E-Stop is registered: the driver's node spins and answers from now on."""
+        with self._estop_lock:
+            if self._driver_executor is not None or self._closed:
+                return
+            self._driver_executor, _ = spin_in_background(self._driver_node)
+        self.node.get_logger().info("sim driver: an E-Stop is registered; the driver serves its services")
 
     # ---- commands -------------------------------------------------------------------------------
     def _on_cmd_vel(self, msg: Twist) -> None:
@@ -794,8 +841,16 @@ class SimDriver:
         self._sent_frames = sent
 
     def close(self) -> None:
-        self._services_executor.shutdown(timeout_sec=2.0)  # no handler left to use the home it closes
+        with self._estop_lock:
+            self._closed = True
+            if self._estop_timer is not None:
+                self._estop_timer.cancel()
+        for executor in (self._services_executor, self._driver_executor):  # no handler left to use the home it closes
+            if executor is not None:
+                executor.shutdown(timeout_sec=2.0)
         self._services_node.destroy_node()
+        if self._driver_node is not self._services_node:
+            self._driver_node.destroy_node()
         for server in self._action_servers:
             server.destroy()
         self.world.close()
@@ -850,9 +905,40 @@ def _camera_info(raw: tuple[int, int], spec: CameraSpec, stamp: int, frame: str)
     return msg
 
 
+def _estop_after(value: Any, profile: RobotProfile | None) -> float | None:
+    """When the simulated operator registers an E-Stop (seconds from start-up; None: never), from the node
+    parameter: empty for the profile's ``sim.estop_registered_after``, ``never`` or a negative number for never."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "":
+            return profile.sim.estop_registered_after if profile is not None else None
+        if text == "never":
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"estop_registered_after must be seconds, 'never' or empty, not '{value}'") from None
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"estop_registered_after must be finite, not {value}")
+    return None if seconds < 0 else seconds
+
+
+def _estop_check(value: Any) -> str | None:
+    """A parameter check: the error text of a wrong ``estop_registered_after``, or None."""
+    try:
+        _estop_after(value, None)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
           Param("scene", "0", "the home: a seed (an integer) or a scene YAML file", types=(int,)),
           Param("camera_size", "", "publish every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
+          Param("estop_registered_after", "", "for a driver that waits for an operator's E-Stop (the profile's "
+                "estop_registration): seconds until the simulated operator registers one; 'never' or a negative "
+                "number: never; empty: the profile's sim.estop_registered_after", _estop_check, types=(float, int)),
           Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
 NODE = NodeDef("sim_driver", SimDriver, PARAMS, managed=False)  # as the real drivers: no lifecycle services
