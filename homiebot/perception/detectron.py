@@ -2,7 +2,8 @@
 
 detectron2 is not on PyPI; ``availability()`` says how to install it. Weights must be a local file
 (``weights``); the model-zoo config name selects the architecture. Only COCO classes that exist in
-the homiebot vocabulary are reported (``COCO_TO_HOMIEBOT``); the rest are dropped.
+the homiebot vocabulary are reported (``COCO_TO_HOMIEBOT``), and people (``person``: the observation's
+person in mapped perception, see ``perception.people``); the rest are dropped.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.contracts import PERSON_KIND
 from homiebot.perception.detection import Detection, Detector, DetectorError, box_of, check_rgb
 
 INSTALL_HINT = ("detectron2 is not installed; it is not on PyPI, build it from source with "
@@ -37,6 +39,7 @@ COCO_TO_HOMIEBOT: dict[str, str] = {
     "bottle": "bottle", "cup": "cup", "bowl": "bowl", "banana": "banana", "apple": "apple", "orange": "orange",
     "chair": "chair", "couch": "sofa", "bed": "bed", "dining table": "table", "sink": "sink",
     "refrigerator": "fridge", "book": "book", "remote": "remote", "teddy bear": "teddy_bear",
+    "person": PERSON_KIND,  # not a map thing: mapped perception makes it the observation's person
 }
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import Observation
+from homiebot.contracts import PERSON_KIND, Observation
 from homiebot.perception.colour import colour_name
 from homiebot.perception.detection import Detection
 from homiebot.perception.occupancy import Frontier, OccupancyGrid
@@ -232,6 +232,8 @@ class SemanticMap:
             occ_points.append(backproject(rows[ok], cols[ok], d[ok], rig.intrinsics, cam))
             occ_cams.append(np.broadcast_to(cam[:3, 3], (int(ok.sum()), 3)))
             for det in detections.get(view, []):
+                if det.label == PERSON_KIND:
+                    continue  # people walk off: not map things (perception.people places them)
                 s = self._lift(det, view, img.rgb, depth, rig.intrinsics, cam)
                 if s is not None:
                     sightings.append(s)

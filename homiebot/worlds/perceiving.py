@@ -38,6 +38,7 @@ from homiebot.errors import Entity
 from homiebot.perception.detection import Detector, detect_views
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
+from homiebot.perception.people import people_seen
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
 from homiebot.robot import Robot
@@ -199,11 +200,15 @@ class PerceivingWorld(World):
         frame = self._tick
         self._tick += 1
         open_state = self.hints.open_state() if self.hints is not None else None
+        detections = detect_views(self.detector, obs, frame, open_state=open_state)
+        rig = self._rig()
+        if not obs.people:  # a world that reports nobody (a robot): the detector's person, placed by depth
+            seen = people_seen(obs, detections, rig, self.map.robot_radius, self.map.room_of_point)
+            obs = obs.model_copy(update={"people": seen}) if seen else obs
         self._belief.in_view = {p.name for p in obs.people}  # a person detector's sightings, kept by name
         self._belief.people.update({p.name: p for p in obs.people})
-        detections = detect_views(self.detector, obs, frame, open_state=open_state)
         self._sync_gripper()
-        report = self.map.update(obs.model_copy(update={"round": frame}), detections, self._rig())
+        report = self.map.update(obs.model_copy(update={"round": frame}), detections, rig)
         self.update_times.append(time.perf_counter() - t0)
         return obs, report
 

@@ -67,17 +67,20 @@ def test_detectron2_label_map_and_missing_package() -> None:
     assert len(COCO_CLASSES) == 80
     assert homiebot_label(COCO_CLASSES.index("refrigerator")) == "fridge"
     assert homiebot_label(COCO_CLASSES.index("couch")) == "sofa"
-    assert homiebot_label(COCO_CLASSES.index("person")) is None and homiebot_label(99) is None
-    assert set(COCO_TO_HOMIEBOT.values()) <= set(ALL_LABELS)
+    assert homiebot_label(COCO_CLASSES.index("person")) == "person"  # the observation's person, not a map thing
+    assert homiebot_label(COCO_CLASSES.index("car")) is None and homiebot_label(99) is None
+    assert set(COCO_TO_HOMIEBOT.values()) - {"person"} <= set(ALL_LABELS)
     reason = Detectron2Detector().availability()
     assert reason is not None and "pip install 'git+https://github.com/facebookresearch/detectron2.git'" in reason
     with pytest.raises(DetectorError, match="cannot run: detectron2 is not installed"):
         Detectron2Detector().detect(np.zeros((8, 8, 3), np.uint8))
     masks = np.zeros((3, 8, 8), bool)
     masks[0, 1:3, 1:4] = masks[1, 4:6, 4:6] = masks[2, 0:2, 0:2] = True
-    dets = Detectron2Detector.convert(np.array([COCO_CLASSES.index("bottle"), 0, COCO_CLASSES.index("bed")]),
+    dets = Detectron2Detector.convert(np.array([COCO_CLASSES.index("bottle"), COCO_CLASSES.index("car"), COCO_CLASSES.index("bed")]),
                                       np.array([0.9, 0.8, 0.7]), masks)
     assert [(d.label, d.box) for d in dets] == [("bottle", (1, 1, 2, 3)), ("bed", (0, 0, 1, 1))]
+    dets = Detectron2Detector.convert(np.array([0]), np.array([0.8]), masks[1:2])  # COCO 0: a person
+    assert [(d.label, d.box) for d in dets] == [("person", (4, 4, 5, 5))]
 
 
 def test_owl_preprocessing_contract() -> None:
