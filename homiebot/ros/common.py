@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import faulthandler
 import logging
 import math
 import os
@@ -41,6 +42,7 @@ class CannotRun(RuntimeError):
 
 
 CANNOT_RUN = 3  # exit status of a node that raised CannotRun
+FINALIZE_LIMIT = 1.0  # seconds a stopping process gives the middleware to free its entities (see _finalize_within)
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
     """Spin until a stop signal, then shut down without use-after-destroy races: components first
     (the task manager finalises its episode), then every typed server refuses new calls and the calls
     waiting on other nodes fail, then the components close, then the executor, the nodes and the
-    context, in that order."""
+    context, in that order (``_finalize_within``)."""
     stop = _Stop()
     # one thread: callbacks only queue work; more: a typed service's handler may wait for topic data that
     # this process's other callbacks deliver
@@ -177,10 +179,30 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
             beat.close()
         components = [n.component for n in nodes if n.component is not None]
         stop_components(components, nodes)
-        executor.shutdown()
-        for node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
+        _finalize_within(FINALIZE_LIMIT, executor, nodes)
+
+
+def _finalize_within(limit: float, executor: SingleThreadedExecutor | MultiThreadedExecutor, nodes: list[GraphNode]) -> None:
+    """``_finalize``, or the end of the process after ``limit`` seconds (exit status 1). When the whole graph stops
+    at once, Fast DDS sometimes stalls for seconds deleting one entity (waiting on another process's
+    shared-memory port or its own event thread) while holding the GIL, so no Python timer could end it:
+    faulthandler's watchdog is a C thread. What the process owns (records, bags, the robot's stop) is done by
+    then (``stop_components``); a segment left behind is freed by ``homiebot up`` and the next start (``shm``)."""
+    with open(os.devnull, "w") as quiet:
+        faulthandler.dump_traceback_later(limit, exit=True, file=quiet)
+        try:
+            _finalize(executor, nodes)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+
+
+def _finalize(executor: SingleThreadedExecutor | MultiThreadedExecutor, nodes: list[GraphNode]) -> None:
+    """The executor, the nodes and the context, in that order: the last node's destruction frees the Fast DDS
+    participant and its shared-memory segment."""
+    executor.shutdown()
+    for node in nodes:
+        node.destroy_node()
+    rclpy.try_shutdown()
 
 
 def init(args: list[str] | None) -> None:

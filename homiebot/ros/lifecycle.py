@@ -4,7 +4,7 @@
 | --- | --- |
 | configure | builds its component from its parameters (the world loads its scene source, the planner its model, ...); a configuration error fails the transition and is logged |
 | activate | its services and action servers accept calls |
-| deactivate | they refuse calls (``FAILED``, "the node is inactive"); topics still flow, so caches stay warm |
+| deactivate | they refuse calls (``FAILED``, "the node is inactive"); topics still flow, so caches stay warm; a component that runs work of its own (the task manager's episode) stops it (``Deactivates``) |
 | cleanup | closes the component and removes what it created: back to unconfigured, ready to configure again |
 | shutdown | closes the component, if there is one |
 
@@ -18,7 +18,7 @@ lifecycle manager, or a plain client of ``/<node>/change_state``).
 from __future__ import annotations
 
 import traceback
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from rclpy.action import ActionClient, ActionServer
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
@@ -33,6 +33,14 @@ CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answere
 ENTITY_KINDS = ("publishers", "subscriptions", "services", "clients", "timers", "guards", "waitables")
 # what a configure may fail with: the node's own message says what to change
 CONFIG_ERRORS = (ParameterError, ConfigError, PluginError, ValueError, CannotRun)
+
+
+@runtime_checkable
+class Deactivates(Protocol):
+    """A component with work in flight beyond single calls (the task manager's episode)."""
+
+    def deactivate(self) -> None:
+        """Stop that work without blocking: the executor goes on spinning, so results still reach their clients."""
 
 
 class GraphNode(LifecycleNode):
@@ -75,6 +83,8 @@ class GraphNode(LifecycleNode):
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         services.pause(self)
+        if isinstance(self.component, Deactivates):
+            self.component.deactivate()
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:

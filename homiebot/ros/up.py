@@ -208,3 +208,4 @@ def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
         stop(supervisor.procs)
+        clean_stale()  # the segments of nodes the middleware could not release in time (common.FINALIZE_LIMIT)

@@ -6,7 +6,8 @@ Modes: ``goals`` (hostile RunTask goals, collect their results and status events
 reset while another client holds the episode), ``fuzz`` (seeded hostile messages on every topic the
 graph subscribes to), ``services`` (malformed requests to the typed services), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
 its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
-the driver's cmd_vel topic carried before and after).
+the driver's cmd_vel topic carried before and after), ``deactivate`` (the task manager deactivated mid-episode
+through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import rclpy
 from geometry_msgs.msg import Twist
 from homiebot_msgs.action import ExecuteSubtask, RunTask
 from homiebot_msgs.msg import Subtask, TaskStatus
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -347,12 +350,42 @@ def cancel_motion(c: Client, args: dict) -> dict:
             "heard_after_end": sum(1 for t, _ in twists if t > ended_at + args["in_flight"])}
 
 
+def _result(c: Client, handle, seconds: float = 60.0) -> dict:
+    got = _wait(c, handle.get_result_async(), seconds)
+    return {"status": got.status, "code": got.result.error_code, "msg": got.result.error_msg, "record": got.result.record} if got else {}
+
+
+def deactivate(c: Client, args: dict) -> dict:
+    """Run a task; once round ``round`` has ended, deactivate the task manager: the time its goal's result took
+    and that result. Then a goal sent while it is inactive, then activation and a goal run to its first round."""
+    handle = c.send(args["goal"])
+    rid = goal_id(handle)
+    c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] for e in c.mine(rid)), 120.0)
+    change = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE))
+    started = time.monotonic()
+    deactivated = _call(c, ChangeState, "/task_manager/change_state", change)
+    first = _result(c, handle)
+    out = {"deactivated": bool(deactivated and deactivated.success), "result_after": time.monotonic() - started, "first": first}
+    sent = _wait(c, c.run_task.send_goal_async(RunTask.Goal(**args["goal"])), 60.0)
+    out["inactive"] = _result(c, sent) if sent is not None and sent.accepted else {"accepted": False}
+    change = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE))
+    activated = _call(c, ChangeState, "/task_manager/change_state", change)
+    out["activated"] = bool(activated and activated.success)
+    again = c.send(args["goal"])
+    c.wait(lambda: any(e["state"] == "round" for e in c.mine(goal_id(again))), 120.0)
+    out["rounds_after_activation"] = sum(e["state"] == "round" for e in c.mine(goal_id(again)))
+    _wait(c, again.cancel_goal_async(), 30.0)
+    out["last"] = _result(c, again)
+    return out
+
+
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
         print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
-                                "watch": watch, "cancel_motion": cancel_motion}[mode](client, arguments)))
+                                "watch": watch, "cancel_motion": cancel_motion,
+                                "deactivate": deactivate}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

@@ -280,11 +280,26 @@ def test_a_cancelled_goal_that_waits_in_the_queue_never_starts_and_the_running_o
     assert second["msg"] == "cancelled before it started" and not {"running", "round"} & set(second["states"])
 
 
+def test_a_deactivated_task_manager_ends_its_episode_with_a_result_and_serves_again_once_activated(up):
+    run = subprocess.run([sys.executable, str(CLIENT), "deactivate"], env=ros_environment(DOMAIN), capture_output=True, text=True,
+                         input=json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 1}, "round": 2}), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["deactivated"] and seen["activated"], seen
+    first = seen["first"]  # the running episode: interrupted, its record kept, the result sent before any cleanup
+    assert first["code"] == 4 and "deactivated" in first["msg"], seen  # RunTask.Result.INTERRUPTED
+    assert seen["result_after"] < 30.0, seen
+    assert len(load_episode(first["record"]).steps) >= 2
+    assert seen["inactive"]["code"] == 6, seen  # INACTIVE: refused while the node is not active
+    assert seen["rounds_after_activation"] >= 1 and seen["last"]["code"] == 5, seen  # CANCELLED
+
+
 def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):
     watch = Watch(ros_environment(DOMAIN), "sigterm")
     try:
         watch.until(lambda e: e["state"] == "round" and e["round"] >= 2)
         before = len(up.lines)
+        earlier = set(up.out.glob("*/episode.json"))  # the deactivation test's episode is interrupted too
         up.proc.send_signal(signal.SIGTERM)
         started = time.monotonic()
         up.proc.wait(30)
@@ -296,7 +311,7 @@ def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s
     assert took < 5.0, f"shutdown took {took:.1f} s"
     for bad in ("Traceback", "InvalidHandle", "context is invalid", "RCLError"):
         assert bad not in output, output[-3000:]
-    interrupted = [p.parent for p in up.out.glob("*/episode.json") if load_episode(p).termination == "interrupted"]
+    interrupted = [p.parent for p in set(up.out.glob("*/episode.json")) - earlier if load_episode(p).termination == "interrupted"]
     assert len(interrupted) == 1 and len(load_episode(interrupted[0] / "episode.json").steps) >= 2
     assert not list(up.out.glob("*.partial"))
     # the recorder stops first: its bag is closed before the episode's folder is moved into place

@@ -43,13 +43,14 @@ from homiebot.people.factory import make_user
 from homiebot.people.ros_user import RosUser
 from homiebot.planners.base import PlannerConfigError
 from homiebot.records import EpisodeWriter, finalise_leftovers
+from homiebot.ros import services
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import RELIABLE, feedback_msg, planner_output_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
-from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceInterrupted, ServiceTimeout
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.ros.world_link import EPISODE_CALLS, world_callers
@@ -62,6 +63,7 @@ from homiebot.tasks import Task, TaskError, load_task
 BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 BAG_CLOSE_WAIT = 1.5  # seconds a stopping task manager waits for the stopping recorder to close the episode's bag
+DEACTIVATED = "the task manager node was deactivated"
 MAX_ID_CHARS = 256  # longer text on /homiebot/cancel is no submission id (ids are 12 hex characters)
 
 
@@ -187,6 +189,11 @@ class TaskManagerNode:
                 request = self.queue.get(timeout=0.2)
             except queue.Empty:
                 continue
+            if not services.serving(self.node):  # deactivated while it was queued
+                self._status(id=request["id"], state="failed", cause="interrupted", termination="interrupted",
+                             reason=f"{DEACTIVATED} before it started; activate it and send the task again")
+                self._say(f"submission {request['id']} dropped: {DEACTIVATED}")
+                continue
             if request["id"] in self._cancelled:
                 self._cancelled.discard(request["id"])
                 self._status(id=request["id"], state="failed", cause="cancelled", termination="cancelled",
@@ -195,6 +202,9 @@ class TaskManagerNode:
                 continue
             try:
                 self._run(request)
+            except ServiceInterrupted as err:  # deactivated as it started
+                self._status(id=request["id"], state="failed", cause="interrupted", termination="interrupted", reason=str(err))
+                self._say(f"submission {request['id']} interrupted: {err}")
             except (TaskError, SceneError, ConfigError) as err:  # what was asked cannot be run: the submitter's to fix
                 self._status(id=request["id"], state="failed", cause="invalid", reason=str(err))
                 self._say(f"submission {request['id']} refused: {err}")
@@ -216,6 +226,13 @@ class TaskManagerNode:
 
     def _all_clients(self) -> list[ServiceCaller | ActionCaller]:
         return [*self.typed, *(self.recorder or ())]
+
+    def deactivate(self) -> None:
+        """The node was deactivated (lifecycle): the episode in flight ends as ``interrupted``, its record
+        written, and queued submissions fail without starting; their RunTask clients get these results
+        while the node still spins, before a cleanup removes the action server."""
+        for client in self.typed:  # not the recorder: the episode's bag is still to be closed
+            client.abort(DEACTIVATED, interrupted=True)
 
     def interrupt(self) -> None:
         """The process is stopping: what follows (the bag, the record) must not wait long."""
@@ -346,6 +363,8 @@ class TaskManagerNode:
         started = time.perf_counter()
         for client in self._all_clients():
             client.resume()
+        if not services.serving(self.node):  # deactivated since it was taken from the queue: its abort came first
+            self.deactivate()
         task = self._task(request)
         scene = self.scenes.get(task)
         check_scene_names(task, scene, self.scenes.world)
