@@ -72,7 +72,7 @@ def stop(driver: subprocess.Popen) -> str:
 
 def test_the_bridge_waits_for_an_estop_registered_late_then_brings_spot_up():
     env = ros_environment(DOMAIN)
-    driver = start_spot_driver(env, "6")
+    driver = start_spot_driver(env, "4")  # within the profile's 10 s wait, however long the streams take to come
     try:
         run = subprocess.run([sys.executable, "-c", BRIDGE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     finally:
