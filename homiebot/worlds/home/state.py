@@ -304,8 +304,12 @@ class HomeState:
         return [] if p is None else [(p.x, p.y, PERSON_RADIUS + ROBOT_RADIUS + CLEARANCE)]
 
     def robot_plan(self, goals: list[Pose2D]) -> Path | None:
-        """The robot's shortest path from where it stands to the first reachable goal, around the person."""
+        """The robot's shortest path from where it stands to the first reachable goal, around the person,
+        ending ``PERSON_GAP`` or more from their body (the grid alone tells that to a cell)."""
         assert self.nav is not None
+        p = self.person
+        if p is not None:
+            goals = [g for g in goals if math.hypot(g.x - p.x, g.y - p.y) >= ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP]
         return self.nav.plan(Pose2D(self.robot.x, self.robot.y, self.robot.yaw), goals, avoid=self.person_discs())
 
     def person_in_the_way(self, goals: list[Pose2D]) -> bool:
@@ -498,7 +502,9 @@ class HomeState:
         assert self.nav is not None
         if target in self.layout.rooms:  # the free middle, where the person does not stand
             room = self.layout.rooms[target]
-            return self.nav.free_poses_in_room(room, avoid=self.person_discs())
+            p = self.person
+            near = [] if p is None else [(p.x, p.y, ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP)]  # as robot_plan keeps
+            return self.nav.free_poses_in_room(room, avoid=near)
         if target in self.layout.receptacles:
             return self._poses_facing(self.layout.receptacles[target], None)
         if self.person is not None and target == self.person.name:  # beside them, from the robot's side first
