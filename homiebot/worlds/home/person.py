@@ -4,8 +4,9 @@ The script (``person_script.PersonSpec``) becomes a plan when the home is built:
 once on the home's free floor and timed at the person's walking speed, picks and places take
 ``HANDLING_SECONDS``. After the last pick or place of a round the person steps back off the spot they
 used (``STEP_BACK``): they stand in the robot's way as furniture does, and would otherwise keep it from
-the very thing they just put down. Planning up front catches a script the home cannot play (a place nobody can walk
-to) as a ``SceneError`` before any episode starts, and keeps every episode of a task identical.
+the very thing they just put down. Planning up front catches a script the home cannot play (a place
+nobody can walk to) as a ``SceneError`` before any episode starts, and keeps every episode of a task
+identical.
 
 Time in the home is the person's clock. The script's round-0 steps (before the task) take the first
 ``prelude`` seconds; round ``r`` of an episode begins at ``prelude + (r - 1) * ROUND_SECONDS`` (a round is
@@ -97,7 +98,8 @@ def prelude_of(legs: list[Leg], spec: PersonSpec) -> float:
 
 
 def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
-    """Where the person stands before anything happens; SceneError when that is inside furniture or a wall."""
+    """Where the person stands before anything happens; SceneError when that is inside furniture, a wall
+    or the robot."""
     assert state.nav is not None
     robot = (state.robot.x, state.robot.y)
     if spec.room is not None:  # the free middle of the room, not on the robot
