@@ -10,10 +10,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from homiebot.config import ConfigError
 from homiebot.ros.graph import NodeSpec, ros_args
 from homiebot.ros.shm import clean_stale
 
@@ -27,6 +28,7 @@ def ros_environment(domain_id: int | None = None, localhost: bool = True) -> dic
         env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)
+    check_domain(env)
     # Fast DDS tuned for camera frames (see fastdds.xml); a profile the user set wins
     profile = str(Path(__file__).with_name("fastdds.xml"))
     env.setdefault("FASTRTPS_DEFAULT_PROFILES_FILE", profile)
@@ -36,12 +38,26 @@ def ros_environment(domain_id: int | None = None, localhost: bool = True) -> dic
 
 
 def check_ros() -> None:
-    """Raise ImportError with an install hint when rclpy is missing."""
+    """Raise ImportError with an install hint when rclpy is missing, ConfigError for an unusable ROS_DOMAIN_ID."""
     try:
         import rclpy  # noqa: F401
     except ImportError:
         raise ImportError("rclpy is not installed: source a ROS 2 Jazzy installation, or `pip install -e .[ros]` "
                           "(ROS 2 from PyPI)") from None
+    check_domain(os.environ)
+
+
+MAX_DOMAIN_ID = 232  # Fast DDS derives its UDP ports from the domain: above this they pass 65535
+
+
+def check_domain(env: Mapping[str, str]) -> None:
+    """ConfigError for a ROS_DOMAIN_ID that Fast DDS cannot use: every node would die at start, over and over."""
+    text = env.get("ROS_DOMAIN_ID", "").strip()
+    if not text:
+        return  # domain 0
+    if not text.isdigit() or int(text) > MAX_DOMAIN_ID:
+        raise ConfigError(f"ROS_DOMAIN_ID={text!r} cannot be used: Fast DDS takes a whole number from 0 to {MAX_DOMAIN_ID} "
+                          "(ROS 2 recommends 0 to 101 on Linux)")
 
 
 def tied_to_this_process() -> Callable[[], None] | None:

@@ -3,10 +3,14 @@ stops the graph on a configuration error. Processes here are tiny Python program
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
-from homiebot.ros.up import Restarts, Supervisor
+import pytest
+
+from homiebot.config import ConfigError
+from homiebot.ros.up import Restarts, Supervisor, check_domain, ros_environment
 
 
 def exits(status: int):
@@ -72,3 +76,19 @@ def test_a_node_that_cannot_run_stops_the_graph_with_status_3():
     finally:
         sup.members["steady"].proc.kill()
         sup.members["steady"].proc.wait()
+
+
+@pytest.mark.parametrize("domain", ["233", "-1", "abc", "1e2"])
+def test_a_domain_fast_dds_cannot_use_is_refused_in_one_line_before_any_node_starts(domain: str) -> None:
+    env = {**os.environ, "ROS_DOMAIN_ID": domain}
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "up"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"homiebot: error: ROS_DOMAIN_ID={domain!r} cannot be used: Fast DDS takes a "
+                                                "whole number from 0 to 232 (ROS 2 recommends 0 to 101 on Linux)"]
+
+
+def test_the_domain_range_fast_dds_takes() -> None:
+    for good in ("", "0", "101", "232", " 7 "):
+        check_domain({"ROS_DOMAIN_ID": good})
+    with pytest.raises(ConfigError, match="233"):
+        ros_environment(233)
