@@ -148,3 +148,103 @@ def test_a_driven_base_stops_at_the_person_and_navigate_to_goes_around() -> None
     start = s.robot.x
     report = control.navigate_to(8.2, 1.5, yaw=0.0)  # the far side of them: around, not through
     assert report.distance > 8.2 - start + 0.2 and (s.robot.x, s.robot.y) == pytest.approx((8.2, 1.5))
+
+
+# ---- the expert policies: the same wait as Go to ------------------------------------------------
+def _home(person: dict[str, Any], round_one: bool = True):  # noqa: ANN202 - an EmbeddedHome, at round 1's start
+    from homiebot.worlds.home.world import EmbeddedHome
+
+    data = scene_data(person)
+    data["doors"] = TREE
+    home = EmbeddedHome(parse_scene(data), width=32, height=32, depth=False, segmentation=False)
+    home.reset()
+    if round_one:
+        home.state.advance_people(home.state.round_time(1))
+    return home
+
+
+def _expert_go_to(home, policy: str, target: str = "kitchen_counter"):  # noqa: ANN001, ANN202 - a home, a SkillResult
+    from homiebot.skills.policy_skill import PolicySkill
+
+    skill = PolicySkill("NoMaD", policy=policy, image_size=(32, 32))
+    try:
+        return skill.run(Subtask(action=Action.GO_TO, target=target), home, SkillContext(0, 1, 1, 3))
+    finally:
+        skill.close()
+
+
+@pytest.mark.parametrize("policy", ["expert_waypoints", "expert_discrete"])
+def test_an_expert_policy_waits_for_a_person_who_moves_on_and_goes_through(policy: str) -> None:
+    home = _home({"position": [2.5, 4.5], "script": [{"walk": "living_room"}]})  # in the only doorway, then off
+    try:
+        s = home.state
+        result = _expert_go_to(home, policy)
+        assert result.success, result.message
+        assert s.robot_room() == "kitchen" and s.distance_to("person") >= PERSON_GAP
+        waited = s.person.clock - s.round_time(1)
+        assert 0.0 < waited < PERSON_WAIT_SECONDS
+    finally:
+        home.close()
+
+
+@pytest.mark.parametrize("policy", ["expert_waypoints", "expert_discrete"])
+def test_an_expert_policy_reports_a_person_who_stays_in_the_only_way(policy: str) -> None:
+    home = _home({"position": [2.5, 4.5]})
+    try:
+        s = home.state
+        start = (s.robot.x, s.robot.y)
+        result = _expert_go_to(home, policy)
+        assert not result.success and result.reason is SkillFailure.UNREACHABLE
+        assert "person stands in the only way to the kitchen_counter (waited 5.0 s" in result.message
+        assert (s.robot.x, s.robot.y) == start
+        assert s.person.clock == pytest.approx(s.round_time(1) + PERSON_WAIT_SECONDS)
+    finally:
+        home.close()
+
+
+def test_an_expert_policy_never_waits_into_the_next_round_nor_before_the_task() -> None:
+    home = _home({"position": [2.5, 4.5]})
+    try:
+        s = home.state
+        s.advance_people(s.round_time(2) - 2.0)  # late in round 1: 2 s are left
+        result = _expert_go_to(home, "expert_waypoints")
+        assert not result.success and "waited 2.0 s" in result.message
+        assert s.person.clock == pytest.approx(s.round_time(2))
+    finally:
+        home.close()
+    # before the task (the round-0 steps play after the exploration phase): the clock stands before round 1, no wait
+    home = _home({"position": [2.5, 4.5], "script": [{"round": 0, "walk": "kitchen"}]}, round_one=False)
+    try:
+        s = home.state
+        assert s.person.clock < s.round_time(1)
+        result = _expert_go_to(home, "expert_waypoints")
+        assert not result.success and "waited" not in result.message and s.person.clock == 0.0
+    finally:
+        home.close()
+
+
+# ---- frontier exploration ----------------------------------------------------------------------
+def test_frontier_exploration_drives_around_a_person_in_the_open_floor() -> None:
+    from homiebot.perception.detectors import SimTruthDetector
+    from homiebot.worlds.home.mapping import explore_frontiers, map_for_home
+    from homiebot.worlds.home.world import EmbeddedHome
+
+    spot = (8.18, 3.33)  # in the living room's open floor, where the exploration stops without a person
+    home = EmbeddedHome(parse_scene(scene_data({"position": list(spot)})), width=128, height=128)
+    try:
+        home.reset()
+        s = home.state
+        plans: list[Any] = []
+        plan = s.nav.plan  # every drive's path, whoever plans it
+        s.nav.plan = lambda *a, **k: plans.append(plan(*a, **k)) or plans[-1]  # type: ignore[method-assign]
+        try:
+            result = explore_frontiers(home, map_for_home(home), SimTruthDetector(), max_goals=8)
+        finally:
+            del s.nav.plan
+        assert len(result.visited) == 8 and not result.failed
+        assert s.path_length > 20.0
+        drives = [p for p in plans if p is not None]
+        assert len(drives) >= 8 and all(_closest_approach([(q.x, q.y) for q in p.poses], spot) >= TOUCH for p in drives)
+        assert (s.person.x, s.person.y) == spot  # they stood there all along
+    finally:
+        home.close()

@@ -12,7 +12,8 @@ simulator, and the robot's own arm and gripper state through the ``Robot`` inter
   same path until the target is within reach and straight ahead.
 
 Both plan around the person where they stand when the path is planned; when only the person is in the
-way they stop and say so (they do not wait for them, as the privileged navigation does).
+way they wait for them as the privileged navigation does (``HomeState.wait_limit``: up to 5 s of the
+person's time, never past the next round's start, not at all before the task), then stop and say so.
 * ``EndEffectorExpert`` (Octo / RT-1-X-style): end-effector deltas of at most ``max_translation``
   metres and ``max_rotation`` radians per step through key poses: pick (approach above, descend,
   slide the fingers around the object, close, lift), put (lift, move over a free spot, lower, open,
@@ -79,6 +80,7 @@ class _PathFollower:
         self.points: list[tuple[float, float]] = []
         self.goal_yaw: float | None = None
         self.blocked_by: str | None = None  # the person, when only they stand in the way
+        self.waited = 0.0  # seconds of the person's time waited for them to clear the way
 
     def update(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         st = control.state
@@ -86,9 +88,16 @@ class _PathFollower:
         if not self.points or min(math.dist(here, p) for p in self.points) > 0.3:
             goals = st._goal_poses(target)
             path = st.robot_plan(goals)  # around the person
+            self.blocked_by, self.waited = None, 0.0
+            if path is None and st.person_in_the_way(goals):
+                until = st.wait_limit(_round_now(st))
+                if until is not None:
+                    path, self.waited = st.wait_for_way(target, until)
+                if path is None:
+                    assert st.person is not None
+                    self.blocked_by = st.person.name
             if path is None:
                 self.points = []
-                self.blocked_by = st.person.name if st.person is not None and st.person_in_the_way(goals) else None
                 return []
             self.points = _resample([(p.x, p.y) for p in path.poses], 0.25)
             self.goal_yaw = path.poses[-1].yaw
@@ -98,6 +107,15 @@ class _PathFollower:
             k += 1
         self.points = self.points[k:] if k < len(self.points) else self.points[-1:]
         return self.points
+
+
+def _round_now(st: Any) -> int:
+    """The round the person's clock is in: 0 before the task while round-0 steps are still to come (without
+    any, the clock cannot tell the exploration phase from round 1's start; that phase does not run these
+    policies: it drives with ``navigate_to``)."""
+    if st.person is None or st.person.clock < st.round_time(1):
+        return 0
+    return 1 + int((st.person.clock - st.round_time(1)) // (st.round_time(2) - st.round_time(1)))
 
 
 def _resample(points: list[tuple[float, float]], spacing: float) -> list[tuple[float, float]]:
@@ -130,8 +148,9 @@ class _NavigationExpert(ExpertPolicy):
     def _waypoints(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         pts = self._path.update(control, target)
         if not pts:
-            who = self._path.blocked_by
-            self.plan_error = (f"the {who} stands in the only way to the {target}" if who
+            who, waited = self._path.blocked_by, self._path.waited
+            after = f" (waited {waited:.1f} s for them to move)" if waited else ""
+            self.plan_error = (f"the {who} stands in the only way to the {target}{after}" if who
                                else f"there is no collision-free path to the {target} from here")
         return pts
 

@@ -22,6 +22,8 @@ from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import SemanticMap, UpdateReport
 
+NEAR_FRONTIER = 1.2  # metres from a frontier goal the person stands on that the robot may look from instead
+
 
 class HomePerceptionHints:
     """``PerceptionHints`` of an ``EmbeddedHome``: true door states and the binding of map instances to
@@ -125,7 +127,10 @@ def explore_sweep(world: Any, smap: SemanticMap, detector: Detector, targets: It
 def explore_frontiers(world: Any, smap: SemanticMap, detector: Detector, max_goals: int = 20, room: str | None = None,
                       start_round: int = 0) -> SweepResult:
     """Frontier exploration: observe, drive to ``next_frontier_goal``, repeat until none is left
-    (or ``max_goals``); goals the navigation cannot reach are skipped by observing from there anyway."""
+    (or ``max_goals``); goals the navigation cannot reach are skipped by observing from there anyway.
+    The drives go around the person as a Go to does (``HomeState.robot_plan``) and never wait for them
+    (their unseen steps must not start early); where they stand on a goal, the robot looks from a free
+    spot within ``NEAR_FRONTIER`` of it."""
     from homiebot.worlds.home.navigation import Pose2D
     from homiebot.worlds.home.state import RobotPose
 
@@ -140,7 +145,9 @@ def explore_frontiers(world: Any, smap: SemanticMap, detector: Detector, max_goa
             break
         r = state.robot
         heading = math.atan2(goal[1] - r.y, goal[0] - r.x)
-        path = state.nav.plan(Pose2D(r.x, r.y, r.yaw), [Pose2D(goal[0], goal[1], heading)])
+        path = state.robot_plan([Pose2D(goal[0], goal[1], heading)])  # around the person, as Go to plans
+        if path is None and state.person is not None:  # they may stand on the goal: look from beside it
+            path = state.robot_plan(state.nav.free_poses_near(goal[0], goal[1], NEAR_FRONTIER, limit=1000))
         if path is None:
             result.failed.append(f"({goal[0]:.2f}, {goal[1]:.2f})")
             break
