@@ -4,19 +4,22 @@ The robot looks around where it stands, then repeatedly drives to the most rewar
 of its semantic map (anywhere in the home) and looks again, until no frontier is left; then it looks at
 every open piece of furniture it mapped from close by (small things on a far table are too small to
 see), nearest first. The stop budget bounds both. What it saw stays in the map the planner reads when
-the task begins.
+the task begins. The robot's navigation keeps it clear of a person; where a person it saw stands on a
+frontier's goal, it looks from ``BESIDE_PERSON`` metres from them on its own side instead (it never waits
+for them: their unseen steps must not start early).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.semantic_map import SemanticMap, UpdateReport
 from homiebot.robot import Robot
 
 LOOK_GAP = 0.9  # metres from a piece of furniture's edge to look at what rests on it
+BESIDE_PERSON = 0.9  # metres from a person standing on a frontier's goal (centres) to look from instead
 
 
 class _Mapping(Protocol):
@@ -39,11 +42,28 @@ def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
             break
         tried.add(key)
         step = robot.navigate_to(goal[0], goal[1])
+        if step.message and (person := _person_on(world, goal)) is not None:
+            here = robot.odometry()
+            away = math.atan2(here.y - person[1], here.x - person[0])
+            x, y = person[0] + BESIDE_PERSON * math.cos(away), person[1] + BESIDE_PERSON * math.sin(away)
+            step = robot.navigate_to(x, y, math.atan2(goal[1] - y, goal[0] - x))
         if step.message:
             continue
         stops += 1
         world.explore_step()
     return stops + _look_at_furniture(world, robot, max_stops - stops)
+
+
+def _person_on(world: Any, goal: tuple[float, float]) -> tuple[float, float] | None:
+    """Where a person in the latest view stands, when within ``BESIDE_PERSON`` of ``goal`` (else None)."""
+    belief = getattr(world, "belief", None)
+    people: dict[str, Any] = getattr(belief, "people", {})
+    in_view: set[str] = getattr(belief, "in_view", set())
+    for name in sorted(in_view):
+        p = people.get(name)
+        if p is not None and math.dist((p.x, p.y), goal) < BESIDE_PERSON:
+            return (p.x, p.y)
+    return None
 
 
 def _look_at_furniture(world: _Mapping, robot: Robot, budget: int) -> int:

@@ -12,7 +12,7 @@ from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.skills.base import SkillContext
 from homiebot.skills.privileged import PrivilegedNavigation
 from homiebot.worlds.home.catalog import ROBOT_RADIUS
-from homiebot.worlds.home.navigation import Pose2D
+from homiebot.worlds.home.navigation import NavigationMap, Pose2D
 from homiebot.worlds.home.person import PERSON_RADIUS
 from homiebot.worlds.home.scene import parse_scene
 from homiebot.worlds.home.state import PERSON_GAP, PERSON_WAIT_SECONDS, HomeState, RobotPose
@@ -248,3 +248,40 @@ def test_frontier_exploration_drives_around_a_person_in_the_open_floor() -> None
         assert (s.person.x, s.person.y) == spot  # they stood there all along
     finally:
         home.close()
+
+
+def test_the_exploration_phase_looks_beside_a_person_on_a_frontier_and_never_drives_into_them(monkeypatch) -> None:
+    from homiebot.runtime import build_world, scene_for
+    from homiebot.tasks import Exploration
+    from homiebot.worlds.exploration_phase import BESIDE_PERSON
+    from homiebot.worlds.home.control import HomeControl
+
+    from .test_exploration_phase import mapped, task
+
+    spot = (2.43, 2.33)  # in the kitchen's open floor, beside the goal of the kitchen's frontier
+    plans: list[Any] = []
+    plan = NavigationMap.plan
+    monkeypatch.setattr(NavigationMap, "plan", lambda *a, **k: plans.append(plan(*a, **k)) or plans[-1])
+    steps: list[tuple[float, str, tuple[float, float]]] = []  # (tolerance, message, where the base ended)
+    navigate_to = HomeControl.navigate_to
+
+    def record(self: HomeControl, x: float, y: float, yaw: float | None = None, tolerance: float = 0.0) -> Any:
+        report = navigate_to(self, x, y, yaw, tolerance)
+        steps.append((tolerance, report.message, (self.state.robot.x, self.state.robot.y)))
+        return report
+
+    monkeypatch.setattr(HomeControl, "navigate_to", record)
+    world = build_world(mapped(), scene_for(task(person={"position": list(spot)}, explore=Exploration(max_stops=30))))
+    try:
+        world.reset()
+        s = world.ground_truth()
+        assert (s.person.x, s.person.y) == spot and s.person.clock == 0.0  # nobody waited for them
+        drives = [p for p in plans if p is not None]
+        assert len(drives) >= 10
+        assert all(_closest_approach([(q.x, q.y) for q in p.poses], spot) >= TOUCH for p in drives)
+        frontier = [(message, at) for tolerance, message, at in steps if tolerance == 0.0]
+        blocked = next(i for i, (message, _) in enumerate(frontier) if message)  # the goal beside them
+        assert not frontier[blocked + 1][0] and math.dist(frontier[blocked + 1][1], spot) == pytest.approx(BESIDE_PERSON, abs=0.1)
+        assert any(not message and s.layout.room_at(*at) == "kitchen" for message, at in frontier[blocked + 2:])  # on exploring
+    finally:
+        world.close()
