@@ -128,6 +128,12 @@ class _Memory:
     room_of: dict[str, str] = field(default_factory=dict)  # furniture -> the room whose floor it was seen standing on
     shut: set[str] = field(default_factory=set)  # containers this robot closed (their state is otherwise unseen)
     picked_from: dict[str, str] = field(default_factory=dict)  # thing -> where it was when this robot picked it up
+    map_room: dict[str, str] = field(default_factory=dict)  # map instance id -> the room of the floor plan it is in
+    map_xy: dict[str, tuple[float, float]] = field(default_factory=dict)  # map instance id -> where the map has it
+    robot_xy: tuple[float, float] | None = None  # where the map has the robot
+    said_done: set[str] = field(default_factory=set)  # phrases whose said place was looked at without finding the thing
+    said_at: dict[str, list[str]] = field(default_factory=dict)  # a place said -> the map's furniture it was taken for
+    reached: set[tuple[str, str]] = field(default_factory=set)  # (map object, place): reached for it there once
 
 
 class HeuristicPlanner(Planner):
@@ -339,6 +345,7 @@ class HeuristicPlanner(Planner):
         m.known = {r["name"]: "room" for r in rooms}
         robot = summary.get("robot")
         m.robot_room = None
+        m.robot_xy = (float(robot[0]), float(robot[1])) if robot is not None else None
         if robot is not None:
             for r in rooms:
                 x0, y0, x1, y1 = r["rect"]
@@ -350,6 +357,10 @@ class HeuristicPlanner(Planner):
             iid = inst["id"]
             m.known[iid] = inst["label"]
             m.colour[iid] = inst.get("colour")
+            if inst.get("room"):
+                m.map_room[iid] = inst["room"]
+            if inst.get("position"):
+                m.map_xy[iid] = (float(inst["position"][0]), float(inst["position"][1]))
             if inst["kind"] == "object" and not inst.get("held") and inst.get("support"):
                 m.support[iid] = inst["support"]
             if inst["kind"] == "receptacle" and inst.get("is_open") is not None and self._closable(iid):
@@ -366,18 +377,27 @@ class HeuristicPlanner(Planner):
     def _map_ground(self, phrase: str, kinds) -> str | None:
         """Map instance for an instruction phrase: category by name or group, then colour; a thing of
         another colour is accepted only when no room is left to explore."""
+        found = self._map_candidates(phrase, kinds)
+        return found[0] if found else None
+
+    def _map_candidates(self, phrase: str, kinds) -> list[str]:
+        """Every map instance a phrase may name, best first (``_map_ground`` takes the first)."""
         m = self.mem
         pool = {n: c for n, c in self._of(kinds).items() if n not in m.given_up}
         key = "_".join(words_of(phrase))
         if key in pool:
-            return key
+            return [key]
         if self.grounder.aliases.get(key) in pool:
-            return self.grounder.aliases[key]
+            return [self.grounder.aliases[key]]
         words = words_of(phrase.replace("_", " "))
         colours = {"gray" if w == "grey" else w for w in words if w in COLOUR_WORDS}
-        head = " ".join(w for w in words if w not in COLOUR_WORDS and w not in ("the", "a", "an", "my", "one", "some"))
+        toks = [w for w in words if w not in ("the", "a", "an", "my", "one", "some")]
+        kept = [w for w in toks if w not in COLOUR_WORDS]
+        if not kept and toks:  # "the orange orange": the last colour word is the thing itself
+            kept, colours = toks[-1:], {"gray" if w == "grey" else w for w in toks[:-1]}
+        head = " ".join(kept)
         if not head:
-            return None
+            return []
         unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items())
         labels = sorted(set(pool.values()))
         # by name or group first; similar categories ("drawer" ~ "cabinet") only once every room was explored
@@ -385,10 +405,22 @@ class HeuristicPlanner(Planner):
         if not cats and not unexplored:
             cats = self.grounder.category_matches(head, labels, GROUPS)
         cands = sorted(n for n, c in pool.items() if c in cats)
+        # "dining room table": a table, in the dining room (a room word of the type's own name, "kitchen counter", is not a room)
+        rooms_said = set(kept) & ROOM_WORDS - {w for c in cats for w in c.split("_")}
+        if rooms_said:  # the room the phrase names: only what the map has standing (or lying) there
+            cands = [n for n in cands if rooms_said <= set(words_of(m.map_room.get(n, "")))]
         if colours:
             strict = [n for n in cands if m.colour.get(n) in colours]
             cands = strict if strict or unexplored or len(cands) != 1 else cands
-        return cands[0] if cands else None
+        return sorted(cands, key=lambda n: (self._usual_rank(n), n))
+
+    def _usual_rank(self, name: str) -> int:
+        """How usual the room the map has a piece of furniture in is for its type (``USUAL_ROOMS``, 0: the
+        usual one): of several that fit a phrase equally, a person most likely means the one where such
+        furniture usually stands. Things with no usual room rank alike."""
+        usual = USUAL_ROOMS.get(self.mem.known.get(name, ""), ())
+        room = set(words_of(self.mem.map_room.get(name, "")))
+        return next((i for i, r in enumerate(usual) if r in room), len(usual))
 
     def _learn(self, fb: Feedback | None) -> None:
         if self._last is None or fb is None:
@@ -464,7 +496,7 @@ class HeuristicPlanner(Planner):
         head, _, where = re.split(r"\s+(on|from|off|by|in|near|inside|out of)\s+(?:the\s+)?", phrase, maxsplit=1) + ["", ""][:0] \
             if re.search(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase) else (phrase, "", "")
         if self.mem.mapped:
-            return self._map_ground(head, OBJECT_CLASSES)
+            return self._map_object(phrase, head, where)
         colours = [w for w in words_of(head) if w in COLOUR_WORDS]
         rest = set(words_of(head)) - set(colours) - set(ARTICLES)
         by_colour = bool(colours) and bool(rest) and rest <= {"thing", "one", "item", "object", "stuff"}
@@ -482,6 +514,54 @@ class HeuristicPlanner(Planner):
             elif elsewhere and not self._search_done(phrase):
                 found = [f for f in found if f not in elsewhere]
         return found[0] if found else None
+
+    def _map_object(self, phrase: str, head: str, where: str) -> str | None:
+        """The map instance a phrase names. With a place said ("the mug on the tv stand", "... in the
+        bathroom": the person's word on where it went) the one the map has resting there; none there: None
+        until that place was looked at (``_look_where_said``), then the one the map saw elsewhere."""
+        if not where:
+            return self._map_ground(head, OBJECT_CLASSES)
+        there = [c for c in self._map_candidates(head, OBJECT_CLASSES) if self._map_rests_at(c, where)]
+        if there:
+            return there[0]
+        if phrase not in self.mem.said_done:
+            return None
+        return self._map_ground(head, OBJECT_CLASSES)
+
+    def _map_rests_at(self, obj: str, where: str) -> bool:
+        """Whether the map has a thing in the room a phrase names, or on or in furniture the phrase fits."""
+        m = self.mem
+        if obj == m.held and obj not in m.picked_from:
+            return False
+        support = m.picked_from.get(obj) or m.support.get(obj)
+        room = self._room_named(where)
+        if room is not None:
+            return (m.map_room.get(support) if support else m.map_room.get(obj)) == room
+        return support is not None and support in self._said_places(where)
+
+    def _room_named(self, phrase: str) -> str | None:
+        """The known room a phrase names ("the living room", "kitchen"), or None."""
+        key = "_".join(w for w in words_of(phrase) if w not in ARTICLES)
+        rooms = {n for n, c in self.mem.known.items() if c == "room"}
+        return key if key in rooms else f"{key}_room" if f"{key}_room" in rooms else None
+
+    def _said_places(self, where: str) -> list[str]:
+        """Where to look for a thing said to be at ``where``, nearest first: the furniture the phrase fits,
+        or in a room the furniture the map has there (surfaces before containers)."""
+        m = self.mem
+        if m.said_at.get(where):  # as first taken: the map's colour of a piece may change as it is seen closer
+            return m.said_at[where]
+        room = self._room_named(where)
+        if room is not None:
+            places = [n for n in self._of(RECEPTACLE_TYPES) if m.map_room.get(n) == room]
+        else:
+            places = self._map_candidates(where, RECEPTACLE_TYPES)
+
+        def far(n: str) -> float:
+            xy = m.map_xy.get(n)
+            return (xy[0] - m.robot_xy[0]) ** 2 + (xy[1] - m.robot_xy[1]) ** 2 if xy and m.robot_xy else 0.0
+        m.said_at[where] = sorted(places, key=lambda n: (self._closable(n), far(n), n))
+        return m.said_at[where]
 
     def _rests_at(self, obj: str, where: str) -> bool:
         """Whether a thing was seen on or in the place a phrase names (a piece of furniture, or a room)."""
@@ -697,6 +777,8 @@ class HeuristicPlanner(Planner):
                 obj = self._object(phrase)
                 if obj is None:
                     self._look_where_said(phrase)
+                    obj = self._object(phrase) if self.mem.mapped else None  # looked there: where the map saw it
+                if obj is None:
                     self._explore(phrase)
                 found.append(obj)
             return found
@@ -734,6 +816,9 @@ class HeuristicPlanner(Planner):
         if not said:
             return
         head = phrase[: said.start()].strip()
+        if m.mapped:
+            self._look_where_said_map(phrase, head, said["w"])
+            return
         place = self._receptacle(said["w"])
         if place is None:
             if not self._search_done(head):
@@ -755,6 +840,41 @@ class HeuristicPlanner(Planner):
             m.support[name] = place
             raise _Decision(Subtask(action=Action.PICK, target=name),
                             f"I do not see the {head}, but the user said it is at the {place}: it may be too small to see, so I try to take it")
+
+    def _look_where_said_map(self, phrase: str, head: str, where: str) -> None:
+        """Mapped perception: the map may still have the thing where it was seen before someone moved it. Look
+        where the user says it is first: each piece of furniture that fits (in a room: the furniture there,
+        surfaces first, nearest first), opened if closed. A thing the map saw elsewhere may be here all the
+        same (the map confirms a new sighting only when it repeats): reach for it here once. Returns when
+        every such place was looked at (the phrase then grounds to where the map saw the thing)."""
+        m = self.mem
+        cls = self._class_of(head)
+        if cls is not None and any(self._class_of(o) == cls for o in m.picked_from):
+            m.said_done.add(phrase)  # taken from there already (and dropped since): not there any more
+            return
+        for place in self._said_places(where):
+            if place in m.looked:
+                continue
+            if self._closable(place) and place not in m.opened:
+                if m.held:
+                    self._put_down(m.held, f"I need a free hand to open the {place}, where the {head} should be")
+                m.searched.add(place)
+                self._act(Action.OPEN, place, f"the user said the {head} is {phrase[len(head):].strip()}: it may be inside the {place}")
+            if m.near != place:
+                self._go(place, f"the user said the {head} is {phrase[len(head):].strip()}: I look at the {place}")
+            m.looked.add(place)
+            elsewhere = [c for c in self._map_candidates(head, OBJECT_CLASSES) if (c, place) not in m.reached and c != m.held]
+            if elsewhere and not m.held:
+                m.reached.add((elsewhere[0], place))
+                raise _Decision(Subtask(action=Action.PICK, target=elsewhere[0]),
+                                f"my map saw the {head} elsewhere, but the user said it is here at the {place}: I reach for it here")
+        for obj, _ in sorted(m.reached):  # reached for in vain here, so no longer in the map: where the map saw it
+            old = m.support.get(obj)
+            if obj not in m.known and old in m.known and old not in m.looked and cls in (None, self._class_of(obj)):
+                if m.near != old:
+                    self._go(old, f"the {head} was not where the user said: I look where I saw it before, at the {old}")
+                m.looked.add(old)
+        m.said_done.add(phrase)
 
     def _class_of(self, phrase: str) -> str | None:
         """The object class a phrase names ('yellow lemon' -> lemon), if any."""
@@ -815,6 +935,9 @@ class HeuristicPlanner(Planner):
 
     def _fetch(self, goal: Fetch) -> None:
         obj = self._object(goal.thing)
+        if obj is None and self.mem.mapped:  # a place said: look there first, then where the map saw it
+            self._look_where_said(goal.thing)
+            obj = self._object(goal.thing)
         if obj is None:
             self._explore(goal.thing)
         if not goal.pick:
