@@ -825,14 +825,7 @@ class HeuristicPlanner(Planner):
                 self._explore(said["w"], f"{head} (the user said it is {phrase[said.start():].strip()})")
             return
         if place not in m.looked:
-            if self._closable(place) and place not in m.opened:
-                if m.held:
-                    self._put_down(m.held, f"I need a free hand to open the {place}, where the {head} should be")
-                m.searched.add(place)
-                self._act(Action.OPEN, place, f"the {head} should be inside the {place}")
-            if m.near != place:
-                self._go(place, f"the user said the {head} is there")
-            m.looked.add(place)
+            self._look_at(place, head, f"the {head} should be inside the {place}", f"the user said the {head} is there")
         name = "_".join(w for w in words_of(head) if w not in ARTICLES)
         cls = self._class_of(head)
         if cls and not m.mapped and name not in m.guessed and name not in m.forgotten and m.near == place and not m.held:
@@ -840,6 +833,19 @@ class HeuristicPlanner(Planner):
             m.support[name] = place
             raise _Decision(Subtask(action=Action.PICK, target=name),
                             f"I do not see the {head}, but the user said it is at the {place}: it may be too small to see, so I try to take it")
+
+    def _look_at(self, place: str, head: str, why_open: str, why_go: str) -> None:
+        """Open ``place`` when it is closed (with a free hand), go to it, and note it as looked at; each step
+        that is needed is this round's decision (raised)."""
+        m = self.mem
+        if self._closable(place) and place not in m.opened:
+            if m.held:
+                self._put_down(m.held, f"I need a free hand to open the {place}, where the {head} should be")
+            m.searched.add(place)
+            self._act(Action.OPEN, place, why_open)
+        if m.near != place:
+            self._go(place, why_go)
+        m.looked.add(place)
 
     def _look_where_said_map(self, phrase: str, head: str, where: str) -> None:
         """Mapped perception: the map may still have the thing where it was seen before someone moved it. Look
@@ -855,14 +861,8 @@ class HeuristicPlanner(Planner):
         for place in self._said_places(where):
             if place in m.looked:
                 continue
-            if self._closable(place) and place not in m.opened:
-                if m.held:
-                    self._put_down(m.held, f"I need a free hand to open the {place}, where the {head} should be")
-                m.searched.add(place)
-                self._act(Action.OPEN, place, f"the user said the {head} is {phrase[len(head):].strip()}: it may be inside the {place}")
-            if m.near != place:
-                self._go(place, f"the user said the {head} is {phrase[len(head):].strip()}: I look at the {place}")
-            m.looked.add(place)
+            said = f"the user said the {head} is {phrase[len(head):].strip()}"
+            self._look_at(place, head, f"{said}: it may be inside the {place}", f"{said}: I look at the {place}")
             elsewhere = [c for c in self._map_candidates(head, OBJECT_CLASSES) if (c, place) not in m.reached and c != m.held]
             if elsewhere and not m.held:
                 m.reached.add((elsewhere[0], place))
