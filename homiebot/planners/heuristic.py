@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -539,10 +540,10 @@ class HeuristicPlanner(Planner):
             return (m.map_room.get(support) if support else m.map_room.get(obj)) == room
         return support is not None and support in self._said_places(where)
 
-    def _room_named(self, phrase: str) -> str | None:
-        """The known room a phrase names ("the living room", "kitchen"), or None."""
+    def _room_named(self, phrase: str, skip: Collection[str] = ()) -> str | None:
+        """The known room a phrase names ("the living room", "kitchen"), or None; rooms in ``skip`` are not named."""
         key = "_".join(w for w in words_of(phrase) if w not in ARTICLES)
-        rooms = {n for n, c in self.mem.known.items() if c == "room"}
+        rooms = {n for n, c in self.mem.known.items() if c == "room" and n not in skip}
         return key if key in rooms else f"{key}_room" if f"{key}_room" in rooms else None
 
     def _said_places(self, where: str) -> list[str]:
@@ -960,10 +961,10 @@ class HeuristicPlanner(Planner):
     def _place(self, phrase: str) -> str | None:
         """What a phrase to go to names: a room ('the living room'), an object ('the green can') or a receptacle."""
         ws = [w for w in words_of(phrase) if w not in ARTICLES]
-        rooms = {n for n, c in self.mem.known.items() if c == "room" and n not in self.mem.banned}
+        room = self._room_named(phrase, skip=self.mem.banned)
+        if room is not None:
+            return room
         key = "_".join(ws)
-        if key in rooms or f"{key}_room" in rooms:
-            return key if key in rooms else f"{key}_room"
         if key in ("room", "") or not set(ws) - ROOM_WORDS - {"room"}:  # a room not seen yet
             return None
         if self._class_of(phrase) is not None:

@@ -642,12 +642,6 @@ class Ros2Robot(Robot):
         self._fresh_joints(count)  # the joints after the command's time, not from before it
         return MotionReport(clipped=clipped, duration=duration, message=_shortfall(self._measured_hand_pose(), target, yaw))
 
-    def _measured_hand(self) -> np.ndarray | None:
-        """Where the forward kinematics of the newest joint_states put the hand of a pose-goal arm, in
-        homiebot's base frame; None without a table or without the arm's joints."""
-        pose = self._measured_hand_pose()
-        return pose[0] if pose is not None else None
-
     def _measured_hand_pose(self) -> tuple[np.ndarray, float] | None:
         """The hand of a pose-goal arm by the forward kinematics of the newest joint_states: its position in
         homiebot's base frame and the yaw of its approach axis; None without a table or without the arm's joints."""
@@ -956,6 +950,8 @@ def _shortfall(measured: tuple[np.ndarray, float] | None, target: np.ndarray, ya
             f"its yaw stopped {math.degrees(turn):.0f} deg from the goal's" if turn > ARM_YAW_TOLERANCE else ""]
     said = [s for s in said if s]
     return f"{'; '.join(said)} (measured from joint_states)" if said else ""
+
+
 GRIPPER_HOLD = 2.0  # seconds a gripper command stays in force after it was carried out or last repeated (see set_gripper)
 
 

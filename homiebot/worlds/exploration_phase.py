@@ -12,8 +12,9 @@ for them: their unseen steps must not start early).
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Protocol
 
+from homiebot.contracts import PersonSeen
 from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.semantic_map import SemanticMap, UpdateReport
 from homiebot.robot import Robot
@@ -22,8 +23,16 @@ LOOK_GAP = 0.9  # metres from a piece of furniture's edge to look at what rests 
 BESIDE_PERSON = 0.9  # metres from a person standing on a frontier's goal (centres) to look from instead
 
 
+class _Sightings(Protocol):
+    people: dict[str, PersonSeen]  # name -> the latest sighting
+    in_view: set[str]  # the names the latest observation shows
+
+
 class _Mapping(Protocol):
     map: SemanticMap
+
+    @property
+    def belief(self) -> _Sightings: ...
 
     def explore_step(self) -> UpdateReport: ...
 
@@ -54,13 +63,11 @@ def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
     return stops + _look_at_furniture(world, robot, max_stops - stops)
 
 
-def _person_on(world: Any, goal: tuple[float, float]) -> tuple[float, float] | None:
+def _person_on(world: _Mapping, goal: tuple[float, float]) -> tuple[float, float] | None:
     """Where a person in the latest view stands, when within ``BESIDE_PERSON`` of ``goal`` (else None)."""
-    belief = getattr(world, "belief", None)
-    people: dict[str, Any] = getattr(belief, "people", {})
-    in_view: set[str] = getattr(belief, "in_view", set())
-    for name in sorted(in_view):
-        p = people.get(name)
+    belief = world.belief
+    for name in sorted(belief.in_view):
+        p = belief.people.get(name)
         if p is not None and math.dist((p.x, p.y), goal) < BESIDE_PERSON:
             return (p.x, p.y)
     return None

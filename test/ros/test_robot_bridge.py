@@ -259,7 +259,8 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     sim_hand = arm_fk(ArmPose(*truth["dynamic"]["arm"])).gripper
     assert moved == pytest.approx(sim_hand, abs=0.005)
     # the closed loop's input: the tool from joint_states is where the simulation has the gripper
-    measured = robot._measured_hand()
+    pose = robot._measured_hand_pose()
+    measured = pose[0] if pose is not None else None
     assert measured is not None and measured == pytest.approx(sim_hand, abs=0.01)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
     frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image

@@ -79,23 +79,13 @@ class _PathFollower:
     def __init__(self) -> None:
         self.points: list[tuple[float, float]] = []
         self.goal_yaw: float | None = None
-        self.blocked_by: str | None = None  # the person, when only they stand in the way
-        self.waited = 0.0  # seconds of the person's time waited for them to clear the way
+        self.blocked: str | None = None  # why there is no path when only the person stands in the way
 
     def update(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         st = control.state
         here = (st.robot.x, st.robot.y)
         if not self.points or min(math.dist(here, p) for p in self.points) > 0.3:
-            goals = st._goal_poses(target)
-            path = st.robot_plan(goals)  # around the person
-            self.blocked_by, self.waited = None, 0.0
-            if path is None and st.person_in_the_way(goals):
-                until = st.wait_limit(_round_now(st))
-                if until is not None:
-                    path, self.waited = st.wait_for_way(target, until)
-                if path is None:
-                    assert st.person is not None
-                    self.blocked_by = st.person.name
+            path, self.blocked = st.way_to(target, st.wait_limit(_round_now(st)))  # around the person, waiting for them
             if path is None:
                 self.points = []
                 return []
@@ -148,10 +138,7 @@ class _NavigationExpert(ExpertPolicy):
     def _waypoints(self, control: HomeControl, target: str) -> list[tuple[float, float]]:
         pts = self._path.update(control, target)
         if not pts:
-            who, waited = self._path.blocked_by, self._path.waited
-            after = f" (waited {waited:.1f} s for them to move)" if waited else ""
-            self.plan_error = (f"the {who} stands in the only way to the {target}{after}" if who
-                               else f"there is no collision-free path to the {target} from here")
+            self.plan_error = self._path.blocked or f"there is no collision-free path to the {target} from here"
         return pts
 
 

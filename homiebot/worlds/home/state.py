@@ -49,6 +49,7 @@ OPEN_THRESHOLD = 0.5  # a door or drawer counts as open from half its travel (45
 PERSON_GAP = 0.1  # the base's edge stops at least this far from the person's body (closer is the detector's D2)
 PERSON_WAIT_SECONDS = 5.0  # how long a navigation waits, at most, for the person to clear the only way
 PERSON_WAIT_STEP = 0.5  # seconds of the person's time between two looks at whether the way is clear
+PERSON_STOP = ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP  # nearest the base centre comes to the person's centre
 
 
 def _spread(half: float, step: float = 0.3) -> list[float]:
@@ -309,7 +310,7 @@ class HomeState:
         assert self.nav is not None
         p = self.person
         if p is not None:
-            goals = [g for g in goals if math.hypot(g.x - p.x, g.y - p.y) >= ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP]
+            goals = [g for g in goals if math.hypot(g.x - p.x, g.y - p.y) >= PERSON_STOP]
         return self.nav.plan(Pose2D(self.robot.x, self.robot.y, self.robot.yaw), goals, avoid=self.person_discs())
 
     def person_in_the_way(self, goals: list[Pose2D]) -> bool:
@@ -340,23 +341,29 @@ class HomeState:
         return None, p.clock - start
 
     # ---- primitives for privileged skills --------------------------------------------------
-    def navigate(self, target: str, wait_until: float | None = None) -> Outcome:
-        """Drive along a collision-free path around the person to a pose from which ``target`` can be used.
-        Where the person stands in the only way, wait for them up to their clock time ``wait_until``
-        (None: not at all, as when they must not act yet)."""
-        assert self.nav is not None
+    def way_to(self, target: str, wait_until: float | None = None) -> tuple[Path | None, str | None]:
+        """The robot's path around the person to a pose from which ``target`` can be used. Where the person
+        stands in the only way, it waits for them up to their clock time ``wait_until`` (None: not at all,
+        as when they must not act yet). Without a path, why when the person is the reason (else None)."""
         goals = self._goal_poses(target)
         path = self.robot_plan(goals)
-        if path is None and self.person_in_the_way(goals):
-            waited = 0.0
-            if wait_until is not None:
-                path, waited = self.wait_for_way(target, wait_until)
-            if path is None:
-                assert self.person is not None
-                after = f" (waited {waited:.1f} s for them to move)" if waited else ""
-                return Outcome(False, f"the {self.person.name} stands in the only way to the {target}{after}")
+        if path is not None or not self.person_in_the_way(goals):
+            return path, None
+        waited = 0.0
+        if wait_until is not None:
+            path, waited = self.wait_for_way(target, wait_until)
+        if path is not None:
+            return path, None
+        assert self.person is not None
+        after = f" (waited {waited:.1f} s for them to move)" if waited else ""
+        return None, f"the {self.person.name} stands in the only way to the {target}{after}"
+
+    def navigate(self, target: str, wait_until: float | None = None) -> Outcome:
+        """Drive along a collision-free path around the person to a pose from which ``target`` can be used
+        (``way_to``: waiting for the person up to ``wait_until``)."""
+        path, blocked = self.way_to(target, wait_until)
         if path is None:
-            return Outcome(False, f"no collision-free path to the {target}")
+            return Outcome(False, blocked or f"no collision-free path to the {target}")
         end = path.poses[-1]
         self.robot = RobotPose(end.x, end.y, end.yaw)
         self.path_length += path.length
@@ -382,7 +389,7 @@ class HomeState:
         p = self.person
         if p is None:
             return step
-        limit = ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP
+        limit = PERSON_STOP
         dx, dy = self.robot.x - p.x, self.robot.y - p.y
         b = dx * math.cos(heading) + dy * math.sin(heading)  # |d + s u|^2 = s^2 + 2 b s + |d|^2
         c = dx * dx + dy * dy - limit * limit
@@ -503,7 +510,7 @@ class HomeState:
         if target in self.layout.rooms:  # the free middle, where the person does not stand
             room = self.layout.rooms[target]
             p = self.person
-            near = [] if p is None else [(p.x, p.y, ROBOT_RADIUS + PERSON_RADIUS + PERSON_GAP)]  # as robot_plan keeps
+            near = [] if p is None else [(p.x, p.y, PERSON_STOP)]  # as robot_plan keeps
             return self.nav.free_poses_in_room(room, avoid=near)
         if target in self.layout.receptacles:
             return self._poses_facing(self.layout.receptacles[target], None)
