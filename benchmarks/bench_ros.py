@@ -93,7 +93,10 @@ def main() -> int:
     for phase in ("observe", "plan", "check", "execute", "record"):
         a = statistics.median(getattr(t, phase) for t in local_phases)
         b = statistics.median(getattr(t, phase) for t in ros_phases)
-        print(f"  {phase:<8} median in-process {1000 * a:6.2f} ms, ROS graph {1000 * b:6.2f} ms")
+        worst = max(getattr(t, phase) for t in ros_phases)
+        worst_local = max(getattr(t, phase) for t in local_phases)
+        print(f"  {phase:<8} median in-process {1000 * a:6.2f} ms, ROS graph {1000 * b:6.2f} ms "
+              f"(slowest {1000 * worst_local:.1f} / {1000 * worst:.1f} ms)")
     print(json.dumps({"overhead_median_ms": round(over_med, 2), "overhead_p95_ms": round(over_p95, 2), "ratio": round(ratio, 3)}))
     return 0
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import rclpy
 from homiebot_msgs.msg import Heartbeat
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
@@ -27,6 +27,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from homiebot.config import ConfigError, RunConfig, load_config
 from homiebot.ros import services
+from homiebot.ros.executors import PoolExecutor
 
 if TYPE_CHECKING:
     from homiebot.ros.lifecycle import GraphNode
@@ -155,7 +156,7 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
     stop = _Stop()
     # one thread: callbacks only queue work; more: a typed service's handler may wait for topic data that
     # this process's other callbacks deliver
-    executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
+    executor: Executor = SingleThreadedExecutor() if threads == 1 else PoolExecutor(threads)
     # often enough to see a stop signal (a shorter wait, 20 ms, cut the rounds' stalls on futures completed on
     # another thread, but then the Foxglove node sometimes forwarded no image of a whole episode)
     wake = 0.1
@@ -182,7 +183,7 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
         _finalize_within(FINALIZE_LIMIT, executor, nodes)
 
 
-def _finalize_within(limit: float, executor: SingleThreadedExecutor | MultiThreadedExecutor, nodes: list[GraphNode]) -> None:
+def _finalize_within(limit: float, executor: Executor, nodes: list[GraphNode]) -> None:
     """``_finalize``, or the end of the process after ``limit`` seconds (exit status 1). When the whole graph stops
     at once, Fast DDS sometimes stalls for seconds deleting one entity (waiting on another process's
     shared-memory port or its own event thread) while holding the GIL, so no Python timer could end it:
@@ -196,7 +197,7 @@ def _finalize_within(limit: float, executor: SingleThreadedExecutor | MultiThrea
             faulthandler.cancel_dump_traceback_later()
 
 
-def _finalize(executor: SingleThreadedExecutor | MultiThreadedExecutor, nodes: list[GraphNode]) -> None:
+def _finalize(executor: Executor, nodes: list[GraphNode]) -> None:
     """The executor, the nodes and the context, in that order: the last node's destruction frees the Fast DDS
     participant and its shared-memory segment."""
     executor.shutdown()

@@ -1,5 +1,5 @@
 """Ask through the ROS graph: a plain rclpy answerer (no homiebot import) answers /homiebot/ask on
-/homiebot/answer; with nobody listening the question times out. ROS domains 180-189."""
+/homiebot/answer; with nobody listening the question times out. Each test has a ROS domain of its own."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import textwrap
+
+from test.ros_domains import domain_of
 
 ANSWERER = textwrap.dedent("""
     import json, rclpy
@@ -46,14 +48,14 @@ def _env(domain: int) -> dict[str, str]:
 
 
 def test_a_plain_rclpy_client_answers_the_question() -> None:
-    answerer = subprocess.Popen([sys.executable, "-c", ANSWERER], env=_env(181))
+    answerer = subprocess.Popen([sys.executable, "-c", ANSWERER], env=_env(domain_of(__name__)))
     try:
-        out = subprocess.run([sys.executable, "-c", ASKER, "60"], env=_env(181), capture_output=True, text=True, timeout=120)
+        out = subprocess.run([sys.executable, "-c", ASKER, "60"], env=_env(domain_of(__name__)), capture_output=True, text=True, timeout=120)
     finally:
         answerer.wait(timeout=60)
     assert "ANSWER the red one, on the desk" in out.stdout, out.stderr[-2000:]
 
 
 def test_nobody_answering_times_out() -> None:
-    out = subprocess.run([sys.executable, "-c", ASKER, "1.5"], env=_env(182), capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", ASKER, "1.5"], env=_env(domain_of(__name__, 1)), capture_output=True, text=True, timeout=120)
     assert "ANSWER None" in out.stdout, out.stderr[-2000:]

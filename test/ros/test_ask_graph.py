@@ -1,6 +1,6 @@
 """Ask through the whole graph (``user: ros``): under ``homiebot up``, the planner's question goes out on
 /homiebot/ask and a plain rclpy client (no homiebot import) answers it on /homiebot/answer; the answer
-is the round's feedback and lands in the record. ROS domains 183-187."""
+is the round's feedback and lands in the record. The graph has a ROS domain of its own."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ import yaml
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.records import load_episode  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 183 + os.getpid() % 5
+DOMAIN = domain_of(__name__)
 
 ANSWERER = textwrap.dedent("""
     import json, rclpy

@@ -26,10 +26,11 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.graph import robot_config  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 230  # and 231: apart from the other tests' domains (bridge 90-98, sim driver 25-29)
-FETCH_DOMAIN = 1  # the fetch_sim processes
+DOMAIN = domain_of(__name__)  # and the next one (domain_of(__name__, 1))
+FETCH_DOMAIN = domain_of(__name__, 2)  # the fetch_sim processes
 # The demo episodes' planner: the rounds the heuristic (the shipped configs') plays once it has found the fridge.
 # It searches the rooms first in these views, which costs minutes of lock-step simulation for nothing the graph
 # checks here; `bench_robot.py --episode` runs the heuristic. (The oracle reads the embedded home's state: not here.)
@@ -355,7 +356,7 @@ def test_in_lock_step_the_bridged_fetch_episode_repeats_exactly(tmp_path: Path) 
     task.write_text("id: take_the_can\ninstruction: take the green can\ngoal:\n  - {kind: robot_in, room: living_room}\n")
     graphs = []
     try:
-        for i, domain in enumerate((DOMAIN, DOMAIN + 1)):  # processes we started, stopped below
+        for i, domain in enumerate((DOMAIN, domain_of(__name__, 1))):  # processes we started, stopped below
             env = ros_environment(domain)
             graphs.append((env, subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--out",
                                                   str(tmp_path / f"runs{i}"), "--no-bag"], cwd=ROOT, env=env,

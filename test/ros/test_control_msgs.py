@@ -29,8 +29,10 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
+from test.ros_domains import domain_of  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 2 + os.getpid() % 3  # apart from the other tests' domains (FastDDS takes ids up to 232 only)
+DOMAIN = domain_of(__name__)
 try:
     from control_msgs.action import FollowJointTrajectory, GripperCommand, PointHead
     from control_msgs.msg import GripperCommand as GripperCommandMsg

@@ -20,9 +20,10 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 99  # apart from the other tests' domains (test_graph_console's graph is stopped before this module runs)
+DOMAIN = domain_of(__name__)
 
 CHECK = """
 import json, rclpy

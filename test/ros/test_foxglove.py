@@ -24,11 +24,12 @@ from websockets.sync.client import connect  # noqa: E402
 
 from homiebot.contracts import Action  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 LAYOUT = ROOT / "config" / "foxglove" / "homiebot.json"
-DOMAIN = 40 + os.getpid() % 10
+DOMAIN = domain_of(__name__)
 SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]
 
 

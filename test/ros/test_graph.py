@@ -7,7 +7,6 @@ Every process runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -25,10 +24,11 @@ from homiebot.ros.messages import EXECUTE_STATUS_TOPIC, typestore  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 100 + os.getpid() % 100
+DOMAIN = domain_of(__name__)
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,11 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot import cli  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 99  # apart from the other tests' domains
+DOMAIN = domain_of(__name__)
 ROUND = re.compile(r"^round +\d+ \| .{42} \| \S+ +\| (ok |[A-Z]\d ) \| +\d+\.\d\ds( \| .+)?$")
 
 

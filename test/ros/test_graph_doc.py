@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 232  # apart from the other tests' domains
+DOMAIN = domain_of(__name__)
 
 
 def test_the_graph_page_is_the_running_graph() -> None:

@@ -8,7 +8,6 @@ a task exactly as before, with every node the same process.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,11 +19,12 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import graph  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn_all, stop  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 CLIENT = Path(__file__).with_name("plain_client.py")
-DOMAIN = 150 + os.getpid() % 40
+DOMAIN = domain_of(__name__)
 
 
 @pytest.fixture(scope="module")

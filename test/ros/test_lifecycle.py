@@ -7,7 +7,6 @@ discovery and a ROS_DOMAIN_ID of their own."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,9 +20,10 @@ from homiebot.ros.world_link import scene_text  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 150 + os.getpid() % 10
+DOMAIN = domain_of(__name__)
 
 CLIENT = r'''
 import json, sys, time

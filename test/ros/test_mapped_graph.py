@@ -8,7 +8,6 @@ The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,10 +23,11 @@ from homiebot.ros.messages import all_topics  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn_all, stop  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 201 + os.getpid() % 14  # apart from test_graph's domains
+DOMAIN = domain_of(__name__)
 SEED = 3
 
 CLIENT = '''

@@ -22,10 +22,11 @@ from homiebot.memory.scripts import SCRIPTS  # noqa: E402
 from homiebot.memory.segmentation import segment  # noqa: E402
 from homiebot.memory.store import DemonstrationMemory  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "homiebot" / "bench" / "suites" / "remembered" / "toys_showed.yaml"
-DOMAIN = 43
+DOMAIN = domain_of(__name__)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ Localhost-only discovery, a ROS_DOMAIN_ID of its own (188-190)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +17,10 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 188 + os.getpid() % 3
+DOMAIN = domain_of(__name__)
 
 # a client that knows only rclpy and rcl_interfaces
 CLIENT = """

@@ -25,8 +25,9 @@ from homiebot.skills.remote_policy import RemotePolicy, server_command  # noqa: 
 from homiebot.worlds.home.scene import load_scene  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
 from test.conftest import ROOT  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
-DOMAIN = 200 + os.getpid() % 30
+DOMAIN = domain_of(__name__)
 FORWARD = {"commands": [{"kind": "waypoints", "points": [[0.5, 0.0]]}], "repeat": True, "family": "nomad"}
 TIMEOUT = 2.0
 ATTEMPTS = 3

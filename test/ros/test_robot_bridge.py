@@ -33,9 +33,10 @@ from homiebot.worlds.base import World  # noqa: E402
 from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)
 from homiebot.worlds.home.scene import load_scene  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402  (renders the driver's instant upright)
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 90 + os.getpid() % 9  # apart from the other tests' domains
+DOMAIN = domain_of(__name__)
 CTX = SkillContext(0, 1, 1, 1)
 
 

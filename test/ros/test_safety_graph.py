@@ -10,7 +10,6 @@ The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,10 +22,11 @@ from homiebot.contracts import ErrorCode  # noqa: E402
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import graph  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn_all, stop  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 5 + os.getpid() % 20  # apart from the other graph tests' domains
+DOMAIN = domain_of(__name__)
 
 CLIENT = r'''
 import json, sys, time
@@ -102,7 +102,8 @@ def run(label, on_round=None, path=None):
     end = time.time() + 30
     while time.time() < end and not sent.done():
         time.sleep(0.02)
-    if not sent.done():  # a goal response lost in discovery (seen once under heavy load): send it again, as a user would
+    if not sent.done():  # rclpy's ActionClient registers a goal after sending it: an answer that our spinning thread
+        # handled in between was dropped ("Ignoring unexpected goal response"); send it again, as a user would
         print(f"{label}: no answer to the goal in 30 s; sending it again", file=sys.stderr)
         sent = run_task.send_goal_async(goal)
         wait(sent.done, 60, "the goal's acceptance")

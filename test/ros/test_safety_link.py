@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -17,10 +16,11 @@ from std_msgs.msg import Bool  # noqa: E402
 
 from homiebot.ros.safety import ESTOP_TOPIC, LATCHED, SafetyLink  # noqa: E402
 from homiebot.safety.state import SafetyState  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 
 def test_a_silent_heartbeat_engages_the_estop_and_only_a_release_clears_it(monkeypatch) -> None:
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(120 + os.getpid() % 10))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_of(__name__)))
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = Context()
     rclpy.init(context=context)

@@ -40,8 +40,9 @@ from homiebot.ros.safety_messages import (  # noqa: E402
 from homiebot.ros.watch import check_heartbeat  # noqa: E402
 from homiebot.ros.wire import WireError  # noqa: E402
 from homiebot.safety import approval  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
-DOMAIN = 30 + os.getpid() % 10  # apart from the other tests' domains
+DOMAIN = domain_of(__name__)
 
 
 def _constants(cls: type) -> set[Any]:

@@ -23,11 +23,12 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import GRAPH_NODES  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 CLIENT = Path(__file__).with_name("plain_client.py")
-DOMAIN = 191 + os.getpid() % 40
+DOMAIN = domain_of(__name__)
 ROUNDS = 400  # long episodes: a node can be killed mid-episode for sure
 
 

@@ -18,9 +18,10 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 188 + os.getpid() % 3  # apart from the other tests' domains (ask 183-187, supervision 191-230)
+DOMAIN = domain_of(__name__)
 
 
 def running(pid: int) -> bool:

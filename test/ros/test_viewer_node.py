@@ -21,10 +21,11 @@ pytest.importorskip("rclpy")
 
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
-DOMAIN = 45 + os.getpid() % 5
+DOMAIN = domain_of(__name__)
 
 
 def test_viewer_node_serves_and_records_the_graph(tmp_path):

@@ -24,8 +24,9 @@ from homiebot.runtime import scene_for  # noqa: E402
 from homiebot.skills.base import Skill, SkillResult  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
-DOMAIN = 60 + os.getpid() % 30  # apart from the graph tests' domains
+DOMAIN = domain_of(__name__)
 
 
 class Scripted(Skill):

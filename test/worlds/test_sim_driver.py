@@ -4,7 +4,6 @@ and knows only spot_ros2's names and types (written here, not read from the prof
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +13,10 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 25 + os.getpid() % 5  # apart from the graph tests' domains
+DOMAIN = domain_of(__name__)
 
 CLIENT = r'''
 import json, math, sys, threading, time

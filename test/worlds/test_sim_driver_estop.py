@@ -6,7 +6,6 @@ that does not import homiebot and knows only spot_ros2's names and types."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,9 +18,10 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 from homiebot.robots.profile import load_profile  # noqa: E402
 from homiebot.ros.up import ros_environment  # noqa: E402
 from homiebot.worlds.home.sim_driver import _estop_after, _estop_check  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 25 + os.getpid() % 5  # the sim driver tests' domains (never run at the same time)
+DOMAIN = domain_of(__name__)
 
 CLIENT = r'''
 import json, sys, threading, time

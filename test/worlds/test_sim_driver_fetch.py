@@ -15,9 +15,10 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.ros.up import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-DOMAIN = 1  # apart from the other tests' domains (the fetch_sim test uses it too, never at the same time)
+DOMAIN = domain_of(__name__)
 
 CLIENT = r'''
 import json, math, sys, threading, time
