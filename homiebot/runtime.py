@@ -256,6 +256,12 @@ def build_safety(cfg: RunConfig, world: World, approver: Approver | None = None,
     return gate
 
 
+def agent_settings(cfg: RunConfig) -> AgentSettings:
+    """The agent loop's settings from a run config (both runners use them)."""
+    return AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
+                         near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
+
+
 def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
                 on_step: Callable[[StepRecord], None] | None = None, planner_override: dict | None = None,
                 approver: Approver | None = None, safety_state: SafetyState | None = None,
@@ -285,8 +291,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         if planner is None:
             planner = build_planner(cfg, planner_override)
         agent_planner = planner if memories is None else RecallingPlanner(planner, memories)
-        settings = AgentSettings(max_rounds=cfg.max_rounds, history_window=cfg.history_window, far=cfg.detector.far,
-                                 near=cfg.detector.near, suggest_names=cfg.detector.suggest_names)
+        settings = agent_settings(cfg)
         if user is None and cfg.user != "none":
             from homiebot.people.factory import make_user
 

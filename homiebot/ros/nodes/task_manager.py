@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String, UInt32
 
-from homiebot.agent import Agent, AgentSettings
+from homiebot.agent import Agent
 from homiebot.config import ConfigError
 from homiebot.console import end_reason, round_line, task_line, verdict_line
 from homiebot.contracts import STAND_IN, StepRecord
@@ -54,7 +54,7 @@ from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, Ser
 from homiebot.ros.watch import NodeWatch, endpoints
 from homiebot.ros.wire import Submission, describe, safe_callback
 from homiebot.ros.world_link import EPISODE_CALLS, world_callers
-from homiebot.runtime import SceneCache, check_scene_names, make_task, scene_json
+from homiebot.runtime import SceneCache, agent_settings, check_scene_names, make_task, scene_json
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
 from homiebot.scenes import SceneError
@@ -377,8 +377,7 @@ class TaskManagerNode:
         planner = RemotePlanner(self.reset_planner, self.plan, timeout, self.params["plan_timeout"], world)
         planner_name = self.planner_backend.name(timeout)
         c = self.cfg
-        settings = AgentSettings(max_rounds=c.max_rounds, history_window=c.history_window, far=c.detector.far, near=c.detector.near,
-                                 suggest_names=c.detector.suggest_names)
+        settings = agent_settings(c)
         gate = SafetyGate(c.safety, self.safety, self.approver)
         self.running = (rid, world)
         agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
