@@ -24,11 +24,11 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 import rclpy  # noqa: E402
 from action_msgs.msg import GoalStatus  # noqa: E402
 from builtin_interfaces.msg import Duration  # noqa: E402
-from rclpy.action import ActionClient  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
+from homiebot.ros.services import OrderedActionClient  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,8 +177,9 @@ def _wait(future, what: str, timeout: float = 20.0):
 
 
 def _run(node: Node, action_type, name: str, goal) -> tuple[int, object, list]:
-    """Send one goal through a fresh ActionClient; returns (status, result, feedback messages)."""
-    client = ActionClient(node, action_type, name)
+    """Send one goal through a fresh action client; returns (status, result, feedback messages). The client sends from
+    this thread while another spins: rclpy's ActionClient would drop an answer that comes before it registered the goal."""
+    client = OrderedActionClient(node, action_type, name)
     try:
         assert client.wait_for_server(timeout_sec=20.0), f"no {name} server"
         feedback: list = []

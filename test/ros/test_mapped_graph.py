@@ -35,11 +35,11 @@ import json, sys, time, rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from nav_msgs.msg import OccupancyGrid
-from rclpy.action import ActionClient
 from homiebot_msgs.action import RunTask
 from homiebot_msgs.msg import ModelInfo, PlannerOutput, SemanticMap, Subtask, TaskStatus
 from homiebot_msgs.srv import Check
 from homiebot.ros.common import spin_in_background
+from homiebot.ros.services import OrderedActionClient  # sends from this thread while another spins
 
 task_file, seed = sys.argv[1], int(sys.argv[2])
 rclpy.init()
@@ -53,7 +53,7 @@ node.create_subscription(SemanticMap, "/homiebot/map/summary", lambda m: seen["s
      "rooms": [r.name for r in m.rooms], "explored_m2": m.explored_m2}), qos)
 node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: seen["status"].append(
     {"id": m.id, "state": m.state, "record": m.record, "reason": m.reason}), qos)
-run_task = ActionClient(node, RunTask, "/homiebot/run_task")
+run_task = OrderedActionClient(node, RunTask, "/homiebot/run_task")
 spin_in_background(node)
 deadline = time.time() + 150  # discovery and the episode, generous for a loaded 2-core machine
 while time.time() < deadline and not (run_task.server_is_ready() and node.count_publishers("/homiebot/map/occupancy")
