@@ -29,11 +29,8 @@ class PoolExecutor(Executor):
         self._queued: set[Task] = set()  # handed to the pool, not started yet
         self._failures: list[BaseException] = []
 
-    def spin_once(self, timeout_sec: float | None = None) -> None:
+    def spin_once(self, timeout_sec: float | TimeoutObject | None = None) -> None:
         """Wait up to ``timeout_sec`` for work and hand one callback to the pool."""
-        self._spin_once_within(timeout_sec)
-
-    def _spin_once_within(self, timeout_sec: float | TimeoutObject | None) -> None:
         self._raise_failure()
         try:
             handler, _, _ = self.wait_for_ready_callbacks(timeout_sec)
@@ -48,7 +45,7 @@ class PoolExecutor(Executor):
     def spin_once_until_future_complete(self, future: Future, timeout_sec: float | TimeoutObject | None = None) -> None:
         """``spin_once``, woken early when ``future`` completes."""
         future.add_done_callback(lambda _: self.wake())
-        self._spin_once_within(timeout_sec)
+        self.spin_once(timeout_sec)
 
     def _run(self, handler: Task) -> None:
         with self._lock:
