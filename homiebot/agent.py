@@ -104,7 +104,7 @@ class Agent:
         # the planner gets the task without its hidden intent (what a simulated user answers from)
         seen_task = task.model_copy(update={"intent": None, "min_questions": None})
         self.planner.reset(EpisodeContext(task=seen_task, models=self.models, seed=seed, world=self.world,
-                                          ask=self.user is not None))
+                                          ask=self.user is not None, max_rounds=self.settings.max_rounds))
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
             far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from homiebot.perception.grounding import words_of
-from homiebot.planners.candidates import Thing, candidates, pinned, question, read_answer, read_phrase
+from homiebot.planners.candidates import Thing, candidates, descriptive, pinned, question, read_answer, read_phrase
 from homiebot.planners.instructions import Fetch, IfEmpty, Move
 from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
@@ -41,10 +41,13 @@ class AskStep:
 
 @dataclass(frozen=True)
 class LookStep:
-    """Look at the rooms not seen yet (then, for a small thing, into basins) before settling ``phrase``."""
+    """Look at the rooms not seen yet (then, for a small thing, into basins) before settling ``phrase``;
+    ``inside``: every room was seen and one thing fits, so look into the closed containers where another
+    that the words fit may be shut away."""
 
     phrase: str
     objects: bool
+    inside: bool = False
 
 
 def open_slots(goals: list) -> list[Slot]:
@@ -70,18 +73,23 @@ class Asker:
     without looking (an alias, or a piece of furniture a home has one of), if anything."""
 
     def __init__(self, goals: list, rename: Callable[[bool, str, str], None],
-                 named: Callable[[str, bool], str | None] = lambda phrase, objects: None) -> None:
+                 named: Callable[[str, bool], str | None] = lambda phrase, objects: None,
+                 shut_away: Callable[[str], bool] = lambda phrase: False) -> None:
         self.slots = open_slots(goals)
         self.rename = rename
         self.named = named
+        self.shut_away = shut_away
 
     def next(self, things: Mapping[str, Thing], unseen: Callable[[bool], bool]) -> AskStep | LookStep | None:
         """What to do for the slots now (``unseen(objects)``: places are left to look at for a small thing,
-        or for furniture): ask about a phrase that fits
+        or for furniture, that is rooms): ask about a phrase that fits
         several seen things (places first: an object question that names places answers both); look at
-        the rooms not seen yet while a phrase fits one thing or none; with every room seen, one left
-        settles it, and none found is asked about for a phrase naming a kind only. None: nothing to do."""
-        waiting: list[Slot] = []
+        the rooms not seen yet while a phrase fits one thing or none; with every room seen and one thing
+        that a phrase naming a kind only fits, look into the closed containers that may hold another
+        (``shut_away(phrase)``: some are left, and there are rounds for them); then one left settles it,
+        and none found is asked about for a phrase naming a kind only. None: nothing to do."""
+        waiting: list[Slot] = []  # rooms (or basins) to look at first
+        shut: list[Slot] = []  # closed containers to look into first
         for slot in sorted((s for s in self.slots if not s.done), key=lambda s: s.objects):
             key = "_".join(w for w in words_of(slot.phrase) if w not in ARTICLES)
             exact = pinned(slot.phrase, things, slot.objects) or self.named(slot.phrase, slot.objects)
@@ -94,7 +102,9 @@ class Asker:
             if len(cands) >= 2 or slot.unusable and slot.asks <= len(slot.unusable):
                 return self._ask(slot, cands, things)
             by_name = cands == [key] and key not in (OBJECT_CLASSES if slot.objects else RECEPTACLE_TYPES)  # not a type's name
-            if by_name or (slot.objects and want.where):  # its name, or a place to look first: searched for as usual
+            if by_name and descriptive(key, slot.objects) and unseen(False):
+                waiting.append(slot)  # "the pink peach" names how it looks: one alike may stand in a room not seen yet
+            elif by_name or (slot.objects and want.where):  # its name, or a place to look first: searched for as usual
                 slot.done = True
             elif specific and cands and not slot.objects:  # "the brown shelf", "the kitchen sink": furniture shows from afar
                 self._settle(slot, cands[0])
@@ -102,13 +112,17 @@ class Asker:
                 waiting.append(slot)
             elif specific and not cands:
                 continue  # searched for as usual; asked about only if several turn up
+            elif slot.objects and not specific and len(cands) == 1 and self.shut_away(slot.phrase):
+                shut.append(slot)
             elif len(cands) == 1:
                 self._settle(slot, cands[0])
             elif not cands and not specific and slot.asks == 0:
                 return self._ask(slot, cands, things)
             else:
                 slot.done = True
-        return LookStep(waiting[0].phrase, waiting[0].objects) if waiting else None
+        if waiting:
+            return LookStep(waiting[0].phrase, waiting[0].objects)
+        return LookStep(shut[0].phrase, True, inside=True) if shut else None
 
     def _ask(self, slot: Slot, cands: list[str], things: Mapping[str, Thing]) -> AskStep:
         slot.asks += 1

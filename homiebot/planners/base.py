@@ -60,6 +60,7 @@ class EpisodeContext:
     world: GroundTruthSource | None = None  # only privileged planners may use it
     ask: bool = False  # someone answers [Ask, <question>]: the planner may ask
     memories: list[RecalledSegment] = field(default_factory=list)  # recalled for the instruction, best first
+    max_rounds: int | None = None  # the episode's round limit (None: not known)
 
 
 @dataclass(frozen=True)

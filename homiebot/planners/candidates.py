@@ -173,11 +173,23 @@ def candidates(phrase: str, things: Mapping[str, Thing], objects: bool, exclude:
     return sorted({key, *fits}) if key in pool else fits  # a name said is meant, and so may be others its words fit
 
 
+def descriptive(name: str, objects: bool) -> bool:
+    """Whether a thing's name is only what a person would say of how it looks (an object's colour and class:
+    ``pink_peach``): a phrase equal to it describes such a thing and does not pick one, since another alike
+    (``pink_peach_2``) may be unseen."""
+    if not objects:
+        return False
+    ws = name.split("_")
+    return any(ws[-len(c.split("_")):] == c.split("_") and set(ws[:-len(c.split("_"))]) <= COLOUR_WORDS for c in OBJECT_CLASSES)
+
+
 def pinned(phrase: str, things: Mapping[str, Thing], objects: bool) -> str | None:
     """The known thing a phrase names exactly ('kitchen counter' -> kitchen_counter), if any."""
     key = "_".join(w for w in words_of(phrase.replace("_", " ")) if w not in ("the", "a", "an", "my"))
     kinds = set(OBJECT_CLASSES if objects else RECEPTACLE_TYPES)
     if key not in things or things[key].kind not in kinds or key in kinds:  # a type's name ("sink"): others may be unseen
+        return None
+    if descriptive(key, objects):  # "the pink peach" describes one; a twin may be where the robot has not looked
         return None
     return key if candidates(phrase, things, objects) == [key] else None  # nothing else seen fits its words
 

@@ -61,7 +61,7 @@ from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounde
 from homiebot.perception.visible import sightings, standing_in, supports
 from homiebot.planners.asking import Asker, AskStep, LookStep
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
-from homiebot.planners.candidates import Thing, read_answer, things_from
+from homiebot.planners.candidates import Thing, read_answer, read_phrase, things_from
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
@@ -95,6 +95,10 @@ USUAL_ROOMS = {"fridge": ("kitchen",), "kitchen_counter": ("kitchen",), "sink": 
                "shelf": ("living", "office", "bathroom", "dining", "bedroom")}
 ARTICLES = ("the", "a", "an", "my", "one", "some")
 THIN = 0.05  # m: a thing flatter than this may go unseen on a surface that showed rounder small things
+# rounds kept when looking for another thing alike: per move still to do (go or ask, pick, go, put, a failure), and for
+# the End and a dropped thing picked up again; with less (4 and 3) clear requests ran out of rounds
+LOOK_RESERVE = 5
+LOOK_EXTRA = 4
 
 
 class _Decision(Exception):
@@ -135,6 +139,7 @@ class _Memory:
     said_done: set[str] = field(default_factory=set)  # phrases whose said place was looked at without finding the thing
     said_at: dict[str, list[str]] = field(default_factory=dict)  # a place said -> the map's furniture it was taken for
     reached: set[tuple[str, str]] = field(default_factory=set)  # (map object, place): reached for it there once
+    sighted: dict[str, tuple[int, float]] = field(default_factory=dict)  # furniture -> (round last seen, its depth then)
 
 
 class HeuristicPlanner(Planner):
@@ -156,6 +161,8 @@ class HeuristicPlanner(Planner):
         self._asked: str | None = None
         self._unusable: set[str] = set()  # questions whose answer could not be used once already
         self._arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
+        self._round = 0
+        self.max_rounds: int | None = None
 
     def reset(self, context: EpisodeContext) -> None:
         # a hand-over to a person (planners/people.py): this planner does the fetching part
@@ -167,6 +174,7 @@ class HeuristicPlanner(Planner):
         if shown.unresolved:
             self.read = Understanding(Plan(), [unresolved_phrase(shown)])
         self.can_ask = context.ask
+        self.max_rounds = context.max_rounds
         if not self.read.plan.goals and not self.can_ask and not shown.unresolved:
             try:  # nothing could be read: the older grammar's refusal lists what it understands
                 parse_instruction(context.task.instruction)
@@ -186,7 +194,7 @@ class HeuristicPlanner(Planner):
         if self.read.unsure:
             self.questions.append((f"I am not sure what you mean by '{'; '.join(self.read.unsure)}'. What should I do?", "unsure"))
         elif self.can_ask:
-            self.asker = Asker(self.plan_.goals, self._rename_phrase, self._named)
+            self.asker = Asker(self.plan_.goals, self._rename_phrase, self._named, self._shut_away)
             for goal in self.plan_.goals:
                 if isinstance(goal, Move) and goal.dest_kind == "room":
                     self.questions.append((f"Where in the {goal.dest} should it go?", f"room:{goal.dest}"))
@@ -243,11 +251,47 @@ class HeuristicPlanner(Planner):
             raise _Decision(Subtask(action=Action.ASK, target=step.question), step.why)
         if isinstance(step, LookStep):
             label = f"{step.phrase} (to see every one there is before I choose)"
+            if step.inside:
+                self._look_inside(step.phrase)
             if self._unvisited_rooms() or not step.objects:
                 self._explore(step.phrase, label)
             if self.mem.held:
                 self._put_down(self.mem.held, f"I look into the {self._basins()[0]} with a free hand")
             self._go(self._basins()[0], f"a {step.phrase} may lie low in the {self._basins()[0]}, out of sight from afar")
+
+    def _closed_for(self, phrase: str) -> list[str]:
+        """Closed containers not looked into that a thing the phrase names fits in, those in the robot's room first."""
+        kinds = read_phrase(phrase, objects=True).kinds
+        m = self.mem
+        boxes = [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched
+                 and any(RECEPTACLE_TYPES[m.known[n]].fits(OBJECT_CLASSES[k]) for k in kinds)]
+        def far(n: str) -> tuple[int, float]:  # seen lately and close by first
+            last, depth = m.sighted.get(n, (0, 99.0))
+            return -last, depth
+
+        return sorted(boxes, key=lambda n: (n != m.near, m.room_of.get(n) != m.robot_room, far(n), n))
+
+    def _shut_away(self, phrase: str) -> bool:
+        """Whether another thing that ``phrase`` fits may be shut in a container not looked into, and the rounds
+        left allow a look there and the task after it (LOOK_RESERVE per move still to do, LOOK_EXTRA more)."""
+        boxes = self._closed_for(phrase)
+        if not boxes:
+            return False
+        if self.max_rounds is None:
+            return True
+        moves = sum(1 for g in self.plan_.goals if isinstance(g, (Move, Fetch, IfEmpty)))
+        cost = 1 if self.mem.near == boxes[0] else 2
+        return self.max_rounds - self._round + 1 - cost >= LOOK_RESERVE * moves + LOOK_EXTRA
+
+    def _look_inside(self, phrase: str) -> NoReturn:
+        """Open the nearest closed container another thing ``phrase`` fits may be shut in, with a free hand."""
+        box = self._closed_for(phrase)[0]
+        if self.mem.held:
+            self._put_down(self.mem.held, f"I need a free hand to look inside the {box}")
+        if self.mem.near == box:
+            self.mem.searched.add(box)
+        self._act(Action.OPEN, box, f"I have seen one {phrase.removeprefix('the ')}; before I choose it I look inside the {box}, "
+                                    "where another may be shut away")
 
     def _basins(self) -> list[str]:
         """Open containers (sinks) not yet looked into from close by: what lies low in them shows only from there."""
@@ -269,6 +313,7 @@ class HeuristicPlanner(Planner):
 
     # ---- per round ----------------------------------------------------------------------------
     def plan(self, request: PlannerRequest) -> PlannerReply:
+        self._round = request.round
         self._perceive(request)
         if self._last is not None and self._last[0].action is Action.ASK and self._asked is not None:
             fb = request.feedback
@@ -330,6 +375,9 @@ class HeuristicPlanner(Planner):
         m.room_of.update(standing_in(request.observation, seen, frozenset(RECEPTACLE_TYPES)))
         reach = _small_thing_reach(request.observation)
         for name, sights in seen.items():
+            depths = [s.depth for s in sights if s.depth is not None]
+            if m.known.get(name) in RECEPTACLE_TYPES and depths:
+                m.sighted[name] = (request.round, min(depths))
             if m.known.get(name) in RECEPTACLE_TYPES and any(s.depth is not None and s.depth <= reach for s in sights):
                 m.glimpsed.add(name)
         if request.round == 1:

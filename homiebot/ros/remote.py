@@ -175,7 +175,7 @@ class RemotePlanner(Planner):
     def reset(self, context: EpisodeContext) -> None:
         self._understood = self._report = None
         request = ResetPlanner.Request(task=context.task.model_dump_json(by_alias=True), models=models_msg(context.models),
-                                       seed=int(context.seed))
+                                       seed=int(context.seed), ask=bool(context.ask), max_rounds=int(context.max_rounds or 0))
         try:
             r = self.reset_srv.call(request, self.plan_timeout)
         except ServiceError as err:

@@ -2,7 +2,10 @@
 suites do not use (seeds 9300 on), with the hidden goal and K from the simulated user. A quick check
 of the heuristic planner with the simulated user outside the ambiguity suite:
 
-    python test/planners/heldout_people.py [--size 256] [--count 25]
+    python test/planners/heldout_people.py [--size 256] [--count 25] [--shut]
+
+With ``--shut`` the meant thing of every colour and two-open request is shut in a closed container while
+another of its kind is in view (from the robot's first looks the request then seems clear).
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ TEMPLATES = ("hey, could you grab {x} and put it {rel} {y}?", "{x} should go {re
              "can you move {x} {rel} {y} for me", "i'd like {x} {rel} {y}", "please take {x} and leave it {rel} {y}")
 
 
-def _draft(h: Home, kind: str) -> tuple[str, str] | None:
-    """(object, destination) for one kind of request, or None when this home has no such case."""
+def _draft(h: Home, kind: str, shut: bool = False) -> tuple[str, str] | None:
+    """(object, destination) for one kind of request, or None when this home has no such case; ``shut``: the
+    thing of a colour or two-open request is in a closed container while one of its kind is out in view."""
     by_class, by_type = h.by_class(), h.by_type()
     twins = [o for c, v in by_class.items() if len(v) > 1 for o in v]
     single = [o for c, v in by_class.items() if len(v) == 1 for o in v]
@@ -39,7 +43,11 @@ def _draft(h: Home, kind: str) -> tuple[str, str] | None:
         pool = [o for c, v in cats.items() if c in SAY and len(v) > 1 for o in v]
     else:
         pool = twins if kind in ("colour", "two") else single
-    obj = h.pick(o for o in pool if not h.source_closed(o))
+    if shut and kind in ("colour", "two"):
+        pool = [o for o in pool if h.source_closed(o) and any(not h.source_closed(t) for t in h.of_class(h.objs[o].object_class))]
+        obj = h.pick(pool)
+    else:
+        obj = h.pick(o for o in pool if not h.source_closed(o))
     if obj is None:
         return None
     many = [r for t, v in by_type.items() if len(v) > 1 and not h.rtype(v[0]).articulated for r in v]
@@ -51,7 +59,7 @@ def _draft(h: Home, kind: str) -> tuple[str, str] | None:
     return (obj, dest) if dest else None
 
 
-def heldout_tasks(count: int = 25, first_seed: int = 9300) -> list[Task]:
+def heldout_tasks(count: int = 25, first_seed: int = 9300, shut: bool = False) -> list[Task]:
     """``count`` tasks, kinds in turn (colour, category, destination, two open, clear by name, clear by kind), deterministic."""
     tasks: list[Task] = []
     seed = first_seed
@@ -60,7 +68,7 @@ def heldout_tasks(count: int = 25, first_seed: int = 9300) -> list[Task]:
         spec = generate_scene(seed)
         h = Home(spec, random.Random(f"heldout:{seed}"))
         seed += 1
-        made = _draft(h, kind)
+        made = _draft(h, kind, shut)
         if made is None:
             continue
         obj, dest = made
@@ -88,10 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--count", type=int, default=30)
+    ap.add_argument("--shut", action="store_true", help="the thing of colour and two-open requests shut away, one alike in view")
     args = ap.parse_args(argv)
     cfg = RunConfig.model_validate({"user": "simulated", "world": {"name": "embedded_home", "params": {"width": args.size, "height": args.size}}})
     results = []
-    for t in heldout_tasks(args.count):
+    for t in heldout_tasks(args.count, shut=args.shut):
         rec, _ = run_episode(cfg, t)
         r = RunResult(task_id=t.id, run=0, seed=0, keypaths=t.keypaths, aliases=t.aliases, steps=summarise_steps(rec),
                       min_questions=t.min_questions, termination=rec.termination)

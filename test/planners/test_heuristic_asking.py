@@ -195,3 +195,71 @@ def test_twins_of_two_colours_are_told_apart_by_one_question() -> None:
     assert task.min_questions == 1
     assert [e.question for e in asks] == ["Which sugar box do you mean: the white one or the yellow one?"]
     assert asks[0].relevant and record.goal_satisfied
+
+
+def shut_away_planner(round_: int = 8) -> HeuristicPlanner:
+    """Every room seen, one soap in view, two closed cabinets (the bathroom's is where the robot stands)."""
+    p = planner("put the soap in the sink", {"pink_soap": "soap", "kitchen_counter": "kitchen_counter", "sink": "sink",
+                                             "cabinet": "cabinet", "bathroom_cabinet": "cabinet"},
+                {"pink_soap": "kitchen_counter"}, room_of={"cabinet": "kitchen", "bathroom_cabinet": "bathroom"})
+    p.asker = Asker(p.plan_.goals, p._rename_phrase, p._named, p._shut_away)
+    p.mem.inspected.add("sink")
+    p.mem.robot_room = "bathroom"
+    p.max_rounds, p._round = 20, round_
+    return p
+
+
+def test_closed_containers_are_looked_into_before_settling_on_the_one_thing_seen_and_a_second_is_asked_about() -> None:
+    p = shut_away_planner()
+    assert next_step(p) == Subtask(action=Action.GO_TO, target="bathroom_cabinet")  # the one in the robot's room first
+    p.mem.near = "bathroom_cabinet"
+    assert next_step(p) == Subtask(action=Action.OPEN, target="bathroom_cabinet")
+    p.mem.opened.add("bathroom_cabinet")
+    p.mem.known["white_soap"] = "soap"  # seen inside
+    p.mem.support["white_soap"] = "bathroom_cabinet"
+    step = next_step(p)
+    assert step is not None and step.target == "Which soap do you mean: the pink one or the white one?"
+    answer(p, "I mean the white soap in the bathroom cabinet.")
+    assert next_step(p) is None
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.things.names == ("white soap",)
+
+
+def test_with_every_container_looked_into_the_one_thing_seen_is_taken_without_a_question() -> None:
+    p = shut_away_planner()
+    p.mem.opened |= {"bathroom_cabinet", "cabinet"}
+    assert next_step(p) is None
+    goal = p.plan_.goals[0]
+    assert isinstance(goal, Move) and goal.things.names == ("pink soap",)
+
+
+def test_no_look_inside_when_the_rounds_left_are_needed_for_the_task() -> None:
+    # round 10 of 20: 11 rounds left, 2 for the look, 9 kept for the move (5) and the End with failures (4)
+    assert next_step(shut_away_planner(round_=10)) == Subtask(action=Action.GO_TO, target="bathroom_cabinet")
+    assert next_step(shut_away_planner(round_=11)) is None
+
+
+def test_no_look_inside_for_a_phrase_that_says_the_colour_or_a_container_it_cannot_fit_in() -> None:
+    p = shut_away_planner()
+    p.plan_ = understand_request("put the pink soap in the sink", None).plan
+    p.asker = Asker(p.plan_.goals, p._rename_phrase, p._named, p._shut_away)
+    assert next_step(p) is None
+    q = planner("put the bottle on the kitchen counter", {"green_bottle": "bottle", "kitchen_counter": "kitchen_counter",
+                                                          "drawer": "drawer"}, {"green_bottle": "kitchen_counter"})
+    q.asker = Asker(q.plan_.goals, q._rename_phrase, q._named, q._shut_away)
+    q.max_rounds, q._round = 20, 5
+    assert q._closed_for("the bottle") == []  # a 24 cm bottle does not fit in a drawer
+    assert next_step(q) is None
+
+
+def test_a_colour_and_kind_equal_to_a_name_waits_for_the_rooms_not_seen_yet() -> None:
+    # "the pink peach" describes how it looks: its twin pink_peach_2 may stand in the bathroom
+    p = planner("put the pink peach on the kitchen counter", {"pink_peach": "peach", "kitchen_counter": "kitchen_counter"},
+                {"pink_peach": "kitchen_counter"}, unvisited=("bathroom",))
+    assert next_step(p) == Subtask(action=Action.GO_TO, target="bathroom")
+    p.mem.rooms_visited.add("bathroom")
+    p.mem.known["pink_peach_2"] = "peach"
+    p.mem.support["pink_peach_2"] = "white_shelf"
+    p.mem.known["white_shelf"] = "shelf"
+    step = next_step(p)
+    assert step is not None and step.target == "Which pink peach do you mean: the one on the kitchen counter or the one on the white shelf?"

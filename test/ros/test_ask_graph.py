@@ -24,7 +24,8 @@ DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 DOMAIN = domain_of(__name__)
 
 ANSWERER = textwrap.dedent("""
-    import json, rclpy
+    import json, sys, rclpy
+    ANSWER = sys.argv[1]
     from rclpy.qos import QoSProfile, QoSDurabilityPolicy, QoSReliabilityPolicy
     from std_msgs.msg import String
     rclpy.init()
@@ -40,7 +41,7 @@ ANSWERER = textwrap.dedent("""
         # the latched question can arrive before this publisher is matched to the listener: an answer sent
         # then would reach nobody, so it waits for the match, as any publisher must
         if asked and pub.get_subscription_count() > 0:
-            pub.publish(String(data=json.dumps({"round": asked[0]["round"], "answer": "the green one, on the brown table"})))
+            pub.publish(String(data=json.dumps({"round": asked[0]["round"], "answer": ANSWER})))
             for _ in range(40):
                 rclpy.spin_once(node, timeout_sec=0.05)
             break
@@ -48,20 +49,19 @@ ANSWERER = textwrap.dedent("""
 """)
 
 
-def test_a_question_in_the_graph_is_answered_by_a_plain_client(tmp_path) -> None:
-    outputs = ['{"analysis": "two cans could be meant", "subtask": ["Ask", "Which can do you mean?"], "model": null}',
-               '{"analysis": "nothing more to do here", "subtask": ["End"], "model": null}']
+def _ask_through_graph(tmp_path: Path, planner: dict, task: list[str], answer: str) -> tuple[list[dict], object]:
+    """Run one task under ``homiebot up`` with ``user: ros`` while a plain client answers the first question
+    with ``answer``: the questions it saw and the episode record."""
     cfg = tmp_path / "ask.yaml"
-    cfg.write_text(yaml.safe_dump({"planner": {"name": "replay", "params": {"outputs": outputs}}, "skill_profile": "perfect", "user": "ros",
-                                   "world": {"name": "embedded_home", "params": {"width": 64, "height": 64, "depth": False,
-                                                                                  "segmentation": False}}}))
+    cfg.write_text(yaml.safe_dump({"planner": planner, "skill_profile": "perfect", "user": "ros",
+                                   "world": {"name": "embedded_home", "params": {"width": 64, "height": 64}}}))
     env = {**os.environ, "ROS_DOMAIN_ID": str(DOMAIN), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "PYTHONPATH": str(ROOT)}
     out = tmp_path / "runs"
     up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--config", str(cfg), "--out", str(out), "--no-bag"],
                           cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    answerer = subprocess.Popen([sys.executable, "-c", ANSWERER], env=env, stdout=subprocess.PIPE, text=True)
+    answerer = subprocess.Popen([sys.executable, "-c", ANSWERER, answer], env=env, stdout=subprocess.PIPE, text=True)
     try:
-        done = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--timeout", "240"],
+        done = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", *task, "--timeout", "240"],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         asked = json.loads(answerer.communicate(timeout=120)[0])
     finally:
@@ -70,9 +70,31 @@ def test_a_question_in_the_graph_is_answered_by_a_plain_client(tmp_path) -> None
                 proc.terminate()
                 proc.wait(30)
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    assert asked == [{"round": 1, "question": "Which can do you mean?"}]
     (record,) = [load_episode(p) for p in out.glob("*/episode.json")]
+    return asked, record
+
+
+def test_a_question_in_the_graph_is_answered_by_a_plain_client(tmp_path) -> None:
+    outputs = ['{"analysis": "two cans could be meant", "subtask": ["Ask", "Which can do you mean?"], "model": null}',
+               '{"analysis": "nothing more to do here", "subtask": ["End"], "model": null}']
+    asked, record = _ask_through_graph(tmp_path, {"name": "replay", "params": {"outputs": outputs}}, ["--task", str(DEMO)],
+                                       "the green one, on the brown table")
+    assert asked == [{"round": 1, "question": "Which can do you mean?"}]
     ask = record.steps[0]
     assert ask.exchange is not None and ask.exchange.answer == "the green one, on the brown table", ask
     assert ask.feedback.success and "the green one" in ask.feedback.message
     assert record.steps[-1].subtask is not None and record.steps[-1].subtask.action.value == "End"
+
+
+def test_the_heuristic_planner_in_the_graph_asks_from_the_scene_and_uses_the_answer(tmp_path) -> None:
+    """The planner node hears that someone answers: the default planner asks which of the demo home's two
+    sinks is meant and puts the mug in the one the plain client's words pick."""
+    asked, record = _ask_through_graph(tmp_path, {"name": "heuristic"},
+                                       ["put the white mug in the sink", "--scene", str(ROOT / "config" / "scenes" / "demo.yaml")],
+                                       "the one in the kitchen")
+    assert len(asked) == 1 and "Which sink do you mean" in asked[0]["question"], asked
+    (ask,) = [s for s in record.steps if s.exchange is not None]
+    assert ask.exchange.answer == "the one in the kitchen"
+    puts = [s.subtask for s in record.steps if s.subtask is not None and s.subtask.action.value == "Put" and s.feedback.success]
+    assert puts and puts[-1].place == "kitchen_sink", [s.subtask for s in record.steps]
+    assert record.goal_satisfied is None or record.termination == "end"

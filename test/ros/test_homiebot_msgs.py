@@ -57,7 +57,8 @@ def test_the_services_list_typed_fields_and_an_error_code_in_every_response() ->
     check = Check.Request.get_fields_and_field_types()
     assert (check["output"], check["capabilities"]) == ("homiebot_msgs/PlannerOutput", "sequence<homiebot_msgs/ModelInfo>")
     assert Check.Response.get_fields_and_field_types()["subtask"] == "homiebot_msgs/Subtask"
-    assert ResetPlanner.Request.get_fields_and_field_types()["models"] == "sequence<homiebot_msgs/ModelInfo>"
+    reset = ResetPlanner.Request.get_fields_and_field_types()
+    assert (reset["models"], reset["ask"], reset["max_rounds"]) == ("sequence<homiebot_msgs/ModelInfo>", "boolean", "uint32")
     assert ListModels.Response.get_fields_and_field_types()["models"] == "sequence<homiebot_msgs/ModelInfo>"
     goal = ExecuteSubtask.Goal.get_fields_and_field_types()
     assert goal == {"episode": "uint32", "round": "uint32", "subtask": "homiebot_msgs/Subtask", "model": "string", "seed": "uint32"}

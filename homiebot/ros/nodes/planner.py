@@ -99,7 +99,8 @@ class PlannerNode:
         memories = recall_for(self.cfg, task)  # ConfigError when the memory cannot serve this home and user
         self.active = self.planner if memories is None else RecallingPlanner(self.planner, memories)
         self.mirror = self._initial.of(task)
-        self.active.reset(EpisodeContext(task=task, models=models, seed=int(request.seed), world=self.mirror))
+        self.active.reset(EpisodeContext(task=task, models=models, seed=int(request.seed), world=self.mirror, ask=bool(request.ask),
+                                         max_rounds=int(request.max_rounds) or None))
         return ResetPlanner.Response(planner=self.cfg.planner.name, understood=self.active.understood() or "",
                                      report=self.active.report() or "")
 
