@@ -263,8 +263,7 @@ class HeuristicPlanner(Planner):
         """Closed containers not looked into that a thing the phrase names fits in, those in the robot's room first."""
         kinds = read_phrase(phrase, objects=True).kinds
         m = self.mem
-        boxes = [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched
-                 and any(RECEPTACLE_TYPES[m.known[n]].fits(OBJECT_CLASSES[k]) for k in kinds)]
+        boxes = [n for n in self._unsearched_boxes() if any(RECEPTACLE_TYPES[m.known[n]].fits(OBJECT_CLASSES[k]) for k in kinds)]
         def far(n: str) -> tuple[int, float]:  # seen lately and close by first
             last, depth = m.sighted.get(n, (0, 99.0))
             return -last, depth
@@ -378,8 +377,8 @@ class HeuristicPlanner(Planner):
             depths = [s.depth for s in sights if s.depth is not None]
             if m.known.get(name) in RECEPTACLE_TYPES and depths:
                 m.sighted[name] = (request.round, min(depths))
-            if m.known.get(name) in RECEPTACLE_TYPES and any(s.depth is not None and s.depth <= reach for s in sights):
-                m.glimpsed.add(name)
+                if min(depths) <= reach:
+                    m.glimpsed.add(name)
         if request.round == 1:
             floors = sorted(((sum(s.pixels for s in v), n) for n, v in seen.items() if v[0].category == "room"), reverse=True)
             if floors:
@@ -540,6 +539,11 @@ class HeuristicPlanner(Planner):
 
     def _of(self, kinds) -> dict[str, str]:
         return {n: c for n, c in self.mem.known.items() if c in kinds and n not in self.mem.banned}
+
+    def _unsearched_boxes(self) -> list[str]:
+        """Containers that can be opened and were neither opened nor looked into, by name."""
+        m = self.mem
+        return sorted(n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched)
 
     def _object(self, phrase: str) -> str | None:
         head, _, where = re.split(r"\s+(on|from|off|by|in|near|inside|out of)\s+(?:the\s+)?", phrase, maxsplit=1) + ["", ""][:0] \
@@ -719,7 +723,7 @@ class HeuristicPlanner(Planner):
             self._go(surfaces[0], f"the {what} may be on the {surfaces[0]}, too small to see from afar")
         if m.held:
             self._put_down(m.held, f"I need a free hand to look inside containers for the {what}")
-        boxes = sorted(n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched)
+        boxes = self._unsearched_boxes()
         if boxes:
             box = boxes[0]
             if m.near == box:
@@ -936,7 +940,7 @@ class HeuristicPlanner(Planner):
         m = self.mem
         return not self._unvisited_rooms() and not [n for n in self._of(RECEPTACLE_TYPES) if n not in m.inspected and not self._closable(n)
                                                     and (n not in m.glimpsed or self._may_hide(n, what))] \
-            and not [n for n in self._of(RECEPTACLE_TYPES) if self._closable(n) and n not in m.opened and n not in m.searched]
+            and not self._unsearched_boxes()
 
     def _room_dest(self, room: str, obj: str | None) -> str:
         """Somewhere in a room: a receptacle seen there (map), one already holding the object, or a
