@@ -11,8 +11,8 @@ conditions hold), ``restart`` (the home back to its initial state, a new episode
 in simulation and whose ``driver`` lets the ``sim_expert`` policy ask the simulator for the next
 command. A real robot has neither.
 
-Truth message (std_msgs/String JSON): ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving
-state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
+Truth message (homiebot_msgs/GroundTruth, read into a dict by ``homiebot.ros.truth_messages``):
+``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
 ``powered``, ``standing``, ``counters`` (commands the driver received and applied), ``labels``
 (instance id -> {name, category} for the segmentation images on ``segmentation_topic(camera)``, which
 the driver publishes for the cameras of the planner's views).
@@ -22,7 +22,6 @@ the driver publishes for the cameras of the planner's views).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Mapping
@@ -91,15 +90,11 @@ class SimTruth:
         self._data: dict[str, Any] | None = None
         self._received = 0.0
 
-    def update(self, text: str) -> None:
-        """Keep a truth message (ignored when it is not a JSON object with a belief)."""
+    def update(self, data: Mapping[str, Any]) -> None:
+        """Keep a truth message read from the topic (ignored when it has no belief)."""
         if self.lockstep:
             return  # lock-step readers ask for the truth of the instant (refresh)
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return
-        self._keep(data)
+        self._keep(dict(data))
 
     def _keep(self, data: Any) -> None:
         if isinstance(data, dict) and isinstance(data.get("belief"), dict) and isinstance(data["belief"].get("entities"), dict):

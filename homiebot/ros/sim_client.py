@@ -20,6 +20,7 @@ from homiebot.robots.sim import SIM_SERVICES
 from homiebot.ros.messages import pairs_from_msg, pairs_msg, subtask_msg
 from homiebot.ros.policy_messages import PolicyMessageError, command_of
 from homiebot.ros.services import ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.truth_messages import truth_of
 
 SERVICES: dict[str, Any] = {"truth": SimTruth, "restart": SimRestart, "step": SimStep, "mode": SimMode, "goal": GoalSatisfied,
                             "expert/reset": SimExpertReset, "expert/act": SimExpertAct}
@@ -40,9 +41,9 @@ class SimDriverClient:
     def truth(self, timeout: float) -> dict[str, Any]:
         reply = self._call("truth", SimTruth.Request(), timeout)
         try:
-            return json.loads(reply.truth)
-        except ValueError:
-            raise RobotUnavailable("the sim driver's truth is not JSON") from None
+            return truth_of(reply.truth)
+        except ValueError as err:
+            raise RobotUnavailable(f"the sim driver's truth is unreadable: {err}") from None
 
     def restart(self, timeout: float) -> int:
         return int(self._call("restart", SimRestart.Request(), timeout).stamp)

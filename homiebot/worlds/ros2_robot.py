@@ -195,9 +195,10 @@ class Ros2RobotWorld(World):
         """Subscribe to the sim driver's truth topic and wait for its first message (in lock-step: ask for it)."""
         import time
 
-        from std_msgs.msg import String
+        from homiebot_msgs.msg import GroundTruth
 
         from homiebot.ros.messages import RELIABLE
+        from homiebot.ros.truth_messages import truth_of
 
         node = self._robot.node
         assert self._sim is not None
@@ -206,10 +207,13 @@ class Ros2RobotWorld(World):
             truth.refresh(timeout)
             return truth
 
-        def on_truth(msg: String) -> None:
-            truth.update(str(msg.data))
+        def on_truth(msg: GroundTruth) -> None:
+            try:
+                truth.update(truth_of(msg))
+            except ValueError as err:  # one unreadable message: the next one (5 Hz) takes its place
+                node.get_logger().warning(f"{TRUTH_TOPIC}: {err}", throttle_duration_sec=10.0)
 
-        node.create_subscription(String, TRUTH_TOPIC, on_truth, RELIABLE)
+        node.create_subscription(GroundTruth, TRUTH_TOPIC, on_truth, RELIABLE)
         deadline = time.monotonic() + timeout
         while not truth.fresh:
             if time.monotonic() > deadline:

@@ -137,3 +137,10 @@ def test_every_service_response_and_action_result_carries_an_error_code_and_mess
         if fields.get("error_code") not in ("uint8", "uint16") or fields.get("error_msg") != "string":  # Nav2 style
             missing.append(path.name)
     assert not missing, f"no error_code/error_msg in: {missing}"
+
+
+def test_a_workspace_build_generates_every_definition() -> None:
+    """colcon builds from CMakeLists.txt, which names each file: one left out would exist for ``make`` only."""
+    listed = set((SOURCE / "CMakeLists.txt").read_text().split())
+    files = {f'"{p.parent.name}/{p.name}"' for kind in ("msg", "srv", "action") for p in (SOURCE / kind).iterdir()}
+    assert files - listed == set()

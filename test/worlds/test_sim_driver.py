@@ -110,7 +110,17 @@ def sim(kind, name, request):
     return future.result()
 mode = sim(SimMode, "mode", SimMode.Request())
 out["mode"] = [mode.error_code, mode.lockstep]
-out["truth_has_belief"] = "entities" in json.loads(sim(SimTruth, "truth", SimTruth.Request()).truth)["belief"]
+# the simulator's truth, typed: the service's and the topic's (homiebot_msgs/GroundTruth)
+from homiebot_msgs.msg import GroundTruth
+def truth_facts(t):
+    names = {e.name: e for e in t.belief.entities}
+    return [t.robot, t.header.stamp.sec > 0, "fridge" in names and names["fridge"].kind == "receptacle",
+            len(json.loads(t.dynamic)["robot"]), len(t.labels) > 0, {c.key for c in t.counters} >= {"cmd_vel"}]
+out["truth"] = truth_facts(sim(SimTruth, "truth", SimTruth.Request()).truth)
+topic_truth = []
+node.create_subscription(GroundTruth, "/homiebot/sim/ground_truth", topic_truth.append, 5)
+wait(lambda: topic_truth, 30, "a message on /homiebot/sim/ground_truth")
+out["topic_truth"] = truth_facts(topic_truth[0])
 step = sim(SimStep, "step", SimStep.Request(seconds=0.5))
 out["step_in_real_time"] = [step.error_code == SimStep.Response.INVALID_REQUEST, step.error_msg]
 act = sim(SimExpertAct, "expert/act", SimExpertAct.Request())
@@ -181,7 +191,7 @@ def test_cmd_vel_moves_the_base_only_after_power_on_and_stand(client_view) -> No
 
 def test_the_simulator_services_are_typed_and_refuse_garbage_with_a_code(client_view) -> None:
     v = client_view
-    assert v["mode"] == [0, False] and v["truth_has_belief"]
+    assert v["mode"] == [0, False] and v["truth"] == v["topic_truth"] == ["spot", True, True, 3, True, True]
     assert v["step_in_real_time"][0] and "runs in real time" in v["step_in_real_time"][1]
     assert v["act_before_reset"][0] and "call expert/reset first" in v["act_before_reset"][1]
     assert v["bad_goal"][0] and "goal is not JSON" in v["bad_goal"][1]

@@ -39,7 +39,7 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   pan and tilt that aim the head at the target (base frame) within their limits, reached at the goal's
   ``max_velocity`` (and no sooner than ``min_duration``); the head camera renders the home's view the
   pan faces (about +90 degrees: left, -90: right, else the camera's own view);
-* ``/homiebot/sim/ground_truth`` (std_msgs/String JSON: the home's moving state, its belief
+* ``/homiebot/sim/ground_truth`` (homiebot_msgs/GroundTruth: the home's moving state, its belief
   snapshot and the instance labels, see ``homiebot.robots.sim``), a simulator-only topic for privileged
   components, as Gazebo publishes model states; and beside each camera of the planner's views its
   instance segmentation (``/homiebot/sim/<camera>/segmentation``), as a segmentation camera would;
@@ -65,7 +65,6 @@ Run: ``python -m homiebot.worlds.home.sim_driver --ros-args -p robot:=spot -p sc
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import threading
@@ -75,13 +74,13 @@ from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, Twist
+from homiebot_msgs.msg import GroundTruth
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from homiebot.contracts import Subtask
@@ -94,6 +93,7 @@ from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node, spin_in_background
 from homiebot.ros.messages import RELIABLE, stamp_of, to_image
+from homiebot.ros.truth_messages import ground_truth_msg
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import Command, PolicyObservation, PrivilegedPolicy
 from homiebot.tasks import Task
@@ -145,7 +145,7 @@ class SimDriver:
         # the gripper's state as the driver tells it (Spot: manipulation_state, whether the gripper holds something)
         self.gripper_state_pub = (node.create_publisher(manipulator_state_type(p.robot), p.topic(p.gripper_state.name), 10)
                                   if p.gripper_state is not None else None)
-        self.truth_pub = node.create_publisher(String, GROUND_TRUTH_TOPIC, RELIABLE)
+        self.truth_pub = node.create_publisher(GroundTruth, GROUND_TRUTH_TOPIC, RELIABLE)
         self.cams = {name: self._camera_pubs(spec_) for name, spec_ in p.cameras.items() if name in p.sim.views}
         # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
         self.seg_pubs = {name: node.create_publisher(Image, segmentation_topic(name), 5) for name in self.cams if name in p.views.values()}
@@ -724,7 +724,7 @@ class SimDriver:
             gripper = self.robot.gripper_state()
             self.gripper_state_pub.publish(manipulator_state(self.profile.robot, gripper.open_fraction, bool(gripper.holding)))
         if truth:
-            self.truth_pub.publish(String(data=json.dumps(self._truth(stamp))))
+            self.truth_pub.publish(ground_truth_msg(self._truth(stamp)))
 
     # ---- lock-step ------------------------------------------------------------------------------------
     def truth_now(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from homiebot.robots.sim import SIM_SERVICES
 from homiebot.ros.messages import pairs_from_msg, pairs_msg, subtask_from_msg
 from homiebot.ros.policy_messages import command_msg
 from homiebot.ros.services import ErrorMapping, TypedServer
+from homiebot.ros.truth_messages import ground_truth_msg
 
 
 class Simulating(Protocol):
@@ -54,8 +55,7 @@ def serve_sim_services(node: Node, sim: Simulating) -> list[TypedServer]:
     refused = [ErrorMapping(ValueError, 1), ErrorMapping(ValidationError, 1), ErrorMapping(LookupError, 1)]  # INVALID_REQUEST
 
     def truth(request: SimTruth.Request) -> SimTruth.Response:
-        data = sim.truth_now()
-        return SimTruth.Response(stamp=int(data["stamp"]), truth=json.dumps(data))
+        return SimTruth.Response(truth=ground_truth_msg(sim.truth_now()))
 
     def restart(request: SimRestart.Request) -> SimRestart.Response:
         pose = sim.restart()
