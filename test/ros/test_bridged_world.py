@@ -15,9 +15,13 @@ reaches the same goal.
 from __future__ import annotations
 
 import json
+import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -104,6 +108,32 @@ def lockstep_config(robot: str, folder: Path, planner: str | None = None) -> Pat
     return config
 
 
+SKILL_PROCESS_LIMIT = 420.0  # s for all of the skill process's phases: a hang, not a slow machine, passes it
+
+
+def _lines_within(proc: subprocess.Popen, limit: float, phases: dict) -> Iterator[str]:
+    """``proc``'s output lines, failing the test when it has not ended within ``limit`` s (rather than
+    waiting for it forever: once a process hung after its peer died, inside Fast DDS's shared-memory port recovery)."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for text in proc.stdout:  # type: ignore[union-attr]
+            lines.put(text)
+        lines.put(None)  # the end of its output
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            proc.kill()  # a process we started
+            pytest.fail(f"the skill process did not end within {limit:.0f} s (phases seen: {sorted(phases)})", pytrace=False)
+        if line is None:
+            return
+        yield line
+
+
 def _interrupt(*procs: subprocess.Popen) -> None:
     """Stop processes we started with SIGINT (a graph then stops its nodes; killing it outright would
     orphan them), killing those still running after 60 s."""
@@ -177,7 +207,7 @@ def bridged(tmp_path_factory, fetch_episode):
         phases["nodes"] = {"simulator_loaded": _simulator_loaded(up.pid), "log": up_log.read_text()}
         proc = subprocess.Popen([sys.executable, "-c", SKILL_PROCESS, str(config)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        for line in proc.stdout:  # type: ignore[union-attr]
+        for line in _lines_within(proc, SKILL_PROCESS_LIMIT, phases):
             data = json.loads(line)
             phases[data["phase"]] = data
             if data["phase"] == "kill me":
