@@ -12,10 +12,11 @@ in simulation and whose ``driver`` lets the ``sim_expert`` policy ask the simula
 command. A real robot has neither.
 
 Truth message (homiebot_msgs/GroundTruth, read into a dict by ``homiebot.ros.truth_messages``):
-``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving state), ``belief`` (``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose),
-``powered``, ``standing``, ``counters`` (commands the driver received and applied), ``labels``
-(instance id -> {name, category} for the segmentation images on ``segmentation_topic(camera)``, which
-the driver publishes for the cameras of the planner's views).
+``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving state), ``belief``
+(``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose), ``powered``, ``standing``,
+``counters`` (commands the driver received and applied), ``labels`` (instance id -> {name, category}
+for the segmentation images on ``segmentation_topic(camera)``, which the driver publishes for the
+cameras of the planner's views).
 
 ``TruthCheck`` judges skill attempts of a bridged world in simulation from that truth.
 """
@@ -90,11 +91,11 @@ class SimTruth:
         self._data: dict[str, Any] | None = None
         self._received = 0.0
 
-    def update(self, data: Mapping[str, Any]) -> None:
+    def update(self, data: dict[str, Any]) -> None:
         """Keep a truth message read from the topic (ignored when it has no belief)."""
         if self.lockstep:
             return  # lock-step readers ask for the truth of the instant (refresh)
-        self._keep(dict(data))
+        self._keep(data)
 
     def _keep(self, data: Any) -> None:
         if isinstance(data, dict) and isinstance(data.get("belief"), dict) and isinstance(data["belief"].get("entities"), dict):

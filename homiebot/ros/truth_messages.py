@@ -16,6 +16,7 @@ from homiebot_msgs import msg as hb
 
 from homiebot.ros.messages import ns_of, pairs_from_msg, pairs_msg
 from homiebot.ros.round_messages import belief_msg, header, snapshot_of
+from homiebot.ros.wire import WireError
 
 
 def ground_truth_msg(data: Mapping[str, Any]) -> hb.GroundTruth:
@@ -31,17 +32,17 @@ def ground_truth_msg(data: Mapping[str, Any]) -> hb.GroundTruth:
 
 
 def truth_of(msg: hb.GroundTruth) -> dict[str, Any]:
-    """The truth dict a message carries; ValueError naming the field that cannot be read."""
+    """The truth dict a message carries; WireError (a ValueError) naming the field that cannot be read."""
     try:
         dynamic = json.loads(msg.dynamic or "{}")
     except ValueError:
-        raise ValueError("GroundTruth.dynamic is not JSON") from None
+        raise WireError("GroundTruth.dynamic is not JSON") from None
     if not isinstance(dynamic, dict):
-        raise ValueError("GroundTruth.dynamic must be a JSON object")
+        raise WireError("GroundTruth.dynamic must be a JSON object")
     try:
         counters = {k: int(v) for k, v in pairs_from_msg(msg.counters).items()}
     except ValueError:
-        raise ValueError("GroundTruth.counters must hold integers") from None
+        raise WireError("GroundTruth.counters must hold integers") from None
     return {"robot": msg.robot, "stamp": ns_of(msg.header.stamp), "dynamic": dynamic, "belief": snapshot_of(msg.belief),
             "powered": bool(msg.powered), "standing": bool(msg.standing),
             "labels": {str(label.id): {"name": label.name, "category": label.category} for label in msg.labels},

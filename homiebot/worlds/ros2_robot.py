@@ -199,6 +199,7 @@ class Ros2RobotWorld(World):
 
         from homiebot.ros.messages import RELIABLE
         from homiebot.ros.truth_messages import truth_of
+        from homiebot.ros.wire import safe_callback
 
         node = self._robot.node
         assert self._sim is not None
@@ -208,12 +209,9 @@ class Ros2RobotWorld(World):
             return truth
 
         def on_truth(msg: GroundTruth) -> None:
-            try:
-                truth.update(truth_of(msg))
-            except ValueError as err:  # one unreadable message: the next one (5 Hz) takes its place
-                node.get_logger().warning(f"{TRUTH_TOPIC}: {err}", throttle_duration_sec=10.0)
+            truth.update(truth_of(msg))  # an unreadable one is dropped with a warning; the next (5 Hz) takes its place
 
-        node.create_subscription(GroundTruth, TRUTH_TOPIC, on_truth, RELIABLE)
+        node.create_subscription(GroundTruth, TRUTH_TOPIC, safe_callback(node, TRUTH_TOPIC, on_truth), RELIABLE)
         deadline = time.monotonic() + timeout
         while not truth.fresh:
             if time.monotonic() > deadline:
