@@ -201,13 +201,14 @@ def _first_problem(why: str) -> str:
 
 
 def skills_run_in_executor(cfg: RunConfig) -> bool:
-    """Whether the graph's executor node runs the skills itself, with a world of its own: the world
-    reaches its robot through a driver (``World.reached_through_driver``) and the belief skills are
-    judged by is not a semantic map that only the world node builds (mapped perception). Otherwise the
-    skills run in the world node, next to the simulator or the map."""
+    """Whether the graph's executor node runs the skills itself, with a world of its own: a bridge to
+    the robot's driver (``World.reached_through_driver``) or a copy of the simulator whose state it
+    hands back to the world node (``World.state_copyable``). Not where the belief skills act on is a
+    semantic map that only the world node builds (mapped perception): then the skills run in the world
+    node, next to the map."""
     cls = registry.load("worlds", cfg.world.name)
-    driven = isinstance(cls, type) and issubclass(cls, World) and cls.reached_through_driver
-    return bool(driven) and cfg.perception.mode != "mapped"
+    own = isinstance(cls, type) and issubclass(cls, World) and (cls.reached_through_driver or cls.state_copyable)
+    return bool(own) and cfg.perception.mode != "mapped"
 
 
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:

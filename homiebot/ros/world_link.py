@@ -1,7 +1,9 @@
 """The world node's typed services (``homiebot_msgs/srv``): their names, and what both sides convert.
 
-The task manager resets, observes and queries the world; the executor lists the simulator's skills and
-runs their attempts there; the detector grounds phrases with a mapped world's belief. Each caller makes
+The task manager resets, observes and queries the world; the executor reads the scene (``info``) for its
+copy of the simulator and hands the state its attempts left back (``apply``), or, where the skills need
+the world's semantic map (mapped perception), lists the skills and runs their attempts in the world node;
+the detector grounds phrases with a mapped world's belief. Each caller makes
 only the clients it uses, so that the graph shows who calls what.
 """
 
@@ -11,6 +13,7 @@ import json
 from typing import Any
 
 from homiebot_msgs.srv import (
+    ApplyState,
     GoalSatisfied,
     ListSkills,
     Observe,
@@ -30,6 +33,7 @@ PREFIX = "/homiebot/world"
 SERVICES: dict[str, Any] = {
     "reset": ResetWorld, "release": ReleaseWorld, "observe": Observe, "info": WorldInfo, "goal": GoalSatisfied,
     "room_of": RoomOf, "route": Route, "resolve": Resolve, "skills": ListSkills, "attempt": SkillAttempt,
+    "apply": ApplyState,
 }
 
 EPISODE_CALLS = ("reset", "release", "observe", "info", "goal", "room_of", "route")  # what the task manager's episodes call

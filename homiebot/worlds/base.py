@@ -62,6 +62,10 @@ class World(ABC):
     # then runs the skills itself. False for a simulator, whose state lives in one process (the world
     # node, where the skills run).
     reached_through_driver: bool = False
+    # True for a simulator whose moving state another process can read (``ground_truth().dynamic()``) and
+    # hand back (``ground_truth().apply_dynamic``) on a copy of the same scene: the graph's executor node
+    # then runs the skills on a copy of its own and the world node takes over the state they left.
+    state_copyable: bool = False
 
     @abstractmethod
     def reset(self) -> None:

@@ -6,7 +6,8 @@ Modes: ``goals`` (hostile RunTask goals, collect their results and status events
 reset while another client holds the episode), ``fuzz`` (seeded hostile messages on every topic the
 graph subscribes to), ``services`` (malformed requests to the typed services), ``task`` (run one task and wait for its end), ``watch`` (run one task and print
 its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
-the driver's cmd_vel topic carried before and after), ``deactivate`` (the task manager deactivated mid-episode
+the driver's cmd_vel topic carried before and after), ``on_the_copy`` (one ExecuteSubtask goal in the embedded
+home: what the world node took over from the executor's copy of the simulator), ``deactivate`` (the task manager deactivated mid-episode
 through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation).
 """
 
@@ -245,7 +246,7 @@ def services(c: Client, args: dict) -> dict:
     """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
     from homiebot_msgs.action import ExecuteSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve, SkillAttempt
+    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve, SkillAttempt
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
@@ -266,6 +267,7 @@ def services(c: Client, args: dict) -> dict:
                                      SkillAttempt.Request(model="RT-1-X", subtask=Subtask(action="Fly", target="x"))),
         "world_attempt_no_model": (SkillAttempt, "/homiebot/world/attempt",
                                    SkillAttempt.Request(model="nope", subtask=Subtask(action="Pick", target="x"))),
+        "world_apply_old_episode": (ApplyState, "/homiebot/world/apply", ApplyState.Request(episode=10**6, dynamic="{not json")),
     }
     answers = {}
     for name, (kind, service, request) in calls.items():
@@ -350,6 +352,33 @@ def cancel_motion(c: Client, args: dict) -> dict:
             "heard_after_end": sum(1 for t, _ in twists if t > ended_at + args["in_flight"])}
 
 
+def on_the_copy(c: Client, args: dict) -> dict:
+    """Reset the world node in a scene, observe round 1 and send the executor one Go to goal of that round (its
+    skill runs on the executor's copy of the simulator); then what the goal's result, the world's info and its
+    round-2 observation say, and how the world answers an attempt asked of it."""
+    from homiebot_msgs.srv import Observe, ResetWorld, SkillAttempt, WorldInfo
+
+    reset = _call(c, ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene=json.dumps(args["scene"]), owner="/plain_client"), 120.0)
+    first = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=1)).observation
+    client = ActionClient(c.node, ExecuteSubtask, "/homiebot/executor/execute")
+    if not client.wait_for_server(timeout_sec=120.0):
+        raise SystemExit("no /homiebot/executor/execute action server")
+    goal = ExecuteSubtask.Goal(episode=reset.episode, round=1, subtask=Subtask(action=Subtask.GO_TO, target=args["target"]),
+                               model=args["model"], seed=0)
+    handle = _wait(c, client.send_goal_async(goal), 60.0)
+    if handle is None or not handle.accepted:
+        raise SystemExit("the goal was not accepted")
+    result = _wait(c, handle.get_result_async(), 120.0).result
+    info = _call(c, WorldInfo, "/homiebot/world/info", WorldInfo.Request())
+    second = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=2)).observation
+    attempt = _call(c, SkillAttempt, "/homiebot/world/attempt",
+                    SkillAttempt.Request(model=args["model"], subtask=Subtask(action=Subtask.GO_TO, target=args["target"])))
+    return {"code": result.error_code, "success": result.feedback.success, "skill": result.skill, "attempts": result.attempts,
+            "travelled": result.path_length, "has_world_state": result.has_world_state, "result_path": result.world_path_length,
+            "world_path": info.path_length, "before": [first.x, first.y], "after": [second.x, second.y], "observed_path": second.path_length,
+            "attempt_code": attempt.error_code, "attempt_msg": attempt.error_msg}
+
+
 def _result(c: Client, handle, seconds: float = 60.0) -> dict:
     got = _wait(c, handle.get_result_async(), seconds)
     return {"status": got.status, "code": got.result.error_code, "msg": got.result.error_msg, "record": got.result.record} if got else {}
@@ -384,7 +413,7 @@ if __name__ == "__main__":
     client = Client()
     try:
         print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
-                                "watch": watch, "cancel_motion": cancel_motion,
+                                "watch": watch, "cancel_motion": cancel_motion, "on_the_copy": on_the_copy,
                                 "deactivate": deactivate}[mode](client, arguments)))
     finally:
         client.node.destroy_node()

@@ -1,4 +1,5 @@
-"""The world node's handlers, called directly in this process: rendering ahead after an execution.
+"""The world node's handlers, called directly in this process: taking over the state the executor's copy of
+the simulator hands back (``apply``), rendering ahead after it, and refusing a state that is not its own.
 
 The node joins a ROS_DOMAIN_ID of its own with localhost-only discovery; nothing is spun, since the
 handlers are called as their typed servers would call them.
@@ -6,6 +7,7 @@ handlers are called as their typed servers would call them.
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -13,31 +15,17 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 import rclpy  # noqa: E402
-from homiebot_msgs.srv import Observe, ResetWorld, SkillAttempt  # noqa: E402
+from homiebot_msgs.srv import ApplyState, Observe, ResetWorld  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
-from homiebot.contracts import Action, Subtask  # noqa: E402
-from homiebot.ros.messages import subtask_msg  # noqa: E402
-from homiebot.ros.nodes.world import WorldNode  # noqa: E402
+from homiebot.ros.nodes.world import BadRequest, WorldNode  # noqa: E402
 from homiebot.ros.world_link import scene_text  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
-from homiebot.skills.base import Skill, SkillResult  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 DOMAIN = domain_of(__name__)
-
-
-class Scripted(Skill):
-    """Fails or succeeds as told, without moving anything."""
-
-    def __init__(self, results: list[bool]) -> None:
-        super().__init__("RT-1-X", frozenset({Action.PICK}))
-        self.results = results
-
-    def run(self, subtask, world, context):
-        return SkillResult(self.results[context.attempt - 1], "scripted")
 
 
 @pytest.fixture(scope="module")
@@ -64,30 +52,47 @@ def call(node: WorldNode, service: str, request):
     return response
 
 
-def attempt(node: WorldNode, number: int, of: int) -> SkillAttempt.Response:
-    return call(node, "attempt", SkillAttempt.Request(model="RT-1-X", subtask=subtask_msg(Subtask(action=Action.PICK, target="green_can")),
-                                                               episode_seed=0, round=1, attempt=number, max_attempts=of))
-
-
-def test_views_are_rendered_ahead_only_after_the_last_attempt(world_node):
+def reset(node: WorldNode) -> int:
     scene = scene_for(load_task(DEMO_TASK)).model_dump(mode="json", by_alias=True, exclude_none=True)
-    call(world_node, "reset", ResetWorld.Request(scene=scene_text(scene)))
+    return call(node, "reset", ResetWorld.Request(scene=scene_text(scene))).episode
+
+
+def moved(node: WorldNode) -> dict:
+    """The world's state with the robot a metre further and the can in its gripper, as the executor's copy would hand it back."""
+    state = json.loads(json.dumps(node.world.ground_truth().dynamic()))
+    state["robot"][0] += 1.0
+    state["path_length"] += 1.0
+    state["held"] = "green_can"
+    return state
+
+
+def test_the_state_handed_back_is_taken_over_and_the_next_views_are_rendered_ahead(world_node):
+    episode = reset(world_node)
     assert world_node._ahead is not None  # the first round's views, rendered after the reset
-    world_node.skills.skills["RT-1-X"] = Scripted([False, False, True])
+    meta = call(world_node, "observe", Observe.Request(round=1)).observation
+    assert world_node._ahead is None  # used up by the observation
+    state = moved(world_node)
 
-    reply = attempt(world_node, 1, 3)
-    assert not reply.success and world_node._ahead is None  # a retry follows: nothing rendered
-    assert reply.world_path_length == pytest.approx(0.0) and list(reply.inventory) == []
-    attempt(world_node, 2, 3)
-    assert world_node._ahead is None
-    assert attempt(world_node, 3, 3).success
-    assert world_node._ahead is not None and world_node._ahead[0] == world_node._version
-
-    meta = call(world_node, "observe", Observe.Request(round=2)).observation
-    assert meta.round == 2 and world_node._ahead is None  # used up by the observation
+    reply = call(world_node, "apply", ApplyState.Request(episode=episode, round=1, dynamic=json.dumps(state)))
+    assert reply.path_length == pytest.approx(state["path_length"]) and list(reply.inventory) == ["green_can"]
+    assert world_node.world.ground_truth().dynamic() == state
+    assert world_node._ahead is not None and world_node._ahead[0] == world_node._version  # the next round's views, ready
+    after = call(world_node, "observe", Observe.Request(round=2)).observation
+    assert after.x == pytest.approx(meta.x + 1.0) and list(after.inventory) == ["green_can"] and world_node._ahead is None
 
 
-def test_a_failed_last_attempt_renders_ahead_too(world_node):
-    world_node.skills.skills["RT-1-X"] = Scripted([False])
-    assert not attempt(world_node, 1, 1).success
-    assert world_node._ahead is not None
+@pytest.mark.parametrize("dynamic", ["not json", "[1, 2]", json.dumps({"robot": [0, 0, 0]}), json.dumps({"robot": "here", "held": None})])
+def test_a_state_that_is_not_the_simulators_is_refused_and_changes_nothing(world_node, dynamic):
+    episode = reset(world_node)
+    before = world_node.world.ground_truth().dynamic()
+    with pytest.raises(BadRequest, match="the state is not"):
+        world_node.handle("apply", ApplyState.Request(episode=episode, round=1, dynamic=dynamic))
+    assert world_node.world.ground_truth().dynamic() == before
+
+
+def test_a_state_of_another_episode_is_refused(world_node):
+    episode = reset(world_node)
+    state = moved(world_node)
+    with pytest.raises(BadRequest, match=f"episode {episode - 1} is over"):
+        world_node.handle("apply", ApplyState.Request(episode=episode - 1, round=1, dynamic=json.dumps(state)))
+    assert world_node.world.ground_truth().dynamic() != state

@@ -1,14 +1,18 @@
 """The executor node: routes a checked subtask to the skill of the chosen model and runs attempts.
 
-It wraps the same ``Executor`` as the in-process runner. Where the skills run depends on the world:
+It wraps the same ``Executor`` as the in-process runner, and runs the attempts itself on a world of its
+own (``homiebot.runtime.skills_run_in_executor`` decides, for both nodes), wrapped in the safety layer
+(this node hears the e-stop and the task manager's cancel itself):
 
-* a simulator (the embedded home) lives in the world node, so skills that act on it run their attempts
-  there (``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt), and a world that does not answer
-  in ``attempt_timeout`` fails the attempt;
-* a robot reached through its driver (``World.reached_through_driver``: the ``ros2_robot`` bridge)
-  is commanded from here: this node builds its own world from the config (its own bridge to the
-  driver), wraps the robot in the safety layer (it hears the e-stop and the task manager's cancel
-  itself) and runs the skills (``homiebot.runtime.skills_run_in_executor``).
+* a simulator (the embedded home): a copy of the world node's (homiebot/ros/sim_copy.py), built from the
+  scene the world holds, put into the world's state of the round before a subtask and handed back after
+  it (/homiebot/world/apply), so that the world node renders what the skills did;
+* a robot reached through its driver (``World.reached_through_driver``: the ``ros2_robot`` bridge): this
+  node's own bridge to the driver, which it commands.
+
+Only where the skills act on the semantic map that the world node builds (mapped perception) do their
+attempts run in the world node (``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt); a world
+that does not answer in ``attempt_timeout`` fails the attempt.
 
 Either way it serves the ``homiebot_msgs/action/ExecuteSubtask`` action on /homiebot/executor/execute
 (feedback after every attempt; a cancelled goal starts no further attempt, and a robot's motion stops)
@@ -31,6 +35,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import UInt32
 
+from homiebot import registry
 from homiebot.config import RunConfig
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.executor import Execution, Executor, skill_name
@@ -39,6 +44,8 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_from_msg, pairs_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ServiceCaller, ServiceError, ServiceInterrupted, TypedServer
+from homiebot.ros.sim_copy import SimulatorCopy
+from homiebot.ros.sim_thread import CLOSE_WAIT, SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import world_callers
 from homiebot.runtime import SkillSet, build_skills, build_world, skills_run_in_executor
@@ -110,31 +117,65 @@ class ReportingSkill(Skill):
 
 
 class LocalSkills:
-    """The world and skills of a robot reached through its driver, built in this node (see the module doc)."""
+    """The skills this node runs itself, on a world of its own: its own bridge to a robot's driver, or its
+    copy of the world node's simulator (see the module doc). The world's work runs on one thread (a
+    renderer's GL context lives in the thread that made it)."""
 
-    def __init__(self, node: Node, cfg: RunConfig) -> None:
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float) -> None:
         self.cfg = cfg
         self.episode: int | None = None
         self.safety = SafetyState()
         self.link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=cfg.safety.estop_heartbeat)
         node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
-        self.world: World = build_world(cfg, None)  # waits for the driver, runs its start-up procedure
-        protect(self.world, cfg.safety, self.safety)
-        self.skills: SkillSet = build_skills(cfg, self.world)
+        self.sim = SimThread(node)
+        self.world: World | None = None
+        self.skills: SkillSet | None = None
+        self.reporting: dict[str, ReportingSkill] = {}
+        self.executor: Executor[ReportingSkill] | None = None
+        driven = registry.load("worlds", cfg.world.name).reached_through_driver
+        self.copy = None if driven else SimulatorCopy(node, cfg, timeout)
+        if self.copy is None:  # waits for the driver, runs its start-up procedure
+            self.sim.call(lambda _: self._use(build_world(cfg, None)), None)
+
+    def _use(self, world: World) -> None:
+        """Skills for ``world`` (built again only for another world: a copy of a new scene)."""
+        if world is self.world:
+            return
+        if self.executor is not None:
+            self.executor.close()
+        protect(world, self.cfg.safety, self.safety)
+        self.world, self.skills = world, build_skills(self.cfg, world)
         self.reporting = {m: ReportingSkill(s) for m, s in self.skills.skills.items()}
-        self.executor = Executor(self.reporting, max_attempts=cfg.attempts, unavailable=self.skills.unavailable,
+        self.executor = Executor(self.reporting, max_attempts=self.cfg.attempts, unavailable=self.skills.unavailable,
                                  fallbacks=self.skills.fallbacks, interruption=self.safety.interruption)
 
+    def listing(self) -> tuple[list[dict], dict[str, str]]:
+        """The models offered (name, actions, description) and the configured ones that cannot run here;
+        with a simulator, for the scene the world node holds now (asked at the start of each episode)."""
+        def listed(_: Any) -> tuple[list[dict], dict[str, str]]:
+            if self.copy is not None:
+                self._use(self.copy.prepare())
+            assert self.skills is not None and self.executor is not None
+            return self.skills.listing()["models"], self.executor.unavailable
+        return self.sim.call(listed, None)
+
     def execute(self, goal: ExecuteSubtask.Goal, subtask: Subtask, attempts: GoalAttempts) -> ExecuteSubtask.Result:
+        return self.sim.call(lambda _: self._execute(goal, subtask, attempts), None)
+
+    def _execute(self, goal: ExecuteSubtask.Goal, subtask: Subtask, attempts: GoalAttempts) -> ExecuteSubtask.Result:
         if goal.episode and goal.episode != self.episode:
             self.episode = goal.episode
             self.safety.new_episode()
+        if self.copy is not None:
+            self._use(self.copy.follow(int(goal.episode), int(goal.round)))
+        assert self.executor is not None
         self.safety.round = int(goal.round)
         for skill in self.reporting.values():
             skill.call = attempts
         run = self.executor.execute(subtask, goal.model, self.world, int(goal.seed), int(goal.round))
-        # no world state: the task manager asks the world node for the inventory and the path (its odometry)
-        return _result(run, acted=run.acted)
+        # a simulator takes over what the attempts did; a robot's driver reports it itself (the world node's odometry)
+        world_state = self.copy.hand_back(int(goal.round)) if self.copy is not None else None
+        return _result(run, acted=run.acted, world_state=world_state)
 
     def cancel(self) -> None:
         """A goal was cancelled: the robot's motion stops now, not after the attempt."""
@@ -144,9 +185,20 @@ class LocalSkills:
         if self.episode is not None and int(msg.data) == self.episode:
             self.safety.cancel("task manager", record=False)
 
+    def interrupt(self) -> None:
+        """The process is stopping: a wait for the world's state gives up now."""
+        if self.copy is not None:
+            self.copy.interrupt()
+
     def close(self) -> None:
-        self.executor.close()
-        self.world.close()  # the robot's shut-down procedure
+        def release(_: Any = None) -> None:
+            if self.executor is not None:
+                self.executor.close()
+            if self.copy is not None:
+                self.copy.close()
+            elif self.world is not None:
+                self.world.close()  # the robot's shut-down procedure
+        self.sim.close(release, wait=None if self.copy is None else CLOSE_WAIT)  # a robot's shut-down is not cut short
 
 
 def _result(run: Execution, acted: Subtask | None, world_state: dict | None = None) -> ExecuteSubtask.Result:
@@ -167,9 +219,10 @@ class ExecutorNode:
         calls = world_callers(node, ("skills", "attempt")) if not skills_run_in_executor(self.cfg) else {}
         self.world_skills, self.world = calls.get("skills"), calls.get("attempt")
         self._listed: dict | None = None
-        self.local = LocalSkills(node, self.cfg) if skills_run_in_executor(self.cfg) else None
+        self.local = LocalSkills(node, self.cfg, self.timeout) if skills_run_in_executor(self.cfg) else None
         if self.local is not None:
-            node.get_logger().info(f"skills run here, through this node's own bridge to the robot: {sorted(self.local.skills.skills)}")
+            where = "a copy of the simulator" if self.local.copy is not None else "this node's own bridge to the robot"
+            node.get_logger().info(f"skills run here, on {where}")
         self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
         self.server = ActionServer(node, ExecuteSubtask, "/homiebot/executor/execute", execute_callback=self.execute,
                                    cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
@@ -200,7 +253,7 @@ class ExecutorNode:
 
     def capabilities(self, request: ListModels.Request) -> ListModels.Response:
         if self.local is not None:
-            models, unavailable = self.local.skills.listing()["models"], self.local.executor.unavailable
+            models, unavailable = self.local.listing()
         else:
             listed = self._list()  # asked once per episode: refresh what the world offers
             models, unavailable = listed["models"], self._executor(listed).unavailable
@@ -250,6 +303,11 @@ class ExecutorNode:
         run = executor.execute(subtask, goal.model, None, int(goal.seed), int(goal.round))
         ran = executor.skills[executor.fallbacks.get(goal.model, goal.model)]
         return _result(run, ran.acted, ran.world_state)
+
+    def interrupt(self) -> None:
+        """The process is stopping: a subtask waiting for the world's state gives up now."""
+        if self.local is not None:
+            self.local.interrupt()
 
     def close(self) -> None:
         if self.local is not None:

@@ -5,10 +5,11 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 (/homiebot/world/belief, Belief) and, for privileged planners, the simulator's moving state
 (/homiebot/world/state, SimState). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
-``observe``, ``info``, ``goal``, ``room_of``, ``route``, ``resolve``, ``skills`` and ``attempt``.
-Skills that act on the simulator run here, their attempts asked for by the executor node; a robot
-reached through its driver is commanded by the executor node instead, which runs the skills with a
-bridge of its own (``skills`` and ``attempt`` then refuse).
+``observe``, ``info``, ``goal``, ``room_of``, ``route``, ``resolve``, ``apply``, ``skills`` and ``attempt``.
+The executor node runs the skills: on a copy of the simulator whose state it hands back through
+``apply`` (homiebot/ros/sim_copy.py), or through its own bridge to a robot's driver. Only skills that
+need the semantic map this node keeps (mapped perception) run their attempts here (``skills`` and
+``attempt``, which refuse otherwise).
 
 With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
 the map's summary on /homiebot/world/map (SemanticMap) and its occupancy grid on
@@ -17,7 +18,7 @@ and /homiebot/map/occupancy. The observation then says ``mapped`` (and carries t
 ``map_text`` when the config puts it in prompts), the belief says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
-round's views are rendered as soon as an execution (its last attempt) or a reset finishes, while
+round's views are rendered as soon as the executor hands a subtask's state back (``apply``) or a reset finishes, while
 the task manager records the round; ``observe`` then returns them if nothing changed since. A mapped
 world is never rendered ahead (its ``static_between_actions`` is false): each of its observations
 updates the map.
@@ -32,12 +33,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from homiebot_msgs.msg import ModelInfo, PeopleSeen
 from homiebot_msgs.srv import (
+    ApplyState,
     GoalSatisfied,
     ListSkills,
     Observe,
@@ -57,7 +58,7 @@ from std_msgs.msg import UInt32
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES
 from homiebot.errors import take_snapshot
-from homiebot.executor import is_last_attempt, run_attempt, stopped
+from homiebot.executor import run_attempt, stopped
 from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import (
     IMAGE_KINDS,
@@ -77,6 +78,7 @@ from homiebot.ros.observations import IMAGES, ROUND_DATA
 from homiebot.ros.round_messages import belief_msg, round_observation_msg, semantic_map_msg, sim_state_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ErrorMapping, TypedServer
+from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import SERVICES, service_name
 from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skills_run_in_executor
@@ -96,42 +98,6 @@ class OutOfTurn(RuntimeError):
 
 
 SESSION_LEASE = 30.0  # seconds an episode session outlives the last call to the world
-CLOSE_WAIT = 10.0  # seconds the node's stop waits for the simulator's work in hand before it releases the world
-
-
-class SimThread:
-    """The one thread that does all of the simulator's work: calls, and the work done beside their replies
-    (publishing frames, rendering ahead), in the order given. A renderer's GL context then lives, renders
-    and is freed in one thread; freed while current in another live thread, it crashed the next context
-    that thread made current."""
-
-    def __init__(self, node: Node) -> None:
-        self.node = node
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="simulator")
-
-    def call(self, fn: Callable[[Any], Any], request: Any) -> Any:
-        """``fn(request)`` on the simulator's thread, once the work before it is done."""
-        return self.pool.submit(fn, request).result()
-
-    def later(self, job: Callable[[], None]) -> None:
-        """Queue ``job``; the caller does not wait for it."""
-        self.pool.submit(job).add_done_callback(self._log_failure)
-
-    def settle(self) -> None:
-        """Until the work queued so far is done."""
-        self.pool.submit(lambda: None).result()
-
-    def close(self, last: Callable[[], None]) -> None:
-        """Run ``last`` after the work in hand (up to CLOSE_WAIT s), and take no more."""
-        try:
-            self.pool.submit(last).result(timeout=CLOSE_WAIT)
-        finally:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-
-    def _log_failure(self, done: Future) -> None:
-        err = None if done.cancelled() else done.exception()
-        if err is not None:  # one failed job (a frame that cannot be published) must not go unnoticed
-            self.node.get_logger().error(f"after a reply: {type(err).__name__}: {err}")
 
 
 class WorldNode:
@@ -162,7 +128,8 @@ class WorldNode:
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
-            "room_of": self.room_of, "route": self.route, "resolve": self.resolve, "skills": self.list_skills, "attempt": self.skill_attempt}
+            "room_of": self.room_of, "route": self.route, "resolve": self.resolve, "skills": self.list_skills, "attempt": self.skill_attempt,
+            "apply": self.apply}
         self.servers = [self._serve(name) for name in self.handlers]
         # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
         self.safety = SafetyState()
@@ -254,7 +221,8 @@ class WorldNode:
 
     def _require_skills(self) -> SkillSet:
         if not self.skills_here:
-            raise BadRequest("the skills of a robot reached through its driver run in the executor node, not here")
+            raise BadRequest("the skills run in the executor node (on its copy of the simulator, or through its bridge to the robot), "
+                             "not here: only skills that act on this node's semantic map (mapped perception) do")
         if self.skills is None:
             raise BadRequest("no scene loaded: call reset first")
         return self.skills
@@ -329,7 +297,7 @@ class WorldNode:
             fallbacks=pairs_msg(listing["fallbacks"]))
 
     def skill_attempt(self, request: SkillAttempt.Request) -> SkillAttempt.Response:
-        """One attempt of a skill that acts in this simulator (privileged skills)."""
+        """One attempt of a skill that acts on this node's semantic map (mapped perception)."""
         try:
             subtask = subtask_from_msg(request.subtask)
         except ValueError as err:
@@ -346,12 +314,36 @@ class WorldNode:
             why = self.safety.interruption()  # e-stop or cancel: no attempt starts (privileged skills too)
             result = stopped(why, context.attempt) if why else run_attempt(skill, subtask, world, context, acted)
             self._changed()
-            reply = SkillAttempt.Response(success=result.success, message=result.message, dropped=result.dropped or "",
-                                          reason="" if result.success or result.failure is None else result.failure.value,
-                                          path_length=float(result.path_length), inventory=list(world.inventory()),
-                                          world_path_length=float(world.path_length()), acted=subtask_msg(acted))
-        if is_last_attempt(result, context):  # a retry follows a failed attempt otherwise: rendering now would delay it
-            self.sim.later(self._render_ahead)
+            # a mapped world is never rendered ahead (each observation updates its map)
+            return SkillAttempt.Response(success=result.success, message=result.message, dropped=result.dropped or "",
+                                         reason="" if result.success or result.failure is None else result.failure.value,
+                                         path_length=float(result.path_length), inventory=list(world.inventory()),
+                                         world_path_length=float(world.path_length()), acted=subtask_msg(acted))
+
+    def apply(self, request: ApplyState.Request) -> ApplyState.Response:
+        """Take over the simulator's moving state from the executor node's copy, where a subtask's attempts ran."""
+        with self._lock:
+            world = self._require()
+            if int(request.episode) != self.episode:
+                raise BadRequest(f"episode {request.episode} is over (the world is in episode {self.episode})")
+            state = world.ground_truth()
+            if state is None:
+                raise BadRequest(f"{type(world).__name__} has no simulator state to take over")
+            try:
+                dynamic = json.loads(request.dynamic)
+            except ValueError as err:
+                raise BadRequest(f"the state is not JSON: {err}") from None
+            if not isinstance(dynamic, dict):
+                raise BadRequest(f"the state is not a JSON object but {type(dynamic).__name__}")
+            before = state.dynamic()
+            try:
+                state.apply_dynamic(dynamic)
+            except (KeyError, TypeError, ValueError, AttributeError) as err:
+                state.apply_dynamic(before)  # a state half taken over would be neither
+                raise BadRequest(f"the state is not this simulator's: {type(err).__name__}: {err}") from None
+            self._changed()
+            reply = ApplyState.Response(path_length=float(world.path_length()), inventory=list(world.inventory()))
+        self.sim.later(self._render_ahead)
         return reply
 
     def _on_cancelled(self, msg: UInt32) -> None:

@@ -34,6 +34,7 @@ class EmbeddedHome(World):
     name = "embedded_home"
     static_between_actions = True
     scenes = HOME_SCENES
+    state_copyable = True  # HomeState.dynamic / apply_dynamic
 
     def __init__(self, scene: SceneSpec | None, width: int = 256, height: int = 256, fovy: float = 90.0,
                  depth: bool = True, segmentation: bool = True, nav_resolution: float = 0.1) -> None:

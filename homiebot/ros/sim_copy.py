@@ -1,0 +1,98 @@
+"""The executor node's copy of a simulated world: the skills act on it, the world node takes over the result.
+
+A simulator's state lives in the world node, which renders the views. The executor node runs a subtask's
+attempts on a copy of the same scene, built from the world's scene description (``/homiebot/world/info``),
+put into the world's state of the round (``/homiebot/world/state``, published as the round is observed)
+before the subtask, and handed back after it (``/homiebot/world/apply``, ``homiebot_msgs/srv/ApplyState``,
+a teleport of the moving parts). One hand-back per subtask, however many attempts it took; the skills,
+privileged or driving the copy's robot, run exactly as they do in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from homiebot_msgs.srv import ApplyState, WorldInfo
+from rclpy.node import Node
+
+from homiebot.config import RunConfig
+from homiebot.ros.observations import ObservationCache
+from homiebot.ros.round_messages import dynamic_of
+from homiebot.ros.world_link import world_callers
+from homiebot.runtime import build_world, scene_from_json
+from homiebot.worlds.base import World
+
+
+class CopyError(RuntimeError):
+    """The copy cannot follow the world node (its scene or state unreadable, or the world refused it)."""
+
+
+class SimulatorCopy:
+    """A copy of the world node's simulator for the skills of one process (see the module doc).
+
+    ``timeout``: seconds a call to the world node may take, and that the round's state may take to arrive."""
+
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float) -> None:
+        self.cfg = cfg.model_copy(update={"perception": cfg.perception.model_copy(update={"mode": "oracle"})})
+        self.timeout = timeout
+        self.calls = world_callers(node, ("info", "apply"))
+        self.cache = ObservationCache(node, kinds=(), round_topics=("world/state",))
+        self.world: World | None = None
+        self._scene_key: str | None = None
+        self.episode: int | None = None  # the world node's episode the copy follows
+
+    def prepare(self) -> World:
+        """The copy of the scene the world node holds now, reset (rebuilt only when the scene changed)."""
+        text = self.calls["info"].call(WorldInfo.Request(scene=True), self.timeout).scene_description
+        try:
+            data = json.loads(text)
+        except ValueError as err:
+            raise CopyError(f"the world node's scene description is not JSON: {err}") from None
+        key = json.dumps(data, sort_keys=True)
+        if self.world is None or key != self._scene_key:
+            self.close()
+            self.world = build_world(self.cfg, scene_from_json(data, self.cfg.world.name))
+            self._scene_key = key
+        self.world.reset()
+        self.episode = None
+        return self.world
+
+    def follow(self, episode: int, round_index: int) -> World:
+        """The copy in the world's state of that round (a new episode resets it first)."""
+        if self.world is None or (self.episode is not None and episode != self.episode):
+            self.prepare()
+        self.episode = episode
+        assert self.world is not None
+        try:
+            dynamic = dynamic_of(self.cache.wait_round("world/state", episode, round_index, self.timeout))
+        except TimeoutError as err:
+            raise CopyError(f"the world node's state of round {round_index} did not arrive: {err}") from None
+        except ValueError as err:
+            raise CopyError(f"the world node's state of round {round_index} is unreadable: {err}") from None
+        self._state().apply_dynamic(dynamic)
+        return self.world
+
+    def hand_back(self, round_index: int) -> dict[str, Any]:
+        """Give the world node the state the attempts left; its inventory and path length after taking it."""
+        assert self.episode is not None, "hand_back follows follow"
+        r = self.calls["apply"].call(ApplyState.Request(episode=self.episode, round=round_index,
+                                                        dynamic=json.dumps(self._state().dynamic())), self.timeout)
+        return {"inventory": list(r.inventory), "path_length": r.path_length}
+
+    def _state(self) -> Any:
+        assert self.world is not None
+        state = self.world.ground_truth()
+        if state is None:
+            raise CopyError(f"{type(self.world).__name__} has no simulator state to copy")
+        return state
+
+    def close(self) -> None:
+        """Release the copy (its renderer, its robot)."""
+        if self.world is not None:
+            self.world.close()
+            self.world = None
+
+    def interrupt(self) -> None:
+        """The process is stopping: a wait for the round's state gives up now."""
+        self.cache.close()
