@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
@@ -200,15 +200,22 @@ def _first_problem(why: str) -> str:
     return first + (f", and {len(problems) - 1} more" if len(problems) > 1 else "")
 
 
-def skills_run_in_executor(cfg: RunConfig) -> bool:
-    """Whether the graph's executor node runs the skills itself, with a world of its own: a bridge to
-    the robot's driver (``World.reached_through_driver``) or a copy of the simulator whose state it
-    hands back to the world node (``World.state_copyable``). Not where the belief skills act on is a
-    semantic map that only the world node builds (mapped perception): then the skills run in the world
-    node, next to the map."""
+SkillSite = Literal["bridge", "copy", "world"]
+
+
+def skill_site(cfg: RunConfig) -> SkillSite:
+    """Where the graph runs the skills, for both nodes that could (the executor and the world node):
+
+    * ``bridge``: in the executor node, through a bridge of its own to the robot's driver
+      (``World.reached_through_driver``);
+    * ``copy``: in the executor node, on a copy of the simulator whose state it hands back to the world
+      node (``World.state_copyable``);
+    * ``world``: in the world node, where the semantic map the skills act on is built (mapped
+      perception), or for a world that can be neither reached nor copied."""
     cls = registry.load("worlds", cfg.world.name)
-    own = isinstance(cls, type) and issubclass(cls, World) and (cls.reached_through_driver or cls.state_copyable)
-    return bool(own) and cfg.perception.mode != "mapped"
+    if cfg.perception.mode == "mapped" or not (isinstance(cls, type) and issubclass(cls, World)):
+        return "world"
+    return "bridge" if cls.reached_through_driver else "copy" if cls.state_copyable else "world"
 
 
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:

@@ -9,8 +9,8 @@
 | ``/homiebot/approval/request`` | homiebot_msgs/ApprovalRequest, TRANSIENT_LOCAL | task manager | id, round, subtask, model, instruction, timeout |
 | ``/homiebot/approval/response`` | homiebot_msgs/ApprovalDecision | an operator | id, decision (approve, reject, edit), reason, subtask (an edit's, as text) |
 
-Every process that moves the robot (the world node, where skills run) or decides when to (the task
-manager) keeps its own ``SafetyState`` in step with these topics, so an e-stop reaches the robot
+Every process that moves the robot (the executor node, where skills run; the world node, which explores
+before a mapped task and runs the skills that act on its map) or decides when to (the task manager) keeps its own ``SafetyState`` in step with these topics, so an e-stop reaches the robot
 even when the task manager is gone. Messages that cannot be accepted (an unknown event kind or
 decision, an edit whose subtask cannot be read) are dropped with a warning; ``homiebot.ros.safety_messages``
 converts between the messages and homiebot's types.

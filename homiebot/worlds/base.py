@@ -59,8 +59,7 @@ class World(ABC):
     scenes: SceneSource | None = None
     # True when the robot is reached through its driver (ROS topics and services), so that any process
     # can build its own instance of this world and command the same robot: the graph's executor node
-    # then runs the skills itself. False for a simulator, whose state lives in one process (the world
-    # node, where the skills run).
+    # then runs the skills itself, through a bridge of its own.
     reached_through_driver: bool = False
     # True for a simulator whose moving state another process can read (``ground_truth().dynamic()``) and
     # hand back (``ground_truth().apply_dynamic``) on a copy of the same scene: the graph's executor node

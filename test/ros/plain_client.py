@@ -246,7 +246,7 @@ def services(c: Client, args: dict) -> dict:
     """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
     from homiebot_msgs.action import ExecuteSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve, SkillAttempt
+    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
@@ -263,10 +263,6 @@ def services(c: Client, args: dict) -> dict:
         "world_reset_not_a_scene": (ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene='{"bogus": 1}')),
         "world_goal_not_conditions": (GoalSatisfied, "/homiebot/world/goal", GoalSatisfied.Request(goal='"all"')),
         "world_resolve_old_episode": (Resolve, "/homiebot/world/resolve", Resolve.Request(episode=10**6, phrase="green can")),
-        "world_attempt_bad_action": (SkillAttempt, "/homiebot/world/attempt",
-                                     SkillAttempt.Request(model="RT-1-X", subtask=Subtask(action="Fly", target="x"))),
-        "world_attempt_no_model": (SkillAttempt, "/homiebot/world/attempt",
-                                   SkillAttempt.Request(model="nope", subtask=Subtask(action="Pick", target="x"))),
         "world_apply_old_episode": (ApplyState, "/homiebot/world/apply", ApplyState.Request(episode=10**6, dynamic="{not json")),
     }
     answers = {}
@@ -355,8 +351,8 @@ def cancel_motion(c: Client, args: dict) -> dict:
 def on_the_copy(c: Client, args: dict) -> dict:
     """Reset the world node in a scene, observe round 1 and send the executor one Go to goal of that round (its
     skill runs on the executor's copy of the simulator); then what the goal's result, the world's info and its
-    round-2 observation say, and how the world answers an attempt asked of it."""
-    from homiebot_msgs.srv import Observe, ResetWorld, SkillAttempt, WorldInfo
+    round-2 observation say, and which services the world node serves."""
+    from homiebot_msgs.srv import Observe, ResetWorld, WorldInfo
 
     reset = _call(c, ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene=json.dumps(args["scene"]), owner="/plain_client"), 120.0)
     first = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=1)).observation
@@ -371,12 +367,11 @@ def on_the_copy(c: Client, args: dict) -> dict:
     result = _wait(c, handle.get_result_async(), 120.0).result
     info = _call(c, WorldInfo, "/homiebot/world/info", WorldInfo.Request())
     second = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=2)).observation
-    attempt = _call(c, SkillAttempt, "/homiebot/world/attempt",
-                    SkillAttempt.Request(model=args["model"], subtask=Subtask(action=Subtask.GO_TO, target=args["target"])))
+    services = {name for name, _ in c.node.get_service_names_and_types() if name.startswith("/homiebot/world/")}
     return {"code": result.error_code, "success": result.feedback.success, "skill": result.skill, "attempts": result.attempts,
             "travelled": result.path_length, "has_world_state": result.has_world_state, "result_path": result.world_path_length,
             "world_path": info.path_length, "before": [first.x, first.y], "after": [second.x, second.y], "observed_path": second.path_length,
-            "attempt_code": attempt.error_code, "attempt_msg": attempt.error_msg}
+            "world_services": sorted(services)}
 
 
 def _result(c: Client, handle, seconds: float = 60.0) -> dict:

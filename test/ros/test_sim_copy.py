@@ -2,7 +2,7 @@
 takes over the state they leave (``/homiebot/world/apply``). Only the world and executor nodes run; a plain
 client (rclpy and homiebot_msgs only) resets the world, observes a round, sends one ExecuteSubtask goal, then
 reads the world: the robot is where the skill drove it, in the world's info and its next observation, and
-the world runs no attempt itself.
+the world node serves no attempts.
 
 Localhost-only discovery and a ROS_DOMAIN_ID of its own, one module at a time (test/conftest.py).
 """
@@ -57,4 +57,5 @@ def test_the_world_takes_over_where_the_executors_copy_left_the_robot(world_and_
     assert seen["has_world_state"] and seen["result_path"] == pytest.approx(seen["travelled"]), seen
     assert seen["world_path"] == pytest.approx(seen["travelled"]) and seen["observed_path"] == pytest.approx(seen["travelled"]), seen
     assert math.dist(seen["before"], seen["after"]) > 1.0, seen  # the world renders the robot where the copy drove it
-    assert seen["attempt_code"] == 1 and "run in the executor node" in seen["attempt_msg"], seen  # INVALID_REQUEST
+    assert "/homiebot/world/apply" in seen["world_services"], seen
+    assert not {"/homiebot/world/attempt", "/homiebot/world/skills"} & set(seen["world_services"]), seen  # no attempt runs there

@@ -1,7 +1,7 @@
 """The executor node: routes a checked subtask to the skill of the chosen model and runs attempts.
 
 It wraps the same ``Executor`` as the in-process runner, and runs the attempts itself on a world of its
-own (``homiebot.runtime.skills_run_in_executor`` decides, for both nodes), wrapped in the safety layer
+own (``homiebot.runtime.skill_site`` decides, for both nodes), wrapped in the safety layer
 (this node hears the e-stop and the task manager's cancel itself):
 
 * a simulator (the embedded home): a copy of the world node's (homiebot/ros/sim_copy.py), built from the
@@ -35,7 +35,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import UInt32
 
-from homiebot import registry
 from homiebot.config import RunConfig
 from homiebot.contracts import Action, SkillFailure, Subtask
 from homiebot.executor import Execution, Executor, skill_name
@@ -48,7 +47,7 @@ from homiebot.ros.sim_copy import SimulatorCopy
 from homiebot.ros.sim_thread import CLOSE_WAIT, SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import world_callers
-from homiebot.runtime import SkillSet, build_skills, build_world, skills_run_in_executor
+from homiebot.runtime import SkillSet, build_skills, build_world, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import Skill, SkillContext, SkillResult
@@ -121,7 +120,8 @@ class LocalSkills:
     copy of the world node's simulator (see the module doc). The world's work runs on one thread (a
     renderer's GL context lives in the thread that made it)."""
 
-    def __init__(self, node: Node, cfg: RunConfig, timeout: float) -> None:
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float, on_a_copy: bool) -> None:
+        """``on_a_copy``: a copy of the world node's simulator; else a bridge to the robot's driver."""
         self.cfg = cfg
         self.episode: int | None = None
         self.safety = SafetyState()
@@ -132,8 +132,7 @@ class LocalSkills:
         self.skills: SkillSet | None = None
         self.reporting: dict[str, ReportingSkill] = {}
         self.executor: Executor[ReportingSkill] | None = None
-        driven = registry.load("worlds", cfg.world.name).reached_through_driver
-        self.copy = None if driven else SimulatorCopy(node, cfg, timeout)
+        self.copy = SimulatorCopy(node, cfg, timeout) if on_a_copy else None
         if self.copy is None:  # waits for the driver, runs its start-up procedure
             self.sim.call(lambda _: self._use(build_world(cfg, None)), None)
 
@@ -216,13 +215,14 @@ class ExecutorNode:
         self.cfg = run_config(params["config"])
         self.node = node
         self.timeout = params["attempt_timeout"]
-        calls = world_callers(node, ("skills", "attempt")) if not skills_run_in_executor(self.cfg) else {}
+        site = skill_site(self.cfg)
+        calls = world_callers(node, ("skills", "attempt")) if site == "world" else {}
         self.world_skills, self.world = calls.get("skills"), calls.get("attempt")
         self._listed: dict | None = None
-        self.local = LocalSkills(node, self.cfg, self.timeout) if skills_run_in_executor(self.cfg) else None
+        self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=site == "copy") if site != "world" else None
         if self.local is not None:
-            where = "a copy of the simulator" if self.local.copy is not None else "this node's own bridge to the robot"
-            node.get_logger().info(f"skills run here, on {where}")
+            where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
+            node.get_logger().info(f"skills run here, {where}")
         self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
         self.server = ActionServer(node, ExecuteSubtask, "/homiebot/executor/execute", execute_callback=self.execute,
                                    cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())

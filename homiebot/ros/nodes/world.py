@@ -81,7 +81,7 @@ from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import SERVICES, service_name
-from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skills_run_in_executor
+from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import SkillContext
@@ -109,7 +109,8 @@ class WorldNode:
         self.skills: SkillSet | None = None
         self._scene_json: str | None = None
         # a robot reached through its driver is commanded by the executor node, which runs the skills
-        self.skills_here = not skills_run_in_executor(self.cfg)
+        site = skill_site(self.cfg)
+        self.skills_here = site == "world"
         # counts resets, so that consumers never mix up rounds of two episodes; from a random start, so that a
         # restarted or reconfigured world's episodes are not taken for its predecessor's (caches are keyed by them)
         self.episode = random.SystemRandom().randrange(2**30)
@@ -128,10 +129,12 @@ class WorldNode:
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
-            "room_of": self.room_of, "route": self.route, "resolve": self.resolve, "skills": self.list_skills, "attempt": self.skill_attempt,
-            "apply": self.apply}
+            "room_of": self.room_of, "route": self.route, "resolve": self.resolve,
+            # the skills' side: attempts here, or the state the executor's copy of the simulator hands back
+            **({"skills": self.list_skills, "attempt": self.skill_attempt} if self.skills_here else {}),
+            **({"apply": self.apply} if site == "copy" else {})}
         self.servers = [self._serve(name) for name in self.handlers]
-        # skills run here, so the robot's half of the safety layer lives here: it hears the e-stop itself
+        # the robot moves here too (a mapped task's exploration, skills that act on the map): it hears the e-stop itself
         self.safety = SafetyState()
         self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=self.cfg.safety.estop_heartbeat)
         node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
@@ -220,9 +223,6 @@ class WorldNode:
         return self.world
 
     def _require_skills(self) -> SkillSet:
-        if not self.skills_here:
-            raise BadRequest("the skills run in the executor node (on its copy of the simulator, or through its bridge to the robot), "
-                             "not here: only skills that act on this node's semantic map (mapped perception) do")
         if self.skills is None:
             raise BadRequest("no scene loaded: call reset first")
         return self.skills
