@@ -2,7 +2,8 @@
 takes over the state they leave (``/homiebot/world/apply``). Only the world and executor nodes run; a plain
 client (rclpy and homiebot_msgs only) resets the world, observes a round, sends one ExecuteSubtask goal, then
 reads the world: the robot is where the skill drove it, in the world's info and its next observation, and
-the world node serves no attempts.
+the world node serves no attempts. Then the whole graph of config/sim_expert.yaml, whose policy skills drive the
+copy's robot through its real control path: its episode is the in-process runner's, round by round.
 
 Localhost-only discovery and a ROS_DOMAIN_ID of its own, one module at a time (test/conftest.py).
 """
@@ -19,15 +20,20 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
+import yaml  # noqa: E402
+
+from homiebot.config import load_config  # noqa: E402
+from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import graph  # noqa: E402
-from homiebot.ros.up import ros_environment, spawn, stop  # noqa: E402
-from homiebot.runtime import scene_for  # noqa: E402
+from homiebot.ros.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
+from homiebot.runtime import run_episode, scene_for  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
-from test.conftest import DEMO_TASK  # noqa: E402
+from test.conftest import DEMO_TASK, ROOT  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 CLIENT = Path(__file__).with_name("plain_client.py")
 DOMAIN = domain_of(__name__)
+EXPERT_DOMAIN = domain_of(__name__, 1)
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +65,29 @@ def test_the_world_takes_over_where_the_executors_copy_left_the_robot(world_and_
     assert math.dist(seen["before"], seen["after"]) > 1.0, seen  # the world renders the robot where the copy drove it
     assert "/homiebot/world/apply" in seen["world_services"], seen
     assert not {"/homiebot/world/attempt", "/homiebot/world/skills"} & set(seen["world_services"]), seen  # no attempt runs there
+
+
+def test_policy_skills_on_the_copy_give_the_in_process_episode(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "config" / "sim_expert.yaml").read_text())
+    data["world"]["params"].update(width=64, height=64)  # the policies read 64x64 images either way
+    cfg = tmp_path / "expert.yaml"
+    cfg.write_text(yaml.safe_dump(data))
+    env = ros_environment(EXPERT_DOMAIN)
+    procs = spawn_all(graph(str(cfg), "", str(tmp_path / "graph"), record_bag=False), env)  # processes we started
+    try:
+        out = subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO_TASK), "--seed", "0", "--timeout", "400"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=460)
+    finally:
+        stop(procs)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    line = next(x for x in out.stdout.splitlines() if x.startswith("episode record:"))
+    ros = load_episode(Path(line.split(":", 1)[1].strip()))
+    local, _ = run_episode(load_config(cfg).model_copy(update={"seed": 0}), load_task(DEMO_TASK))
+
+    def rounds(record) -> list[tuple]:
+        return [(s.subtask.text() if s.subtask else None, s.feedback.code, s.skill, s.attempts, s.path_length, s.inventory_after)
+                for s in record.steps]
+
+    assert ros.goal_satisfied and {s.skill for s in ros.steps if s.skill} >= {"policy:expert_waypoints", "policy:expert_ee"}
+    assert rounds(ros) == rounds(local)
+    assert abs(ros.path_length - local.path_length) < 1e-6
