@@ -5,11 +5,11 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 (/homiebot/world/belief, Belief) and, for privileged planners, the simulator's moving state
 (/homiebot/world/state, SimState). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
-``observe``, ``info``, ``goal``, ``room_of``, ``route``, ``resolve``, ``apply``, ``skills`` and ``attempt``.
-The executor node runs the skills: on a copy of the simulator whose state it hands back through
-``apply`` (homiebot/ros/sim_copy.py), or through its own bridge to a robot's driver. Only skills that
-need the semantic map this node keeps (mapped perception) run their attempts here (``skills`` and
-``attempt``, which refuse otherwise).
+``observe``, ``info``, ``goal``, ``room_of``, ``route`` and ``resolve``; where the skills run
+(``homiebot.runtime.skill_site``) decides the rest. The executor node runs them on a copy of the
+simulator, whose state this node takes over through ``apply`` (homiebot/ros/sim_copy.py), or through
+its own bridge to a robot's driver; only skills that act on the semantic map this node keeps (mapped
+perception) run their attempts here, through ``skills`` and ``attempt``.
 
 With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
 the map's summary on /homiebot/world/map (SemanticMap) and its occupancy grid on
@@ -108,7 +108,6 @@ class WorldNode:
         self.world: World | None = None
         self.skills: SkillSet | None = None
         self._scene_json: str | None = None
-        # a robot reached through its driver is commanded by the executor node, which runs the skills
         site = skill_site(self.cfg)
         self.skills_here = site == "world"
         # counts resets, so that consumers never mix up rounds of two episodes; from a random start, so that a
