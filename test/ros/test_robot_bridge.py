@@ -565,6 +565,8 @@ robot.drive(0.25, 0.0, 30.0)
 def test_the_driver_stops_the_base_when_the_commanding_process_is_killed(bridge) -> None:
     robot, _ = bridge
     env = ros_environment(DOMAIN)
+    udp_only = str(Path(__file__).with_name("fastdds_udp_only.xml"))  # why: that file's comment
+    env.update(FASTRTPS_DEFAULT_PROFILES_FILE=udp_only, FASTDDS_DEFAULT_PROFILES_FILE=udp_only)
     proc = subprocess.Popen([sys.executable, "-c", KILLED], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     try:
         while (line := proc.stdout.readline()).strip() != "driving":  # the middleware may log to stdout first
