@@ -218,6 +218,19 @@ def skill_site(cfg: RunConfig) -> SkillSite:
     return "bridge" if cls.reached_through_driver else "copy" if cls.state_copyable else "world"
 
 
+BeliefSite = Literal["mapper", "world"]
+
+
+def belief_site(cfg: RunConfig) -> BeliefSite:
+    """Where the graph builds the belief the error detector checks against, for the world and mapper nodes:
+
+    * ``mapper``: oracle perception of a simulator whose moving state the world node publishes
+      (``skill_site`` ``copy``) and whose scenes mirror their truth: the mapper keeps that mirror in step;
+    * ``world``: the world's own belief, published by the world node (a semantic map's, a robot bridge's)."""
+    source = scene_source(cfg.world.name)
+    return "mapper" if skill_site(cfg) == "copy" and source is not None and source.mirrors_truth else "world"
+
+
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:
     """Instantiate configured skills; those that cannot run here are reported, not used."""
     skills: dict[str, Skill] = {}

@@ -66,9 +66,13 @@ class SceneSource(ABC):
         """A task from the command line: ``instruction`` in the scene named by ``scene`` (a seed or a
         file); without an instruction, the scene's own task if it has one."""
 
+    # whether ``truth_mirror`` gives a mirror (known before any scene is loaded: the graph decides by it)
+    mirrors_truth = False
+
     def truth_mirror(self, scene: Any) -> Any | None:
-        """Privileged state of the scene for a planner in another process, kept in step through
-        ``apply_dynamic``; None when the world has no such state."""
+        """Privileged state of the scene in another process (a privileged planner's, the mapper's), kept in
+        step through ``apply_dynamic``; its ``state`` is the world's belief in oracle perception. None when
+        the world has no such state."""
         return None
 
 

@@ -128,7 +128,7 @@ class RemoteWorld(World):
     @property
     def belief(self) -> SnapshotBelief:
         if self._belief is None:
-            self._belief = SnapshotBelief(snapshot_of(self.cache.wait_round("world/belief", self.episode, self.round, self.timeout)))
+            self._belief = SnapshotBelief(snapshot_of(self.cache.wait_round("belief", self.episode, self.round, self.timeout)))
         return self._belief
 
     def note_state(self, state: dict) -> None:

@@ -4,7 +4,8 @@
   labels, persons; the camera images carry its stamp.
 * ``Belief`` (/homiebot/world/belief, /homiebot/belief): the error detector's snapshot of every name.
 * ``SemanticMap`` (/homiebot/world/map, /homiebot/map/summary): the semantic map's summary.
-* ``SimState`` (/homiebot/world/state): the simulator's moving state for privileged planners' mirrors.
+* ``SimState`` (/homiebot/world/state): the simulator's moving state, for the mirrors of the mapper and of
+  privileged planners, and the executor's copy of the simulator.
 
 Each converter has its inverse, so a consumer in another process sees what the world's own objects say.
 """

@@ -351,11 +351,20 @@ def cancel_motion(c: Client, args: dict) -> dict:
 def on_the_copy(c: Client, args: dict) -> dict:
     """Reset the world node in a scene, observe round 1 and send the executor one Go to goal of that round (its
     skill runs on the executor's copy of the simulator); then what the goal's result, the world's info and its
-    round-2 observation say, and which services the world node serves."""
+    round-2 observation say, and which services the world node serves. With the mapper running too: the
+    beliefs it published per round (none published by the world node), and none for a forged state of
+    another episode."""
+    from homiebot_msgs.msg import Belief, SimState
     from homiebot_msgs.srv import Observe, ResetWorld, WorldInfo
 
+    beliefs: dict[str, list] = {"belief": [], "world/belief": []}
+    for name, got in beliefs.items():
+        c.node.create_subscription(Belief, f"/homiebot/{name}", got.append, PUB_QOS)
+    forger = c.pub("/homiebot/world/state", SimState)
     reset = _call(c, ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene=json.dumps(args["scene"]), owner="/plain_client"), 120.0)
     first = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=1)).observation
+    if args.get("mapper"):
+        c.wait(lambda: any(b.round == 1 for b in beliefs["belief"]), 60.0)
     client = ActionClient(c.node, ExecuteSubtask, "/homiebot/executor/execute")
     if not client.wait_for_server(timeout_sec=120.0):
         raise SystemExit("no /homiebot/executor/execute action server")
@@ -367,8 +376,18 @@ def on_the_copy(c: Client, args: dict) -> dict:
     result = _wait(c, handle.get_result_async(), 120.0).result
     info = _call(c, WorldInfo, "/homiebot/world/info", WorldInfo.Request())
     second = _call(c, Observe, "/homiebot/world/observe", Observe.Request(round=2)).observation
+    if args.get("mapper"):
+        c.wait(lambda: any(b.round == 2 for b in beliefs["belief"]), 60.0)
+        forger.publish(SimState(episode=reset.episode + 7, round=3, dynamic="{}"))  # an episode the world is not in
+        c.spin(3.0)
     services = {name for name, _ in c.node.get_service_names_and_types() if name.startswith("/homiebot/world/")}
-    return {"code": result.error_code, "success": result.feedback.success, "skill": result.skill, "attempts": result.attempts,
+
+    def snapshot(b) -> dict:
+        return {"episode": b.episode, "round": b.round, "held": b.held, "resolves": b.resolves,
+                "entities": {e.name: [e.kind, e.articulated, e.is_open, e.relation, e.distance, e.container] for e in b.entities}}
+
+    return {"episode": reset.episode, "beliefs": {k: [snapshot(b) for b in v] for k, v in beliefs.items()},
+            "code": result.error_code, "success": result.feedback.success, "skill": result.skill, "attempts": result.attempts,
             "travelled": result.path_length, "has_world_state": result.has_world_state, "result_path": result.world_path_length,
             "world_path": info.path_length, "before": [first.x, first.y], "after": [second.x, second.y], "observed_path": second.path_length,
             "world_services": sorted(services)}

@@ -1,8 +1,9 @@
 """The executor node runs a simulated home's skills itself, on its copy of the simulator, and the world node
-takes over the state they leave (``/homiebot/world/apply``). Only the world and executor nodes run; a plain
-client (rclpy and homiebot_msgs only) resets the world, observes a round, sends one ExecuteSubtask goal, then
-reads the world: the robot is where the skill drove it, in the world's info and its next observation, and
-the world node serves no attempts. Then the whole graph of config/sim_expert.yaml, whose policy skills drive the
+takes over the state they leave (``/homiebot/world/apply``). Only the world, executor and mapper nodes run; a
+plain client (rclpy and homiebot_msgs only) resets the world, observes a round, sends one ExecuteSubtask goal,
+then reads the world: the robot is where the skill drove it, in the world's info and its next observation, and
+the world node serves no attempts. The mapper's belief of each round is the truth's, from its own mirror of
+the simulator (the world node publishes none), and a forged state of another episode gets none. Then the whole graph of config/sim_expert.yaml, whose policy skills drive the
 copy's robot through its real control path: its episode is the in-process runner's, round by round.
 
 Localhost-only discovery and a ROS_DOMAIN_ID of its own, one module at a time (test/conftest.py).
@@ -23,10 +24,11 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 import yaml  # noqa: E402
 
 from homiebot.config import load_config  # noqa: E402
+from homiebot.errors import take_snapshot  # noqa: E402
 from homiebot.records import load_episode  # noqa: E402
 from homiebot.ros.graph import graph  # noqa: E402
 from homiebot.ros.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
-from homiebot.runtime import run_episode, scene_for  # noqa: E402
+from homiebot.runtime import build_world, run_episode, scene_for, scene_from_json  # noqa: E402
 from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK, ROOT  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
@@ -43,17 +45,18 @@ def world_and_executor(tmp_path_factory):
     cfg.write_text("skill_profile: perfect\nworld: {name: embedded_home, params: {width: 32, height: 32, depth: false, segmentation: false}}\n")
     specs = {spec.name: spec for spec in graph(str(cfg), record_bag=False)}
     env = ros_environment(DOMAIN)
-    procs = {name: spawn(specs[name], env) for name in ("world", "executor")}  # processes we started
+    procs = {name: spawn(specs[name], env) for name in ("world", "executor", "mapper")}  # processes we started
     try:
-        yield env
+        yield env, cfg
     finally:
         stop(procs)
 
 
 def test_the_world_takes_over_where_the_executors_copy_left_the_robot(world_and_executor) -> None:
     scene = scene_for(load_task(DEMO_TASK)).model_dump(mode="json", by_alias=True, exclude_none=True)
-    args = {"scene": scene, "target": "fridge", "model": "NoMaD"}
-    done = subprocess.run([sys.executable, str(CLIENT), "on_the_copy"], input=json.dumps(args), env=world_and_executor,
+    env, _ = world_and_executor
+    args = {"scene": scene, "target": "fridge", "model": "NoMaD", "mapper": True}
+    done = subprocess.run([sys.executable, str(CLIENT), "on_the_copy"], input=json.dumps(args), env=env,
                           capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
@@ -65,6 +68,29 @@ def test_the_world_takes_over_where_the_executors_copy_left_the_robot(world_and_
     assert math.dist(seen["before"], seen["after"]) > 1.0, seen  # the world renders the robot where the copy drove it
     assert "/homiebot/world/apply" in seen["world_services"], seen
     assert not {"/homiebot/world/attempt", "/homiebot/world/skills"} & set(seen["world_services"]), seen  # no attempt runs there
+    _the_mappers_belief_is_the_truth(seen, scene, world_and_executor[1])
+
+
+def _the_mappers_belief_is_the_truth(seen: dict, scene: dict, cfg: Path) -> None:
+    """Round 1's belief equals the snapshot of the same scene in-process; in round 2 the robot stands at the fridge."""
+    beliefs = seen["beliefs"]
+    assert beliefs["world/belief"] == [], "the world node publishes no belief where the mapper builds it"
+    by_round = {b["round"]: b for b in beliefs["belief"]}
+    assert sorted(by_round) == [1, 2] and all(b["episode"] == seen["episode"] for b in beliefs["belief"]), beliefs["belief"]
+    world = build_world(load_config(cfg), scene_from_json(scene, "embedded_home"))
+    try:
+        world.reset()
+        truth = take_snapshot(world.belief)
+    finally:
+        world.close()
+    first = by_round[1]
+    assert first["held"] == (truth["held"] or "") and not first["resolves"]
+    assert set(first["entities"]) == set(truth["entities"])
+    for name, e in truth["entities"].items():
+        kind, articulated, is_open, relation, distance, container = first["entities"][name]
+        assert (kind, articulated, relation or None, container or None) == (e["kind"], e["articulated"], e["relation"], e["container"]), name
+        assert is_open == (-1 if e["is_open"] is None else int(e["is_open"])) and distance == pytest.approx(e["distance"], abs=1e-6), name
+    assert by_round[2]["entities"]["fridge"][4] < 1.5 < first["entities"]["fridge"][4], "the mapper follows the state the skill left"
 
 
 def test_policy_skills_on_the_copy_give_the_in_process_episode(tmp_path: Path) -> None:

@@ -1,8 +1,14 @@
 """The mapper node: the source of the belief the error detector checks against, and of the map topics.
 
-It passes the world's belief on from /homiebot/world/belief to /homiebot/belief (homiebot_msgs/Belief):
-in ``oracle`` perception that is the simulator's truth, in ``mapped`` perception the world's semantic
-map's (the world node hosts the detector and the map, since both read its cameras every round).
+/homiebot/belief (homiebot_msgs/Belief), per round, comes from where ``homiebot.runtime.belief_site`` says:
+
+* ``mapper``: oracle perception of a simulated home. The mapper builds the belief itself, from the
+  simulator's truth: its own mirror of the world node's scene, in the state of each round
+  (/homiebot/world/state; homiebot/ros/belief_mirror.py);
+* ``world``: the world's own belief, which the world node publishes on /homiebot/world/belief and the
+  mapper passes on after checking it: a semantic map's in ``mapped`` perception (the world node hosts
+  the detector and the map, since both read its cameras every round), a robot bridge's otherwise (its
+  driver's truth in simulation, what it holds on a real robot).
 
 /homiebot/map/summary (homiebot_msgs/SemanticMap), per round:
 
@@ -20,16 +26,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from homiebot_msgs.msg import Belief, RoundObservation, SemanticMap
+from homiebot_msgs.msg import Belief, RoundObservation, SemanticMap, SimState
 from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from homiebot.ros.common import NodeDef, Param, run_node
+from homiebot.ros.belief_mirror import BeliefMirror, MirrorError
+from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import MAP_GRID_TOPIC, WORLD_GRID_TOPIC, ns_of
 from homiebot.ros.observations import ROUND_DATA
-from homiebot.ros.round_messages import labelled_map_msg
+from homiebot.ros.round_messages import belief_msg, labelled_map_msg
+from homiebot.ros.services import ServiceError, ServiceTimeout
+from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import WireError, safe_callback
+from homiebot.runtime import belief_site
 
 # the latest grid stays available to late subscribers (like a map server's)
 MAP_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
@@ -47,10 +57,32 @@ class MapperNode:
         self.belief_pub = node.create_publisher(Belief, "/homiebot/belief", ROUND_DATA)
         self.summary_pub = node.create_publisher(SemanticMap, "/homiebot/map/summary", ROUND_DATA)
         self.grid_pub = node.create_publisher(OccupancyGrid, MAP_GRID_TOPIC, MAP_QOS)
-        for msg_type, topic, callback in ((Belief, "/homiebot/world/belief", self._belief), (RoundObservation, "/homiebot/observation", self._remember),
+        cfg = run_config(params["config"])
+        # the truth is mirrored on a thread of its own: reading a new episode's scene waits for the world node
+        self.mirror = BeliefMirror(node, cfg.world.name, params["world_timeout"]) if belief_site(cfg) == "mapper" else None
+        self.worker = SimThread(node) if self.mirror is not None else None
+        source: tuple = ((SimState, "/homiebot/world/state", self._state) if self.mirror is not None
+                         else (Belief, "/homiebot/world/belief", self._belief))
+        for msg_type, topic, callback in (source, (RoundObservation, "/homiebot/observation", self._remember),
                                           (SemanticMap, "/homiebot/world/map", self.summary_pub.publish),
                                           (OccupancyGrid, WORLD_GRID_TOPIC, self._grid)):
             node.create_subscription(msg_type, topic, safe_callback(node, topic, callback), ROUND_DATA)
+
+    def _state(self, msg: SimState) -> None:
+        assert self.worker is not None
+        self.worker.later(lambda: self._mirror_round(msg))
+
+    def _mirror_round(self, msg: SimState) -> None:
+        """The belief of the round whose simulator state ``msg`` carries, from the mirror of the truth."""
+        assert self.mirror is not None
+        try:
+            snapshot = self.mirror.snapshot(msg)
+        except (MirrorError, ServiceError, ServiceTimeout) as err:  # that round's check waits, then says so
+            self.node.get_logger().error(f"no belief for round {msg.round} of episode {msg.episode}: {err}")
+            return
+        if snapshot is not None:
+            self.belief_pub.publish(belief_msg(snapshot, episode=msg.episode, round_index=msg.round,
+                                               stamp_ns=ns_of(msg.header.stamp), resolves=False))
 
     def _belief(self, msg: Belief) -> None:
         names = [e.name for e in msg.entities]
@@ -76,7 +108,14 @@ class MapperNode:
         self.grid_pub.publish(msg)
 
 
-PARAMS = (Param("perception", "oracle", "oracle or mapped (the summary follows what the world publishes)"),)
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close(lambda: None)
+
+
+PARAMS = (Param("perception", "oracle", "oracle or mapped (the summary follows what the world publishes)"),
+          Param("world_timeout", 30.0, "seconds the world node may take to describe its scene (oracle belief of a simulated home)",
+                positive))
 
 
 NODE = NodeDef("mapper", MapperNode, PARAMS)

@@ -82,7 +82,7 @@ class TaskManagerNode:
         self.typed: list[ServiceCaller | ActionCaller] = [*self.world_calls.values(), self.reset_planner, self.plan, self.check,
                                                           self.list_models, self.execute]
         self.planner_backend = PlannerBackend(node)
-        self.cache = ObservationCache(node, kinds=("image",), round_topics=("world/belief",))  # PNGs are colour
+        self.cache = ObservationCache(node, kinds=("image",), round_topics=("belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
         self.recorder = (ServiceCaller(node, StartBag, "/homiebot/recorder/start", "recorder"),
                          ServiceCaller(node, StopBag, "/homiebot/recorder/stop", "recorder")) if params["record_bag"] else None

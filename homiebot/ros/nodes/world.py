@@ -1,9 +1,10 @@
 """The world node: hosts the world, the simulated home or a robot's bridge (``ros2_robot``).
 
 Publishes per round the four views (image, depth, segmentation), odometry, the round's observation
-(/homiebot/observation, homiebot_msgs/RoundObservation), the detector's belief snapshot
-(/homiebot/world/belief, Belief) and, for privileged planners, the simulator's moving state
-(/homiebot/world/state, SimState). Serves typed services
+(/homiebot/observation, homiebot_msgs/RoundObservation) and a simulator's moving state
+(/homiebot/world/state, SimState: for the mapper's mirror of the truth, privileged planners and the
+executor's copy), or, where the world's belief is its own (``homiebot.runtime.belief_site``: a semantic
+map, a robot bridge), that belief's snapshot (/homiebot/world/belief, Belief). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
 ``observe``, ``info``, ``goal``, ``room_of``, ``route`` and ``resolve``; where the skills run
 (``homiebot.runtime.skill_site``) decides the rest. The executor node runs them on a copy of the
@@ -81,7 +82,7 @@ from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import SERVICES, service_name
-from homiebot.runtime import SkillSet, build_skills, build_world, scene_from_json, skill_site
+from homiebot.runtime import SkillSet, belief_site, build_skills, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import SkillContext
@@ -110,6 +111,7 @@ class WorldNode:
         self._scene_json: str | None = None
         site = skill_site(self.cfg)
         self.skills_here = site == "world"
+        self.belief_here = belief_site(self.cfg) == "world"  # else the mapper builds it from the state published here
         # counts resets, so that consumers never mix up rounds of two episodes; from a random start, so that a
         # restarted or reconfigured world's episodes are not taken for its predecessor's (caches are keyed by them)
         self.episode = random.SystemRandom().randrange(2**30)
@@ -123,7 +125,7 @@ class WorldNode:
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
         self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"/homiebot/{t}", ROUND_DATA)
-                           for t in ("observation", "world/belief", "world/state", "world/map")}
+                           for t in ("observation", "world/state", "world/map", *(("world/belief",) if self.belief_here else ()))}
         self.grid_pub = node.create_publisher(OccupancyGrid, WORLD_GRID_TOPIC, ROUND_DATA)
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
@@ -242,7 +244,8 @@ class WorldNode:
             at = {"episode": self.episode, "round_index": round_index, "stamp_ns": stamp}
             observation = round_observation_msg(obs, episode=self.episode, stamp_ns=stamp, kinds=kinds, path_length=world.path_length(),
                                                 mapped=self.mapped, map_text=world.map_text() if self.mapped and world.describe_in_prompt else None)
-            self.round_pubs["world/belief"].publish(belief_msg(take_snapshot(world.belief), resolves=callable(getattr(world.belief, "resolve", None)), **at))
+            if self.belief_here:
+                self.round_pubs["world/belief"].publish(belief_msg(take_snapshot(world.belief), resolves=callable(getattr(world.belief, "resolve", None)), **at))
             if self.mapped:
                 self._publish_map(world, at)
             state = world.ground_truth()
@@ -374,7 +377,7 @@ class WorldNode:
         """Path length and inventory; the scene description too when asked (it is large)."""
         with self._lock:
             world = self._require()
-            return WorldInfo.Response(path_length=float(world.path_length()), inventory=list(world.inventory()),
+            return WorldInfo.Response(episode=self.episode, path_length=float(world.path_length()), inventory=list(world.inventory()),
                                       scene_description=json.dumps(world.scene_description()) if request.scene else "")
 
     def _release(self) -> None:

@@ -17,6 +17,8 @@ from homiebot.yamlio import format_validation_error
 class HomeScenes(SceneSource):
     """Scenes of the embedded home (``SceneSpec``)."""
 
+    mirrors_truth = True
+
     def load(self, task: Task) -> SceneSpec:
         spec = self._load_scene(task)
         if task.person is None and task.explore is None:
