@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -90,10 +91,13 @@ def test_without_a_registered_estop_the_bridge_and_up_say_so_in_one_line(tmp_pat
     env = ros_environment(DOMAIN)
     driver = start_spot_driver(env, "never")
     try:
-        run = subprocess.run([sys.executable, "-c", BRIDGE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
-        up = subprocess.run([sys.executable, "-m", "homiebot.cli", "up", "--config", str(ROOT / "config" / "robot_spot.yaml"),
-                             "--out", str(tmp_path), "--no-bag", "--domain-id", str(DOMAIN)], cwd=ROOT, env=ros_environment(),
-                            capture_output=True, text=True, timeout=240)
+        # both wait out the same 10 s for an answer: side by side
+        with ThreadPoolExecutor(2) as pool:
+            bridge = pool.submit(subprocess.run, [sys.executable, "-c", BRIDGE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+            up_run = pool.submit(subprocess.run, [sys.executable, "-m", "homiebot.cli", "up", "--config", str(ROOT / "config" / "robot_spot.yaml"),
+                                                  "--out", str(tmp_path), "--no-bag", "--domain-id", str(DOMAIN)], cwd=ROOT,
+                                 env=ros_environment(), capture_output=True, text=True, timeout=240)
+            run, up = bridge.result(), up_run.result()
         alive = driver.poll() is None
     finally:
         log = stop(driver)
