@@ -1,4 +1,4 @@
-"""Scene loading shared by the runners: the scene cache follows the scene file."""
+"""Scene loading shared by the runners (the scene cache follows the scene file); where the graph runs skills and builds the belief."""
 
 from __future__ import annotations
 
@@ -30,3 +30,15 @@ def test_keys_tell_scenes_apart():
     assert scene_key(Task(instruction="x", scene_seed=3)) != scene_key(Task(instruction="x", scene_seed=4))
     missing = demo.model_copy(update={"scene_file": "/nonexistent/home.yaml"})
     assert scene_key(missing) == "file:/nonexistent/home.yaml"
+
+
+def test_where_the_skills_run_and_the_belief_is_built_follows_the_world_and_its_perception():
+    from homiebot.config import RunConfig
+    from homiebot.runtime import belief_site, skill_site
+
+    home = RunConfig()
+    mapped = RunConfig.model_validate({"perception": {"mode": "mapped", "detector": {"name": "sim_truth"}}})
+    robot = RunConfig.model_validate({"world": {"name": "ros2_robot", "params": {"profile": "spot"}}})
+    assert (skill_site(home), belief_site(home)) == ("copy", "mapper")  # the executor's copy, the mapper's mirror of the truth
+    assert (skill_site(mapped), belief_site(mapped)) == ("world", "world")  # both act on the world node's semantic map
+    assert (skill_site(robot), belief_site(robot)) == ("bridge", "world")  # the robot bridge's own belief
