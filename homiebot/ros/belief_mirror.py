@@ -10,7 +10,6 @@ an episode the world node is not in (late, or forged) is dropped.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from homiebot_msgs.msg import SimState
@@ -19,7 +18,7 @@ from rclpy.node import Node
 
 from homiebot.errors import take_snapshot
 from homiebot.ros.round_messages import dynamic_of
-from homiebot.ros.world_link import world_callers
+from homiebot.ros.world_link import world_callers, world_scene
 from homiebot.runtime import scene_from_json
 from homiebot.scenes import scene_source
 
@@ -63,20 +62,18 @@ class BeliefMirror:
         # the episode first (a small reply): a state of another episode, late or forged, costs no scene
         if int(self.info.call(WorldInfo.Request(), self.timeout).episode) != episode:
             return False
-        reply = self.info.call(WorldInfo.Request(scene=True), self.timeout)
-        if int(reply.episode) != episode:
-            return False
         try:
-            data = json.loads(reply.scene_description)
+            scene = world_scene(self.info, self.timeout)
         except ValueError as err:
-            raise MirrorError(f"the world node's scene description is not JSON: {err}") from None
-        key = json.dumps(data, sort_keys=True)
-        if self.mirror is None or key != self._scene_key:
+            raise MirrorError(str(err)) from None
+        if scene.episode != episode:
+            return False
+        if self.mirror is None or scene.key != self._scene_key:
             try:
-                self.mirror = self.source.truth_mirror(scene_from_json(data, self.world))
+                self.mirror = self.source.truth_mirror(scene_from_json(scene.data, self.world))
             except (ValueError, TypeError, AttributeError) as err:
                 raise MirrorError(f"the world node's scene is not a {self.world} scene: {str(err).splitlines()[0]}") from None
-            self._scene_key = key
+            self._scene_key = scene.key
         else:
             self.mirror.reset()
         self.episode = episode

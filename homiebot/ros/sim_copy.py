@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from homiebot_msgs.srv import ApplyState, WorldInfo
+from homiebot_msgs.srv import ApplyState
 from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.round_messages import dynamic_of
-from homiebot.ros.world_link import world_callers
+from homiebot.ros.world_link import world_callers, world_scene
 from homiebot.runtime import build_world, scene_from_json
 from homiebot.worlds.base import World
 
@@ -44,16 +44,14 @@ class SimulatorCopy:
 
     def prepare(self) -> World:
         """The copy of the scene the world node holds now, reset (rebuilt only when the scene changed)."""
-        text = self.calls["info"].call(WorldInfo.Request(scene=True), self.timeout).scene_description
         try:
-            data = json.loads(text)
+            scene = world_scene(self.calls["info"], self.timeout)
         except ValueError as err:
-            raise CopyError(f"the world node's scene description is not JSON: {err}") from None
-        key = json.dumps(data, sort_keys=True)
-        if self.world is None or key != self._scene_key:
+            raise CopyError(str(err)) from None
+        if self.world is None or scene.key != self._scene_key:
             self.close()
-            self.world = build_world(self.cfg, scene_from_json(data, self.cfg.world.name))
-            self._scene_key = key
+            self.world = build_world(self.cfg, scene_from_json(scene.data, self.cfg.world.name))
+            self._scene_key = scene.key
         self.world.reset()
         self.episode = None
         return self.world

@@ -10,7 +10,7 @@ only the clients it uses, so that the graph shows who calls what.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from homiebot_msgs.srv import (
     ApplyState,
@@ -47,6 +47,24 @@ def service_name(name: str) -> str:
 def world_callers(node: Node, names: tuple[str, ...]) -> dict[str, ServiceCaller]:
     """Blocking clients of the named world services."""
     return {n: ServiceCaller(node, SERVICES[n], service_name(n), "world") for n in names}
+
+
+class WorldScene(NamedTuple):
+    """The scene the world node holds: its episode, its description, and a key (equal keys, equal scenes)."""
+
+    episode: int
+    data: Any
+    key: str
+
+
+def world_scene(info: ServiceCaller, timeout: float) -> WorldScene:
+    """Ask the world node (``info``) for the scene it holds; ValueError when its description is not JSON."""
+    reply = info.call(WorldInfo.Request(scene=True), timeout)
+    try:
+        data = json.loads(reply.scene_description)
+    except ValueError as err:
+        raise ValueError(f"the world node's scene description is not JSON: {err}") from None
+    return WorldScene(int(reply.episode), data, json.dumps(data, sort_keys=True))
 
 
 def scene_text(scene: dict[str, Any] | None) -> str:
