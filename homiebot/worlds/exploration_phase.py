@@ -29,7 +29,8 @@ class _Sightings(Protocol):
 
 
 class _Mapping(Protocol):
-    map: SemanticMap
+    @property
+    def map(self) -> SemanticMap: ...
 
     @property
     def belief(self) -> _Sightings: ...
