@@ -40,10 +40,10 @@ class GraphDocError(Exception):
 
 
 def _collapse(topic: str) -> str:
-    """The twelve camera topics as one pattern."""
+    """The twelve image topics as one pattern, the four camera_info topics as another."""
     parts = topic.split("/")
     if topic.startswith("/homiebot/camera/") and len(parts) == 5:
-        return "/homiebot/camera/{view}/{kind}"
+        return "/homiebot/camera/{view}/camera_info" if parts[4] == "camera_info" else "/homiebot/camera/{view}/{kind}"
     return topic
 
 

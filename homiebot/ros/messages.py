@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Time
 from homiebot_msgs import msg as hb
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import Image
+from sensor_msgs.msg import CameraInfo, Image
 
 from homiebot.contracts import VIEW_NAMES, Action, ErrorCode, Feedback, PersonSeen, PlannerOutput, Pose2D, Status, Subtask
 from homiebot.planners.base import ModelInfo
@@ -55,9 +55,15 @@ def image_topic(view: str, kind: str) -> str:
     return f"/homiebot/camera/{view}/{kind}"
 
 
+def camera_info_topic(view: str) -> str:
+    """A view's pinhole geometry (sensor_msgs/CameraInfo), stamped as its images are, as ROS camera drivers do."""
+    return f"/homiebot/camera/{view}/camera_info"
+
+
 def all_topics() -> dict[str, str]:
     """Every /homiebot topic of the graph -> its message type (for recording)."""
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
+    topics |= {camera_info_topic(v): "sensor_msgs/msg/CameraInfo" for v in VIEW_NAMES}
     topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
     topics[WORLD_GRID_TOPIC] = topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"/homiebot/{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
@@ -206,6 +212,17 @@ def from_image(msg: Image) -> np.ndarray:
         if msg.encoding == encoding:
             return image_pixels(msg, encoding, dtype, channels)
     raise ValueError(f"unsupported image encoding '{msg.encoding[:40]}'")
+
+
+def to_camera_info(height: int, width: int, intrinsics: tuple[float, float, float, float], stamp_ns: int, frame: str) -> CameraInfo:
+    """A distortion-free pinhole camera (``intrinsics``: fx, fy, cx, cy in pixels at ``height`` x ``width``)."""
+    fx, fy, cx, cy = (float(v) for v in intrinsics)
+    msg = CameraInfo(height=int(height), width=int(width), distortion_model="plumb_bob", d=[0.0] * 5,
+                     k=[fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0], r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+                     p=[fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0])
+    msg.header.stamp = stamp_of(stamp_ns)
+    msg.header.frame_id = frame
+    return msg
 
 
 def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:

@@ -129,6 +129,7 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env, tmp
     for view in ("front", "left", "back", "right"):
         for kind in ("image", "depth", "segmentation"):
             assert counts[f"/homiebot/camera/{view}/{kind}"] == rounds, (view, kind)
+        assert counts[f"/homiebot/camera/{view}/camera_info"] == rounds, view
     assert counts["/homiebot/odom"] == rounds and counts["/homiebot/observation"] == rounds
     assert counts["/homiebot/subtask"] == rounds and counts["/homiebot/feedback"] == rounds
     executed = sum(1 for s in record.steps if s.skill)
@@ -169,7 +170,7 @@ def test_a_plain_rclpy_client_sees_images_and_typed_rounds_and_can_submit(runnin
 import json, time, rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sensor_msgs.msg import Image
+from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import String
 from homiebot_msgs.msg import Feedback, PlannerOutput, TaskStatus
 from homiebot_msgs.action import RunTask
@@ -177,8 +178,11 @@ from rclpy.action import ActionClient
 rclpy.init()
 node = Node("plain_client")
 qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-seen = {{"image": [], "subtask": [], "feedback": [], "status": []}}
-node.create_subscription(Image, "/homiebot/camera/front/image", lambda m: seen["image"].append((m.width, m.height, m.encoding)), qos)
+seen = {{"image": [], "subtask": [], "feedback": [], "status": [], "info": []}}
+stamp = lambda m: m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+node.create_subscription(Image, "/homiebot/camera/front/image", lambda m: seen["image"].append((m.width, m.height, m.encoding, stamp(m))), qos)
+node.create_subscription(CameraInfo, "/homiebot/camera/front/camera_info", lambda m: seen["info"].append(
+    (m.width, m.height, list(m.k), list(m.p), m.header.frame_id, stamp(m))), qos)
 node.create_subscription(PlannerOutput, "/homiebot/subtask", lambda m: seen["subtask"].append(
     {{"version": m.version, "action": m.subtask.action, "target": m.subtask.target, "model": m.model}}), qos)
 node.create_subscription(Feedback, "/homiebot/feedback", lambda m: seen["feedback"].append(
@@ -200,14 +204,22 @@ while time.time() < deadline and not any(s["id"] == rid and s["state"] in ("fini
     rclpy.spin_once(node, timeout_sec=0.1)
 for _ in range(10):
     rclpy.spin_once(node, timeout_sec=0.05)
-print(json.dumps({{"images": seen["image"][:1], "n_images": len(seen["image"]), "subtasks": seen["subtask"],
+print(json.dumps({{"images": seen["image"][:1], "n_images": len(seen["image"]), "subtasks": seen["subtask"], "infos": seen["info"],
+                  "image_stamps": [i[3] for i in seen["image"]],
                   "feedback": seen["feedback"], "final": [s for s in seen["status"] if s["id"] == rid][-1]}}))
 ''')
     out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data["final"]["state"] == "finished"
-    assert data["images"][0] == [96, 96, "rgb8"] and data["n_images"] >= 5
+    assert data["images"][0][:3] == [96, 96, "rgb8"] and data["n_images"] >= 5
+    # each round's front image comes with the camera's geometry, stamped alike (as ROS camera drivers publish them)
+    infos = {i[5]: i for i in data["infos"]}
+    assert set(data["image_stamps"]) <= set(infos), (data["image_stamps"], sorted(infos))
+    width, height, k, p, frame, _ = data["infos"][0]
+    assert (width, height, frame) == (96, 96, "homiebot/front_camera")
+    assert k[0] > 0 and k[4] > 0 and k[2] == pytest.approx(48, abs=1) and k[5] == pytest.approx(48, abs=1) and k[8] == 1.0
+    assert p[:3] == k[:3] and p[4:7] == k[3:6] and p[10] == 1.0
     assert data["subtasks"][0]["action"] == "Go to" and data["subtasks"][-1]["action"] == "End" and data["subtasks"][0]["version"] == CONTRACT_VERSION
     assert all(f["success"] and f["code"] == "" for f in data["feedback"]) and len(data["feedback"]) == len(data["subtasks"])
 

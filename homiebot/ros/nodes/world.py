@@ -53,7 +53,7 @@ from homiebot_msgs.srv import (
 )
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
-from sensor_msgs.msg import Image
+from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
@@ -67,10 +67,12 @@ from homiebot.ros.messages import (
     RELIABLE,
     ROUND_TOPICS,
     WORLD_GRID_TOPIC,
+    camera_info_topic,
     image_topic,
     pairs_msg,
     subtask_from_msg,
     subtask_msg,
+    to_camera_info,
     to_image,
     to_occupancy_grid,
     to_odometry,
@@ -122,6 +124,7 @@ class WorldNode:
         self._ahead: tuple[int, Any] | None = None  # (version, observation rendered ahead of time)
         self.mapped = False  # the world keeps a semantic map (mapped perception)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
+        self.info_pubs = {v: node.create_publisher(CameraInfo, camera_info_topic(v), IMAGES) for v in VIEW_NAMES}
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
         self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"/homiebot/{t}", ROUND_DATA)
@@ -284,12 +287,19 @@ class WorldNode:
         return Resolve.Response(found=found is not None, id=found or "", message=message or "")
 
     def _publish_frames(self, obs, stamp: int) -> None:
+        robot = self.world.own_robot() if self.world is not None else None
+        cameras = set(robot.capabilities.cameras) if robot is not None else set()
         for view in VIEW_NAMES:
             img = obs.views[view]
+            frame = f"homiebot/{view}_camera"
             for kind, array in (("image", img.rgb), ("depth", img.depth), ("segmentation", img.segmentation)):
                 pub = self.image_pubs[(view, kind)]
                 if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
-                    pub.publish(to_image(array, kind, stamp, f"homiebot/{view}_camera"))
+                    pub.publish(to_image(array, kind, stamp, frame))
+            if robot is not None and view in cameras:  # the view's geometry, at the size it was rendered
+                h, w = img.rgb.shape[:2]
+                info = robot.camera_info(view, size=(h, w))
+                self.info_pubs[view].publish(to_camera_info(h, w, info.intrinsics, stamp, frame))
 
     def list_skills(self, request: ListSkills.Request) -> ListSkills.Response:
         listing = self._require_skills().listing()
