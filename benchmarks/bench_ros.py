@@ -5,7 +5,8 @@
 Starts the graph (its own ROS_DOMAIN_ID, localhost discovery, no bag recording unless ``--bag``), submits the demo task
 with several seeds, runs the same episodes with ``homiebot run``'s in-process runner, and prints the
 per-round time difference of the same rounds (median, p95) and the wall-time ratio. Targets: median overhead <= 5 ms per
-round, ratio <= 1.10 for oracle episodes.
+round, ratio <= 1.10 for oracle episodes. Then the floor under every typed call on this machine: a bare
+``std_srvs/Trigger`` round trip between two rclpy processes.
 """
 
 from __future__ import annotations
@@ -13,12 +14,70 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+FLOOR_SERVER = r"""
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from std_srvs.srv import Trigger
+rclpy.init()
+node = Node("bench_floor_server")
+node.create_service(Trigger, "/bench_floor/trigger", lambda request, response: response)
+try:
+    rclpy.spin(node)
+except (KeyboardInterrupt, ExternalShutdownException):
+    pass
+"""
+
+
+def rclpy_floor(env: dict[str, str], calls: int = 300) -> list[float]:
+    """Seconds of each bare ``std_srvs/Trigger`` round trip between this process and a server process of its own."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from std_srvs.srv import Trigger
+
+    server = subprocess.Popen([sys.executable, "-c", FLOOR_SERVER], env=env)  # a process we started, stopped below
+    context = Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        node = Node("bench_floor_client", context=context)
+        client = node.create_client(Trigger, "/bench_floor/trigger")
+        executor.add_node(node)
+        threading.Thread(target=executor.spin, daemon=True).start()
+        if not client.wait_for_service(timeout_sec=60):
+            raise SystemExit("the Trigger server of the floor measurement did not come up within 60 s")
+        times = []
+        for _ in range(calls + 20):  # the first ones warm up
+            answered = threading.Event()
+            start = time.perf_counter()
+            client.call_async(Trigger.Request()).add_done_callback(lambda _, done=answered: done.set())
+            if not answered.wait(10):
+                raise SystemExit("a Trigger call of the floor measurement was not answered within 10 s")
+            times.append(time.perf_counter() - start)
+        return times[20:]
+    finally:
+        executor.shutdown()
+        rclpy.shutdown(context=context)
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def main() -> int:
@@ -97,7 +156,12 @@ def main() -> int:
         worst_local = max(getattr(t, phase) for t in local_phases)
         print(f"  {phase:<8} median in-process {1000 * a:6.2f} ms, ROS graph {1000 * b:6.2f} ms "
               f"(slowest {1000 * worst_local:.1f} / {1000 * worst:.1f} ms)")
-    print(json.dumps({"overhead_median_ms": round(over_med, 2), "overhead_p95_ms": round(over_p95, 2), "ratio": round(ratio, 3)}))
+    floor = rclpy_floor(env)
+    floor_med = 1000 * statistics.median(floor)
+    print(f"the floor under every typed call: a bare std_srvs/Trigger round trip between two rclpy processes, median {floor_med:.2f} ms, "
+          f"p95 {1000 * pct(floor, 0.95):.2f} ms")
+    print(json.dumps({"overhead_median_ms": round(over_med, 2), "overhead_p95_ms": round(over_p95, 2), "ratio": round(ratio, 3),
+                      "trigger_round_trip_ms": round(floor_med, 3)}))
     return 0
 
 
