@@ -84,7 +84,6 @@ class MapKeeper:
         self.hints = hints
         self.map_params = dict(map_params or {})
         self.bind_radius = float(bind_radius)
-        self.update_times: list[float] = []  # seconds per map update (detection + fusion)
         self.new_episode()
 
     def new_episode(self) -> None:
@@ -95,7 +94,7 @@ class MapKeeper:
             raise ValueError(f"perception.map: {err}") from None
         self.grounder = MapGrounder(self.map)
         self.belief = MappedBelief(self.map, self.grounder, gripper=self.held_id)
-        self.update_times = []
+        self.update_times: list[float] = []  # seconds per map update (detection + fusion) this episode
         self._tick = 0
 
     def update(self, obs: Observation, rig: CameraRig) -> tuple[Observation, UpdateReport]:

@@ -92,7 +92,7 @@ from homiebot.robots.manipulator_state import manipulator_state, manipulator_sta
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import TRUTH_TOPIC, segmentation_topic
 from homiebot.ros.common import NodeDef, Param, run_node, spin_in_background
-from homiebot.ros.messages import RELIABLE, stamp_of, to_image
+from homiebot.ros.messages import RELIABLE, stamp_of, to_camera_info, to_image
 from homiebot.ros.truth_messages import ground_truth_msg
 from homiebot.ros.wire import WireError, safe_callback
 from homiebot.skills.policy import Command, PolicyObservation, PrivilegedPolicy
@@ -896,13 +896,7 @@ def _camera_info(raw: tuple[int, int], spec: CameraSpec, stamp: int, frame: str)
     """The intrinsics of the published image (as a driver gives them: of the sensor's frame, before any turning)."""
     h, w = raw
     f = _focal(spec, raw)
-    msg = CameraInfo(height=h, width=w, distortion_model="plumb_bob")
-    msg.header.stamp = stamp_of(stamp)
-    msg.header.frame_id = frame
-    msg.k = [f, 0.0, (w - 1) / 2, 0.0, f, (h - 1) / 2, 0.0, 0.0, 1.0]
-    msg.p = [f, 0.0, (w - 1) / 2, 0.0, 0.0, f, (h - 1) / 2, 0.0, 0.0, 0.0, 1.0, 0.0]
-    msg.d = [0.0] * 5
-    return msg
+    return to_camera_info(h, w, (f, f, (w - 1) / 2, (h - 1) / 2), stamp, frame)
 
 
 def _estop_after(value: Any, profile: RobotProfile | None) -> float | None:
