@@ -10,6 +10,7 @@ it the same way. The conversions live here, next to each other, so that the two 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,9 @@ from homiebot.ros.messages import subtask_msg, subtask_text
 
 ACTION_NAME = "/homiebot/run_task"
 STATUS_TOPIC = "/homiebot/task/status"
+# The last round's feedback (a topic) and the goal's result (a reply) travel apart, and rclpy's action client
+# drops a feedback that arrives after its goal's result: the result leaves at least this long after it.
+FEEDBACK_LEAD = 0.05  # seconds
 # the last events stay available to a watcher that joins (or is matched) late; plain subscribers get new ones
 STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -237,6 +241,7 @@ class _Goal:
         self.handle = handle
         self.done: Future = Future()
         self.episode = ""
+        self.fed_at = 0.0  # time.monotonic() of the latest feedback
 
 
 class RunTaskServer:
@@ -302,6 +307,8 @@ class RunTaskServer:
         fb = event_to_feedback(event)
         if fb is not None:
             goal.handle.publish_feedback(fb)
+            goal.fed_at = time.monotonic()
             return
+        time.sleep(max(0.0, goal.fed_at + FEEDBACK_LEAD - time.monotonic()))
         goal.done.set_result(event_to_result(event, goal.episode))
         self._wake.trigger()
