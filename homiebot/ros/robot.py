@@ -106,6 +106,8 @@ from homiebot.ros.driver_check import (
 )
 from homiebot.ros.messages import ns_of
 
+CLOCKS_AGREE_NS = 1_000_000_000  # a driver's stamps within 1 s of this machine's clock are taken to be on it
+
 RESEND = 0.05  # s between two cmd_vel messages while a velocity is held
 DRIVER_CHECK = 1.0  # s between two looks at which processes publish odometry (a restarted driver is brought up again)
 
@@ -773,9 +775,22 @@ class Ros2Robot(Robot):
         return future.result()
 
     def _fresh_joints(self, count: int, timeout: float = 1.0) -> None:
-        """Wait for joint_states sent after the ``count``-th message arrived (the state after a motion)."""
+        """Wait for joint_states that show the state after a motion that has just ended: the second message
+        after the ``count``-th, and (in real time, where the driver stamps with this machine's clock, as
+        ``look`` assumes of images) one stamped from now on. Counting alone was not enough on a loaded
+        machine: messages published before an unstow took effect arrived after its response, and the
+        next goal started from the stowed hand."""
         deadline = time.monotonic() + timeout
-        while self._joint_count <= count + 1 and time.monotonic() < deadline:
+        now = time.time_ns()
+        with self._lock:
+            newest = ns_of(self._joints.header.stamp) if self._joints is not None else None
+        # a driver whose stamps are not this machine's clock (lock-step's simulated time, a robot's own): counting only
+        since = now if self._step is None and newest is not None and abs(now - newest) < CLOCKS_AGREE_NS else None
+        while time.monotonic() < deadline:
+            with self._lock:
+                fresh = self._joint_count > count + 1 and (since is None or (self._joints is not None and ns_of(self._joints.header.stamp) >= since))
+            if fresh:
+                return
             time.sleep(0.005)
 
     @property
