@@ -5,8 +5,9 @@
 Starts the graph (its own ROS_DOMAIN_ID, localhost discovery, no bag recording unless ``--bag``), submits the demo task
 with several seeds, runs the same episodes with ``homiebot run``'s in-process runner, and prints the
 per-round time difference of the same rounds (median, p95) and the wall-time ratio. Targets: median overhead <= 5 ms per
-round, ratio <= 1.10 for oracle episodes. Then the floor under every typed call on this machine: a bare
-``std_srvs/Trigger`` round trip between two rclpy processes.
+round, ratio <= 1.10 for oracle episodes. Then the floor under every typed call on this machine, a bare
+``std_srvs/Trigger`` round trip between two rclpy processes, and the same round trip as homiebot's nodes make it
+(their executor, typed server and blocking caller) with a handler that does nothing.
 """
 
 from __future__ import annotations
@@ -27,46 +28,78 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 FLOOR_SERVER = r"""
+import sys
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from std_srvs.srv import Trigger
 rclpy.init()
 node = Node("bench_floor_server")
-node.create_service(Trigger, "/bench_floor/trigger", lambda request, response: response)
+if sys.argv[1] == "bare":
+    from std_srvs.srv import Trigger
+    node.create_service(Trigger, "/bench_floor/trigger", lambda request, response: response)
+    executor = rclpy.executors.SingleThreadedExecutor()
+else:  # as a homiebot node serves: a pool of callback threads, a TypedServer
+    from homiebot_msgs.srv import RoomOf
+    from homiebot.ros.executors import PoolExecutor
+    from homiebot.ros.services import TypedServer
+    TypedServer(node, RoomOf, "/bench_floor/room_of", lambda request: RoomOf.Response(known=True, room="kitchen"), [],
+                RoomOf.Response.FAILED)
+    executor = PoolExecutor(4)
+executor.add_node(node)
 try:
-    rclpy.spin(node)
+    executor.spin()
 except (KeyboardInterrupt, ExternalShutdownException):
     pass
 """
 
 
-def rclpy_floor(env: dict[str, str], calls: int = 300) -> list[float]:
-    """Seconds of each bare ``std_srvs/Trigger`` round trip between this process and a server process of its own."""
+def round_trips(env: dict[str, str], typed: bool, calls: int = 300) -> list[float]:
+    """Seconds of each round trip between this process and a server process of its own: a bare
+    ``std_srvs/Trigger`` one (rclpy's single-threaded executors, the floor), or ``typed``: a homiebot_msgs
+    service as homiebot's nodes serve and call one (PoolExecutor, TypedServer, ServiceCaller)."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
-    from std_srvs.srv import Trigger
 
-    server = subprocess.Popen([sys.executable, "-c", FLOOR_SERVER], env=env)  # a process we started, stopped below
+    server = subprocess.Popen([sys.executable, "-c", FLOOR_SERVER, "typed" if typed else "bare"], env=env)  # ours, stopped below
     context = Context()
     rclpy.init(context=context)
-    executor = SingleThreadedExecutor(context=context)
     try:
         node = Node("bench_floor_client", context=context)
-        client = node.create_client(Trigger, "/bench_floor/trigger")
+        if typed:
+            from homiebot_msgs.srv import RoomOf
+
+            from homiebot.ros.executors import PoolExecutor
+            from homiebot.ros.services import ServiceCaller
+
+            executor: SingleThreadedExecutor | PoolExecutor = PoolExecutor(4, context=context)
+            caller = ServiceCaller(node, RoomOf, "/bench_floor/room_of", "bench")
+            ready = lambda: caller.connected  # noqa: E731
+            call = lambda: caller.call(RoomOf.Request(name="can_1"), 10.0)  # noqa: E731
+        else:
+            from std_srvs.srv import Trigger
+
+            executor = SingleThreadedExecutor(context=context)
+            client = node.create_client(Trigger, "/bench_floor/trigger")
+            ready = client.service_is_ready
+
+            def call() -> None:
+                answered = threading.Event()
+                client.call_async(Trigger.Request()).add_done_callback(lambda _: answered.set())
+                if not answered.wait(10):
+                    raise SystemExit("a Trigger call of the floor measurement was not answered within 10 s")
         executor.add_node(node)
         threading.Thread(target=executor.spin, daemon=True).start()
-        if not client.wait_for_service(timeout_sec=60):
-            raise SystemExit("the Trigger server of the floor measurement did not come up within 60 s")
+        deadline = time.monotonic() + 60
+        while not ready():
+            if time.monotonic() > deadline:
+                raise SystemExit("the server of the floor measurement did not come up within 60 s")
+            time.sleep(0.05)
         times = []
         for _ in range(calls + 20):  # the first ones warm up
-            answered = threading.Event()
             start = time.perf_counter()
-            client.call_async(Trigger.Request()).add_done_callback(lambda _, done=answered: done.set())
-            if not answered.wait(10):
-                raise SystemExit("a Trigger call of the floor measurement was not answered within 10 s")
+            call()
             times.append(time.perf_counter() - start)
         return times[20:]
     finally:
@@ -156,12 +189,14 @@ def main() -> int:
         worst_local = max(getattr(t, phase) for t in local_phases)
         print(f"  {phase:<8} median in-process {1000 * a:6.2f} ms, ROS graph {1000 * b:6.2f} ms "
               f"(slowest {1000 * worst_local:.1f} / {1000 * worst:.1f} ms)")
-    floor = rclpy_floor(env)
-    floor_med = 1000 * statistics.median(floor)
+    floor, typed = round_trips(env, typed=False), round_trips(env, typed=True)
+    floor_med, typed_med = 1000 * statistics.median(floor), 1000 * statistics.median(typed)
     print(f"the floor under every typed call: a bare std_srvs/Trigger round trip between two rclpy processes, median {floor_med:.2f} ms, "
           f"p95 {1000 * pct(floor, 0.95):.2f} ms")
+    print(f"a typed call as the nodes make one (PoolExecutor, TypedServer, ServiceCaller; no handler work): median {typed_med:.2f} ms, "
+          f"p95 {1000 * pct(typed, 0.95):.2f} ms")
     print(json.dumps({"overhead_median_ms": round(over_med, 2), "overhead_p95_ms": round(over_p95, 2), "ratio": round(ratio, 3),
-                      "trigger_round_trip_ms": round(floor_med, 3)}))
+                      "trigger_round_trip_ms": round(floor_med, 3), "typed_round_trip_ms": round(typed_med, 3)}))
     return 0
 
 

@@ -9,18 +9,36 @@ round's ``Plan`` call waited for it; service calls that take 3 ms took 100 ms to
 on every pass, until a pool thread starts it: the spin thread then waits for that start (the GIL released)
 instead of passing again at once. Passing at once made it a busy loop that held the GIL the pool threads
 needed to start the callbacks: requests took 20-400 ms to reach their handlers in a few rounds of every run.
+
+Two kinds of work run on the spin thread itself, because handing them over cost more than doing them: a
+service client's response (taking it and completing its future) and a done callback marked ``inline``
+(``ServiceCaller`` wakes its blocked caller with one). rclpy schedules a future's done callbacks as new
+executor tasks, so a caller used to wait for two hand-overs to the pool and a pass of the spin thread
+between them after its response arrived.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import Executor, ExternalShutdownException, ShutdownException, TimeoutException, TimeoutObject
 from rclpy.task import Future, Task
 
 STARTED_WAIT = 0.05  # s the spin thread waits for a queued callback to start (all pool threads busy: passes again)
+INLINE = "_homiebot_inline"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def inline(callback: F) -> F:
+    """Mark a short, non-blocking future done callback to run at once in the thread that completes the future
+    (a ``PoolExecutor``'s), rather than as a task of its own."""
+    setattr(callback, INLINE, True)
+    return callback
 
 
 class PoolExecutor(Executor):
@@ -39,8 +57,11 @@ class PoolExecutor(Executor):
         """Wait up to ``timeout_sec`` for work and hand one callback to the pool."""
         self._raise_failure()
         try:
-            handler, _, _ = self.wait_for_ready_callbacks(timeout_sec)
+            handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec)  # type: ignore[var-annotated]
         except (ShutdownException, ExternalShutdownException, TimeoutException):
+            return
+        if isinstance(entity, Client):  # a response: take it and complete its future here (see the module doc)
+            self._run_here(handler)
             return
         with self._lock:
             if handler in self._queued:  # offered again before a pool thread took it: wait for a start, not spin
@@ -48,6 +69,14 @@ class PoolExecutor(Executor):
                 return
             self._queued.add(handler)
         self._pool.submit(self._run, handler)
+
+    def create_task(self, callback: Callable[..., Any] | Coroutine[Any, Any, Any], *args: Any, **kwargs: Any) -> Task:
+        """rclpy's, except that an ``inline`` callback runs now, in this thread (a future's done callback)."""
+        if not getattr(callback, INLINE, False):
+            return super().create_task(callback, *args, **kwargs)
+        task = Task(callback, args, kwargs)
+        self._run_here(task)
+        return task
 
     def spin_once_until_future_complete(self, future: Future, timeout_sec: float | TimeoutObject | None = None) -> None:
         """``spin_once``, woken early when ``future`` completes."""
@@ -58,6 +87,10 @@ class PoolExecutor(Executor):
         with self._lock:
             self._queued.discard(handler)
             self._started.notify_all()
+        self._run_here(handler)
+
+    def _run_here(self, handler: Task) -> None:
+        """Run a task in this thread; its exception is raised by the next ``spin_once``."""
         handler()
         error = handler.exception()
         if error is not None:

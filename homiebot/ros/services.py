@@ -24,6 +24,8 @@ from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
+from homiebot.ros.executors import inline
+
 NONE = 0
 MAX_ERROR_CHARS = 2000
 SHUTTING_DOWN = "the node is shutting down"
@@ -215,7 +217,7 @@ class _Caller:
             self._waiting.add(done)
             if self._aborted is not None:
                 done.set()
-        future.add_done_callback(lambda _: done.set())
+        future.add_done_callback(inline(lambda _: done.set()))  # woken by the thread that completes it
         try:
             while not done.wait(max(0.0, deadline - time.monotonic())):
                 if time.monotonic() >= deadline:

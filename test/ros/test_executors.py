@@ -1,5 +1,6 @@
 """PoolExecutor: callbacks on a thread pool (a service handler may wait for a topic that another callback
-delivers), no busy loop while a callback waits for a free thread, and a callback's error surfaces."""
+delivers), no busy loop while a callback waits for a free thread, a client's response and an inline done
+callback on the spin thread (no hand-over), and a callback's error surfaces."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from homiebot.ros.executors import STARTED_WAIT, PoolExecutor  # noqa: E402
+from homiebot.ros.executors import STARTED_WAIT, PoolExecutor, inline  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 DOMAIN = domain_of(__name__)
@@ -131,6 +132,36 @@ def test_a_callback_waiting_for_a_free_thread_is_handed_to_the_pool_once(context
     # passing again at once instead spun thousands of times in that second, holding the GIL the pool threads need
     assert again == 0, f"{again} hand-overs in {passes} passes while the callback waited for the busy thread"
     assert 3 <= passes <= 2 / STARTED_WAIT, f"{passes} passes in 1 s while the callback waited for the busy thread: a busy loop"
+
+
+def test_a_response_and_its_inline_done_callback_run_on_the_spin_thread(context: Context) -> None:
+    """A blocked caller is woken by the thread that took the response, not after two hand-overs to the pool."""
+    server, client = Node("pool_responder", context=context), Node("pool_waiter", context=context)
+    go = threading.Event()
+    server.create_service(Trigger, "/pool_test/respond", lambda _, response: _answer(response, go.wait(10.0)),
+                          callback_group=ReentrantCallbackGroup())
+    call = client.create_client(Trigger, "/pool_test/respond")
+    executor = PoolExecutor(2, context=context)
+    for n in (server, client):
+        executor.add_node(n)
+    spinner = Spinner(executor)
+    ran: dict[str, str] = {}
+    try:
+        assert _wait(call.service_is_ready)
+        future = call.call_async(Trigger.Request())
+        # both added while the handler holds the answer back (a done future would run them in this thread)
+        future.add_done_callback(inline(lambda _: ran.setdefault("inline", threading.current_thread().name)))
+        future.add_done_callback(lambda _: ran.setdefault("task", threading.current_thread().name))
+        go.set()
+        assert _wait(lambda: len(ran) == 2)
+        assert future.result().success
+    finally:
+        go.set()
+        spinner.stop()
+        executor.shutdown()
+    assert ran["inline"] == spinner.thread.name, f"the inline callback ran on {ran['inline']}, not on the spin thread"
+    assert ran["task"].startswith("ros_callback"), f"a plain done callback ran on {ran['task']}, not on the pool"
+    assert spinner.errors == []
 
 
 def test_a_callbacks_error_is_raised_by_the_next_spin(context: Context) -> None:
