@@ -30,14 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOOR_SERVER = r"""
 import sys
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 rclpy.init()
 node = Node("bench_floor_server")
 if sys.argv[1] == "bare":
     from std_srvs.srv import Trigger
     node.create_service(Trigger, "/bench_floor/trigger", lambda request, response: response)
-    executor = rclpy.executors.SingleThreadedExecutor()
+    executor = SingleThreadedExecutor()
 else:  # as a homiebot node serves: a pool of callback threads, a TypedServer
     from homiebot_msgs.srv import RoomOf
     from homiebot.ros.executors import PoolExecutor

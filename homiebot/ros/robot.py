@@ -781,17 +781,18 @@ class Ros2Robot(Robot):
         machine: messages published before an unstow took effect arrived after its response, and the
         next goal started from the stowed hand."""
         deadline = time.monotonic() + timeout
-        now = time.time_ns()
-        with self._lock:
-            newest = ns_of(self._joints.header.stamp) if self._joints is not None else None
+        now, newest = time.time_ns(), self._joint_stamp()
         # a driver whose stamps are not this machine's clock (lock-step's simulated time, a robot's own): counting only
         since = now if self._step is None and newest is not None and abs(now - newest) < CLOCKS_AGREE_NS else None
         while time.monotonic() < deadline:
-            with self._lock:
-                fresh = self._joint_count > count + 1 and (since is None or (self._joints is not None and ns_of(self._joints.header.stamp) >= since))
-            if fresh:
+            if self._joint_count > count + 1 and (since is None or (self._joint_stamp() or 0) >= since):
                 return
             time.sleep(0.005)
+
+    def _joint_stamp(self) -> int | None:
+        """The stamp (ns) of the newest joint_states, None before the first."""
+        with self._lock:
+            return ns_of(self._joints.header.stamp) if self._joints is not None else None
 
     @property
     def _has_head(self) -> bool:
