@@ -1,7 +1,7 @@
 """The Explore skill: frontier-based exploration of one room, for worlds that build a semantic map.
 
 ``[Explore, kitchen]`` drives into the room, observes, and then repeatedly drives to the most
-rewarding reachable frontier inside the room (``perception.exploration.next_frontier_goal``),
+rewarding reachable frontier inside the room (``MapAccess.next_frontier``),
 observing at each stop, until the room has no reachable frontier left or ``max_goals`` stops were
 made. Success says what was newly seen.
 
@@ -17,7 +17,8 @@ import math
 from typing import Any
 
 from homiebot.contracts import Action, SkillFailure, Subtask
-from homiebot.perception.exploration import next_frontier_goal
+from homiebot.perception.map_access import MapAccess
+from homiebot.perception.rooms import RoomPrior
 from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
@@ -25,14 +26,15 @@ from homiebot.worlds.base import World
 TURN = math.pi / 4  # look again turned by this much: a second sighting confirms what was seen
 
 
-def _room_of(smap: Any, x: float, y: float) -> str | None:
-    return next((r.name for r in smap.rooms if r.x0 <= x <= r.x1 and r.y0 <= y <= r.y1), None)
+def _room_of(rooms: list[RoomPrior], x: float, y: float) -> str | None:
+    """The first room whose rectangle holds the point (its edges included)."""
+    return next((r.name for r in rooms if r.contains(x, y)), None)
 
 
 class ExploreSkill(Skill):
-    """Explore a room by frontiers (see the module doc). Needs a world with ``explore_step`` and a map
-    (the PerceivingWorld of mapped perception), and a robot with navigation of its own
-    (``Robot.navigate_to``): the room's prior and the map give the goals, the robot drives."""
+    """Explore a room by frontiers (see the module doc). Needs a world that builds a map (``World.mapping``:
+    the PerceivingWorld of mapped perception) and a robot with navigation of its own (``Robot.navigate_to``):
+    the room's prior and the map give the goals, the robot drives."""
 
     def __init__(self, model: str, actions: frozenset[Action] | None = None, max_goals: int = 6,
                  navigation: str | None = None, navigation_params: dict[str, Any] | None = None,
@@ -60,7 +62,7 @@ class ExploreSkill(Skill):
         return self.navigation.availability() if self.navigation else None
 
     def supports(self, world: World) -> str | None:
-        if not callable(getattr(world, "explore_step", None)) or getattr(world, "map", None) is None:
+        if world.mapping() is None:
             return (f"exploration needs a world that builds a semantic map (perception mode 'mapped'); "
                     f"{type(world).__name__} has none")
         if world.robot is None:
@@ -74,38 +76,40 @@ class ExploreSkill(Skill):
             return self.navigation.run(subtask, world, context)
         assert world is not None, "exploring runs in the process that holds the world"
         room = subtask.target or ""
-        smap = world.map  # type: ignore[attr-defined]
+        smap = world.mapping()
         robot = world.robot
-        prior = next((r for r in smap.rooms if r.name == room), None)
+        if smap is None:
+            return SkillResult(False, f"{type(world).__name__} builds no map to explore with", reason=SkillFailure.UNAVAILABLE)
+        prior = next((r for r in smap.rooms() if r.name == room), None)
         if prior is None:
             return SkillResult(False, f"'{room}' is not a room of the floor plan", reason=SkillFailure.FAILED)
         if robot is None:
             return SkillResult(False, f"{type(world).__name__} has no robot to explore with", reason=SkillFailure.UNAVAILABLE)
-        before = {i.id for i in smap.instances()}
+        before = {p.id for p in smap.places()}
         try:
-            return self._explore(world, robot, smap, prior, before)
+            return self._explore(smap, robot, prior, before)
         except (RobotUnavailable, Unsupported) as err:
             return SkillResult(False, f"{self.model} could not explore the {room}: {err}", reason=SkillFailure.UNAVAILABLE)
 
-    def _explore(self, world: World, robot: Robot, smap: Any, prior: Any, before: set) -> SkillResult:
+    def _explore(self, smap: MapAccess, robot: Robot, prior: RoomPrior, before: set[str]) -> SkillResult:
         room = prior.name
         travelled = 0.0
         here = robot.odometry()
-        if _room_of(smap, here.x, here.y) != room:
+        if _room_of(smap.rooms(), here.x, here.y) != room:
             cx, cy = prior.center
             entry = robot.navigate_to(cx, cy, None, tolerance=0.5 * min(prior.x1 - prior.x0, prior.y1 - prior.y0))
             if entry.message:
                 return SkillResult(False, f"could not get into the {room}: {entry.message}", reason=SkillFailure.UNREACHABLE)
             travelled += entry.distance
-        world.explore_step()  # type: ignore[attr-defined]  # look around where we stand: the four cameras,
+        smap.look()  # look around where we stand: the four cameras,
         spin = robot.limits.max_angular
         robot.drive(0.0, spin, TURN / spin)  # then turned in place (a second sighting confirms)
-        world.explore_step()  # type: ignore[attr-defined]
+        smap.look()
         robot.drive(0.0, -spin, TURN / spin)
         stops = 0
         tried: set[tuple[int, int]] = set()
         while stops < self.max_goals:
-            goal = next_frontier_goal(smap, room=room)
+            goal = smap.next_frontier(room)
             if goal is None:
                 break
             key = (round(goal[0] / 0.25), round(goal[1] / 0.25))
@@ -117,10 +121,10 @@ class ExploreSkill(Skill):
                 continue
             travelled += step.distance
             stops += 1
-            world.explore_step()  # type: ignore[attr-defined]
-        new = [smap.description(i) for i in smap.instances() if i.id not in before]
+            smap.look()
+        new = [p.description for p in smap.places() if p.id not in before]
         seen = "; ".join(new) if new else "nothing new"
-        left = next_frontier_goal(smap, room=room) is not None
+        left = smap.next_frontier(room) is not None
         tail = " (parts of the room are still unexplored)" if left else ""
         return SkillResult(True, f"explored the {room} with {stops} stops; newly seen: {seen}{tail}", path_length=travelled)
 

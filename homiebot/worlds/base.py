@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from homiebot.contracts import Observation, Subtask
 from homiebot.errors import WorldBelief
 from homiebot.robot import Robot
 from homiebot.scenes import SceneSource
+
+if TYPE_CHECKING:
+    from homiebot.perception.map_access import MapAccess
 
 
 class PerceptionHints(Protocol):
@@ -174,6 +177,10 @@ class World(ABC):
 
     def map_summary(self) -> dict[str, Any] | None:
         """What the world's semantic map holds (JSON-able), for planners that read maps; None without one."""
+        return None
+
+    def mapping(self) -> MapAccess | None:
+        """The semantic map this world builds, as skills explore with it (mapped perception); None without one."""
         return None
 
     def inventory(self) -> list[str]:

@@ -12,39 +12,21 @@ for them: their unseen steps must not start early).
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
-from homiebot.contracts import PersonSeen
-from homiebot.perception.exploration import next_frontier_goal
-from homiebot.perception.semantic_map import SemanticMap, UpdateReport
+from homiebot.perception.map_access import MapAccess
 from homiebot.robot import Robot
 
 LOOK_GAP = 0.9  # metres from a piece of furniture's edge to look at what rests on it
 BESIDE_PERSON = 0.9  # metres from a person standing on a frontier's goal (centres) to look from instead
 
 
-class _Sightings(Protocol):
-    people: dict[str, PersonSeen]  # name -> the latest sighting
-    in_view: set[str]  # the names the latest observation shows
-
-
-class _Mapping(Protocol):
-    @property
-    def map(self) -> SemanticMap: ...
-
-    @property
-    def belief(self) -> _Sightings: ...
-
-    def explore_step(self) -> UpdateReport: ...
-
-
-def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
+def explore_home(smap: MapAccess, robot: Robot, max_stops: int) -> int:
     """Explore by frontiers until none is left or ``max_stops`` stops were made; returns the stops made."""
-    world.explore_step()
+    smap.look()
     stops = 0
     tried: set[tuple[int, int]] = set()
     while stops < max_stops:
-        goal = next_frontier_goal(world.map)
+        goal = smap.next_frontier()
         if goal is None:
             break
         key = (round(goal[0] / 0.25), round(goal[1] / 0.25))
@@ -52,7 +34,7 @@ def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
             break
         tried.add(key)
         step = robot.navigate_to(goal[0], goal[1])
-        if step.message and (person := _person_on(world, goal)) is not None:
+        if step.message and (person := smap.person_near(goal, BESIDE_PERSON)) is not None:
             here = robot.odometry()
             away = math.atan2(here.y - person[1], here.x - person[0])
             x, y = person[0] + BESIDE_PERSON * math.cos(away), person[1] + BESIDE_PERSON * math.sin(away)
@@ -60,36 +42,23 @@ def explore_home(world: _Mapping, robot: Robot, max_stops: int) -> int:
         if step.message:
             continue
         stops += 1
-        world.explore_step()
-    return stops + _look_at_furniture(world, robot, max_stops - stops)
+        smap.look()
+    return stops + _look_at_furniture(smap, robot, max_stops - stops)
 
 
-def _person_on(world: _Mapping, goal: tuple[float, float]) -> tuple[float, float] | None:
-    """Where a person in the latest view stands, when within ``BESIDE_PERSON`` of ``goal`` (else None)."""
-    belief = world.belief
-    for name in sorted(belief.in_view):
-        p = belief.people.get(name)
-        if p is not None and math.dist((p.x, p.y), goal) < BESIDE_PERSON:
-            return (p.x, p.y)
-    return None
-
-
-def _look_at_furniture(world: _Mapping, robot: Robot, budget: int) -> int:
+def _look_at_furniture(smap: MapAccess, robot: Robot, budget: int) -> int:
     """Stand next to each mapped receptacle without a door (nearest first) and look; returns the stops made."""
     visited: set[str] = set()
     stops = 0
     while stops < budget:
         here = robot.odometry()
-        todo = [i for i in world.map.instances()
-                if i.kind == "receptacle" and not i.articulated and not i.stale and i.id not in visited]
+        todo = [p for p in smap.places() if p.kind == "receptacle" and not p.articulated and p.id not in visited]
         if not todo:
             break
-        nearest = min(todo, key=lambda i: (math.dist((here.x, here.y), (float(i.position[0]), float(i.position[1]))), i.id))
+        nearest = min(todo, key=lambda p: (math.dist((here.x, here.y), (p.x, p.y)), p.id))
         visited.add(nearest.id)
-        x, y = float(nearest.position[0]), float(nearest.position[1])
-        reach = 0.5 * float(max(nearest.extent[0], nearest.extent[1])) + LOOK_GAP
-        if robot.navigate_to(x, y, None, tolerance=reach).message:
+        if robot.navigate_to(nearest.x, nearest.y, None, tolerance=nearest.reach + LOOK_GAP).message:
             continue
         stops += 1
-        world.explore_step()
+        smap.look()
     return stops

@@ -16,8 +16,8 @@ It wraps an inner world (the embedded home) and changes what the agent knows:
   own camera is the skill's business;
 * ``note_execution`` keeps the map in step with the robot's own actions (Pick -> held, Put ->
   placed, Open/Close -> door state);
-* ``explore_step`` observes and updates the map without an agent round (the Explore skill calls
-  it at each stop).
+* ``explore_step`` observes and updates the map without an agent round; ``mapping`` hands the map
+  to the Explore skill and the exploration phase (``MapAccess``), whose ``look`` is that step.
 
 The map itself, its belief, the binding and the notes are a ``MapKeeper``'s
 (homiebot/perception/map_keeper.py), which reads nothing of the world; this wrapper feeds it. The camera
@@ -36,6 +36,7 @@ import numpy as np
 from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
 from homiebot.perception.detection import Detector
+from homiebot.perception.map_access import KeptMap, MapAccess
 from homiebot.perception.map_keeper import MapKeeper, MappedBelief
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import SemanticMap, UpdateReport
@@ -70,6 +71,7 @@ class PerceivingWorld(World):
                                 hints=inner.perception_hints(), map_params=map_params, bind_radius=bind_radius)
         self._describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
         self.static_between_actions = False  # every observation updates the map: observe only when asked
+        self._access = KeptMap(self.keeper, look=self.explore_step)
         self.exploration_stops = 0  # frontier stops of the last exploration phase (before the task)
         self._exploring = False
         if self.keeper.grounder.embedder is not None:
@@ -78,6 +80,9 @@ class PerceivingWorld(World):
     @property
     def map(self) -> SemanticMap:
         return self.keeper.map
+
+    def mapping(self) -> MapAccess:
+        return self._access
 
     @property
     def update_times(self) -> list[float]:
@@ -126,7 +131,7 @@ class PerceivingWorld(World):
         if phase is not None:
             self._exploring = True  # the world's clock stands before the task (round 0) while exploring
             try:
-                self.exploration_stops = explore_home(self, self.robot_, phase.max_stops)
+                self.exploration_stops = explore_home(self._access, self.robot_, phase.max_stops)
             finally:
                 self._exploring = False
             self.inner.start_task()
