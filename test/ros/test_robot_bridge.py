@@ -491,8 +491,8 @@ def test_fetchs_torso_is_read_from_joint_states_and_brought_to_its_height_at_sta
 def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:
     robot, _ = bridge
     world = BridgeWorld(robot)
-    policy = Ahead()
-    result = PolicySkill("NoMaD", policy=policy, goal_gap=0.2, max_steps=30).run(Subtask(action=Action.GO_TO, target="marker"),
+    policy = Ahead()  # stops at the goal; the step budget is slack for a loaded machine, where the driver runs slower
+    result = PolicySkill("NoMaD", policy=policy, goal_gap=0.2, max_steps=120).run(Subtask(action=Action.GO_TO, target="marker"),
                                                                               world, CTX)
     assert result.success, result.message
     assert policy.frames >= 2 and world.belief.distance_to("marker") <= 0.2
