@@ -75,9 +75,15 @@ class Watch:
         result: list[dict] = []
         seen: list[dict] = []
 
+        stray: list[str] = []  # the middleware may print to stdout too (Fast DDS warns there after a kill)
+
         def read() -> None:
             for line in self.proc.stdout:
-                event = json.loads(line)
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    stray.append(line.rstrip())
+                    continue
                 seen.append(event)
                 if "state" in event and test(event):
                     result.append(event)
@@ -89,7 +95,7 @@ class Watch:
         if not result:
             self.errors.seek(0)
             raise AssertionError(f"{self.label}: the awaited status event did not come; the last seen: {seen[-3:]}; "
-                                 f"the client said: {self.errors.read()[-1500:]}")
+                                 f"other lines: {stray[-5:]}; the client said: {self.errors.read()[-1500:]}")
         return result[0]
 
     def close(self) -> None:
