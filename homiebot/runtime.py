@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
@@ -25,6 +25,10 @@ from homiebot.scenes import DEFAULT_WORLD, scene_source
 from homiebot.skills.base import Skill
 from homiebot.tasks import Task, check_goal_names
 from homiebot.worlds.base import World
+
+if TYPE_CHECKING:
+    from homiebot.perception.detection import Detector
+    from homiebot.worlds.perceiving import RemoteMap
 
 
 class EpisodeObserver(Protocol):
@@ -121,10 +125,10 @@ def _construct(kind: str, cls: type[Any], params: dict) -> object:
         raise ConfigError(f"{kind} '{cls.__name__}': {err}") from None
 
 
-def build_world(cfg: RunConfig, scene: Any) -> World:
+def build_world(cfg: RunConfig, scene: Any, remote_map: RemoteMap | None = None) -> World:
     """The configured world (built from ``scene`` when the world has scenes); with
     ``perception.mode: mapped`` wrapped in a PerceivingWorld that sees it through the configured
-    detector and a semantic map."""
+    detector and a semantic map, kept here or, with ``remote_map``, elsewhere (the mapper node's)."""
     cls = registry.load("worlds", cfg.world.name)
     params = {**cfg.world.params, **({"scene": scene} if scene_source(cfg.world.name) is not None else {})}
     world: World = _construct("world", cls, params)  # type: ignore[assignment]
@@ -132,24 +136,31 @@ def build_world(cfg: RunConfig, scene: Any) -> World:
         return world
     from homiebot.worlds.perceiving import PerceivingWorld
 
-    spec = cfg.perception.detector
     try:
+        detector = build_detector(cfg) if remote_map is None else None
         try:
-            det_cls = registry.load("detectors", spec.name)
-        except registry.PluginError as err:
-            raise ConfigError(f"perception.detector: {err}") from None
-        detector = _construct("detector", det_cls, dict(spec.params))  # bad parameters: ConfigError
-        reason = detector.availability()  # type: ignore[attr-defined]
-        if reason:
-            raise ConfigError(f"perception.detector '{spec.name}' cannot run here: {reason}")
-        try:
-            return PerceivingWorld(world, detector, cfg.perception.map,  # type: ignore[arg-type]
-                                   describe_in_prompt=cfg.perception.describe_in_prompt)
+            return PerceivingWorld(world, detector, cfg.perception.map, describe_in_prompt=cfg.perception.describe_in_prompt,
+                                   remote=remote_map)
         except ValueError as err:
             raise ConfigError(f"perception: {err}") from None
     except BaseException:
         world.close()
         raise
+
+
+def build_detector(cfg: RunConfig) -> Detector:
+    """The detector ``perception.detector`` configures (ConfigError when it cannot run here)."""
+    spec = cfg.perception.detector
+    try:
+        det_cls = registry.load("detectors", spec.name)
+    except registry.PluginError as err:
+        raise ConfigError(f"perception.detector: {err}") from None
+    detector: Detector = _construct("detector", det_cls, dict(spec.params))  # type: ignore[assignment]  # bad parameters: ConfigError
+    reason = detector.availability()
+    if reason:
+        detector.close()
+        raise ConfigError(f"perception.detector '{spec.name}' cannot run here: {reason}")
+    return detector
 
 
 def recall_for(cfg: RunConfig, task: Task) -> list[RecalledSegment] | None:
@@ -210,25 +221,28 @@ def skill_site(cfg: RunConfig) -> SkillSite:
       (``World.reached_through_driver``);
     * ``copy``: in the executor node, on a copy of the simulator whose state it hands back to the world
       node (``World.state_copyable``);
-    * ``world``: in the world node, where the semantic map the skills act on is built (mapped
-      perception), or for a world that can be neither reached nor copied."""
+    * ``world``: in the world node, which reaches the mapper node's semantic map (mapped perception), or
+      for a world that can be neither reached nor copied."""
     cls = registry.load("worlds", cfg.world.name)
     if cfg.perception.mode == "mapped" or not (isinstance(cls, type) and issubclass(cls, World)):
         return "world"
     return "bridge" if cls.reached_through_driver else "copy" if cls.state_copyable else "world"
 
 
-BeliefSite = Literal["mapper", "world"]
+BeliefSite = Literal["truth", "map", "world"]
 
 
 def belief_site(cfg: RunConfig) -> BeliefSite:
     """Where the graph builds the belief the error detector checks against, for the world and mapper nodes:
 
-    * ``mapper``: oracle perception of a simulator whose moving state the world node publishes
+    * ``truth``: oracle perception of a simulator whose moving state the world node publishes
       (``skill_site`` ``copy``) and whose scenes mirror their truth: the mapper keeps that mirror in step;
-    * ``world``: the world's own belief, published by the world node (a semantic map's, a robot bridge's)."""
+    * ``map``: mapped perception: the mapper node's semantic map, fed by the world node's cameras;
+    * ``world``: the world's own belief, published by the world node (a robot bridge's)."""
+    if cfg.perception.mode == "mapped":
+        return "map"
     source = scene_source(cfg.world.name)
-    return "mapper" if skill_site(cfg) == "copy" and source is not None and source.mirrors_truth else "world"
+    return "truth" if skill_site(cfg) == "copy" and source is not None and source.mirrors_truth else "world"
 
 
 def build_skills(cfg: RunConfig, world: World) -> SkillSet:

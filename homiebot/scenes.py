@@ -75,6 +75,13 @@ class SceneSource(ABC):
         the world has no such state."""
         return None
 
+    def mirror_hints(self, mirror: Any) -> Any | None:
+        """``PerceptionHints`` (homiebot/worlds/base.py) read from a ``truth_mirror``, for a semantic map kept
+        in another process than the simulator (the mapper node's): its ``bind`` and ``held_name``; its
+        ``open_state`` is empty (the simulator sends that with each observation). None when the mirror
+        cannot bind."""
+        return None
+
 
 class SceneError(ValueError):
     """A scene file or scene spec that cannot be built; the message says where and why."""

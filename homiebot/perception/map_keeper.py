@@ -8,14 +8,15 @@ privileged skills act on (``bind``: same category, nearest position, through the
 did (``note``: Pick -> held, Put -> placed, Open/Close -> door state).
 
 It reads nothing of a world but what it is handed: the observation and rig, the gripper (``holding``) and
-the hints. ``homiebot.worlds.perceiving.PerceivingWorld`` feeds it from an inner world in-process.
+the hints. It is a ``MapHost`` (homiebot/perception/map_host.py): ``homiebot.worlds.perceiving.PerceivingWorld``
+feeds it from an inner world in-process, the mapper node from the world node's requests.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from homiebot.contracts import PERSON_KIND, Action, Observation, PersonSeen, Subtask
 from homiebot.errors import Entity
@@ -26,6 +27,9 @@ from homiebot.perception.people import people_seen
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
 from homiebot.worlds.base import PerceptionHints
+
+if TYPE_CHECKING:
+    from homiebot.perception.map_access import MapAccess
 
 OUT_OF_VIEW = 99.0  # metres: the distance of a person seen before but not in the latest observation
 
@@ -114,6 +118,26 @@ class MapKeeper:
         report = self.map.update(obs.model_copy(update={"round": frame}), detections, rig)
         self.update_times.append(time.perf_counter() - t0)
         return obs, report
+
+    def integrate(self, obs: Observation, rig: CameraRig, agent_round: bool) -> Observation:
+        """``MapHost.integrate``: ``update`` without its report."""
+        return self.update(obs, rig)[0]
+
+    def summary(self) -> dict[str, Any]:
+        return self.map.summary()
+
+    def text(self) -> str:
+        return self.map.describe()
+
+    def access(self, look: Callable[[], object]) -> MapAccess:
+        from homiebot.perception.map_access import KeptMap
+
+        return KeptMap(self, look)
+
+    def warm(self) -> None:
+        """Load the grounder's phrase embedder now, so that no episode's first grounding waits for it."""
+        if self.grounder.embedder is not None:
+            self.grounder.embedder.warm()
 
     def _sync_gripper(self) -> None:
         """An object the map believes held but the gripper lost (dropped) is somewhere near: it becomes

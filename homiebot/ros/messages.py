@@ -22,11 +22,10 @@ from homiebot.planners.base import ModelInfo
 
 # image kind -> (encoding, numpy dtype, channels)
 IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1), "segmentation": ("32SC1", np.int32, 1)}
-# the per-round topics (under /homiebot/): the world's, and what the mapper makes of them
+# the per-round topics (under /homiebot/): the world's, and the mapper's
 ROUND_TOPICS: dict[str, Any] = {"observation": hb.RoundObservation, "world/belief": hb.Belief, "world/state": hb.SimState,
-                                "world/map": hb.SemanticMap, "belief": hb.Belief, "map/summary": hb.SemanticMap}
-WORLD_GRID_TOPIC = "/homiebot/world/occupancy"  # the world's semantic map's grid (mapped perception) ...
-MAP_GRID_TOPIC = "/homiebot/map/occupancy"  # ... as the mapper keeps it for late joiners
+                                "belief": hb.Belief, "map/summary": hb.SemanticMap}
+MAP_GRID_TOPIC = "/homiebot/map/occupancy"  # the semantic map's grid (mapped perception), kept for late joiners
 PEOPLE_TOPIC = "/homiebot/people"  # the persons in view each round (homiebot_msgs/PeopleSeen)
 # every round's decision and result, what happens to each submission, and who was seen, typed
 TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
@@ -65,7 +64,7 @@ def all_topics() -> dict[str, str]:
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
     topics |= {camera_info_topic(v): "sensor_msgs/msg/CameraInfo" for v in VIEW_NAMES}
     topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
-    topics[WORLD_GRID_TOPIC] = topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
+    topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"/homiebot/{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
     topics |= TYPED_TOPICS
     topics[EXECUTE_STATUS_TOPIC] = "action_msgs/msg/GoalStatusArray"

@@ -3,7 +3,7 @@
 * ``RoundObservation`` (/homiebot/observation, and the reply of /homiebot/world/observe): pose, inventory,
   labels, persons; the camera images carry its stamp.
 * ``Belief`` (/homiebot/world/belief, /homiebot/belief): the error detector's snapshot of every name.
-* ``SemanticMap`` (/homiebot/world/map, /homiebot/map/summary): the semantic map's summary.
+* ``SemanticMap`` (/homiebot/map/summary, and in MapIntegrate replies): the semantic map's summary.
 * ``SimState`` (/homiebot/world/state): the simulator's moving state, for the mirrors of the mapper and of
   privileged planners, and the executor's copy of the simulator.
 
@@ -88,7 +88,7 @@ def snapshot_of(msg: hb.Belief) -> dict[str, Any]:
     return {"held": msg.held or None, "entities": entities}
 
 
-# --- /homiebot/world/map, /homiebot/map/summary ------------------------------------------------------
+# --- /homiebot/map/summary ---------------------------------------------------------------------------
 
 
 def _instance_msg(i: Mapping[str, Any]) -> hb.MapInstance:

@@ -2,9 +2,8 @@
 
 The task manager resets, observes and queries the world; the executor reads the scene (``info``) for its
 copy of the simulator and hands the state its attempts left back (``apply``), or, where the skills need
-the world's semantic map (mapped perception), lists the skills and runs their attempts in the world node;
-the detector grounds phrases with a mapped world's belief. Each caller makes
-only the clients it uses, so that the graph shows who calls what.
+the semantic map (mapped perception), lists the skills and runs their attempts in the world node.
+Each caller makes only the clients it uses, so that the graph shows who calls what.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from homiebot_msgs.srv import (
     Observe,
     ReleaseWorld,
     ResetWorld,
-    Resolve,
     RoomOf,
     Route,
     SkillAttempt,
@@ -32,7 +30,7 @@ from homiebot.ros.services import ServiceCaller
 PREFIX = "/homiebot/world"
 SERVICES: dict[str, Any] = {
     "reset": ResetWorld, "release": ReleaseWorld, "observe": Observe, "info": WorldInfo, "goal": GoalSatisfied,
-    "room_of": RoomOf, "route": Route, "resolve": Resolve, "skills": ListSkills, "attempt": SkillAttempt,
+    "room_of": RoomOf, "route": Route, "skills": ListSkills, "attempt": SkillAttempt,
     "apply": ApplyState,
 }
 

@@ -19,8 +19,9 @@ It wraps an inner world (the embedded home) and changes what the agent knows:
 * ``explore_step`` observes and updates the map without an agent round; ``mapping`` hands the map
   to the Explore skill and the exploration phase (``MapAccess``), whose ``look`` is that step.
 
-The map itself, its belief, the binding and the notes are a ``MapKeeper``'s
-(homiebot/perception/map_keeper.py), which reads nothing of the world; this wrapper feeds it. The camera
+The map itself, its belief, the binding and the notes are a ``MapHost``'s (homiebot/perception/map_host.py),
+which reads nothing of the world; this wrapper feeds it. In one process that is a ``MapKeeper`` running
+``detector`` here; the ROS 2 world node passes ``remote`` instead, and the map lives in the mapper node. The camera
 rig comes from the inner world's robot (``camera_info`` of the four views and its odometry), the room
 prior from its ``floor_plan``. Goal checks, path length, scene description, ground truth and the robot
 are the inner world's.
@@ -28,21 +29,26 @@ are the inner world's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from homiebot.attempt_checks import AttemptCheck
 from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
+from homiebot.errors import WorldBelief
 from homiebot.perception.detection import Detector
-from homiebot.perception.map_access import KeptMap, MapAccess
-from homiebot.perception.map_keeper import MapKeeper, MappedBelief
+from homiebot.perception.map_access import MapAccess
+from homiebot.perception.map_host import MapHost
+from homiebot.perception.map_keeper import MapKeeper
 from homiebot.perception.projection import CameraRig
-from homiebot.perception.semantic_map import SemanticMap, UpdateReport
+from homiebot.perception.semantic_map import SemanticMap
 from homiebot.robot import Robot
 from homiebot.worlds.base import World
 from homiebot.worlds.exploration_phase import explore_home
+
+# (inner world, its floor plan, whether the gripper holds something now) -> the host of its map
+RemoteMap = Callable[[World, Any, Callable[[], bool]], MapHost]
 
 
 class PerceivingWorld(World):
@@ -51,12 +57,14 @@ class PerceivingWorld(World):
     ``map_params`` are SemanticMap parameters; the floor plan (room rectangles) is the map's prior.
     ``bind_radius``: metres within which a map instance is bound to a simulator object of its category;
     ``describe_in_prompt``: the agent adds the map's text (``map_text``) to each planner prompt.
+    ``remote``: the map is kept elsewhere (the mapper node); then ``detector`` is None and the map's own
+    parameters are the remote side's.
     """
 
     name = "perceiving"
 
-    def __init__(self, inner: World, detector: Detector, map_params: Mapping[str, Any] | None = None,
-                 bind_radius: float = 0.75, describe_in_prompt: bool = False) -> None:
+    def __init__(self, inner: World, detector: Detector | None, map_params: Mapping[str, Any] | None = None,
+                 bind_radius: float = 0.75, describe_in_prompt: bool = False, remote: RemoteMap | None = None) -> None:
         robot = inner.robot
         lacks = None if robot is None else robot.capabilities.missing(camera="front", depth=True)
         if robot is None or lacks or not set(VIEW_NAMES) <= set(robot.capabilities.cameras):
@@ -67,18 +75,29 @@ class PerceivingWorld(World):
             raise ValueError(f"mapped perception needs a floor plan (named room rectangles); {type(inner).__name__} has none")
         self.inner = inner
         self.robot_ = robot
-        self.keeper = MapKeeper(detector, rooms, holding=lambda: bool(robot.gripper_state().holding),
-                                hints=inner.perception_hints(), map_params=map_params, bind_radius=bind_radius)
+        holding = lambda: bool(robot.gripper_state().holding)  # noqa: E731
+        if (detector is None) == (remote is None):
+            raise ValueError("mapped perception needs either a detector (the map kept here) or a remote map, not both")
+        self.keeper: MapHost
+        if remote is not None:
+            self.keeper = remote(inner, rooms, holding)
+        else:
+            assert detector is not None
+            local = MapKeeper(detector, rooms, holding=holding, hints=inner.perception_hints(), map_params=map_params, bind_radius=bind_radius)
+            local.warm()  # so that no episode's first grounding waits for the model
+            self.keeper = local
         self._describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
         self.static_between_actions = False  # every observation updates the map: observe only when asked
-        self._access = KeptMap(self.keeper, look=self.explore_step)
+        self._access = self.keeper.access(self.explore_step)
         self.exploration_stops = 0  # frontier stops of the last exploration phase (before the task)
         self._exploring = False
-        if self.keeper.grounder.embedder is not None:
-            self.keeper.grounder.embedder.warm()  # so that no episode's first grounding waits for the model
+        self._round = 0  # the agent round last observed (an exploration step mid-episode belongs to it)
 
     @property
     def map(self) -> SemanticMap:
+        """The map, where it is kept in this process (tests, benchmarks)."""
+        if not isinstance(self.keeper, MapKeeper):
+            raise AttributeError(f"the semantic map is kept by {type(self.keeper).__name__}, not in this process")
         return self.keeper.map
 
     def mapping(self) -> MapAccess:
@@ -127,6 +146,7 @@ class PerceivingWorld(World):
         self.inner.reset()
         self.keeper.new_episode()
         self.exploration_stops = 0
+        self._round = 0
         phase = self.inner.exploration()
         if phase is not None:
             self._exploring = True  # the world's clock stands before the task (round 0) while exploring
@@ -143,16 +163,17 @@ class PerceivingWorld(World):
         self.inner.start_task()
 
     def observe(self, round_index: int) -> Observation:
-        obs, _ = self._observe(round_index)
+        self._round = round_index
+        obs = self._observe(round_index, agent_round=True)
         views = {v: ViewImage(rgb=img.rgb, depth=img.depth) for v, img in obs.views.items()}
         return obs.model_copy(update={"views": views, "labels": {}, "inventory": self.inventory()})
 
-    def explore_step(self) -> UpdateReport:
+    def explore_step(self) -> None:
         """Observe from where the robot stands and update the map (no agent round)."""
-        return self._observe(0 if self._exploring else self.map.round)[1]
+        self._observe(0 if self._exploring else self._round, agent_round=False)
 
-    def _observe(self, round_index: int) -> tuple[Observation, UpdateReport]:
-        return self.keeper.update(self.inner.observe(round_index), self._rig())
+    def _observe(self, round_index: int, agent_round: bool) -> Observation:
+        return self.keeper.integrate(self.inner.observe(round_index), self._rig(), agent_round)
 
     def _rig(self) -> CameraRig:
         """The four views' intrinsics and world poses, from the robot's camera info and odometry."""
@@ -163,7 +184,7 @@ class PerceivingWorld(World):
         return CameraRig(infos["front"].intrinsics, {v: world_from_base @ i.base_from_camera for v, i in infos.items()})
 
     @property
-    def belief(self) -> MappedBelief:
+    def belief(self) -> WorldBelief:
         return self.keeper.belief
 
     def inventory(self) -> list[str]:
@@ -178,11 +199,11 @@ class PerceivingWorld(World):
         self.keeper.note(subtask, success)
 
     def map_summary(self) -> dict[str, Any]:
-        return self.map.summary()
+        return self.keeper.summary()
 
     def map_text(self) -> str:
         """The map's short text for planner prompts."""
-        return self.map.describe()
+        return self.keeper.text()
 
     def path_length(self) -> float:
         return self.inner.path_length()

@@ -33,7 +33,7 @@ from std_msgs.msg import String
 # a transient-local publisher reaches volatile and transient-local subscriptions alike (the graph's round data);
 # subscribed so, the task status keeps its recent history for a late match
 PUB_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-ROUND_TOPICS = ("world/belief", "observation", "world/map", "world/state", "belief", "map/summary")
+ROUND_TOPICS = ("world/belief", "observation", "world/state", "belief", "map/summary")
 VIEWS = ("front", "left", "back", "right")
 KINDS = ("image", "depth", "segmentation")
 
@@ -141,7 +141,7 @@ def _round_type(topic: str):
     from homiebot_msgs.msg import Belief, RoundObservation, SemanticMap, SimState
 
     return {"observation": RoundObservation, "world/belief": Belief, "belief": Belief, "world/state": SimState,
-            "world/map": SemanticMap, "map/summary": SemanticMap}[topic]
+            "map/summary": SemanticMap}[topic]
 
 
 def _text(rng: random.Random) -> str:
@@ -246,7 +246,7 @@ def services(c: Client, args: dict) -> dict:
     """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
     from homiebot_msgs.action import ExecuteSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld, Resolve
+    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
@@ -262,7 +262,6 @@ def services(c: Client, args: dict) -> dict:
         "world_reset_unreadable": (ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene="{unclosed")),
         "world_reset_not_a_scene": (ResetWorld, "/homiebot/world/reset", ResetWorld.Request(scene='{"bogus": 1}')),
         "world_goal_not_conditions": (GoalSatisfied, "/homiebot/world/goal", GoalSatisfied.Request(goal='"all"')),
-        "world_resolve_old_episode": (Resolve, "/homiebot/world/resolve", Resolve.Request(episode=10**6, phrase="green can")),
         "world_apply_old_episode": (ApplyState, "/homiebot/world/apply", ApplyState.Request(episode=10**6, dynamic="{not json")),
     }
     answers = {}

@@ -3,10 +3,10 @@
 Serves /homiebot/detector/check (``homiebot_msgs/srv/Check``): the planner output, the round, the model
 capabilities and the task aliases in; a failure feedback or the grounded subtask out.
 
-When the round's belief says ``resolves`` (mapped perception: the world's belief is a semantic map
-that grounds phrases such as "green can"), the belief used is a ``WorldResolvedBelief``: the
-snapshot, plus ``resolve`` answered by the world node (/homiebot/world/resolve). Oracle snapshots carry no such flag and cost
-no extra calls.
+When the round's belief says ``resolves`` (mapped perception: the belief is the mapper's semantic map,
+which grounds phrases such as "green can"), the belief used is a ``MapResolvedBelief``: the snapshot,
+plus ``resolve`` answered by the mapper node (/homiebot/map/resolve). Oracle snapshots carry no such
+flag and cost no extra calls.
 """
 
 from __future__ import annotations
@@ -15,32 +15,16 @@ import sys
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.srv import Check, Resolve
+from homiebot_msgs.srv import Check
 from rclpy.node import Node
 
 from homiebot.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.map_link import MapResolvedBelief, map_callers
 from homiebot.ros.messages import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
 from homiebot.ros.observations import ObservationCache
 from homiebot.ros.round_messages import snapshot_of
 from homiebot.ros.services import ErrorMapping, ServiceCaller, TypedServer
-from homiebot.ros.world_link import world_callers
-
-
-class WorldResolvedBelief(SnapshotBelief):
-    """A belief snapshot whose ``resolve`` asks the world node (one call per distinct phrase)."""
-
-    def __init__(self, data: dict, world: ServiceCaller, episode: int, timeout: float) -> None:
-        super().__init__(data)
-        self.world, self.episode, self.timeout = world, episode, timeout
-        self._resolved: dict[str, tuple[str | None, str]] = {}
-
-    def resolve(self, phrase: str) -> tuple[str | None, str]:
-        """(name, "") when the world's belief grounds the phrase to one thing, else (None, what to do)."""
-        if phrase not in self._resolved:
-            r = self.world.call(Resolve.Request(phrase=phrase, episode=self.episode), self.timeout)
-            self._resolved[phrase] = (r.id if r.found else None, r.message)
-        return self._resolved[phrase]
 
 
 class DetectorNode:
@@ -49,20 +33,20 @@ class DetectorNode:
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), round_topics=("belief",))
         self.node = node
-        self._world: ServiceCaller | None = None  # oracle mode adds no endpoints
+        self._resolver: ServiceCaller | None = None  # oracle mode adds no endpoints
         if self.cfg.perception.mode == "mapped":
             # made now, so that its endpoints are discovered while the graph starts, not inside a round's check
             # (discovery of a new endpoint on a loaded machine can take longer than a call's timeout)
-            self.world()
+            self.resolver()
         self.server = TypedServer(node, Check, "/homiebot/detector/check", self.check,
                                   (ErrorMapping(BadRequest, Check.Response.INVALID_REQUEST),
                                    ErrorMapping(NoBelief, Check.Response.NO_BELIEF, own_failure=True)), Check.Response.FAILED)
 
-    def world(self) -> ServiceCaller:
-        """The client of the world node's ``resolve`` (``homiebot_msgs/srv/Resolve``)."""
-        if self._world is None:
-            self._world = world_callers(self.node, ("resolve",))["resolve"]
-        return self._world
+    def resolver(self) -> ServiceCaller:
+        """The client of the mapper's ``resolve`` (``homiebot_msgs/srv/Resolve``)."""
+        if self._resolver is None:
+            self._resolver = map_callers(self.node, ("resolve",))["resolve"]
+        return self._resolver
 
     def check(self, request: Check.Request) -> Check.Response:
         try:
@@ -76,7 +60,7 @@ class DetectorNode:
         except TimeoutError as err:
             raise NoBelief(str(err)) from None
         snapshot = snapshot_of(message)
-        belief = WorldResolvedBelief(snapshot, self.world(), episode, self.wait) if message.resolves else SnapshotBelief(snapshot)
+        belief = MapResolvedBelief(snapshot, self.resolver(), episode, self.wait) if message.resolves else SnapshotBelief(snapshot)
         d = self.cfg.detector
         detector = ErrorDetector(belief, caps, pairs_from_msg(request.aliases), far=d.far, near=d.near, suggest=d.suggest_names,
                                  unavailable=pairs_from_msg(request.unavailable))
@@ -98,7 +82,7 @@ class NoBelief(TimeoutError):
     """The round's belief did not arrive in time."""
 
 
-PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the world to ground a phrase with it)", positive),)
+PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the map to ground a phrase with it)", positive),)
 
 
 NODE = NodeDef("detector", DetectorNode, PARAMS, waiting_handlers=True)

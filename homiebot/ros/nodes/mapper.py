@@ -1,24 +1,20 @@
-"""The mapper node: the source of the belief the error detector checks against, and of the map topics.
+"""The mapper node: the belief the error detector checks against, and the map topics.
 
 /homiebot/belief (homiebot_msgs/Belief), per round, comes from where ``homiebot.runtime.belief_site`` says:
 
-* ``mapper``: oracle perception of a simulated home. The mapper builds the belief itself, from the
-  simulator's truth: its own mirror of the world node's scene, in the state of each round
-  (/homiebot/world/state; homiebot/ros/belief_mirror.py);
-* ``world``: the world's own belief, which the world node publishes on /homiebot/world/belief and the
-  mapper passes on after checking it: a semantic map's in ``mapped`` perception (the world node hosts
-  the detector and the map, since both read its cameras every round), a robot bridge's otherwise (its
-  driver's truth in simulation, what it holds on a real robot).
+* ``map`` (mapped perception): the semantic map this node keeps and serves under /homiebot/map
+  (homiebot/ros/map_server.py). The world node hands it every observation with its images and camera
+  rig; the detector runs here. Each agent round it publishes the belief, the map's summary on
+  /homiebot/map/summary (homiebot_msgs/SemanticMap) and its occupancy grid on /homiebot/map/occupancy
+  (nav_msgs/OccupancyGrid, kept for late joiners as a map server's);
+* ``truth`` (oracle perception of a simulated home): the simulator's truth, from this node's own mirror
+  of the world node's scene, in the state of each round (/homiebot/world/state;
+  homiebot/ros/belief_mirror.py);
+* ``world`` (a robot bridge): the world's own belief, which the world node publishes on
+  /homiebot/world/belief and this node passes on after checking it.
 
-/homiebot/map/summary (homiebot_msgs/SemanticMap), per round:
-
-* mapped perception: the semantic map's summary (instances, rooms, explored area, frontiers) as the
-  world publishes it on /homiebot/world/map; the map's occupancy grid comes from
-  /homiebot/world/occupancy and stays on /homiebot/map/occupancy for late joiners (a map server's QoS);
-* oracle perception: every instance the cameras labelled so far this episode (id, category, first and
-  last round seen), from the observations; ``mapped`` is false.
-
-Which one applies follows the world (its observations say ``mapped``), so the same mapper serves both.
+Outside mapped perception /homiebot/map/summary lists every instance the cameras labelled so far this
+episode (id, category, first and last round seen), from the observations; ``mapped`` is false.
 """
 
 from __future__ import annotations
@@ -33,24 +29,22 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from homiebot.ros.belief_mirror import BeliefMirror, MirrorError
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import MAP_GRID_TOPIC, WORLD_GRID_TOPIC, ns_of
+from homiebot.ros.map_server import MapServer
+from homiebot.ros.messages import MAP_GRID_TOPIC, ns_of
 from homiebot.ros.observations import ROUND_DATA
 from homiebot.ros.round_messages import belief_msg, labelled_map_msg
 from homiebot.ros.services import ServiceError, ServiceTimeout
 from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import WireError, safe_callback
-from homiebot.runtime import belief_site
+from homiebot.runtime import belief_site, build_detector
 
 # the latest grid stays available to late subscribers (like a map server's)
 MAP_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
-PERCEPTION = ("oracle", "mapped")
 
 
 class MapperNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
-        if params["perception"] not in PERCEPTION:
-            raise ValueError(f"perception '{params['perception']}' is not available; use one of {', '.join(PERCEPTION)}")
         self.node = node
         self.seen: dict[str, tuple[str, int, int]] = {}  # name -> (category, first round, last round)
         self.episode = -1
@@ -58,14 +52,20 @@ class MapperNode:
         self.summary_pub = node.create_publisher(SemanticMap, "/homiebot/map/summary", ROUND_DATA)
         self.grid_pub = node.create_publisher(OccupancyGrid, MAP_GRID_TOPIC, MAP_QOS)
         cfg = run_config(params["config"])
+        site = belief_site(cfg)
+        # the map's detector is loaded at start-up (a model may take a while), not in an episode's first round
+        self.map = MapServer(cfg, build_detector(cfg), self._publish_map, node.get_logger().warning) if site == "map" else None
+        if self.map is not None:
+            self.map.serve(node)
         # the truth is mirrored on a thread of its own: reading a new episode's scene waits for the world node
-        self.mirror = BeliefMirror(node, cfg.world.name, params["world_timeout"]) if belief_site(cfg) == "mapper" else None
+        self.mirror = BeliefMirror(node, cfg.world.name, params["world_timeout"]) if site == "truth" else None
         self.worker = SimThread(node) if self.mirror is not None else None
-        source: tuple = ((SimState, "/homiebot/world/state", self._state) if self.mirror is not None
-                         else (Belief, "/homiebot/world/belief", self._belief))
-        for msg_type, topic, callback in (source, (RoundObservation, "/homiebot/observation", self._remember),
-                                          (SemanticMap, "/homiebot/world/map", self.summary_pub.publish),
-                                          (OccupancyGrid, WORLD_GRID_TOPIC, self._grid)):
+        subscriptions: list[tuple] = [(RoundObservation, "/homiebot/observation", self._remember)]
+        if self.mirror is not None:
+            subscriptions.append((SimState, "/homiebot/world/state", self._state))
+        elif site == "world":
+            subscriptions.append((Belief, "/homiebot/world/belief", self._belief))
+        for msg_type, topic, callback in subscriptions:
             node.create_subscription(msg_type, topic, safe_callback(node, topic, callback), ROUND_DATA)
 
     def _state(self, msg: SimState) -> None:
@@ -93,7 +93,7 @@ class MapperNode:
     def _remember(self, msg: RoundObservation) -> None:
         """Oracle perception: the summary of every labelled instance seen in this episode."""
         if msg.mapped:
-            return  # the world's map has the summary (see /homiebot/world/map)
+            return  # the semantic map's summary goes out with each agent round
         if msg.episode != self.episode or msg.round <= 1:  # a new episode (of this world, or of a restarted one)
             self.seen.clear()
             self.episode = msg.episode
@@ -102,20 +102,21 @@ class MapperNode:
             self.seen[label.name] = (label.category, first, msg.round)
         self.summary_pub.publish(labelled_map_msg(self.seen, episode=msg.episode, round_index=msg.round, stamp_ns=ns_of(msg.header.stamp)))
 
-    def _grid(self, msg: OccupancyGrid) -> None:
-        if len(msg.data) != msg.info.width * msg.info.height:
-            raise WireError(f"occupancy grid of {msg.info.width}x{msg.info.height} cells with {len(msg.data)} values")
-        self.grid_pub.publish(msg)
-
+    def _publish_map(self, belief: Belief, summary: SemanticMap, grid: OccupancyGrid | None) -> None:
+        self.belief_pub.publish(belief)
+        self.summary_pub.publish(summary)
+        if grid is not None:
+            self.grid_pub.publish(grid)
 
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close(lambda: None)
+        if self.map is not None:
+            self.map.close()
 
 
-PARAMS = (Param("perception", "oracle", "oracle or mapped (the summary follows what the world publishes)"),
-          Param("world_timeout", 30.0, "seconds the world node may take to describe its scene (oracle belief of a simulated home)",
-                positive))
+PARAMS = (Param("world_timeout", 30.0, "seconds the world node may take to describe its scene (oracle belief of a simulated home)",
+                positive),)
 
 
 NODE = NodeDef("mapper", MapperNode, PARAMS)

@@ -6,17 +6,17 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 executor's copy), or, where the world's belief is its own (``homiebot.runtime.belief_site``: a semantic
 map, a robot bridge), that belief's snapshot (/homiebot/world/belief, Belief). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
-``observe``, ``info``, ``goal``, ``room_of``, ``route`` and ``resolve``; where the skills run
+``observe``, ``info``, ``goal``, ``room_of`` and ``route``; where the skills run
 (``homiebot.runtime.skill_site``) decides the rest. The executor node runs them on a copy of the
 simulator, whose state this node takes over through ``apply`` (homiebot/ros/sim_copy.py), or through
 its own bridge to a robot's driver; only skills that act on the semantic map this node keeps (mapped
 perception) run their attempts here, through ``skills`` and ``attempt``.
 
-With a world that keeps a semantic map (``perception: {mode: mapped}``) it also publishes, per round,
-the map's summary on /homiebot/world/map (SemanticMap) and its occupancy grid on
-/homiebot/world/occupancy (nav_msgs/OccupancyGrid); the mapper passes them on as /homiebot/map/summary
-and /homiebot/map/occupancy. The observation then says ``mapped`` (and carries the map's text in
-``map_text`` when the config puts it in prompts), the belief says ``resolves``, and ``resolve`` grounds a phrase with the map's belief for the detector node.
+In mapped perception (``perception: {mode: mapped}``) the semantic map is the mapper node's: this node
+renders and hands each observation, with its images and camera rig, to the mapper's map services
+(homiebot/ros/remote_map.py), which detect, fuse and publish the round's belief, summary and occupancy
+grid. The observation then says ``mapped`` (and carries the map's text in ``map_text`` when the config
+puts it in prompts).
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
 round's views are rendered as soon as the executor hands a subtask's state back (``apply``) or a reset finishes, while
@@ -45,13 +45,12 @@ from homiebot_msgs.srv import (
     Observe,
     ReleaseWorld,
     ResetWorld,
-    Resolve,
     RoomOf,
     Route,
     SkillAttempt,
     WorldInfo,
 )
-from nav_msgs.msg import OccupancyGrid, Odometry
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import UInt32
@@ -61,12 +60,12 @@ from homiebot.contracts import VIEW_NAMES
 from homiebot.errors import take_snapshot
 from homiebot.executor import run_attempt, stopped
 from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.messages import (
     IMAGE_KINDS,
     PEOPLE_TOPIC,
     RELIABLE,
     ROUND_TOPICS,
-    WORLD_GRID_TOPIC,
     camera_info_topic,
     image_topic,
     pairs_msg,
@@ -74,11 +73,11 @@ from homiebot.ros.messages import (
     subtask_msg,
     to_camera_info,
     to_image,
-    to_occupancy_grid,
     to_odometry,
 )
 from homiebot.ros.observations import IMAGES, ROUND_DATA
-from homiebot.ros.round_messages import belief_msg, round_observation_msg, semantic_map_msg, sim_state_msg
+from homiebot.ros.remote_map import RemoteKeeper
+from homiebot.ros.round_messages import belief_msg, round_observation_msg, sim_state_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.sim_thread import SimThread
@@ -87,6 +86,7 @@ from homiebot.ros.world_link import SERVICES, service_name
 from homiebot.runtime import SkillSet, belief_site, build_skills, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
+from homiebot.scenes import scene_source
 from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
@@ -128,12 +128,14 @@ class WorldNode:
         self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
         self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"/homiebot/{t}", ROUND_DATA)
-                           for t in ("observation", "world/state", "world/map", *(("world/belief",) if self.belief_here else ()))}
-        self.grid_pub = node.create_publisher(OccupancyGrid, WORLD_GRID_TOPIC, ROUND_DATA)
+                           for t in ("observation", "world/state", *(("world/belief",) if self.belief_here else ()))}
+        # mapped perception: the map is the mapper's (made now, so that discovery is done before the first episode)
+        self.map_calls = map_callers(node, WORLD_CALLS) if self.cfg.perception.mode == "mapped" else None
+        self.map_timeout = float(params["map_timeout"])
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
-            "room_of": self.room_of, "route": self.route, "resolve": self.resolve,
+            "room_of": self.room_of, "route": self.route,
             # the skills' side: attempts here, or the state the executor's copy of the simulator hands back
             **({"skills": self.list_skills, "attempt": self.skill_attempt} if self.skills_here else {}),
             **({"apply": self.apply} if site == "copy" else {})}
@@ -195,7 +197,7 @@ class WorldNode:
                 except (ValueError, TypeError, AttributeError) as err:  # pydantic's ValidationError is a ValueError
                     raise BadRequest(f"the scene is not a scene description: {str(err).splitlines()[0]}") from None
                 self._release()
-                world = build_world(self.cfg, scene)
+                world = build_world(self.cfg, scene, remote_map=self._remote_map if self.map_calls is not None else None)
                 protect(world, self.cfg.safety, self.safety)
                 self.world = world
                 self.skills = build_skills(self.cfg, world) if self.skills_here else None
@@ -208,6 +210,14 @@ class WorldNode:
             self._changed()
         self.sim.later(self._render_ahead)
         return ResetWorld.Response(episode=self.episode, unavailable=pairs_msg(skills.unavailable if skills else {}))
+
+    def _remote_map(self, inner: World, floor_plan: Any, holding: Callable[[], bool]) -> RemoteKeeper:
+        """The mapper's map of ``inner``; in simulation with its scene, whose names bind the map's ids."""
+        assert self.map_calls is not None
+        source = scene_source(self.cfg.world.name)
+        scene = json.dumps(inner.scene_description()) if source is not None and source.mirrors_truth else ""
+        return RemoteKeeper(self.map_calls, inner, floor_plan, holding, scene=scene, world=self.cfg.world.name if scene else "",
+                            episode=lambda: self.episode, timeout=self.map_timeout)
 
     def _changed(self) -> None:
         self._version += 1
@@ -249,8 +259,6 @@ class WorldNode:
                                                 mapped=self.mapped, map_text=world.map_text() if self.mapped and world.describe_in_prompt else None)
             if self.belief_here:
                 self.round_pubs["world/belief"].publish(belief_msg(take_snapshot(world.belief), resolves=callable(getattr(world.belief, "resolve", None)), **at))
-            if self.mapped:
-                self._publish_map(world, at)
             state = world.ground_truth()
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self.round_pubs["world/state"].publish(sim_state_msg(state.dynamic(), **at))
@@ -260,31 +268,6 @@ class WorldNode:
         # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
         self.sim.later(lambda: self._publish_frames(obs, stamp))
         return Observe.Response(observation=observation)
-
-    def _publish_map(self, world: World, at: dict) -> None:
-        """The round's map: its summary, and its occupancy grid when the map keeps one."""
-        summary = world.map_summary()
-        if summary is not None:
-            self.round_pubs["world/map"].publish(semantic_map_msg(summary, **at))
-        smap = getattr(world, "map", None)
-        if smap is not None and hasattr(smap, "to_occupancy_msg_fields"):
-            try:
-                self.grid_pub.publish(to_occupancy_grid(smap.to_occupancy_msg_fields(), at["stamp_ns"]))
-            except (KeyError, ValueError, TypeError) as err:
-                self.node.get_logger().warning(f"occupancy grid of round {at['round_index']} not published: {err}")
-
-    def resolve(self, request: Resolve.Request) -> Resolve.Response:
-        """Ground a phrase with the world's belief. ``episode`` (when not 0) must be the current one: a
-        belief of another episode would mislead."""
-        with self._lock:
-            world = self._require()
-            if request.episode and int(request.episode) != self.episode:
-                raise BadRequest(f"episode {request.episode} is over (the world is in episode {self.episode})")
-            resolver = getattr(world.belief, "resolve", None)
-            if not callable(resolver):
-                raise BadRequest(f"the world's belief ({type(world.belief).__name__}) does not resolve phrases")
-            found, message = resolver(str(request.phrase))
-        return Resolve.Response(found=found is not None, id=found or "", message=message or "")
 
     def _publish_frames(self, obs, stamp: int) -> None:
         robot = self.world.own_robot() if self.world is not None else None
@@ -437,12 +420,13 @@ def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
 
 PARAMS: tuple[Param, ...] = (
     Param("prefetch", True, "render the next views right after an action (simulated worlds only)"),
+    Param("map_timeout", 60.0, "seconds a call to the mapper's map may take (mapped perception; a detection included)", positive),
     Param("driver_wait", DRIVER_WAIT, "seconds to wait at start-up for a robot driver the graph does not start (ros2_robot world)",
           positive),
 )
 
 
-NODE = NodeDef("world", WorldNode, PARAMS)
+NODE = NodeDef("world", WorldNode, PARAMS, waiting_handlers=True)  # mapped perception: its handlers wait for the mapper
 
 
 def main(args: list[str] | None = None) -> int:

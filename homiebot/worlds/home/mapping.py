@@ -42,6 +42,23 @@ class HomePerceptionHints:
         return self.world.state.held
 
 
+class MirrorHints:
+    """``PerceptionHints`` of a ``HomeMirror`` (the mapper node's): the binding and the held object from the
+    mirrored state; no door states (the world node sends those, it has the renderer's ids)."""
+
+    def __init__(self, mirror: Any) -> None:
+        self.mirror = mirror
+
+    def open_state(self) -> dict[int, bool]:
+        return {}
+
+    def bind(self, smap: SemanticMap, radius: float) -> dict[str, str]:
+        return bind_to_truth(smap, self.mirror.state, radius=radius)
+
+    def held_name(self) -> str | None:
+        return self.mirror.state.held
+
+
 def rig_from_home(world: Any) -> CameraRig:
     """Intrinsics and per-view camera poses of an EmbeddedHome (valid after ``world.observe``)."""
     r = world.renderer

@@ -77,6 +77,11 @@ class HomeScenes(SceneSource):
     def truth_mirror(self, scene: SceneSpec) -> HomeMirror:
         return HomeMirror(scene)
 
+    def mirror_hints(self, mirror: HomeMirror) -> Any:
+        from homiebot.worlds.home.mapping import MirrorHints  # perception modules only when mapping
+
+        return MirrorHints(mirror)
+
 
 class HomeMirror:
     """The home's state in another process (a privileged planner's), following the world node's

@@ -1,0 +1,183 @@
+"""``RemoteKeeper``: the world node's ``MapHost`` (homiebot/perception/map_host.py) in the mapper node.
+
+In the ROS 2 graph the mapper node keeps the semantic map and runs the detector (homiebot/ros/map_server.py);
+the world node's ``PerceivingWorld`` reaches it through this class, one typed call per map operation:
+``new_episode`` starts a map session (the floor plan, a simulator's scene), ``integrate`` hands over an
+observation with its images and camera rig, ``bind``/``note`` carry a skill's subtask and the
+simulator's moving state. What the world node reads between calls (the held object, the belief, the
+summary, the persons in view) comes back with the last reply.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from homiebot_msgs.srv import MapBind, MapIntegrate, MapNote, MapPlaces, MapReset, NextFrontier, RoomOf
+
+from homiebot.contracts import Observation, PersonSeen, Subtask
+from homiebot.errors import EntityLike
+from homiebot.perception.map_access import MapAccess, MappedPlace
+from homiebot.perception.projection import CameraRig
+from homiebot.perception.rooms import RoomPrior, rooms_from
+from homiebot.ros.map_link import MapResolvedBelief
+from homiebot.ros.map_messages import integrate_request, place_of, rooms_msg
+from homiebot.ros.messages import person_from_msg, subtask_from_msg, subtask_msg
+from homiebot.ros.round_messages import snapshot_of, summary_of
+from homiebot.ros.services import ServiceCaller
+from homiebot.worlds.base import PerceptionHints, World
+
+EMPTY_BELIEF: dict[str, Any] = {"held": None, "entities": {}}
+
+
+class LiveMapBelief:
+    """The map's belief as the world node holds it: the snapshot of the last reply (the same object all
+    episode long, as a belief kept in-process is), phrases grounded by the mapper (``resolve``)."""
+
+    def __init__(self, resolver: ServiceCaller, timeout: float) -> None:
+        self.resolver, self.timeout = resolver, timeout
+        self.update(dict(EMPTY_BELIEF))
+
+    def update(self, snapshot: dict[str, Any]) -> None:
+        self.now = MapResolvedBelief(snapshot, self.resolver, 0, self.timeout)  # 0: the mapper's current episode
+
+    def names(self) -> list[str]:
+        return self.now.names()
+
+    def lookup(self, name: str) -> EntityLike | None:
+        return self.now.lookup(name)
+
+    def held_object(self) -> str | None:
+        return self.now.held_object()
+
+    def distance_to(self, name: str) -> float:
+        return self.now.distance_to(name)
+
+    def enclosing_container(self, obj: str) -> str | None:
+        return self.now.enclosing_container(obj)
+
+    def resolve(self, phrase: str) -> tuple[str | None, str]:
+        return self.now.resolve(phrase)
+
+
+class RemoteKeeper:
+    """The semantic map of ``inner`` (a world with a floor plan) kept by the mapper node.
+
+    ``holding``: whether the gripper holds something now; ``scene``: the simulator's scene as JSON ("" on a
+    robot); ``world``: its world plugin; ``episode``: the world node's current episode (what the mapper
+    publishes an agent round's belief for); ``timeout``: seconds a call may take (a detection included).
+    """
+
+    def __init__(self, callers: dict[str, ServiceCaller], inner: World, floor_plan: Any, holding: Callable[[], bool],
+                 scene: str, world: str, episode: Callable[[], int], timeout: float) -> None:
+        self.calls = callers
+        self.inner = inner
+        self.rooms: list[RoomPrior] = rooms_from(floor_plan)
+        self.holding = holding
+        self.hints: PerceptionHints | None = inner.perception_hints()
+        self.scene, self.world, self.episode, self.timeout = scene, world, episode, timeout
+        self.session = ""
+        self._belief = LiveMapBelief(callers["resolve"], timeout)
+        self._reset_view()
+
+    def _reset_view(self) -> None:
+        """What the world node knows of a new, empty map."""
+        self.update_times: list[float] = []
+        self._held: str | None = None
+        self._belief.update(dict(EMPTY_BELIEF))
+        self._summary: dict[str, Any] = {"round": 0, "robot": None, "instances": [], "rooms": [{"name": r.name, "rect": [r.x0, r.y0, r.x1, r.y1]} for r in self.rooms],
+                                         "explored_m2": 0.0, "frontiers": []}
+        self._text = ""
+        self.people: list[PersonSeen] = []
+
+    def _dynamic(self) -> dict[str, Any] | None:
+        truth = self.inner.ground_truth() if self.scene else None
+        return truth.dynamic() if truth is not None else None
+
+    def _state(self) -> str:
+        dynamic = self._dynamic()
+        return json.dumps(dynamic) if dynamic is not None else ""
+
+    # ---- MapHost ---------------------------------------------------------------------------------
+    @property
+    def belief(self) -> LiveMapBelief:
+        return self._belief
+
+    def new_episode(self) -> None:
+        self.session = uuid.uuid4().hex
+        self.calls["reset"].call(MapReset.Request(session=self.session, rooms=rooms_msg(self.rooms), scene=self.scene, world=self.world),
+                                 self.timeout)
+        self._reset_view()
+
+    def integrate(self, obs: Observation, rig: CameraRig, agent_round: bool) -> Observation:
+        open_state = self.hints.open_state() if self.hints is not None else {}
+        request = integrate_request(obs, rig, session=self.session, publish=agent_round, episode=self.episode(), open_state=open_state,
+                                    holding=self.holding(), dynamic=self._dynamic())
+        reply: MapIntegrate.Response = self.calls["integrate"].call(request, self.timeout, f"integrate of round {obs.round}")
+        self.update_times.append(float(reply.seconds))
+        self._held = reply.held or None
+        self._belief.update(snapshot_of(reply.belief))
+        self._summary, self._text = summary_of(reply.map), reply.map_text
+        self.people = [person_from_msg(p) for p in reply.people]
+        return obs.model_copy(update={"people": self.people}) if self.people != list(obs.people) else obs
+
+    def held_id(self) -> str | None:
+        return self._held if self.holding() else None  # as the map's own: nothing once the gripper let go
+
+    def room_of(self, name: str) -> str | None:
+        reply = self.calls["room_of"].call(RoomOf.Request(name=name), self.timeout)
+        return reply.room if reply.known else None
+
+    def bind(self, subtask: Subtask) -> Subtask:
+        reply = self.calls["bind"].call(MapBind.Request(session=self.session, subtask=subtask_msg(subtask), holding=self.holding(),
+                                                        dynamic=self._state()), self.timeout)
+        return subtask_from_msg(reply.acted)
+
+    def note(self, subtask: Subtask, success: bool) -> None:
+        reply = self.calls["note"].call(MapNote.Request(session=self.session, subtask=subtask_msg(subtask), success=bool(success),
+                                                        holding=self.holding(), dynamic=self._state()), self.timeout)
+        self._held = reply.held or None
+        self._belief.update(snapshot_of(reply.belief))
+
+    def summary(self) -> dict[str, Any]:
+        return self._summary
+
+    def text(self) -> str:
+        return self._text
+
+    def access(self, look: Callable[[], object]) -> MapAccess:
+        return RemoteMapAccess(self, look)
+
+    def close(self) -> None:
+        """Nothing to release here: the detector is the mapper node's."""
+
+
+class RemoteMapAccess:
+    """``MapAccess`` to the mapper's map: places and frontiers asked for, the persons in view from the last look."""
+
+    def __init__(self, keeper: RemoteKeeper, look: Callable[[], object]) -> None:
+        self.keeper = keeper
+        self._look = look
+
+    def rooms(self) -> list[RoomPrior]:
+        return list(self.keeper.rooms)
+
+    def places(self) -> list[MappedPlace]:
+        reply = self.keeper.calls["places"].call(MapPlaces.Request(session=self.keeper.session), self.keeper.timeout)
+        return [place_of(p) for p in reply.places]
+
+    def next_frontier(self, room: str | None = None) -> tuple[float, float] | None:
+        reply = self.keeper.calls["frontier"].call(NextFrontier.Request(session=self.keeper.session, room=room or ""), self.keeper.timeout)
+        return (float(reply.x), float(reply.y)) if reply.found else None
+
+    def person_near(self, point: tuple[float, float], within: float) -> tuple[float, float] | None:
+        for p in sorted(self.keeper.people, key=lambda p: p.name):
+            if math.dist((p.x, p.y), point) < within:
+                return (p.x, p.y)
+        return None
+
+    def look(self) -> None:
+        self._look()
