@@ -221,10 +221,11 @@ def skill_site(cfg: RunConfig) -> SkillSite:
       (``World.reached_through_driver``);
     * ``copy``: in the executor node, on a copy of the simulator whose state it hands back to the world
       node (``World.state_copyable``);
-    * ``world``: in the world node, which reaches the mapper node's semantic map (mapped perception), or
-      for a world that can be neither reached nor copied."""
+    * ``world``: in the world node, for a world that can be neither reached nor copied.
+
+    With mapped perception the executor's world sees through the mapper node's semantic map too."""
     cls = registry.load("worlds", cfg.world.name)
-    if cfg.perception.mode == "mapped" or not (isinstance(cls, type) and issubclass(cls, World)):
+    if not (isinstance(cls, type) and issubclass(cls, World)):
         return "world"
     return "bridge" if cls.reached_through_driver else "copy" if cls.state_copyable else "world"
 

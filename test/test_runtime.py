@@ -40,5 +40,5 @@ def test_where_the_skills_run_and_the_belief_is_built_follows_the_world_and_its_
     mapped = RunConfig.model_validate({"perception": {"mode": "mapped", "detector": {"name": "sim_truth"}}})
     robot = RunConfig.model_validate({"world": {"name": "ros2_robot", "params": {"profile": "spot"}}})
     assert (skill_site(home), belief_site(home)) == ("copy", "truth")  # the executor's copy, the mapper's mirror of the truth
-    assert (skill_site(mapped), belief_site(mapped)) == ("world", "map")  # skills in the world node; the mapper's semantic map
+    assert (skill_site(mapped), belief_site(mapped)) == ("copy", "map")  # the executor's copy; the mapper's semantic map
     assert (skill_site(robot), belief_site(robot)) == ("bridge", "world")  # the robot bridge's own belief

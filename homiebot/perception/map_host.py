@@ -21,6 +21,9 @@ class MapHost(Protocol):
     """A semantic map fed with observations and kept in step with the robot's actions."""
 
     update_times: list[float]  # seconds per map update (detection + fusion) this episode
+    # starts the map's episodes (and the exploration phase before a task); false: follows the episode another
+    # world runs on the same map (the executor node's copy of the simulator)
+    leads_episodes: bool
 
     @property
     def belief(self) -> WorldBelief:

@@ -80,6 +80,8 @@ class MapKeeper:
     map instance is bound to a simulator object of its category.
     """
 
+    leads_episodes = True  # MapHost: the map is this keeper's own
+
     def __init__(self, detector: Detector, rooms: Any, holding: Callable[[], bool], hints: PerceptionHints | None = None,
                  map_params: Mapping[str, Any] | None = None, bind_radius: float = 0.75) -> None:
         self.detector = detector

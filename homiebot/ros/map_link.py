@@ -19,6 +19,7 @@ PREFIX = "/homiebot/map"
 SERVICES: dict[str, Any] = {"reset": MapReset, "integrate": MapIntegrate, "bind": MapBind, "note": MapNote, "frontier": NextFrontier,
                             "places": MapPlaces, "resolve": Resolve, "room_of": RoomOf}
 WORLD_CALLS = ("reset", "integrate", "bind", "note", "frontier", "places", "resolve", "room_of")  # what the world node calls
+FOLLOWER_CALLS = tuple(n for n in WORLD_CALLS if n != "reset")  # the executor node's: it joins the world's episodes
 
 
 def map_service(name: str) -> str:

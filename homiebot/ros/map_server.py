@@ -219,7 +219,8 @@ class MapServer:
         return NextFrontier.Response(found=goal is not None, x=float(goal[0]) if goal else 0.0, y=float(goal[1]) if goal else 0.0)
 
     def places(self, request: MapPlaces.Request) -> MapPlaces.Response:
-        return MapPlaces.Response(places=[place_msg(p) for p in self._keeper(request.session).access(lambda: None).places()])
+        keeper = self._keeper(request.session)
+        return MapPlaces.Response(places=[place_msg(p) for p in keeper.access(lambda: None).places()], held=keeper.held_id() or "")
 
     # ---- the detector and keep-out rules ------------------------------------------------------------
     def resolve(self, request: Resolve.Request) -> Resolve.Response:

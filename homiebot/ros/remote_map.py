@@ -16,18 +16,21 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from homiebot_msgs.srv import MapBind, MapIntegrate, MapNote, MapPlaces, MapReset, NextFrontier, RoomOf
+from homiebot_msgs.srv import MapBind, MapIntegrate, MapNote, MapPlaces, MapReset, NextFrontier, RoomOf, WorldInfo
+from rclpy.node import Node
 
+from homiebot.config import RunConfig
 from homiebot.contracts import Observation, PersonSeen, Subtask
 from homiebot.errors import EntityLike
 from homiebot.perception.map_access import MapAccess, MappedPlace
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.rooms import RoomPrior, rooms_from
-from homiebot.ros.map_link import MapResolvedBelief
+from homiebot.ros.map_link import FOLLOWER_CALLS, MapResolvedBelief, map_callers
 from homiebot.ros.map_messages import integrate_request, place_of, rooms_msg
 from homiebot.ros.messages import person_from_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.round_messages import snapshot_of, summary_of
 from homiebot.ros.services import ServiceCaller
+from homiebot.scenes import scene_source
 from homiebot.worlds.base import PerceptionHints, World
 
 EMPTY_BELIEF: dict[str, Any] = {"held": None, "entities": {}}
@@ -69,10 +72,12 @@ class RemoteKeeper:
     ``holding``: whether the gripper holds something now; ``scene``: the simulator's scene as JSON ("" on a
     robot); ``world``: its world plugin; ``episode``: the world node's current episode (what the mapper
     publishes an agent round's belief for); ``timeout``: seconds a call may take (a detection included).
+    ``leads``: this keeper starts the map's episodes (the world node's); else it ``join``s the session
+    another one started (the executor node's, whose skills act on a copy of the world).
     """
 
     def __init__(self, callers: dict[str, ServiceCaller], inner: World, floor_plan: Any, holding: Callable[[], bool],
-                 scene: str, world: str, episode: Callable[[], int], timeout: float) -> None:
+                 scene: str, world: str, episode: Callable[[], int], timeout: float, leads: bool = True) -> None:
         self.calls = callers
         self.inner = inner
         self.rooms: list[RoomPrior] = rooms_from(floor_plan)
@@ -80,6 +85,7 @@ class RemoteKeeper:
         self.hints: PerceptionHints | None = inner.perception_hints()
         self.scene, self.world, self.episode, self.timeout = scene, world, episode, timeout
         self.session = ""
+        self.leads_episodes = leads
         self._belief = LiveMapBelief(callers["resolve"], timeout)
         self._reset_view()
 
@@ -107,10 +113,22 @@ class RemoteKeeper:
         return self._belief
 
     def new_episode(self) -> None:
-        self.session = uuid.uuid4().hex
-        self.calls["reset"].call(MapReset.Request(session=self.session, rooms=rooms_msg(self.rooms), scene=self.scene, world=self.world),
-                                 self.timeout)
+        if self.leads_episodes:
+            self.session = uuid.uuid4().hex
+            self.calls["reset"].call(MapReset.Request(session=self.session, rooms=rooms_msg(self.rooms), scene=self.scene,
+                                                      world=self.world), self.timeout)
         self._reset_view()
+
+    def join(self, session: str) -> None:
+        """Follow the map session another keeper started (see ``leads``); what this one knew of the last is dropped."""
+        if session != self.session:
+            self.session = session
+            self._reset_view()
+
+    def refresh(self) -> None:
+        """Read what the gripper holds from the map again: another keeper's notes changed it (a subtask on a copy)."""
+        reply = self.calls["places"].call(MapPlaces.Request(session=self.session), self.timeout)
+        self._held = reply.held or None
 
     def integrate(self, obs: Observation, rig: CameraRig, agent_round: bool) -> Observation:
         open_state = self.hints.open_state() if self.hints is not None else {}
@@ -181,3 +199,36 @@ class RemoteMapAccess:
 
     def look(self) -> None:
         self._look()
+
+
+def remote_keeper(callers: dict[str, ServiceCaller], cfg: RunConfig, inner: World, floor_plan: Any, holding: Callable[[], bool],
+                  episode: Callable[[], int], timeout: float, leads: bool) -> RemoteKeeper:
+    """A RemoteKeeper of ``inner``; in simulation with its scene, whose names bind the map's ids."""
+    source = scene_source(cfg.world.name)
+    scene = json.dumps(inner.scene_description()) if source is not None and source.mirrors_truth else ""
+    return RemoteKeeper(callers, inner, floor_plan, holding, scene=scene, world=cfg.world.name if scene else "", episode=episode,
+                        timeout=timeout, leads=leads)
+
+
+class MapFollower:
+    """The executor node's way to the mapper's map: the world its skills act on (a copy of the simulator, its
+    own bridge to a robot) keeps the map the world node's episode started, never one of its own."""
+
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float) -> None:
+        self.cfg, self.timeout = cfg, timeout
+        self.calls = map_callers(node, FOLLOWER_CALLS)
+        self.keeper: RemoteKeeper | None = None
+
+    def remote_map(self, inner: World, floor_plan: Any, holding: Callable[[], bool]) -> RemoteKeeper:
+        """``build_world``'s ``remote_map``: a keeper that follows."""
+        self.keeper = remote_keeper(self.calls, self.cfg, inner, floor_plan, holding, episode=lambda: 0, timeout=self.timeout, leads=False)
+        return self.keeper
+
+    def join(self, session: str) -> None:
+        """Follow the map session of the world node's current episode."""
+        if self.keeper is not None:
+            self.keeper.join(session)
+
+    def join_world(self, info: ServiceCaller) -> None:
+        """Ask the world node which map session its episode holds, and follow it."""
+        self.join(info.call(WorldInfo.Request(), self.timeout).map_session)

@@ -18,6 +18,7 @@ from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.ros.observations import ObservationCache
+from homiebot.ros.remote_map import MapFollower
 from homiebot.ros.round_messages import dynamic_of
 from homiebot.ros.world_link import world_callers, world_scene
 from homiebot.runtime import build_world, scene_from_json
@@ -34,7 +35,9 @@ class SimulatorCopy:
     ``timeout``: seconds a call to the world node may take, and that the round's state may take to arrive."""
 
     def __init__(self, node: Node, cfg: RunConfig, timeout: float) -> None:
-        self.cfg = cfg.model_copy(update={"perception": cfg.perception.model_copy(update={"mode": "oracle"})})
+        self.cfg = cfg
+        # mapped perception: the copy sees through the mapper's map, following the world node's episode
+        self.follower = MapFollower(node, cfg, timeout) if cfg.perception.mode == "mapped" else None
         self.timeout = timeout
         self.calls = world_callers(node, ("info", "apply"))
         self.cache = ObservationCache(node, kinds=(), round_topics=("world/state",))
@@ -50,9 +53,12 @@ class SimulatorCopy:
             raise CopyError(str(err)) from None
         if self.world is None or scene.key != self._scene_key:
             self.close()
-            self.world = build_world(self.cfg, scene_from_json(scene.data, self.cfg.world.name))
+            remote = self.follower.remote_map if self.follower is not None else None
+            self.world = build_world(self.cfg, scene_from_json(scene.data, self.cfg.world.name), remote_map=remote)
             self._scene_key = scene.key
         self.world.reset()
+        if self.follower is not None:
+            self.follower.join(scene.map_session)
         self.episode = None
         return self.world
 
@@ -69,6 +75,7 @@ class SimulatorCopy:
         except ValueError as err:
             raise CopyError(f"the world node's state of round {round_index} is unreadable: {err}") from None
         self._state().apply_dynamic(dynamic)
+        self.world.enter_round(round_index)
         return self.world
 
     def hand_back(self, round_index: int) -> dict[str, Any]:

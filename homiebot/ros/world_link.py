@@ -53,6 +53,7 @@ class WorldScene(NamedTuple):
     episode: int
     data: Any
     key: str
+    map_session: str  # mapped perception: the map session of that episode (empty otherwise)
 
 
 def world_scene(info: ServiceCaller, timeout: float) -> WorldScene:
@@ -62,7 +63,7 @@ def world_scene(info: ServiceCaller, timeout: float) -> WorldScene:
         data = json.loads(reply.scene_description)
     except ValueError as err:
         raise ValueError(f"the world node's scene description is not JSON: {err}") from None
-    return WorldScene(int(reply.episode), data, json.dumps(data, sort_keys=True))
+    return WorldScene(int(reply.episode), data, json.dumps(data, sort_keys=True), reply.map_session)
 
 
 def scene_text(scene: dict[str, Any] | None) -> str:

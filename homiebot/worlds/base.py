@@ -166,6 +166,11 @@ class World(ABC):
     def start_task(self) -> None:
         """The exploration phase is over: what happens from now on is the task's (its path length starts at 0)."""
 
+    def enter_round(self, round_index: int) -> None:
+        """This world is a copy that follows another through an episode (the executor node's copy of the
+        world node's simulator), now in agent round ``round_index``: what it observes from now on belongs
+        to that round. The default has nothing to keep."""
+
     @property
     def describe_in_prompt(self) -> bool:
         """True when planner prompts should carry the map's text (``map_text``): mapped perception, when configured."""

@@ -147,7 +147,7 @@ class PerceivingWorld(World):
         self.keeper.new_episode()
         self.exploration_stops = 0
         self._round = 0
-        phase = self.inner.exploration()
+        phase = self.inner.exploration() if self.keeper.leads_episodes else None  # a follower's map is explored already
         if phase is not None:
             self._exploring = True  # the world's clock stands before the task (round 0) while exploring
             try:
@@ -158,6 +158,9 @@ class PerceivingWorld(World):
 
     def exploration(self) -> Any | None:
         return self.inner.exploration()
+
+    def enter_round(self, round_index: int) -> None:
+        self._round = round_index
 
     def start_task(self) -> None:
         self.inner.start_task()

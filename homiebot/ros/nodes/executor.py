@@ -10,9 +10,12 @@ own (``homiebot.runtime.skill_site`` decides, for both nodes), wrapped in the sa
 * a robot reached through its driver (``World.reached_through_driver``: the ``ros2_robot`` bridge): this
   node's own bridge to the driver, which it commands.
 
-Only where the skills act on the semantic map that the world node builds (mapped perception) do their
-attempts run in the world node (``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt); a world
-that does not answer in ``attempt_timeout`` fails the attempt.
+With mapped perception that world sees through the mapper node's semantic map (homiebot/ros/remote_map.py,
+``MapFollower``): it joins the map session of the world node's episode, binds each subtask's map ids and
+notes what the skills did there, and the Explore skill's looks feed the same map. Only a world that can
+be neither copied nor reached through a driver runs its attempts in the world node
+(``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt); a world that does not answer in
+``attempt_timeout`` fails the attempt.
 
 Either way it serves the ``homiebot_msgs/action/ExecuteSubtask`` action on /homiebot/executor/execute
 (feedback after every attempt; a cancelled goal starts no further attempt, and a robot's motion stops)
@@ -41,6 +44,7 @@ from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros import services
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_from_msg, pairs_msg, subtask_from_msg, subtask_msg
+from homiebot.ros.remote_map import MapFollower
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ServiceCaller, ServiceError, ServiceInterrupted, TypedServer
 from homiebot.ros.sim_copy import SimulatorCopy
@@ -133,8 +137,12 @@ class LocalSkills:
         self.reporting: dict[str, ReportingSkill] = {}
         self.executor: Executor[ReportingSkill] | None = None
         self.copy = SimulatorCopy(node, cfg, timeout) if on_a_copy else None
+        # mapped perception on a robot: this node's bridge sees through the mapper's map, in the world node's episode
+        self.follower = MapFollower(node, cfg, timeout) if self.copy is None and cfg.perception.mode == "mapped" else None
+        self.info = world_callers(node, ("info",))["info"] if self.follower is not None else None
         if self.copy is None:  # waits for the driver, runs its start-up procedure
-            self.sim.call(lambda _: self._use(build_world(cfg, None)), None)
+            remote = self.follower.remote_map if self.follower is not None else None
+            self.sim.call(lambda _: self._use(build_world(cfg, None, remote_map=remote)), None)
 
     def _use(self, world: World) -> None:
         """Skills for ``world`` (built again only for another world: a copy of a new scene)."""
@@ -165,8 +173,12 @@ class LocalSkills:
         if goal.episode and goal.episode != self.episode:
             self.episode = goal.episode
             self.safety.new_episode()
+            if self.follower is not None and self.info is not None:
+                self.follower.join_world(self.info)
         if self.copy is not None:
             self._use(self.copy.follow(int(goal.episode), int(goal.round)))
+        elif self.world is not None:
+            self.world.enter_round(int(goal.round))
         assert self.executor is not None
         self.safety.round = int(goal.round)
         for skill in self.reporting.values():

@@ -9,14 +9,14 @@ map, a robot bridge), that belief's snapshot (/homiebot/world/belief, Belief). S
 ``observe``, ``info``, ``goal``, ``room_of`` and ``route``; where the skills run
 (``homiebot.runtime.skill_site``) decides the rest. The executor node runs them on a copy of the
 simulator, whose state this node takes over through ``apply`` (homiebot/ros/sim_copy.py), or through
-its own bridge to a robot's driver; only skills that act on the semantic map this node keeps (mapped
-perception) run their attempts here, through ``skills`` and ``attempt``.
+its own bridge to a robot's driver; only a world that can be neither copied nor reached runs its
+attempts here, through ``skills`` and ``attempt``.
 
 In mapped perception (``perception: {mode: mapped}``) the semantic map is the mapper node's: this node
 renders and hands each observation, with its images and camera rig, to the mapper's map services
 (homiebot/ros/remote_map.py), which detect, fuse and publish the round's belief, summary and occupancy
 grid. The observation then says ``mapped`` (and carries the map's text in ``map_text`` when the config
-puts it in prompts).
+puts it in prompts). The exploration phase a task asks for runs here, as the episode starts.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
 round's views are rendered as soon as the executor hands a subtask's state back (``apply``) or a reset finishes, while
@@ -76,7 +76,7 @@ from homiebot.ros.messages import (
     to_odometry,
 )
 from homiebot.ros.observations import IMAGES, ROUND_DATA
-from homiebot.ros.remote_map import RemoteKeeper
+from homiebot.ros.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.round_messages import belief_msg, round_observation_msg, sim_state_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.services import ErrorMapping, TypedServer
@@ -86,7 +86,6 @@ from homiebot.ros.world_link import SERVICES, service_name
 from homiebot.runtime import SkillSet, belief_site, build_skills, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
-from homiebot.scenes import scene_source
 from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
@@ -132,6 +131,7 @@ class WorldNode:
         # mapped perception: the map is the mapper's (made now, so that discovery is done before the first episode)
         self.map_calls = map_callers(node, WORLD_CALLS) if self.cfg.perception.mode == "mapped" else None
         self.map_timeout = float(params["map_timeout"])
+        self.map_keeper: RemoteKeeper | None = None  # the current world's map, in the mapper
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
@@ -214,10 +214,9 @@ class WorldNode:
     def _remote_map(self, inner: World, floor_plan: Any, holding: Callable[[], bool]) -> RemoteKeeper:
         """The mapper's map of ``inner``; in simulation with its scene, whose names bind the map's ids."""
         assert self.map_calls is not None
-        source = scene_source(self.cfg.world.name)
-        scene = json.dumps(inner.scene_description()) if source is not None and source.mirrors_truth else ""
-        return RemoteKeeper(self.map_calls, inner, floor_plan, holding, scene=scene, world=self.cfg.world.name if scene else "",
-                            episode=lambda: self.episode, timeout=self.map_timeout)
+        self.map_keeper = remote_keeper(self.map_calls, self.cfg, inner, floor_plan, holding, episode=lambda: self.episode,
+                                        timeout=self.map_timeout, leads=True)
+        return self.map_keeper
 
     def _changed(self) -> None:
         self._version += 1
@@ -337,6 +336,8 @@ class WorldNode:
                 state.apply_dynamic(before)  # a state half taken over would be neither
                 raise BadRequest(f"the state is not this simulator's: {type(err).__name__}: {err}") from None
             self._changed()
+            if self.map_keeper is not None:
+                self.map_keeper.refresh()  # the copy's skills kept the map in step: what is held now is the map's word
             reply = ApplyState.Response(path_length=float(world.path_length()), inventory=list(world.inventory()))
         self.sim.later(self._render_ahead)
         return reply
@@ -371,7 +372,8 @@ class WorldNode:
         with self._lock:
             world = self._require()
             return WorldInfo.Response(episode=self.episode, path_length=float(world.path_length()), inventory=list(world.inventory()),
-                                      scene_description=json.dumps(world.scene_description()) if request.scene else "")
+                                      scene_description=json.dumps(world.scene_description()) if request.scene else "",
+                                      map_session=self.map_keeper.session if self.map_keeper is not None else "")
 
     def _release(self) -> None:
         """Close the skills (model weights, policy-server clients) and the world of the last scene."""
@@ -382,6 +384,7 @@ class WorldNode:
         if self.world is not None:
             self.world.close()
             self.world = None
+            self.map_keeper = None
 
     def close(self) -> None:
         def release() -> None:
