@@ -211,7 +211,7 @@ def _first_problem(why: str) -> str:
     return first + (f", and {len(problems) - 1} more" if len(problems) > 1 else "")
 
 
-SkillSite = Literal["bridge", "copy", "world"]
+SkillSite = Literal["bridge", "copy"]
 
 
 def skill_site(cfg: RunConfig) -> SkillSite:
@@ -220,14 +220,16 @@ def skill_site(cfg: RunConfig) -> SkillSite:
     * ``bridge``: in the executor node, through a bridge of its own to the robot's driver
       (``World.reached_through_driver``);
     * ``copy``: in the executor node, on a copy of the simulator whose state it hands back to the world
-      node (``World.state_copyable``);
-    * ``world``: in the world node, for a world that can be neither reached nor copied.
+      node (``World.state_copyable``).
 
-    With mapped perception the executor's world sees through the mapper node's semantic map too."""
+    With mapped perception the executor's world sees through the mapper node's semantic map too. A world
+    that can be neither reached nor copied runs in one process only (ConfigError)."""
     cls = registry.load("worlds", cfg.world.name)
-    if not (isinstance(cls, type) and issubclass(cls, World)):
-        return "world"
-    return "bridge" if cls.reached_through_driver else "copy" if cls.state_copyable else "world"
+    if isinstance(cls, type) and issubclass(cls, World) and (cls.reached_through_driver or cls.state_copyable):
+        return "bridge" if cls.reached_through_driver else "copy"
+    raise ConfigError(f"world '{cfg.world.name}' cannot run in the ROS 2 graph: its skills run in the executor node, on a copy of "
+                      "the simulator (a World with state_copyable) or through a bridge of its own to the robot's driver (a World "
+                      "with reached_through_driver), and this world is neither; run it in one process with `homiebot run`")
 
 
 BeliefSite = Literal["truth", "map", "world"]

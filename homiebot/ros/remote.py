@@ -74,9 +74,11 @@ class RemoteWorld(World):
     name = "remote"
 
     def __init__(self, calls: dict[str, ServiceCaller], cache: ObservationCache, scene: dict[str, Any] | None, timeout: float,
-                 owner: str = "") -> None:
-        """``calls``: the world's services (``world_link.EPISODE_CALLS``); ``owner``: who holds the episode session."""
+                 owner: str = "", reset_timeout: float | None = None) -> None:
+        """``calls``: the world's services (``world_link.EPISODE_CALLS``); ``owner``: who holds the episode session;
+        ``reset_timeout``: seconds a reset may take (default ``timeout``)."""
         self.calls, self.cache, self.scene, self.timeout, self.owner = calls, cache, scene, timeout, owner
+        self.reset_timeout = timeout if reset_timeout is None else reset_timeout
         self._last: hb.RoundObservation | None = None
         self._known: dict[str, Any] = {}  # inventory and path length, while nothing has acted since they were reported
         self._belief: SnapshotBelief | None = None
@@ -86,7 +88,7 @@ class RemoteWorld(World):
     def reset(self) -> None:
         if self._untouched:
             return
-        r = self.calls["reset"].call(ResetWorld.Request(scene=scene_text(self.scene), owner=self.owner), self.timeout)
+        r = self.calls["reset"].call(ResetWorld.Request(scene=scene_text(self.scene), owner=self.owner), self.reset_timeout)
         self.episode = int(r.episode)
         self._last, self._known = None, {}
         self._untouched = True

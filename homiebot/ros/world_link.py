@@ -1,9 +1,7 @@
 """The world node's typed services (``homiebot_msgs/srv``): their names, and what both sides convert.
 
 The task manager resets, observes and queries the world; the executor reads the scene (``info``) for its
-copy of the simulator and hands the state its attempts left back (``apply``), or, where the skills need
-the semantic map (mapped perception), lists the skills and runs their attempts in the world node.
-Each caller makes only the clients it uses, so that the graph shows who calls what.
+copy of the simulator and hands the state its attempts left back (``apply``). Each caller makes only the clients it uses, so that the graph shows who calls what.
 """
 
 from __future__ import annotations
@@ -14,13 +12,11 @@ from typing import Any, NamedTuple
 from homiebot_msgs.srv import (
     ApplyState,
     GoalSatisfied,
-    ListSkills,
     Observe,
     ReleaseWorld,
     ResetWorld,
     RoomOf,
     Route,
-    SkillAttempt,
     WorldInfo,
 )
 from rclpy.node import Node
@@ -30,8 +26,7 @@ from homiebot.ros.services import ServiceCaller
 PREFIX = "/homiebot/world"
 SERVICES: dict[str, Any] = {
     "reset": ResetWorld, "release": ReleaseWorld, "observe": Observe, "info": WorldInfo, "goal": GoalSatisfied,
-    "room_of": RoomOf, "route": Route, "skills": ListSkills, "attempt": SkillAttempt,
-    "apply": ApplyState,
+    "room_of": RoomOf, "route": Route, "apply": ApplyState,
 }
 
 EPISODE_CALLS = ("reset", "release", "observe", "info", "goal", "room_of", "route")  # what the task manager's episodes call

@@ -141,7 +141,9 @@ def test_a_node_started_with_autostart_is_active_at_once(tmp_path, env, config):
         script.write_text(
             "import rclpy, json\nfrom lifecycle_msgs.srv import GetState\nrclpy.init()\nnode = rclpy.create_node('probe')\n"
             "c = node.create_client(GetState, '/world/get_state')\nassert c.wait_for_service(timeout_sec=90)\n"
-            "f = c.call_async(GetState.Request())\nrclpy.spin_until_future_complete(node, f, timeout_sec=60)\n"
+            # asked again when no reply comes: one sent before the reply's way back was matched is lost
+            "for _ in range(12):\n    f = c.call_async(GetState.Request())\n    rclpy.spin_until_future_complete(node, f, timeout_sec=10)\n"
+            "    if f.done():\n        break\n"
             "print(json.dumps(f.result().current_state.label))\n")
         out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=200)
     finally:

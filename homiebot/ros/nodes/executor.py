@@ -12,10 +12,7 @@ own (``homiebot.runtime.skill_site`` decides, for both nodes), wrapped in the sa
 
 With mapped perception that world sees through the mapper node's semantic map (homiebot/ros/remote_map.py,
 ``MapFollower``): it joins the map session of the world node's episode, binds each subtask's map ids and
-notes what the skills did there, and the Explore skill's looks feed the same map. Only a world that can
-be neither copied nor reached through a driver runs its attempts in the world node
-(``homiebot_msgs/srv/SkillAttempt`` on /homiebot/world/attempt); a world that does not answer in
-``attempt_timeout`` fails the attempt.
+notes what the skills did there, and the Explore skill's looks feed the same map.
 
 Either way it serves the ``homiebot_msgs/action/ExecuteSubtask`` action on /homiebot/executor/execute
 (feedback after every attempt; a cancelled goal starts no further attempt, and a robot's motion stops)
@@ -31,7 +28,7 @@ from typing import Any
 
 from homiebot_msgs.action import ExecuteSubtask
 from homiebot_msgs.msg import ModelInfo
-from homiebot_msgs.srv import ListModels, ListSkills, SkillAttempt
+from homiebot_msgs.srv import ListModels
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -39,14 +36,14 @@ from rclpy.node import Node
 from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
-from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.contracts import Subtask
 from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros import services
 from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_from_msg, pairs_msg, subtask_from_msg, subtask_msg
+from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.remote_map import MapFollower
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import ServiceCaller, ServiceError, ServiceInterrupted, TypedServer
+from homiebot.ros.services import ServiceError, ServiceInterrupted, TypedServer
 from homiebot.ros.sim_copy import SimulatorCopy
 from homiebot.ros.sim_thread import CLOSE_WAIT, SimThread
 from homiebot.ros.wire import safe_callback
@@ -75,31 +72,6 @@ class GoalAttempts:
     def ended(self, context: SkillContext, result: SkillResult) -> None:
         self.handle.publish_feedback(ExecuteSubtask.Feedback(attempt=context.attempt, max_attempts=context.max_attempts,
                                                              success=result.success, message=result.message))
-
-
-class WorldSideSkill(Skill):
-    """A skill whose attempts execute in the world node."""
-
-    def __init__(self, model: str, actions: frozenset[Action], world: ServiceCaller, timeout: float, name: str) -> None:
-        super().__init__(model, actions)
-        self.world, self.timeout, self.name = world, timeout, name
-        self.call: GoalAttempts | None = None
-        self.world_state: dict | None = None  # inventory and path length, as the world reported them after the last attempt
-        self.acted: Subtask | None = None  # the subtask in the world's names, as the world reported it
-
-    def run(self, subtask: Subtask, world: World | None, context: SkillContext) -> SkillResult:
-        if self.call is not None:
-            self.call.check_cancelled()
-        r = self.world.call(SkillAttempt.Request(model=self.model, subtask=subtask_msg(subtask), episode_seed=context.episode_seed,
-                                                 round=context.round, attempt=context.attempt, max_attempts=context.max_attempts),
-                            self.timeout)
-        self.world_state = {"inventory": list(r.inventory), "path_length": r.world_path_length}
-        self.acted = subtask_from_msg(r.acted) if r.acted.action else None
-        reason = SkillFailure(r.reason) if r.reason else None
-        result = SkillResult(r.success, r.message, r.dropped or None, r.path_length, reason=reason)
-        if self.call is not None:
-            self.call.ended(context, result)
-        return result
 
 
 class ReportingSkill(Skill):
@@ -227,48 +199,19 @@ class ExecutorNode:
         self.cfg = run_config(params["config"])
         self.node = node
         self.timeout = params["attempt_timeout"]
-        site = skill_site(self.cfg)
-        calls = world_callers(node, ("skills", "attempt")) if site == "world" else {}
-        self.world_skills, self.world = calls.get("skills"), calls.get("attempt")
-        self._listed: dict | None = None
-        self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=site == "copy") if site != "world" else None
-        if self.local is not None:
-            where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
-            node.get_logger().info(f"skills run here, {where}")
+        self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=skill_site(self.cfg) == "copy")
+        where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
+        node.get_logger().info(f"skills run here, {where}")
         self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
         self.server = ActionServer(node, ExecuteSubtask, "/homiebot/executor/execute", execute_callback=self.execute,
                                    cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
 
     def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:
-        if self.local is not None:
-            self.local.cancel()
-        elif self.world is not None:  # the attempt waiting on the world ends now (the world stops it by the cancel topic)
-            self.world.abort("the executor's goal was cancelled")
+        self.local.cancel()
         return CancelResponse.ACCEPT
 
-    def _executor(self, listed: dict) -> Executor[WorldSideSkill]:
-        """The core Executor over world-side skills for what the world listed (fallbacks included)."""
-        assert self.world is not None  # only when the skills act in the world node
-        fallbacks = listed.get("fallbacks") or {}
-        skills = {m["name"]: WorldSideSkill(m["name"], frozenset(Action(a) for a in m["actions"]), self.world, self.timeout, m["skill"])
-                  for m in listed["models"] if m["name"] not in fallbacks}
-        return Executor(skills, max_attempts=self.cfg.attempts, unavailable=listed.get("unavailable"), fallbacks=fallbacks)
-
-    def _list(self) -> dict:
-        """What the world node offers: models (name, actions, description, the skill), unavailable ones, fallbacks."""
-        assert self.world_skills is not None  # only when the skills act in the world node
-        r = self.world_skills.call(ListSkills.Request(), self.timeout)
-        self._listed = {"models": [{"name": m.name, "actions": list(m.actions), "description": m.description, "skill": skill}
-                                   for m, skill in zip(r.models, r.skills, strict=True)],
-                        "unavailable": pairs_from_msg(r.unavailable), "fallbacks": pairs_from_msg(r.fallbacks)}
-        return self._listed
-
     def capabilities(self, request: ListModels.Request) -> ListModels.Response:
-        if self.local is not None:
-            models, unavailable = self.local.listing()
-        else:
-            listed = self._list()  # asked once per episode: refresh what the world offers
-            models, unavailable = listed["models"], self._executor(listed).unavailable
+        models, unavailable = self.local.listing()
         return ListModels.Response(models=[ModelInfo(name=m["name"], actions=list(m["actions"]), description=m.get("description", ""))
                                            for m in models], unavailable=pairs_msg(unavailable))
 
@@ -284,18 +227,16 @@ class ExecutorNode:
             return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.INVALID_REQUEST,
                                          error_msg=f"the subtask is not the contract's: {str(err).splitlines()[0]}")
         attempts = GoalAttempts(handle)
-        if self.world is not None:
-            self.world.resume()  # a cancel aborted the last goal's wait on the world, not this one's
         try:
             attempts.check_cancelled()
-            result = self.local.execute(goal, subtask, attempts) if self.local is not None else self._execute(goal, subtask, attempts)
+            result = self.local.execute(goal, subtask, attempts)
         except ServiceInterrupted as err:  # this process is stopping: the goal ends with it, without an error in the log
             with contextlib.suppress(Exception):  # the action server may be gone already
                 handle.abort()
             return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.FAILED, error_msg=f"the executor node is stopping: {err}")
         except Exception as err:  # reported to the caller; the node serves the next goal
             if isinstance(err, Cancelled) or (isinstance(err, ServiceError) and handle.is_cancel_requested):
-                handle.canceled()  # a cancel also ends the wait on the world's attempt (see _on_cancel)
+                handle.canceled()
                 return ExecuteSubtask.Result(error_code=ExecuteSubtask.Result.CANCELLED, error_msg="cancelled before the subtask ended")
             self.node.get_logger().error(f"execute failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")
             handle.abort()
@@ -307,23 +248,12 @@ class ExecutorNode:
         handle.succeed()
         return result
 
-    def _execute(self, goal: ExecuteSubtask.Goal, subtask: Subtask, attempts: GoalAttempts) -> ExecuteSubtask.Result:
-        """Attempts in the world node (a simulator's privileged skills)."""
-        executor = self._executor(self._listed or self._list())
-        for skill in executor.skills.values():
-            skill.call = attempts
-        run = executor.execute(subtask, goal.model, None, int(goal.seed), int(goal.round))
-        ran = executor.skills[executor.fallbacks.get(goal.model, goal.model)]
-        return _result(run, ran.acted, ran.world_state)
-
     def interrupt(self) -> None:
         """The process is stopping: a subtask waiting for the world's state gives up now."""
-        if self.local is not None:
-            self.local.interrupt()
+        self.local.interrupt()
 
     def close(self) -> None:
-        if self.local is not None:
-            self.local.close()
+        self.local.close()
 
 
 PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)

@@ -371,7 +371,8 @@ class TaskManagerNode:
         self._wait_for_nodes()
         seed = int(request.get("seed", self.cfg.seed))
         timeout = self.params["timeout"]
-        world = RemoteWorld(self.world_calls, self.cache, scene_json(scene, self.scenes.world), timeout, owner=self.owner)
+        world = RemoteWorld(self.world_calls, self.cache, scene_json(scene, self.scenes.world), timeout, owner=self.owner,
+                            reset_timeout=self.params["reset_timeout"])
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.list_models, self.execute, timeout, self.params["execute_timeout"])
         planner = RemotePlanner(self.reset_planner, self.plan, timeout, self.params["plan_timeout"], world)
@@ -446,6 +447,8 @@ class TaskManagerNode:
 PARAMS = (
     Param("out_dir", "runs", "where episode folders are written"),
     Param("timeout", 30.0, "seconds any node may take to answer a call", positive),
+    Param("reset_timeout", 120.0, "seconds the world may take to start an episode (a new scene's world; a mapped task's exploration phase)",
+          positive),
     Param("plan_timeout", 120.0, "seconds the planner may take per round", positive),
     Param("execute_timeout", 120.0, "seconds the executor may take per subtask", positive),
     Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),

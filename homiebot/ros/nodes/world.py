@@ -6,11 +6,9 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 executor's copy), or, where the world's belief is its own (``homiebot.runtime.belief_site``: a semantic
 map, a robot bridge), that belief's snapshot (/homiebot/world/belief, Belief). Serves typed services
 (``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
-``observe``, ``info``, ``goal``, ``room_of`` and ``route``; where the skills run
-(``homiebot.runtime.skill_site``) decides the rest. The executor node runs them on a copy of the
-simulator, whose state this node takes over through ``apply`` (homiebot/ros/sim_copy.py), or through
-its own bridge to a robot's driver; only a world that can be neither copied nor reached runs its
-attempts here, through ``skills`` and ``attempt``.
+``observe``, ``info``, ``goal``, ``room_of`` and ``route``. No skill runs here: the executor node runs
+them (``homiebot.runtime.skill_site``) on a copy of the simulator, whose state this node takes over
+through ``apply`` (homiebot/ros/sim_copy.py), or through its own bridge to a robot's driver.
 
 In mapped perception (``perception: {mode: mapped}``) the semantic map is the mapper node's: this node
 renders and hands each observation, with its images and camera rig, to the mapper's map services
@@ -37,19 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from homiebot_msgs.msg import ModelInfo, PeopleSeen
-from homiebot_msgs.srv import (
-    ApplyState,
-    GoalSatisfied,
-    ListSkills,
-    Observe,
-    ReleaseWorld,
-    ResetWorld,
-    RoomOf,
-    Route,
-    SkillAttempt,
-    WorldInfo,
-)
+from homiebot_msgs.msg import PeopleSeen
+from homiebot_msgs.srv import ApplyState, GoalSatisfied, Observe, ReleaseWorld, ResetWorld, RoomOf, Route, WorldInfo
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
@@ -58,7 +45,6 @@ from std_msgs.msg import UInt32
 from homiebot.config import RunConfig
 from homiebot.contracts import VIEW_NAMES
 from homiebot.errors import take_snapshot
-from homiebot.executor import run_attempt, stopped
 from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.messages import (
@@ -68,9 +54,6 @@ from homiebot.ros.messages import (
     ROUND_TOPICS,
     camera_info_topic,
     image_topic,
-    pairs_msg,
-    subtask_from_msg,
-    subtask_msg,
     to_camera_info,
     to_image,
     to_odometry,
@@ -83,10 +66,9 @@ from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import SERVICES, service_name
-from homiebot.runtime import SkillSet, belief_site, build_skills, build_world, scene_from_json, skill_site
+from homiebot.runtime import belief_site, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
-from homiebot.skills.base import SkillContext
 from homiebot.tasks import Task
 from homiebot.worlds.base import World
 
@@ -108,10 +90,8 @@ class WorldNode:
         self.cfg: RunConfig = run_config(params["config"])
         require_driver(node, self.cfg, params.get("driver_wait", DRIVER_WAIT))
         self.world: World | None = None
-        self.skills: SkillSet | None = None
         self._scene_json: str | None = None
         site = skill_site(self.cfg)
-        self.skills_here = site == "world"
         self.belief_here = belief_site(self.cfg) == "world"  # else the mapper builds it from the state published here
         # counts resets, so that consumers never mix up rounds of two episodes; from a random start, so that a
         # restarted or reconfigured world's episodes are not taken for its predecessor's (caches are keyed by them)
@@ -136,11 +116,9 @@ class WorldNode:
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
             "room_of": self.room_of, "route": self.route,
-            # the skills' side: attempts here, or the state the executor's copy of the simulator hands back
-            **({"skills": self.list_skills, "attempt": self.skill_attempt} if self.skills_here else {}),
-            **({"apply": self.apply} if site == "copy" else {})}
+            **({"apply": self.apply} if site == "copy" else {})}  # the state the executor's copy of the simulator hands back
         self.servers = [self._serve(name) for name in self.handlers]
-        # the robot moves here too (a mapped task's exploration, skills that act on the map): it hears the e-stop itself
+        # the robot moves here too (a mapped task's exploration before the task): it hears the e-stop itself
         self.safety = SafetyState()
         self.safety_link = SafetyLink(node, self.safety, episode=lambda: self.episode, heartbeat=self.cfg.safety.estop_heartbeat)
         node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
@@ -191,7 +169,7 @@ class WorldNode:
         scene_key = json.dumps(data, sort_keys=True)
         with self._lock:
             self._take_turn(request.owner)
-            if scene_key != self._scene_json or self.world is None or (self.skills_here and self.skills is None):
+            if scene_key != self._scene_json or self.world is None:
                 try:
                     scene = scene_from_json(data, self.cfg.world.name)
                 except (ValueError, TypeError, AttributeError) as err:  # pydantic's ValidationError is a ValueError
@@ -200,16 +178,15 @@ class WorldNode:
                 world = build_world(self.cfg, scene, remote_map=self._remote_map if self.map_calls is not None else None)
                 protect(world, self.cfg.safety, self.safety)
                 self.world = world
-                self.skills = build_skills(self.cfg, world) if self.skills_here else None
                 self._scene_json = scene_key
-            world, skills = self.world, self.skills
+            world = self.world
             world.reset()
             self.safety.new_episode()
             self.mapped = world.map_summary() is not None
             self.episode += 1
             self._changed()
         self.sim.later(self._render_ahead)
-        return ResetWorld.Response(episode=self.episode, unavailable=pairs_msg(skills.unavailable if skills else {}))
+        return ResetWorld.Response(episode=self.episode)
 
     def _remote_map(self, inner: World, floor_plan: Any, holding: Callable[[], bool]) -> RemoteKeeper:
         """The mapper's map of ``inner``; in simulation with its scene, whose names bind the map's ids."""
@@ -234,11 +211,6 @@ class WorldNode:
         if self.world is None:
             raise BadRequest("no scene loaded: call reset first")
         return self.world
-
-    def _require_skills(self) -> SkillSet:
-        if self.skills is None:
-            raise BadRequest("no scene loaded: call reset first")
-        return self.skills
 
     def observe(self, request: Observe.Request) -> Observe.Response:
         round_index = int(request.round)
@@ -282,37 +254,6 @@ class WorldNode:
                 h, w = img.rgb.shape[:2]
                 info = robot.camera_info(view, size=(h, w))
                 self.info_pubs[view].publish(to_camera_info(h, w, info.intrinsics, stamp, frame))
-
-    def list_skills(self, request: ListSkills.Request) -> ListSkills.Response:
-        listing = self._require_skills().listing()
-        return ListSkills.Response(
-            models=[ModelInfo(name=m["name"], actions=list(m["actions"]), description=m.get("description", "")) for m in listing["models"]],
-            skills=[m["skill"] for m in listing["models"]], unavailable=pairs_msg(listing["unavailable"]),
-            fallbacks=pairs_msg(listing["fallbacks"]))
-
-    def skill_attempt(self, request: SkillAttempt.Request) -> SkillAttempt.Response:
-        """One attempt of a skill that acts on this node's semantic map (mapped perception)."""
-        try:
-            subtask = subtask_from_msg(request.subtask)
-        except ValueError as err:
-            raise BadRequest(f"the subtask is not the contract's: {str(err).splitlines()[0]}") from None
-        context = SkillContext(int(request.episode_seed), int(request.round), int(request.attempt), int(request.max_attempts))
-        with self._lock:
-            world = self._require()
-            skill = self._require_skills().skills.get(request.model)
-            if skill is None:
-                raise BadRequest(f"no skill runs model '{request.model}' here")
-            self._changed()
-            acted = world.skill_subtask(subtask)
-            self.safety.round = context.round
-            why = self.safety.interruption()  # e-stop or cancel: no attempt starts (privileged skills too)
-            result = stopped(why, context.attempt) if why else run_attempt(skill, subtask, world, context, acted)
-            self._changed()
-            # a mapped world is never rendered ahead (each observation updates its map)
-            return SkillAttempt.Response(success=result.success, message=result.message, dropped=result.dropped or "",
-                                         reason="" if result.success or result.failure is None else result.failure.value,
-                                         path_length=float(result.path_length), inventory=list(world.inventory()),
-                                         world_path_length=float(world.path_length()), acted=subtask_msg(acted))
 
     def apply(self, request: ApplyState.Request) -> ApplyState.Response:
         """Take over the simulator's moving state from the executor node's copy, where a subtask's attempts ran."""
@@ -376,11 +317,7 @@ class WorldNode:
                                       map_session=self.map_keeper.session if self.map_keeper is not None else "")
 
     def _release(self) -> None:
-        """Close the skills (model weights, policy-server clients) and the world of the last scene."""
-        if self.skills is not None:
-            for skill in self.skills.skills.values():
-                skill.close()
-            self.skills = None
+        """Close the world of the last scene."""
         if self.world is not None:
             self.world.close()
             self.world = None
