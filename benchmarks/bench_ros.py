@@ -1,11 +1,12 @@
 """Middleware overhead: the same episodes in-process and through the ROS 2 graph.
 
-    python benchmarks/bench_ros.py [--episodes 5] [--planner oracle]
+    python benchmarks/bench_ros.py [--episodes 5] [--planner oracle] [--perception mapped]
 
 Starts the graph (its own ROS_DOMAIN_ID, localhost discovery, no bag recording unless ``--bag``), submits the demo task
 with several seeds, runs the same episodes with ``homiebot run``'s in-process runner, and prints the
 per-round time difference of the same rounds (median, p95) and the wall-time ratio. Targets: median overhead <= 5 ms per
-round, ratio <= 1.10 for oracle episodes. Then the floor under every typed call on this machine, a bare
+round, ratio <= 1.10 for oracle episodes. With ``--perception mapped`` (the sim_truth detector; use ``--planner
+heuristic``) the world node hands every observation to the mapper's map, images included. Then the floor under every typed call on this machine, a bare
 ``std_srvs/Trigger`` round trip between two rclpy processes, and the same round trip as homiebot's nodes make it
 (their executor, typed server and blocking caller) with a handler that does nothing.
 """
@@ -120,6 +121,8 @@ def main() -> int:
     ap.add_argument("--domain-id", type=int, default=90 + os.getpid() % 50)
     ap.add_argument("--compose", action="store_true", help="all nodes in one process")
     ap.add_argument("--bag", action="store_true", help="record every episode's MCAP bag, as the graph does by default")
+    ap.add_argument("--perception", choices=("oracle", "mapped"), default="oracle",
+                    help="mapped: the semantic map with the sim_truth detector (the mapper node keeps it)")
     args = ap.parse_args()
 
     from homiebot.ros.up import ros_environment
@@ -136,13 +139,16 @@ def main() -> int:
 
     task_file = ROOT / "config" / "tasks" / "demo.yaml"
     task = load_task(task_file)
-    cfg = RunConfig.model_validate({"planner": {"name": args.planner}})
+    perception = {"mode": "mapped", "detector": {"name": "sim_truth"}} if args.perception == "mapped" else {"mode": "oracle"}
+    cfg = RunConfig.model_validate({"planner": {"name": args.planner}, "perception": perception})
     ros_rounds, ros_wall, ros_phases = [], [], []
     local_rounds, local_wall, local_phases = [], [], []
     paired = []  # per round: graph time - in-process time of the same round of the same episode
     setups = []  # the task manager's preparation of each episode (scene, world reset, capabilities)
     with tempfile.TemporaryDirectory() as tmp:
-        procs = spawn_all(graph("", args.planner, tmp, record_bag=args.bag), env, args.compose)
+        config = Path(tmp) / "bench.yaml"
+        config.write_text(json.dumps({"perception": perception}))  # YAML reads JSON
+        procs = spawn_all(graph(str(config), args.planner, tmp, record_bag=args.bag), env, args.compose)
         try:
             run_episode(cfg, task)  # warm-up of both runners: first scene load
             submit({"task_file": str(task_file), "seed": 0}, timeout=300, echo=lambda *_: None)
@@ -173,7 +179,7 @@ def main() -> int:
     over_med = 1000 * statistics.median(paired)
     over_p95 = 1000 * pct(paired, 0.95)
     ratio = sum(ros_wall) / sum(local_wall)
-    print(f"planner {args.planner}, {args.episodes} episodes of the demo task, 256x256 views, "
+    print(f"planner {args.planner}, {args.perception} perception, {args.episodes} episodes of the demo task, 256x256 views, "
           f"{'all nodes in one process' if args.compose else 'one process per node'}, {'with' if args.bag else 'no'} MCAP bag")
     print(f"per round: in-process median {1000 * statistics.median(local_rounds):.1f} ms, p95 {1000 * pct(local_rounds, 0.95):.1f} ms; "
           f"ROS graph median {1000 * statistics.median(ros_rounds):.1f} ms, p95 {1000 * pct(ros_rounds, 0.95):.1f} ms")

@@ -71,11 +71,13 @@ Publish = Callable[[Belief, SemanticMap, "OccupancyGrid | None"], None]
 
 class MapServer:
     """The semantic map of mapped perception (see the module doc): one handler per service, request in,
-    response out; ``serve`` puts them on a node. ``detector`` is the server's for its whole life;
+    response out; ``serve`` puts them on a node. ``detector``: makes the detector, at the first episode (a
+    detector that cannot run here fails that episode's reset, saying why), kept for the server's whole life;
     ``publish`` sends what an agent round's observation produced; ``warn`` logs a problem that fails nothing."""
 
-    def __init__(self, cfg: RunConfig, detector: Detector, publish: Publish, warn: Callable[[str], None]) -> None:
-        self.cfg, self.detector, self.publish, self.warn = cfg, detector, publish, warn
+    def __init__(self, cfg: RunConfig, detector: Callable[[], Detector], publish: Publish, warn: Callable[[str], None]) -> None:
+        self.cfg, self.make_detector, self.publish, self.warn = cfg, detector, publish, warn
+        self.detector: Detector | None = None
         self.keeper: MapKeeper | None = None
         self.session = ""
         self.published_episode = 0  # the world node's episode the belief was last published for (resolve checks it)
@@ -115,6 +117,8 @@ class MapServer:
         if not rooms:
             raise BadMapRequest("mapped perception needs a floor plan (named room rectangles); the request has none")
         hints = self._mirror_hints(request.world, request.scene)
+        if self.detector is None:
+            self.detector = self.make_detector()
         if self.keeper is not None and self.keeper.rooms == rooms and self.keeper.hints is hints:
             self.keeper.new_episode()
         else:  # another home (or the first): the detector stays, the map starts over
@@ -240,7 +244,8 @@ class MapServer:
 
     def close(self) -> None:
         with self._lock:
-            self.detector.close()
+            if self.detector is not None:
+                self.detector.close()
 
 
 def _subtask(msg: Any) -> Any:

@@ -6,6 +6,10 @@ the world node's ``PerceivingWorld`` reaches it through this class, one typed ca
 observation with its images and camera rig, ``bind``/``note`` carry a skill's subtask and the
 simulator's moving state. What the world node reads between calls (the held object, the belief, the
 summary, the persons in view) comes back with the last reply.
+
+The executor node's world (its copy of the simulator, its own robot bridge) reaches the same map through a
+``MapFollower``: a keeper that joins the session the world node's episode started, so that the skills
+bind, note and look on the map the world node feeds.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Mapped perception through the ROS 2 graph: an episode of the demo task submitted by a plain rclpy
 client matches ``homiebot run`` of the same config and seed; the client sees the map topics (an
-OccupancyGrid and the map summary); the mapper keeps the map and serves it typed; and the detector
-node grounds phrases with the mapper's map.
+OccupancyGrid and the map summary); the mapper keeps the map and serves it typed; the detector
+node grounds phrases with the mapper's map; and a mapper killed mid-episode fails that episode with a
+reason naming it, while a restarted one serves the next.
 
 The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 """
@@ -9,8 +10,11 @@ The graph runs with localhost-only discovery and a ROS_DOMAIN_ID of its own.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +33,9 @@ from test.ros_domains import domain_of  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 DOMAIN = domain_of(__name__)
+KILL_DOMAIN = domain_of(__name__, 1)  # the kill test's graph runs beside the module's
 SEED = 3
+PLAIN_CLIENT = Path(__file__).with_name("plain_client.py")
 
 CLIENT = '''
 import json, sys, time, rclpy
@@ -173,3 +179,39 @@ def test_the_detector_node_grounds_phrases_with_the_mappers_map(client_run):
 
 def test_bags_record_the_occupancy_grid():
     assert all_topics()["/homiebot/map/occupancy"] == "nav_msgs/msg/OccupancyGrid"
+
+
+def test_a_mapper_killed_mid_episode_fails_it_naming_the_mapper_and_a_restarted_one_serves_the_next(tmp_path, config_file):
+    env = ros_environment(KILL_DOMAIN)
+    # the world's call in flight to the killed mapper gives up after map_timeout; then the next episode resets
+    specs = graph(str(config_file), "", str(tmp_path / "runs"), {"task_manager": {"connect_timeout": 30.0}, "world": {"map_timeout": 15.0}})
+    procs = spawn_all(specs, env)
+    goal = json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": SEED}, "timeout": 240.0})
+    try:
+        watch = subprocess.Popen([sys.executable, str(PLAIN_CLIENT), "watch"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+        watch.stdin.write(goal)
+        watch.stdin.close()
+        events: list[dict] = []
+        deadline = time.monotonic() + 240
+        for line in watch.stdout:  # type: ignore[union-attr]
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # the middleware may print there too
+            if events[-1].get("state") == "round" and events[-1].get("round", 0) >= 1 and procs["mapper"].poll() is None:
+                os.kill(procs["mapper"].pid, signal.SIGKILL)  # a process this test started
+            if events[-1].get("state") in ("finished", "failed") or time.monotonic() > deadline:
+                break
+        watch.kill()
+        watch.wait()
+        final = events[-1] if events else {}
+        assert final.get("state") == "failed" and "mapper" in final.get("reason", ""), events[-3:]
+        procs["mapper"].wait(30)
+        procs.update(spawn_all([spec for spec in specs if spec.name == "mapper"], env))  # as `homiebot up` restarts it
+        again = subprocess.run([sys.executable, str(PLAIN_CLIENT), "task"], env=env, input=goal, capture_output=True, text=True, timeout=300)
+    finally:
+        stop(procs)
+    assert again.returncode == 0, again.stderr[-3000:]
+    seen = json.loads(again.stdout.strip().splitlines()[-1])
+    assert seen["events"][-1]["state"] == "finished", seen["events"][-3:]

@@ -49,7 +49,7 @@ def test_a_mapped_episode_through_the_map_services_equals_the_in_process_one(mon
     local, _ = runtime.run_episode(cfg, task)
 
     published: list[tuple[int, int]] = []
-    server = MapServer(cfg, runtime.build_detector(cfg), lambda b, s, g: published.append((b.episode, b.round)), lambda _: None)
+    server = MapServer(cfg, lambda: runtime.build_detector(cfg), lambda b, s, g: published.append((b.episode, b.round)), lambda _: None)
     callers = {name: LoopBack(handler) for name, handler in server.handlers().items()}
     build_world = runtime.build_world
 

@@ -43,7 +43,7 @@ from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
 from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_msg, subtask_from_msg, subtask_msg
 from homiebot.ros.remote_map import MapFollower
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import ServiceError, ServiceInterrupted, TypedServer
+from homiebot.ros.services import ServiceError, ServiceInterrupted, ServiceTimeout, TypedServer
 from homiebot.ros.sim_copy import SimulatorCopy
 from homiebot.ros.sim_thread import CLOSE_WAIT, SimThread
 from homiebot.ros.wire import safe_callback
@@ -53,6 +53,8 @@ from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.worlds.base import World
+
+WORLD_FIRST = 60.0  # s the bridge waits for the world node, which checks the robot's driver, before connecting itself
 
 
 class Cancelled(Exception):
@@ -111,8 +113,12 @@ class LocalSkills:
         self.copy = SimulatorCopy(node, cfg, timeout) if on_a_copy else None
         # mapped perception on a robot: this node's bridge sees through the mapper's map, in the world node's episode
         self.follower = MapFollower(node, cfg, timeout) if self.copy is None and cfg.perception.mode == "mapped" else None
-        self.info = world_callers(node, ("info",))["info"] if self.follower is not None else None
+        self.info = world_callers(node, ("info",))["info"] if self.copy is None else None
         if self.copy is None:  # waits for the driver, runs its start-up procedure
+            assert self.info is not None
+            # after the world node's check of the driver: a missing driver is said once, by the world node
+            with contextlib.suppress(ServiceTimeout):
+                self.info.verify(WORLD_FIRST)
             remote = self.follower.remote_map if self.follower is not None else None
             self.sim.call(lambda _: self._use(build_world(cfg, None, remote_map=remote)), None)
 

@@ -53,8 +53,8 @@ class MapperNode:
         self.grid_pub = node.create_publisher(OccupancyGrid, MAP_GRID_TOPIC, MAP_QOS)
         cfg = run_config(params["config"])
         site = belief_site(cfg)
-        # the map's detector is loaded at start-up (a model may take a while), not in an episode's first round
-        self.map = MapServer(cfg, build_detector(cfg), self._publish_map, node.get_logger().warning) if site == "map" else None
+        # the detector is made as the first episode starts (one that cannot run here fails that episode, saying why)
+        self.map = MapServer(cfg, lambda: build_detector(cfg), self._publish_map, node.get_logger().warning) if site == "map" else None
         if self.map is not None:
             self.map.serve(node)
         # the truth is mirrored on a thread of its own: reading a new episode's scene waits for the world node

@@ -110,7 +110,7 @@ class WorldNode:
                            for t in ("observation", "world/state", *(("world/belief",) if self.belief_here else ()))}
         # mapped perception: the map is the mapper's (made now, so that discovery is done before the first episode)
         self.map_calls = map_callers(node, WORLD_CALLS) if self.cfg.perception.mode == "mapped" else None
-        self.map_timeout = float(params["map_timeout"])
+        self.map_timeout = float(params.get("map_timeout", MAP_TIMEOUT))
         self.map_keeper: RemoteKeeper | None = None  # the current world's map, in the mapper
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
@@ -331,6 +331,7 @@ class WorldNode:
 
 
 DRIVER_WAIT = 10.0  # s for discovery to show a running driver's topics and services
+MAP_TIMEOUT = 60.0  # s a call to the mapper's map may take (a detection included)
 
 
 def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
@@ -360,7 +361,7 @@ def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
 
 PARAMS: tuple[Param, ...] = (
     Param("prefetch", True, "render the next views right after an action (simulated worlds only)"),
-    Param("map_timeout", 60.0, "seconds a call to the mapper's map may take (mapped perception; a detection included)", positive),
+    Param("map_timeout", MAP_TIMEOUT, "seconds a call to the mapper's map may take (mapped perception; a detection included)", positive),
     Param("driver_wait", DRIVER_WAIT, "seconds to wait at start-up for a robot driver the graph does not start (ros2_robot world)",
           positive),
 )
