@@ -106,8 +106,20 @@ class NodeDef:
     params: tuple[Param, ...] = ()
     # its typed service handlers wait for topic data: its process spins a multi-threaded executor
     waiting_handlers: bool = False
+    # they wait only under some parameters (e.g. a config whose nodes call each other): params -> whether
+    waiting_if: Callable[[dict[str, Any]], bool] | None = None
     # a lifecycle node with the standard lifecycle services (false: a stand-in for a driver that has none)
     managed: bool = True
+
+    def waits(self, params: dict[str, Any]) -> bool:
+        """Whether this node's handlers may wait for replies its own process must deliver (then it spins
+        a multi-threaded executor); parameters it cannot read count as waiting (the safe side)."""
+        if self.waiting_handlers or self.waiting_if is None:
+            return self.waiting_handlers
+        try:
+            return self.waiting_if(params)
+        except (ValueError, OSError):
+            return True
 
 
 
@@ -253,7 +265,7 @@ def _run(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
             n.destroy_node()
         rclpy.try_shutdown()
         return CANNOT_RUN if isinstance(err, CannotRun) else 2
-    _spin(nodes, EXECUTOR_THREADS if any(d.waiting_handlers for d, _, _ in members) else 1)
+    _spin(nodes, EXECUTOR_THREADS if any(n.definition.waits(n.values) for n in nodes) else 1)
     end_process()
 
 

@@ -367,7 +367,12 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
-NODE = NodeDef("world", WorldNode, PARAMS, waiting_handlers=True)  # mapped perception: its handlers wait for the mapper
+def _maps(params: dict[str, Any]) -> bool:
+    """Mapped perception: the handlers wait for the mapper's replies."""
+    return run_config(str(params.get("config", ""))).perception.mode == "mapped"
+
+
+NODE = NodeDef("world", WorldNode, PARAMS, waiting_if=_maps)
 
 
 def main(args: list[str] | None = None) -> int:
