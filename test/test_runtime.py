@@ -42,3 +42,19 @@ def test_where_the_skills_run_and_the_belief_is_built_follows_the_world_and_its_
     assert (skill_site(home), belief_site(home)) == ("copy", "truth")  # the executor's copy, the mapper's mirror of the truth
     assert (skill_site(mapped), belief_site(mapped)) == ("copy", "map")  # the executor's copy; the mapper's semantic map
     assert (skill_site(robot), belief_site(robot)) == ("bridge", "world")  # the robot bridge's own belief
+
+
+def test_a_world_that_can_be_neither_copied_nor_reached_is_refused_by_the_graph_with_what_to_do(monkeypatch):
+    import pytest
+
+    from homiebot import registry, runtime
+    from homiebot.config import ConfigError, RunConfig
+    from homiebot.worlds.home.world import EmbeddedHome
+
+    class Sealed(EmbeddedHome):
+        state_copyable = False  # and not reached through a driver either
+
+    real = registry.load
+    monkeypatch.setattr(registry, "load", lambda kind, name: Sealed if (kind, name) == ("worlds", "sealed") else real(kind, name))
+    with pytest.raises(ConfigError, match="world 'sealed' cannot run in the ROS 2 graph.*run it in one process with `homiebot run`"):
+        runtime.skill_site(RunConfig.model_validate({"world": {"name": "sealed"}}))
