@@ -40,6 +40,11 @@ class MapResolvedBelief(SnapshotBelief):
         self.resolver, self.episode, self.timeout = resolver, episode, timeout
         self._resolved: dict[str, tuple[str | None, str]] = {}
 
+    def update(self, data: dict) -> None:
+        """Read a newer snapshot of the same map (what was grounded before is asked again)."""
+        SnapshotBelief.__init__(self, data)
+        self._resolved.clear()
+
     def resolve(self, phrase: str) -> tuple[str | None, str]:
         """(name, "") when the map grounds the phrase to one thing, else (None, what to do)."""
         if phrase not in self._resolved:

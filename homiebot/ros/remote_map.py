@@ -25,7 +25,6 @@ from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.contracts import Observation, PersonSeen, Subtask
-from homiebot.errors import EntityLike
 from homiebot.perception.map_access import MapAccess, MappedPlace
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.rooms import RoomPrior, rooms_from
@@ -38,36 +37,6 @@ from homiebot.scenes import scene_source
 from homiebot.worlds.base import PerceptionHints, World
 
 EMPTY_BELIEF: dict[str, Any] = {"held": None, "entities": {}}
-
-
-class LiveMapBelief:
-    """The map's belief as the world node holds it: the snapshot of the last reply (the same object all
-    episode long, as a belief kept in-process is), phrases grounded by the mapper (``resolve``)."""
-
-    def __init__(self, resolver: ServiceCaller, timeout: float) -> None:
-        self.resolver, self.timeout = resolver, timeout
-        self.update(dict(EMPTY_BELIEF))
-
-    def update(self, snapshot: dict[str, Any]) -> None:
-        self.now = MapResolvedBelief(snapshot, self.resolver, 0, self.timeout)  # 0: the mapper's current episode
-
-    def names(self) -> list[str]:
-        return self.now.names()
-
-    def lookup(self, name: str) -> EntityLike | None:
-        return self.now.lookup(name)
-
-    def held_object(self) -> str | None:
-        return self.now.held_object()
-
-    def distance_to(self, name: str) -> float:
-        return self.now.distance_to(name)
-
-    def enclosing_container(self, obj: str) -> str | None:
-        return self.now.enclosing_container(obj)
-
-    def resolve(self, phrase: str) -> tuple[str | None, str]:
-        return self.now.resolve(phrase)
 
 
 class RemoteKeeper:
@@ -90,7 +59,8 @@ class RemoteKeeper:
         self.scene, self.world, self.episode, self.timeout = scene, world, episode, timeout
         self.session = ""
         self.leads_episodes = leads
-        self._belief = LiveMapBelief(callers["resolve"], timeout)
+        # the same object all episode long, as a belief kept in-process is; 0: the mapper's current episode
+        self._belief = MapResolvedBelief(dict(EMPTY_BELIEF), callers["resolve"], 0, timeout)
         self._reset_view()
 
     def _reset_view(self) -> None:
@@ -103,17 +73,14 @@ class RemoteKeeper:
         self._text = ""
         self.people: list[PersonSeen] = []
 
-    def _dynamic(self) -> dict[str, Any] | None:
-        truth = self.inner.ground_truth() if self.scene else None
-        return truth.dynamic() if truth is not None else None
-
     def _state(self) -> str:
-        dynamic = self._dynamic()
-        return json.dumps(dynamic) if dynamic is not None else ""
+        """The simulator's moving state as JSON, for binding map ids to its names ("" on a robot)."""
+        truth = self.inner.ground_truth() if self.scene else None
+        return json.dumps(truth.dynamic()) if truth is not None else ""
 
     # ---- MapHost ---------------------------------------------------------------------------------
     @property
-    def belief(self) -> LiveMapBelief:
+    def belief(self) -> MapResolvedBelief:
         return self._belief
 
     def new_episode(self) -> None:
@@ -137,7 +104,7 @@ class RemoteKeeper:
     def integrate(self, obs: Observation, rig: CameraRig, agent_round: bool) -> Observation:
         open_state = self.hints.open_state() if self.hints is not None else {}
         request = integrate_request(obs, rig, session=self.session, publish=agent_round, episode=self.episode(), open_state=open_state,
-                                    holding=self.holding(), dynamic=self._dynamic())
+                                    holding=self.holding(), dynamic=None)  # the update binds nothing: no state
         reply: MapIntegrate.Response = self.calls["integrate"].call(request, self.timeout, f"integrate of round {obs.round}")
         self.update_times.append(float(reply.seconds))
         self._held = reply.held or None
