@@ -150,6 +150,7 @@ class Ros2Robot(Robot):
         self._arm_ready = False  # stowed until arm_unstow puts the hand at the ready pose
         self._gripper_open = 1.0
         self._started = False  # start() got the streams: closing runs the shut-down procedure
+        self._unanswered = False  # the driver answered none of its services (no E-Stop): its shut-down would only time out
         self._gripper_sent: tuple[float, float] | None = None  # (goal, clock) of the last gripper command that was carried out
         self._step = step
         self._sim_ns = -1  # lock-step: the simulated time of the last step (images older than it are stale)
@@ -298,7 +299,9 @@ class Ros2Robot(Robot):
         driver waiting for an operator's E-Stop is waited for up to the profile's ``estop_registration.wait``)."""
         registration = self.profile.estop_registration
         if registration is not None and not driver_answers(self.profile, registration.wait):
+            self._unanswered = True  # nothing was claimed or powered: closing has nothing to undo
             raise RobotUnavailable(describe_no_estop(self.profile))
+        self._unanswered = False
         for role in self.profile.startup:
             self.call(role)
         if self._step is not None:  # lock-step: the driver's counts the next step waits beyond
@@ -936,9 +939,9 @@ class Ros2Robot(Robot):
         self._closed = True
         try:
             self.stop()
-            # a robot whose streams never came was not started, and a driver that stopped publishing is gone:
-            # their services would only time out one by one
-            for role in self.profile.shutdown if self._started else ():
+            # a robot whose streams never came was not started, one waiting for an E-Stop never answered, and a
+            # driver that stopped publishing is gone: their services would only time out one by one
+            for role in self.profile.shutdown if self._started and not self._unanswered else ():
                 if not self._publishing():
                     break  # gone, or it went during the previous call
                 try:

@@ -206,6 +206,8 @@ class _Caller:
     def _wait_ready(self, deadline: float, what: str, timeout: float) -> None:
         while not self._ready():
             self._raise_if_aborted()
+            if not self.node.context.ok():  # a stop signal before the node spins (rclpy's handler shut the context down)
+                raise ServiceInterrupted(SHUTTING_DOWN)
             if time.monotonic() >= deadline:
                 raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.name} server)")
             time.sleep(0.02)

@@ -29,7 +29,9 @@ DOMAIN = domain_of(__name__)
 @pytest.fixture(scope="module")
 def executor_on_spot():
     """The shipped spot_sim graph's sim driver and executor node, and nothing else of the graph."""
-    specs = {spec.name: spec for spec in graph(robot_config("spot", sim_driver=True), record_bag=False)}
+    # no world node checks the driver here: the executor's bridge connects after a short wait for one
+    specs = {spec.name: spec for spec in graph(robot_config("spot", sim_driver=True), record_bag=False,
+                                               overrides={"executor": {"world_wait": 1.0}})}
     env = ros_environment(DOMAIN)
     procs = {name: spawn(specs[name], env) for name in ("sim_driver", "executor")}  # processes we started
     try:

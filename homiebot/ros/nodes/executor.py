@@ -98,8 +98,9 @@ class LocalSkills:
     copy of the world node's simulator (see the module doc). The world's work runs on one thread (a
     renderer's GL context lives in the thread that made it)."""
 
-    def __init__(self, node: Node, cfg: RunConfig, timeout: float, on_a_copy: bool) -> None:
-        """``on_a_copy``: a copy of the world node's simulator; else a bridge to the robot's driver."""
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float, on_a_copy: bool, world_wait: float = WORLD_FIRST) -> None:
+        """``on_a_copy``: a copy of the world node's simulator; else a bridge to the robot's driver, connected once the
+        world node has checked the driver (or after ``world_wait`` s without a world node)."""
         self.cfg = cfg
         self.episode: int | None = None
         self.safety = SafetyState()
@@ -118,7 +119,7 @@ class LocalSkills:
             assert self.info is not None
             # after the world node's check of the driver: a missing driver is said once, by the world node
             with contextlib.suppress(ServiceTimeout):
-                self.info.verify(WORLD_FIRST)
+                self.info.verify(world_wait)
             remote = self.follower.remote_map if self.follower is not None else None
             self.sim.call(lambda _: self._use(build_world(cfg, None, remote_map=remote)), None)
 
@@ -205,7 +206,8 @@ class ExecutorNode:
         self.cfg = run_config(params["config"])
         self.node = node
         self.timeout = params["attempt_timeout"]
-        self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=skill_site(self.cfg) == "copy")
+        self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=skill_site(self.cfg) == "copy",
+                                 world_wait=params.get("world_wait", WORLD_FIRST))
         where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
         node.get_logger().info(f"skills run here, {where}")
         self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
@@ -262,7 +264,9 @@ class ExecutorNode:
         self.local.close()
 
 
-PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),)
+PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", positive),
+          Param("world_wait", WORLD_FIRST, "a robot: seconds to wait for the world node's check of the driver before "
+                "connecting (a graph without a world node)", positive))
 
 
 NODE = NodeDef("executor", ExecutorNode, PARAMS, waiting_handlers=True)
