@@ -59,7 +59,6 @@ class ErrorMapping:
     own_failure: bool = False
 
 
-_AFTER = threading.local()  # .jobs: what runs once the reply of the call this thread answers has gone out
 _SERVERS: list[TypedServer] = []
 _CALLERS: list[_Caller] = []
 _PAUSED: set[int] = set()  # ids of the nodes whose servers refuse calls (a lifecycle node not active)
@@ -87,17 +86,6 @@ def wait_idle(node: Node, timeout: float) -> bool:
         return _FLIGHT.wait_for(lambda: not _IN_FLIGHT.get(id(node)), timeout)
 
 
-def after_reply(job: Callable[[], None]) -> None:
-    """Run ``job`` once the reply of the call this thread is answering has been sent (at once outside a handler).
-    Work that follows a call but is not part of its answer (rendering the next views, publishing camera frames)
-    then no longer competes with sending the answer for the CPU and the interpreter."""
-    jobs = getattr(_AFTER, "jobs", None)
-    if jobs is None:
-        job()
-    else:
-        jobs.append(job)
-
-
 def inactive(node: Node) -> str:
     """What a server of an inactive node answers."""
     name = node.get_fully_qualified_name()
@@ -113,21 +101,9 @@ class TypedServer:
         self.errors, self.failed, self.srv_type = tuple(errors), failed, srv_type
         self.closing = False
         self.service = node.create_service(srv_type, name, self._serve, callback_group=ReentrantCallbackGroup())
-        self._send = self.service.send_response
-        self.service.send_response = self._send_then_follow_up  # type: ignore[method-assign]  # rclpy sends after _serve, in its thread
         _SERVERS.append(self)
 
-    def _send_then_follow_up(self, response: Any, header: Any) -> None:
-        """Send the reply, then run what the handler left for after it (``after_reply``)."""
-        jobs, _AFTER.jobs = getattr(_AFTER, "jobs", None) or [], None
-        try:
-            self._send(response, header)
-        finally:
-            for job in jobs:
-                job()
-
     def _serve(self, request: Any, response: Any) -> Any:
-        _AFTER.jobs = []
         if self.closing:
             return self._error(response, self.failed, SHUTTING_DOWN)
         if not serving(self.node):

@@ -17,9 +17,8 @@ grid. The observation then says ``mapped`` (and carries the map's text in ``map_
 puts it in prompts). The exploration phase a task asks for runs here, as the episode starts.
 
 With ``prefetch`` (and a world whose view changes only through the robot's actions), the next
-round's views are rendered once the reply to the executor's hand-back of a subtask's state (``apply``) or to a reset
-has gone out, while the task manager records the round; ``observe`` then returns them if nothing changed since.
-Camera frames, too, go out after the observation's reply (``services.after_reply``): such work never holds a reply back. A mapped
+round's views are rendered as soon as the executor hands a subtask's state back (``apply``) or a reset finishes, while
+the task manager records the round; ``observe`` then returns them if nothing changed since. A mapped
 world is never rendered ahead (its ``static_between_actions`` is false): each of its observations
 updates the map.
 """
@@ -33,7 +32,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +62,7 @@ from homiebot.ros.observations import IMAGES, ROUND_DATA
 from homiebot.ros.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.round_messages import belief_msg, round_observation_msg, sim_state_msg
 from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import ErrorMapping, TypedServer, after_reply
+from homiebot.ros.services import ErrorMapping, TypedServer
 from homiebot.ros.sim_thread import SimThread
 from homiebot.ros.wire import safe_callback
 from homiebot.ros.world_link import SERVICES, service_name
@@ -115,7 +113,6 @@ class WorldNode:
         self.map_timeout = float(params.get("map_timeout", MAP_TIMEOUT))
         self.map_keeper: RemoteKeeper | None = None  # the current world's map, in the mapper
         self.sim = SimThread(node)
-        self._later: list[Callable[[], None]] = []  # work the call being answered leaves for after its reply
         self.handlers: dict[str, Callable[[Any], Any]] = {
             "reset": self.reset, "release": self.release, "observe": self.observe, "info": self.info, "goal": self.goal,
             "room_of": self.room_of, "route": self.route,
@@ -127,27 +124,9 @@ class WorldNode:
         node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
     def handle(self, name: str, request: Any) -> Any:
-        """Serve one request of the named service, on the simulator's thread; what it leaves for later (``_then``)
-        is queued there once the reply has gone out."""
+        """Serve one request of the named service, on the simulator's thread."""
         self._renew()
-        response, jobs = self.sim.call(self._answer, (name, request))
-        for job in jobs:
-            after_reply(partial(self.sim.later, job))
-        return response
-
-    def _answer(self, call: tuple[str, Any]) -> tuple[Any, list[Callable[[], None]]]:
-        """On the simulator's thread: the handler's response, and the work it left for after the reply."""
-        name, request = call
-        self._later = []
-        try:
-            return self.handlers[name](request), self._later
-        finally:
-            self._later = []
-
-    def _then(self, job: Callable[[], None]) -> None:
-        """Queue ``job`` on the simulator's thread after the reply of the call being answered (rendering ahead,
-        publishing frames: work that would otherwise delay the reply)."""
-        self._later.append(job)
+        return self.sim.call(self.handlers[name], request)
 
     def _serve(self, name: str) -> TypedServer:
         """A typed server of one world service: malformed requests and an unloaded world are INVALID_REQUEST."""
@@ -206,7 +185,7 @@ class WorldNode:
             self.mapped = world.map_summary() is not None
             self.episode += 1
             self._changed()
-        self._then(self._render_ahead)
+        self.sim.later(self._render_ahead)
         return ResetWorld.Response(episode=self.episode)
 
     def _remote_map(self, inner: World, floor_plan: Any, holding: Callable[[], bool]) -> RemoteKeeper:
@@ -258,7 +237,7 @@ class WorldNode:
             self.people_pub.publish(PeopleSeen(header=observation.header, episode=observation.episode, round=observation.round,
                                                people=observation.people))
         # the frames go out beside the reply: the caller plans while they travel (consumers match them by stamp)
-        self._then(partial(self._publish_frames, obs, stamp))
+        self.sim.later(lambda: self._publish_frames(obs, stamp))
         return Observe.Response(observation=observation)
 
     def _publish_frames(self, obs, stamp: int) -> None:
@@ -301,7 +280,7 @@ class WorldNode:
             if self.map_keeper is not None:
                 self.map_keeper.refresh()  # the copy's skills kept the map in step: what is held now is the map's word
             reply = ApplyState.Response(path_length=float(world.path_length()), inventory=list(world.inventory()))
-        self._then(self._render_ahead)
+        self.sim.later(self._render_ahead)
         return reply
 
     def _on_cancelled(self, msg: UInt32) -> None:
