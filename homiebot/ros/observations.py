@@ -5,6 +5,7 @@ The other per-round messages (belief, map, simulator state) are kept by episode 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from homiebot_msgs.msg import RoundObservation
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import Image
 
 from homiebot.contracts import CONTRACT_VERSION, VIEW_NAMES, Observation, ViewImage, ViewName
@@ -38,10 +40,12 @@ class ObservationCache:
         self._cond = threading.Condition()
         self._closed = False
         group = ReentrantCallbackGroup()
+        self._image_subs: list[Subscription] = []
         for view in VIEW_NAMES:
             for kind in kinds:
                 topic = image_topic(view, kind)
-                node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)), IMAGES, callback_group=group)
+                self._image_subs.append(node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)),
+                                                                 IMAGES, callback_group=group))
         for topic in round_topics:
             node.create_subscription(ROUND_TOPICS[topic], f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._round_cb(topic)),
                                      ROUND_DATA, callback_group=group)
@@ -66,6 +70,17 @@ class ObservationCache:
                     rounds.pop(next(iter(rounds)))
                 self._cond.notify_all()
         return cb
+
+    def wait_for_cameras(self, timeout: float) -> list[str]:
+        """Until every image topic read here has a publisher (at most ``timeout`` s); the topics still without one.
+        The world publishes a kind of frame only to subscriptions it has matched, so frames of a round rendered
+        before discovery matched this node never come (the first episode right after the graph starts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = [sub.topic_name for sub in self._image_subs if sub.get_publisher_count() == 0]
+            if not missing or self._closed or time.monotonic() >= deadline:
+                return missing
+            time.sleep(0.05)
 
     def close(self) -> None:
         """The node is stopping: waits end now (TimeoutError), later ones at once."""

@@ -95,6 +95,8 @@ class PlannerNode:
 
     def reset(self, request: ResetPlanner.Request) -> ResetPlanner.Response:
         task = read_task(request.task)
+        if self.kinds:  # the world sends frames only to matched readers: be one before the episode's first round
+            self.cache.wait_for_cameras(self.wait)
         models = models_from_msg(request.models)
         memories = recall_for(self.cfg, task)  # ConfigError when the memory cannot serve this home and user
         self.active = self.planner if memories is None else RecallingPlanner(self.planner, memories)
