@@ -318,6 +318,8 @@ class TaskManagerNode:
             missing = sorted(set(missing))
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
         self._endpoints = endpoints(self.node, names)  # what a restarted node must be back on
+        # the world sends frames only to readers it has matched: the record's images must not miss the first round
+        self.cache.wait_for_cameras(max(0.5, deadline - time.monotonic()))
 
     def _start_bag(self, rid: str, writer: EpisodeWriter) -> bool:
         """Ask the recorder node to record this episode; False (and a warning) if it cannot."""
