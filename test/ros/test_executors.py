@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -44,14 +43,6 @@ class Spinner:
     def stop(self) -> None:
         self._stop.set()
         self.thread.join(timeout=10)
-
-
-@pytest.fixture
-def context() -> Iterator[Context]:
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=DOMAIN)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def _wait(done, limit: float = 20.0) -> bool:

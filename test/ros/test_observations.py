@@ -4,7 +4,6 @@ has a publisher (the world sends frames only to readers it has matched), and say
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -20,14 +19,6 @@ from homiebot.ros.observations import IMAGES, ObservationCache  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 DOMAIN = domain_of(__name__)
-
-
-@pytest.fixture
-def context() -> Iterator[Context]:
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=DOMAIN)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def test_the_cache_waits_for_a_publisher_of_every_camera_topic_it_reads(context: Context) -> None:

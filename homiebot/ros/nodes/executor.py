@@ -98,7 +98,7 @@ class LocalSkills:
     copy of the world node's simulator (see the module doc). The world's work runs on one thread (a
     renderer's GL context lives in the thread that made it)."""
 
-    def __init__(self, node: Node, cfg: RunConfig, timeout: float, on_a_copy: bool, world_wait: float = WORLD_FIRST) -> None:
+    def __init__(self, node: Node, cfg: RunConfig, timeout: float, on_a_copy: bool, world_wait: float) -> None:
         """``on_a_copy``: a copy of the world node's simulator; else a bridge to the robot's driver, connected once the
         world node has checked the driver (or after ``world_wait`` s without a world node)."""
         self.cfg = cfg
@@ -207,7 +207,7 @@ class ExecutorNode:
         self.node = node
         self.timeout = params["attempt_timeout"]
         self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=skill_site(self.cfg) == "copy",
-                                 world_wait=params.get("world_wait", WORLD_FIRST))
+                                 world_wait=params["world_wait"])
         where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
         node.get_logger().info(f"skills run here, {where}")
         self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
