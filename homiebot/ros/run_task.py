@@ -29,6 +29,10 @@ from homiebot.ros import services
 from homiebot.ros.messages import subtask_msg, subtask_text
 
 ACTION_NAME = "/homiebot/run_task"
+# The goal, result and cancel requests wait here until the executor takes them, one a turn; rclpy's depth of 10
+# lost all but the last ten of a burst of goals sent at once (benchmarks/bench_ros_races.py), and their replies
+# leave as deep a queue.
+REQUESTS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 STATUS_TOPIC = "/homiebot/task/status"
 # The last round's feedback (a topic) and the goal's result (a reply) travel apart, and rclpy's action client
 # drops a feedback that arrives after its goal's result: the result leaves at least this long after it.
@@ -256,7 +260,9 @@ class RunTaskServer:
         # setting a future from the task manager's worker thread does not wake the executor: this does
         self._wake = node.create_guard_condition(lambda: None)
         self.server = ActionServer(node, RunTask, ACTION_NAME, execute_callback=self._execute,
-                                   goal_callback=lambda _: GoalResponse.ACCEPT, cancel_callback=self._on_cancel)
+                                   goal_callback=lambda _: GoalResponse.ACCEPT, cancel_callback=self._on_cancel,
+                                   goal_service_qos_profile=REQUESTS, result_service_qos_profile=REQUESTS,
+                                   cancel_service_qos_profile=REQUESTS)
 
     @staticmethod
     def goal_id(handle: ServerGoalHandle) -> str:

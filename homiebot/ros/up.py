@@ -12,9 +12,9 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from homiebot.config import ConfigError
+from homiebot.ros.dds_profile import use_profile
 from homiebot.ros.graph import NodeSpec, ros_args
 from homiebot.ros.shm import clean_stale
 
@@ -29,10 +29,7 @@ def ros_environment(domain_id: int | None = None, localhost: bool = True) -> dic
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)
     check_domain(env)
-    # Fast DDS tuned for camera frames (see fastdds.xml); a profile the user set wins
-    profile = str(Path(__file__).with_name("fastdds.xml"))
-    env.setdefault("FASTRTPS_DEFAULT_PROFILES_FILE", profile)
-    env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", env["FASTRTPS_DEFAULT_PROFILES_FILE"])
+    use_profile(env)  # Fast DDS tuned for camera frames and for replies to new clients; a profile the user set wins
     env.setdefault("MUJOCO_GL", "osmesa")
     return env
 

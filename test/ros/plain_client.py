@@ -82,8 +82,7 @@ class Client:
     def send(self, fields: dict):
         """Send a RunTask goal; returns its handle once the task manager accepted it."""
         assert self.run_task.wait_for_server(timeout_sec=60), "no RunTask server"
-        # we see the server; give it a moment to see our reply reader too (a reply sent before is lost)
-        self.spin(1.0)
+        # no pause for the server to see our reply readers: the graph's nodes wait for that before they answer
         sent = self.run_task.send_goal_async(RunTask.Goal(**fields))
         rclpy.spin_until_future_complete(self.node, sent, timeout_sec=60)
         handle = sent.result()

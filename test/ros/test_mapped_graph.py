@@ -67,7 +67,6 @@ while time.time() < deadline and not (run_task.server_is_ready() and node.count_
                                       and node.count_publishers("/homiebot/map/summary")
                                       and node.count_subscribers("/homiebot/map/summary") >= 3):  # planner, recorder, us
     time.sleep(0.05)
-time.sleep(0.5)  # discovery of both directions
 sent = run_task.send_goal_async(RunTask.Goal(task_file=task_file, use_seed=True, seed=seed))
 while time.time() < deadline and not sent.done():
     time.sleep(0.05)
