@@ -33,6 +33,16 @@ def ros_modules() -> list[str]:
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "test" / "ros").glob("test_*.py")) + sorted(ROS_MODULES)
 
 
+def counts(report: Path) -> str:
+    """'N passed, N failed, N skipped' of a JUnit XML report."""
+    if not report.exists():
+        return "no report"
+    suite = ET.parse(report).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    total, failed, errors, skipped = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
+    return f"{total - failed - errors - skipped} passed, {failed + errors} failed, {skipped} skipped"
+
+
 def failures(report: Path) -> dict[str, str]:
     """The tests that failed or errored in a JUnit XML report: node id -> the first line of the error."""
     found: dict[str, str] = {}
@@ -72,8 +82,7 @@ def main() -> int:
                     break
                 report = (args.reports or Path(tmp)).resolve() / f"round{n}.xml"
                 start = time.monotonic()
-                run = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", "--durations=0",
-                                      f"--junitxml={report}", *modules], cwd=ROOT, capture_output=True, text=True)
+                run = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *modules], cwd=ROOT, capture_output=True, text=True)
                 rounds_run += 1
                 bad = failures(report)
                 if run.returncode != 0 and not bad:
@@ -82,8 +91,7 @@ def main() -> int:
                 failed.update(bad)
                 for name, error in bad.items():
                     first_error.setdefault(name, error)
-                summary = (run.stdout.strip().splitlines() or [""])[-1]
-                print(f"round {n}: {summary} ({time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.1f})"
+                print(f"round {n}: {counts(report)} ({time.monotonic() - start:.0f} s, load {os.getloadavg()[0]:.1f})"
                       + "".join(f"\n  FAILED {name}: {error}" for name, error in bad.items()), flush=True)
     finally:
         for proc in busy:

@@ -8,7 +8,8 @@ graph subscribes to), ``services`` (malformed requests to the typed services), `
 its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
 the driver's cmd_vel topic carried before and after), ``on_the_copy`` (one ExecuteSubtask goal in the embedded
 home: what the world node took over from the executor's copy of the simulator), ``deactivate`` (the task manager deactivated mid-episode
-through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation).
+through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation), ``burst`` (many
+RunTask goals at once, then all cancelled).
 """
 
 from __future__ import annotations
@@ -420,13 +421,35 @@ def deactivate(c: Client, args: dict) -> dict:
     return out
 
 
+def burst(c: Client, args: dict) -> dict:
+    """``count`` RunTask goals sent at once, none waiting for its reply, from an action client whose reply queues are as
+    deep as the burst (rclpy's default of 10 drops the rest on this side); then every accepted goal cancelled: how
+    many were answered, accepted and ended, with the results' status and error codes."""
+    count = args["count"]
+    deep = QoSProfile(depth=count, reliability=ReliabilityPolicy.RELIABLE)
+    client = ActionClient(c.node, RunTask, "/homiebot/run_task", goal_service_qos_profile=deep, result_service_qos_profile=deep,
+                          cancel_service_qos_profile=deep)
+    if not client.wait_for_server(timeout_sec=60):
+        raise SystemExit("no RunTask server")
+    sent = [client.send_goal_async(RunTask.Goal(**args["goal"])) for _ in range(count)]
+    c.wait(lambda: all(f.done() for f in sent), 120.0)
+    handles = [f.result() for f in sent if f.done()]
+    accepted = [h for h in handles if h.accepted]
+    cancels = [h.cancel_goal_async() for h in accepted]
+    results = [h.get_result_async() for h in accepted]
+    c.wait(lambda: all(f.done() for f in (*cancels, *results)), 180.0)
+    ended = [f.result() for f in results if f.done()]
+    return {"answered": len(handles), "accepted": len(accepted), "ended": len(ended),
+            "codes": sorted(r.result.error_code for r in ended), "statuses": sorted(r.status for r in ended)}
+
+
 if __name__ == "__main__":
     mode, arguments = sys.argv[1], json.loads(sys.stdin.read())
     client = Client()
     try:
         print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
                                 "watch": watch, "cancel_motion": cancel_motion, "on_the_copy": on_the_copy,
-                                "deactivate": deactivate}[mode](client, arguments)))
+                                "deactivate": deactivate, "burst": burst}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

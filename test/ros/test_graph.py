@@ -29,6 +29,7 @@ from test.ros_domains import domain_of  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "tasks" / "demo.yaml"
 DOMAIN = domain_of(__name__)
+PLAIN_CLIENT = Path(__file__).with_name("plain_client.py")
 
 
 @pytest.fixture(scope="module")
@@ -365,3 +366,20 @@ def test_three_simultaneous_submissions_in_one_scene_give_three_records(running_
     folders = {record_path(out).parent for out, _ in outputs}
     assert len(folders) == 3 and all((f / "episode.json").is_file() for f in folders)
     assert sorted(f.name for f in folders) == ["demo_seed4", "demo_seed4_2", "demo_seed4_3"]
+
+
+def test_a_burst_of_goals_sent_at_once_is_answered_whole_and_cancelled_whole(running_graph, env):
+    """40 RunTask goals from one plain client that waits for no reply: the task manager's request queues (rclpy's
+    default depth of 10 lost all but ten of a burst) take every one, and every one ends once cancelled."""
+    from homiebot_msgs.action import RunTask
+
+    count = 40
+    args = {"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 5}, "count": count}
+    done = subprocess.run([sys.executable, str(PLAIN_CLIENT), "burst"], input=json.dumps(args), env=env, capture_output=True,
+                          text=True, timeout=360)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["answered"] == seen["accepted"] == seen["ended"] == count, seen
+    # the first may have run to its end before its cancel came; every other goal was cancelled, queued or running
+    assert seen["codes"].count(RunTask.Result.CANCELLED) >= count - 1, seen
+    assert set(seen["codes"]) <= {RunTask.Result.CANCELLED, RunTask.Result.NONE}, seen
