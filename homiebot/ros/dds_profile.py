@@ -5,10 +5,10 @@ of ``RESPONSE_WAIT`` seconds. rmw_fastrtps waits that long, before it sends a se
 action's goal, cancel and result answers included), for the server's response writer to match the
 client's response reader; at Fast DDS's default of 0.1 s a response to a client whose reader had not been
 discovered yet was dropped ("failed to send response (timeout): client will not receive response") and
-the client waited for it until its own timeout. Discovery of a new endpoint took up to a few seconds on
-a loaded 2-core machine (``benchmarks/bench_ros_stress.py`` prints it), so the wait is 10 s: it costs
-nothing when the client is known (matched, or gone), and only a response to a client still being
-discovered waits.
+the client waited for it until its own timeout. Discovery of a new endpoint took up to 3 s on a
+2-core machine, quiet or beside busy processes (``benchmarks/bench_ros_races.py`` prints it), so the wait
+is 10 s: it costs nothing when the client is known (matched, or gone: rmw_fastrtps forgets a client whose
+request writer left), and only a response to a client still being discovered waits.
 """
 
 from __future__ import annotations
