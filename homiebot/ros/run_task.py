@@ -29,9 +29,9 @@ from homiebot.ros import services
 from homiebot.ros.messages import subtask_msg, subtask_text
 
 ACTION_NAME = "/homiebot/run_task"
-# The goal, result and cancel requests wait here until the executor takes them, one a turn; rclpy's depth of 10
-# lost all but the last ten of a burst of goals sent at once (benchmarks/bench_ros_races.py), and their replies
-# leave as deep a queue.
+# The goal, result and cancel requests wait here until the executor takes them, one a turn; at rclpy's depth of 10
+# a burst of 40 goals sent at once got 11 answers (test_graph, benchmarks/bench_ros_races.py). Replies leave as
+# deep a queue.
 REQUESTS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 STATUS_TOPIC = "/homiebot/task/status"
 # The last round's feedback (a topic) and the goal's result (a reply) travel apart, and rclpy's action client
