@@ -3,7 +3,7 @@
 Each module has its own, so a process that one module left behind (a node still stopping, an orphan a
 test provoked) never joins the next module's graph. The block of ids moves with the pytest process, so
 two sessions on one machine (a developer's and CI's) most likely use different ones. Fast DDS takes
-ids 0-232 only.
+ids 0-232 only. Sessions that run side by side on purpose set HOMIEBOT_TEST_DOMAIN_BLOCK to different blocks.
 """
 
 from __future__ import annotations
@@ -31,4 +31,14 @@ def domain_of(module: str, nth: int = 0) -> int:
         raise IndexError(f"{module} has {MODULES[stem]} ROS domain(s), not a domain {nth}")
     ordered = list(MODULES)
     offset = sum(MODULES[name] for name in ordered[:ordered.index(stem)])
-    return 1 + (os.getpid() % SESSIONS) * BLOCK + offset + nth
+    return 1 + session_block() * BLOCK + offset + nth
+
+
+def session_block() -> int:
+    """Which block of ids this session uses: HOMIEBOT_TEST_DOMAIN_BLOCK (0-5) when set, else one drawn from the pid."""
+    chosen = os.environ.get("HOMIEBOT_TEST_DOMAIN_BLOCK", "")
+    if chosen:
+        if not chosen.isdigit() or int(chosen) >= SESSIONS:
+            raise ValueError(f"HOMIEBOT_TEST_DOMAIN_BLOCK={chosen!r}: give a block from 0 to {SESSIONS - 1}")
+        return int(chosen)
+    return os.getpid() % SESSIONS
