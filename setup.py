@@ -17,7 +17,7 @@ packages = find_packages(where=str(HERE), include=[PACKAGE, f"{PACKAGE}.*"])
 
 
 def config_files() -> list[tuple[str, list[str]]]:
-    """Every file under config/, to share/homiebot/config/ (found by ``homiebot.resources.config_dir``)."""
+    """Every file under config/, to share/homiebot/config/ (found by ``homiebot.core.resources.config_dir``)."""
     folders: dict[str, list[str]] = {}
     for path in sorted(Path("config").rglob("*")):
         if path.is_file():
@@ -34,7 +34,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=packages,
-    package_data={"homiebot.bench": ["suites/*/*.yaml", "data/*.yaml"], "homiebot.ros": ["fastdds.xml"], "homiebot.people": ["personas/*.yaml"],
+    package_data={"homiebot.bench": ["suites/*/*.yaml", "data/*.yaml"], "homiebot.ros.kit": ["fastdds.xml"], "homiebot.people": ["personas/*.yaml"],
                   "homiebot.planners": ["weights/*/*/*"]},  # the trained planner's shipped weights
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
@@ -62,7 +62,7 @@ setup(
         "console_scripts": ["homiebot = homiebot.cli:main"]
         + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
                                                                         "policy_server", "foxglove", "viewer")]
-        + ["homiebot_sim_driver = homiebot.worlds.home.sim_driver:main"],
+        + ["homiebot_sim_driver = homiebot.ros.nodes.sim_driver:main"],
         "homiebot.planners": [
             "oracle = homiebot.worlds.home.oracle:OraclePlanner",
             "replay = homiebot.planners.replay:ReplayPlanner",
@@ -78,14 +78,14 @@ setup(
             "explore = homiebot.skills.explore:ExploreSkill",
         ],
         "homiebot.policies": [
-            "nomad = homiebot.skills.nomad:NoMaDPolicy",
-            "pixnav = homiebot.skills.pixnav:PixNavPolicy",
-            "octo = homiebot.skills.octo:OctoPolicy",
-            "rt1x = homiebot.skills.rt1x:RT1XPolicy",
+            "nomad = homiebot.policies.nomad:NoMaDPolicy",
+            "pixnav = homiebot.policies.pixnav:PixNavPolicy",
+            "octo = homiebot.policies.octo:OctoPolicy",
+            "rt1x = homiebot.policies.rt1x:RT1XPolicy",
             "expert_waypoints = homiebot.worlds.home.experts:NavigationWaypointExpert",
             "expert_discrete = homiebot.worlds.home.experts:DiscreteNavigationExpert",
             "expert_ee = homiebot.worlds.home.experts:EndEffectorExpert",
-            "sim_expert = homiebot.skills.sim_expert:SimExpertPolicy",
+            "sim_expert = homiebot.policies.sim_expert:SimExpertPolicy",
         ],
         "homiebot.detectors": [
             "sim_truth = homiebot.perception.detectors:SimTruthDetector",
@@ -94,7 +94,7 @@ setup(
             "detectron2 = homiebot.perception.detectron:Detectron2Detector",
         ],
         "homiebot.worlds": ["embedded_home = homiebot.worlds.home.world:EmbeddedHome",
-                            "ros2_robot = homiebot.worlds.ros2_robot:Ros2RobotWorld"],
+                            "ros2_robot = homiebot.ros.clients.ros2_robot:Ros2RobotWorld"],
     },
     zip_safe=True,
 )

@@ -26,11 +26,11 @@ os.environ.setdefault("MUJOCO_GL", "osmesa")
 ROOT = Path(__file__).resolve().parents[1]
 
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.contracts import Action, Subtask  # noqa: E402
+from homiebot.core.contracts import Action, Subtask  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.runtime import run_episode, scene_for  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.privileged import PrivilegedManipulation, PrivilegedNavigation  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
 
 

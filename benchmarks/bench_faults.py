@@ -67,7 +67,7 @@ class Client:
         from rclpy.node import Node
         from rclpy.qos import QoSProfile, ReliabilityPolicy
 
-        from homiebot.ros.common import spin_in_background
+        from homiebot.ros.kit.common import spin_in_background
 
         rclpy.init()
         self.RunTask = RunTask
@@ -137,8 +137,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    from homiebot.ros.graph import GRAPH_NODES
-    from homiebot.ros.up import ros_environment
+    from homiebot.ros.bringup.graph import GRAPH_NODES
+    from homiebot.ros.bringup.up import ros_environment
 
     work = Path(tempfile.mkdtemp(prefix="bench_faults_"))
     if args.kills > 0:

@@ -38,11 +38,11 @@ from homiebot.bench.metrics import mean_interval  # noqa: E402
 from homiebot.bench.results import RunResult, summarise_steps  # noqa: E402
 from homiebot.bench.suite import load_suite  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.contracts import EpisodeRecord  # noqa: E402
+from homiebot.core.contracts import EpisodeRecord  # noqa: E402
+from homiebot.core.tasks import Task  # noqa: E402
 from homiebot.llm_server import LocalServer, smollm2_path  # noqa: E402
 from homiebot.planners.base import Planner  # noqa: E402
 from homiebot.runtime import build_planner, run_episode  # noqa: E402
-from homiebot.tasks import Task  # noqa: E402
 
 VARIANTS = ("heuristic", "llama_grammar", "llama_free", "hf_free", "hf_constrained")
 OPENAI = {"model": "smollm2", "api_key_env": None, "vision": False, "temperature": 0.0, "max_tokens": 192, "timeout": 300,

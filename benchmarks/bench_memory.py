@@ -1,4 +1,4 @@
-"""Learning from a demonstration: record the example scripts (``homiebot.memory.scripts``) in the
+"""Learning from a demonstration: record the example scripts (``homiebot.builders.memory.scripts``) in the
 embedded home, segment each by every method, score the boundaries against the scripts' subtask starts,
 and retrieve segments for the scripts' paraphrased instructions from a memory of each method's segments.
 
@@ -24,9 +24,9 @@ import tempfile
 from pathlib import Path
 
 from homiebot.bench import metrics
+from homiebot.builders.memory.record import record_in_home
+from homiebot.builders.memory.scripts import SCRIPTS
 from homiebot.memory.demonstration import Demonstration
-from homiebot.memory.record import record_in_home
-from homiebot.memory.scripts import SCRIPTS
 from homiebot.memory.segmentation import METHODS, Segment, boundaries, boundary_scores, segments_at
 from homiebot.memory.store import DemonstrationMemory
 
@@ -43,8 +43,8 @@ def suite_sr(root: Path, runs: int, size: int, workers: int) -> None:
     """SR of the heuristic on the remembered suite without and with the memory built in ``root``."""
     from homiebot.bench.evaluate import evaluate
     from homiebot.bench.results import read_results
+    from homiebot.builders.suites.memory import TASKS, build_memory
     from homiebot.config import RunConfig
-    from homiebot.memory.build_suite import TASKS, build_memory
 
     segments = build_memory(root / "memory", size)
     shows = {f"{script}_{variant}": what for script, variant, _, what in TASKS}

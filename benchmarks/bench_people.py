@@ -27,14 +27,14 @@ FILE = Path(homiebot.bench.__file__).parent / "data" / "freeform_instructions.ya
 
 def reader_accuracy(verbose: bool = False) -> dict[str, float]:
     """Understood (goal equal to the written one), unsure (asked or reported) and silently misread."""
-    from homiebot.scenes import scene_source
+    from homiebot.core.scenes import scene_source
 
     source = scene_source("embedded_home")
     assert source is not None
     data = yaml.safe_load(FILE.read_text())
     right = unsure = wrong = 0
     for g in data["goals"]:
-        from homiebot.tasks import Task
+        from homiebot.core.tasks import Task
 
         scene = source.to_json(source.load(Task(instruction="-", scene_seed=g["scene_seed"])))
         facts = SceneFacts.from_scene(scene)

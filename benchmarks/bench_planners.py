@@ -23,8 +23,8 @@ os.environ.setdefault("MUJOCO_GL", "osmesa")
 from homiebot.bench import metrics  # noqa: E402
 from homiebot.bench.results import read_results  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_REPLAY = ['{"analysis": "", "subtask": ["Go to", "fridge"], "model": "NoMaD"}', '{"analysis": "", "subtask": ["End"], "model": null}']

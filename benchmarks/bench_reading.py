@@ -19,12 +19,12 @@ import time
 from collections import Counter
 
 from homiebot.bench.suite import load_suite
+from homiebot.core.tasks import ContainerState, ObjectAt
+from homiebot.core.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import singular
 from homiebot.planners.instructions import Clear, Fetch, GoTo, IfAbsent, IfEmpty, Keep, Move, Toggle
 from homiebot.planners.understanding import describe_goal, understand_request
 from homiebot.runtime import scene_for
-from homiebot.tasks import ContainerState, ObjectAt
-from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ROOMS = ("kitchen", "bathroom", "bedroom", "office", "living_room", "dining_room", "hallway")
 

@@ -30,7 +30,7 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (96, 96)  # NoMaD's input
@@ -44,7 +44,7 @@ def percentile(values: list[float], q: float) -> float:
 COMMANDER = """
 import sys, time
 from homiebot.robots.profile import load_profile
-from homiebot.ros.robot import Ros2Robot
+from homiebot.ros.clients.robot import Ros2Robot
 robot = Ros2Robot(load_profile("spot"), connect_timeout=60)
 robot.start()
 print("driving", flush=True)
@@ -76,12 +76,12 @@ def kill_stops(robot: object, env: dict, trials: int) -> list[float]:
 
 def bridged(steps: int, kills: int = 5) -> tuple[list[float], float]:
     from homiebot.robots.profile import load_profile
-    from homiebot.ros.robot import Ros2Robot
+    from homiebot.ros.clients.robot import Ros2Robot
 
     env = ros_environment(231)  # a domain of its own
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     scene = ROOT / "config" / "scenes" / "demo.yaml"
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                                "-p", f"scene:={scene}", "-p", "camera_size:=240x320"], cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     robot = Ros2Robot(load_profile("spot"), connect_timeout=120.0)

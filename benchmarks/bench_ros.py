@@ -41,8 +41,8 @@ if sys.argv[1] == "bare":
     executor = SingleThreadedExecutor()
 else:  # as a homiebot node serves: a pool of callback threads, a TypedServer
     from homiebot_msgs.srv import RoomOf
-    from homiebot.ros.executors import PoolExecutor
-    from homiebot.ros.services import TypedServer
+    from homiebot.ros.kit.executors import PoolExecutor
+    from homiebot.ros.kit.services import TypedServer
     TypedServer(node, RoomOf, "/bench_floor/room_of", lambda request: RoomOf.Response(known=True, room="kitchen"), [],
                 RoomOf.Response.FAILED)
     executor = PoolExecutor(4)
@@ -71,8 +71,8 @@ def round_trips(env: dict[str, str], typed: bool, calls: int = 300) -> list[floa
         if typed:
             from homiebot_msgs.srv import RoomOf
 
-            from homiebot.ros.executors import PoolExecutor
-            from homiebot.ros.services import ServiceCaller
+            from homiebot.ros.kit.executors import PoolExecutor
+            from homiebot.ros.kit.services import ServiceCaller
 
             executor: SingleThreadedExecutor | PoolExecutor = PoolExecutor(4, context=context)
             caller = ServiceCaller(node, RoomOf, "/bench_floor/room_of", "bench")
@@ -125,17 +125,17 @@ def main() -> int:
                     help="mapped: the semantic map with the sim_truth detector (the mapper node keeps it)")
     args = ap.parse_args()
 
-    from homiebot.ros.up import ros_environment
+    from homiebot.ros.bringup.up import ros_environment
     env = ros_environment(args.domain_id)
     os.environ.update({k: v for k, v in env.items() if k.startswith(("ROS_", "FASTRTPS", "FASTDDS", "MUJOCO"))})
 
     from homiebot.config import RunConfig
-    from homiebot.records import load_episode
-    from homiebot.ros.graph import graph
-    from homiebot.ros.submit import submit
-    from homiebot.ros.up import spawn_all, stop
+    from homiebot.core.records import load_episode
+    from homiebot.core.tasks import load_task
+    from homiebot.ros.bringup.graph import graph
+    from homiebot.ros.bringup.up import spawn_all, stop
+    from homiebot.ros.clients.submit import submit
     from homiebot.runtime import run_episode
-    from homiebot.tasks import load_task
 
     task_file = ROOT / "config" / "tasks" / "demo.yaml"
     task = load_task(task_file)

@@ -4,8 +4,8 @@
 
 1. Fresh clients. A server process answers ``std_srvs/Trigger``; a client process makes ``--clients`` new
    participants one after the other, each waits for the service, calls it once and waits up to 15 s for the
-   reply. Run twice: the server with Fast DDS's defaults, then with homiebot's profile (homiebot/ros/fastdds.xml,
-   whose writers wait up to 10 s for the client's reply reader, homiebot/ros/dds_profile.py). Prints the replies
+   reply. Run twice: the server with Fast DDS's defaults, then with homiebot's profile (homiebot/ros/kit/fastdds.xml,
+   whose writers wait up to 10 s for the client's reply reader, homiebot/ros/kit/dds_profile.py). Prints the replies
    lost and how long discovery took (from a new client to ``service_is_ready``, the client's side of it).
 2. A burst of goals. The graph is started (oracle planner, no bag); one plain rclpy process sends ``--burst``
    RunTask goals at once, without waiting for replies, and counts the goal replies that come within 120 s, once
@@ -107,7 +107,7 @@ print(json.dumps({"sent": count, "answered": len(handles), "accepted": len(accep
 
 def environment(domain: int, profile: bool) -> dict[str, str]:
     """This machine only, a domain of its own; homiebot's Fast DDS profile or none (Fast DDS's defaults)."""
-    from homiebot.ros.dds_profile import VARIABLES, use_profile
+    from homiebot.ros.kit.dds_profile import VARIABLES, use_profile
 
     env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
     env.update(ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain))
@@ -131,8 +131,8 @@ def fresh_clients(domain: int, profile: bool, clients: int, nice: int) -> list[d
 
 
 def burst(domain: int, count: int) -> dict[str, dict]:
-    from homiebot.ros.graph import graph
-    from homiebot.ros.up import ros_environment, spawn_all, stop
+    from homiebot.ros.bringup.graph import graph
+    from homiebot.ros.bringup.up import ros_environment, spawn_all, stop
 
     env = ros_environment(domain)
     task_file = str(ROOT / "config" / "tasks" / "demo.yaml")

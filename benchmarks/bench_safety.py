@@ -23,8 +23,8 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from homiebot.contracts import Action, Subtask  # noqa: E402
-from homiebot.robot import Stopped  # noqa: E402
+from homiebot.core.contracts import Action, Subtask  # noqa: E402
+from homiebot.core.robot import Stopped  # noqa: E402
 from homiebot.safety import SafeRobot, SafetySettings, SafetyState  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402

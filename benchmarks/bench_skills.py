@@ -22,7 +22,7 @@ from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 
-from homiebot.contracts import Action, Subtask  # noqa: E402
+from homiebot.core.contracts import Action, Subtask  # noqa: E402
 from homiebot.skills.base import Skill, SkillContext  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.skills.privileged import PrivilegedManipulation, PrivilegedNavigation  # noqa: E402

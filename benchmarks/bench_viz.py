@@ -22,8 +22,8 @@ os.environ.setdefault("MUJOCO_GL", "osmesa")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from homiebot.config import RunConfig  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from homiebot.viz.live import LiveView  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from homiebot.contracts import (
+from homiebot.core.contracts import (
     Action,
     EpisodeRecord,
     ErrorCode,
@@ -27,16 +27,16 @@ from homiebot.contracts import (
     Timings,
     offered_actions,
 )
-from homiebot.errors import CheckResult, ErrorDetector
+from homiebot.core.errors import CheckResult, ErrorDetector
+from homiebot.core.parsing import FormatError, parse_planner_output
+from homiebot.core.prompting import PromptBuilder, history_line
+from homiebot.core.records import EpisodeWriter
+from homiebot.core.tasks import Task
+from homiebot.core.world import World
 from homiebot.executor import Execution
-from homiebot.parsing import FormatError, parse_planner_output
 from homiebot.people.base import NOBODY_ANSWERED, User
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
-from homiebot.prompting import PromptBuilder, history_line
-from homiebot.records import EpisodeWriter
 from homiebot.safety.gate import SafetyGate
-from homiebot.tasks import Task
-from homiebot.worlds.base import World
 
 T = TypeVar("T")
 

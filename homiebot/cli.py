@@ -20,19 +20,20 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from homiebot import __version__, registry
+from homiebot import __version__
 from homiebot.bench.evaluate import EvalError
 from homiebot.bench.executors import EXECUTORS, ExecutorError, InfrastructureFailure
 from homiebot.bench.report import ReportError
 from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
-from homiebot.console import end_reason, step_line, task_line, verdict_line
-from homiebot.contracts import StepRecord
+from homiebot.core import registry
+from homiebot.core.console import end_reason, step_line, task_line, verdict_line
+from homiebot.core.contracts import StepRecord
+from homiebot.core.records import StorageError, finalise_leftovers
+from homiebot.core.registry import PluginError
+from homiebot.core.scenes import SceneError
+from homiebot.core.tasks import Exploration, Task, TaskError, load_task
 from homiebot.planners.base import PlannerConfigError
-from homiebot.records import StorageError, finalise_leftovers
-from homiebot.registry import PluginError
-from homiebot.scenes import SceneError
 from homiebot.skills.failures import PROFILES
-from homiebot.tasks import Exploration, Task, TaskError, load_task
 from homiebot.training.episodes import ExportError
 
 if TYPE_CHECKING:
@@ -289,7 +290,7 @@ def _live_view(args: argparse.Namespace):  # -> homiebot.viz.live.LiveView | Non
 
 
 def _cmd_video(args: argparse.Namespace) -> int:
-    from homiebot.viz.rebuild import rebuild_video
+    from homiebot.builders.rebuild import rebuild_video
 
     path, differ = rebuild_video(args.folder)
     for line in differ:
@@ -301,7 +302,7 @@ def _cmd_video(args: argparse.Namespace) -> int:
 def _bag_to_rrd(bag: Path, rrd: Path) -> int:
     """A graph episode's bag replayed into an .rrd (needs ROS 2 to read its messages)."""
     try:
-        from homiebot.ros.viewer import bag_to_rrd
+        from homiebot.ros.clients.viewer import bag_to_rrd
     except ImportError as err:
         raise ConfigError(f"view: replaying a bag needs ROS 2 (rclpy): {err}") from None
     try:
@@ -625,8 +626,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from homiebot.ros.graph import graph
-    from homiebot.ros.up import check_ros, ros_environment, run_graph
+    from homiebot.ros.bringup.graph import graph
+    from homiebot.ros.bringup.up import check_ros, ros_environment, run_graph
 
     check_ros()
     cfg = load_config(args.config or None)  # fail here, once, rather than in every node
@@ -639,7 +640,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     if args.foxglove:
         specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
     if args.view or args.save_rrd:
-        from homiebot.ros.graph import NodeSpec
+        from homiebot.ros.bringup.graph import NodeSpec
         from homiebot.viz import require_rerun
 
         require_rerun()
@@ -649,9 +650,9 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return run_graph(specs, env, compose=args.compose)
 
 
-def _foxglove_node(host: str, port: int):  # -> homiebot.ros.graph.NodeSpec
+def _foxglove_node(host: str, port: int):  # -> homiebot.ros.bringup.graph.NodeSpec
     """The Foxglove bridge node of ``up --foxglove`` (ImportError naming the extra without it)."""
-    from homiebot.ros.graph import NodeSpec
+    from homiebot.ros.bringup.graph import NodeSpec
     from homiebot.viz import VIZ_EXTRA_HINT, VizUnavailable
 
     try:
@@ -664,10 +665,10 @@ def _foxglove_node(host: str, port: int):  # -> homiebot.ros.graph.NodeSpec
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from homiebot.ros.up import check_ros
+    from homiebot.ros.bringup.up import check_ros
 
     check_ros()
-    from homiebot.ros.submit import TaskManagerLost, submit
+    from homiebot.ros.clients.submit import TaskManagerLost, submit
 
     if args.task:
         request = {"task_file": str(Path(args.task).resolve())}
@@ -708,7 +709,7 @@ def _cmd_plugins(_: argparse.Namespace) -> int:
 
 def _cmd_operator(args: argparse.Namespace) -> int:
     """``estop``, ``release``, ``cancel`` and ``approve`` on a running graph."""
-    from homiebot.ros import operator
+    from homiebot.ros.clients import operator
 
     try:
         if args.command == "approve":

@@ -21,10 +21,10 @@ from pydantic import (
     model_validator,
 )
 
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
+from homiebot.core.yamlio import read_yaml
 from homiebot.safety.settings import SafetySettings
 from homiebot.skills.failures import load_profile
-from homiebot.yamlio import read_yaml
 
 CONFIG_VERSION = 1
 

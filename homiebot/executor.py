@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from homiebot.contracts import STAND_IN, Action, Feedback, SkillFailure, Subtask
-from homiebot.errors import ErrorDetector
+from homiebot.core.contracts import STAND_IN, Action, Feedback, SkillFailure, Subtask
+from homiebot.core.errors import ErrorDetector
+from homiebot.core.world import World
 from homiebot.skills.base import Skill, SkillContext, SkillResult
-from homiebot.worlds.base import World
 
 SkillT = TypeVar("SkillT", bound=Skill)
 

@@ -9,22 +9,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from homiebot import registry
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import ConfigError, RunConfig
-from homiebot.contracts import Action, EpisodeRecord, Observation, StepRecord
+from homiebot.core import registry
+from homiebot.core.contracts import Action, EpisodeRecord, Observation, StepRecord
+from homiebot.core.records import EpisodeWriter
+from homiebot.core.scenes import DEFAULT_WORLD, scene_source
+from homiebot.core.tasks import Task, check_goal_names
+from homiebot.core.world import World
 from homiebot.executor import Executor, skill_name
 from homiebot.memory.recall import MemoryStoreError, RecallingPlanner, home_name, open_memory, recall
 from homiebot.people.base import User
 from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError, RecalledSegment
-from homiebot.records import EpisodeWriter
 from homiebot.safety.approval import Approver
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
-from homiebot.scenes import DEFAULT_WORLD, scene_source
 from homiebot.skills.base import Skill
-from homiebot.tasks import Task, check_goal_names
-from homiebot.worlds.base import World
 
 if TYPE_CHECKING:
     from homiebot.perception.detection import Detector

@@ -2,7 +2,7 @@
 
     ros2 launch homiebot sim.launch.py [config:=/path/sim.yaml] [planner:=heuristic] [out_dir:=runs] [record_bag:=false]
 
-The nodes and their parameters come from ``homiebot.ros.graph`` (the same definition ``homiebot up``
+The nodes and their parameters come from ``homiebot.ros.bringup.graph`` (the same definition ``homiebot up``
 uses). Discovery stays on this machine unless ROS_AUTOMATIC_DISCOVERY_RANGE is set otherwise.
 """
 
@@ -13,7 +13,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from homiebot.ros.graph import graph
+from homiebot.ros.bringup.graph import graph
 from launch import LaunchDescription
 
 RESPAWN_DELAY = 1.0  # seconds before a node that died is started again

@@ -10,13 +10,13 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
-from homiebot.ros.dds_profile import use_profile  # noqa: E402
+from homiebot.ros.kit.dds_profile import use_profile  # noqa: E402
 
 use_profile(os.environ)  # the graph's Fast DDS profile for the nodes a test runs in-process, as run_node gives a node
 
 from homiebot.config import RunConfig  # noqa: E402
+from homiebot.core.tasks import Task, load_task  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import Task, load_task  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASK = ROOT / "config" / "tasks" / "demo.yaml"
@@ -40,7 +40,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):
         return
     try:
-        from homiebot.ros.shm import clean_stale
+        from homiebot.ros.kit.shm import clean_stale
     except ImportError:  # no ROS extra
         return
     clean_stale()

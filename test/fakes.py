@@ -1,7 +1,7 @@
 """A planar robot and a world around it, implementing the robot interface with no simulator.
 
 It integrates base velocities exactly and renders a flat grey image: enough to prove that skills
-drive nothing but ``homiebot.robot.Robot`` and judge attempts without privileged truth.
+drive nothing but ``homiebot.core.robot.Robot`` and judge attempts without privileged truth.
 """
 
 from __future__ import annotations
@@ -10,10 +10,19 @@ import math
 
 import numpy as np
 
-from homiebot.contracts import Observation, Pose2D
-from homiebot.errors import Entity
-from homiebot.robot import BasePose, CameraFrame, CameraInfo, Capabilities, MotionReport, Robot, RobotLimits, RobotUnavailable
-from homiebot.worlds.base import World
+from homiebot.core.contracts import Observation, Pose2D
+from homiebot.core.errors import Entity
+from homiebot.core.robot import (
+    BasePose,
+    CameraFrame,
+    CameraInfo,
+    Capabilities,
+    MotionReport,
+    Robot,
+    RobotLimits,
+    RobotUnavailable,
+)
+from homiebot.core.world import World
 
 
 class PlanarRobot(Robot):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from homiebot.contracts import Action, ErrorCode
+from homiebot.core.contracts import Action, ErrorCode
+from homiebot.core.records import load_episode
 from homiebot.planners.base import Planner, PlannerError, PlannerReply
-from homiebot.records import load_episode
 from homiebot.runtime import scene_for
 from homiebot.worlds.home.catalog import RECEPTACLE_TYPES
 from homiebot.worlds.home.generate import generate_task
@@ -114,8 +114,8 @@ class _FlakyPlanner(Planner):
 
 def _agent_run(demo_task, planner, tmp_path):
     from homiebot.agent import Agent
+    from homiebot.core.records import EpisodeWriter
     from homiebot.executor import Executor
-    from homiebot.records import EpisodeWriter
     from homiebot.runtime import build_skills, build_world
 
     cfg = oracle_config()

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from homiebot import camera_geometry
-from homiebot.camera_geometry import (
+from homiebot.core import camera_geometry
+from homiebot.core.camera_geometry import (
     TrainingCamera,
     camera_fov_deg,
     crop_box,
@@ -19,7 +19,7 @@ from homiebot.camera_geometry import (
     vfov_from_hfov,
     warn_if_narrow,
 )
-from homiebot.robot import CameraFrame, CameraInfo
+from homiebot.core.robot import CameraFrame, CameraInfo
 
 SPEC = TrainingCamera(480, 640, 90.0, (96, 96), "squash", (48, 64))
 

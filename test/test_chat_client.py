@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from homiebot.chat_client import ChatAuthError, ChatBadReply, ChatClient, ChatConfigError, ChatRejected, ChatUnavailable
+from homiebot.core.chat_client import ChatAuthError, ChatBadReply, ChatClient, ChatConfigError, ChatRejected, ChatUnavailable
 
 from .chat_server import Reply, closed_port, completion, error, fake_server
 

@@ -122,7 +122,7 @@ def test_run_exit_status_says_the_outcome(outputs, status, verdict, tmp_path):
 def test_sigterm_of_run_saves_the_record_as_interrupted(tmp_path):
     import signal
 
-    from homiebot.records import load_episode
+    from homiebot.core.records import load_episode
 
     # the same room again and again, up to 1000 rounds: long enough to be stopped in the middle
     cfg = _config(tmp_path, "planner: {name: replay, params: {outputs: ['[Go to, kitchen]'], then_end: false}}\nmax_rounds: 1000\n")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from homiebot.contracts import (
+from homiebot.core.contracts import (
     Action,
     EpisodeRecord,
     ErrorCode,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from homiebot.contracts import ErrorCode
+from homiebot.core.contracts import ErrorCode
 
 from .conftest import replay_config, run
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from homiebot.contracts import Action, ErrorCode, Subtask
+from homiebot.core.contracts import Action, ErrorCode, Subtask
 from homiebot.executor import Executor, is_last_attempt
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 

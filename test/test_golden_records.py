@@ -18,8 +18,8 @@ import pytest
 
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig, load_config
+from homiebot.core.tasks import Task, load_task
 from homiebot.runtime import run_episode
-from homiebot.tasks import Task, load_task
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"

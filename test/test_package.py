@@ -19,7 +19,7 @@ KEYS = {"rclpy": "rclpy", "action_msgs": "action_msgs", "rosgraph_msgs": "rosgra
         "scipy": "python3-scipy"}
 # what the nodes, the launch files and the code they run (world, records, reports) import; model
 # back-ends (torch, transformers, jax ...) are optional and imported only when configured
-SOURCES = ["homiebot/ros", "homiebot/worlds/home", "homiebot/records.py", "homiebot/bench/report.py", "launch"]
+SOURCES = ["homiebot/ros", "homiebot/worlds/home", "homiebot/core/records.py", "homiebot/bench/report.py", "launch"]
 OPTIONAL = {"rerun", "foxglove"}  # the viz extra: only the optional viewer and Foxglove nodes import them
 
 
@@ -88,7 +88,8 @@ def test_a_wheel_installs_into_a_fresh_venv_imports_every_module_and_runs_an_epi
     check = r'''
 import importlib, json, pkgutil, sys
 import homiebot
-from homiebot import registry, resources
+from homiebot.core import registry
+from homiebot.core import resources
 failed = {}
 for info in pkgutil.walk_packages(homiebot.__path__, "homiebot."):
     try:

@@ -1,7 +1,7 @@
 import pytest
 
-from homiebot.contracts import Action
-from homiebot.parsing import FormatError, parse_planner_output
+from homiebot.core.contracts import Action
+from homiebot.core.parsing import FormatError, parse_planner_output
 
 MODELS = ["NoMaD", "PixNav", "octo", "RT-1-X"]
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from homiebot.contracts import Feedback, StepRecord
-from homiebot.records import OWNER_FILE, STEPS_FILE, EpisodeWriter, finalise_leftovers, finished_steps, load_episode
+from homiebot.core.contracts import Feedback, StepRecord
+from homiebot.core.records import OWNER_FILE, STEPS_FILE, EpisodeWriter, finalise_leftovers, finished_steps, load_episode
 
 from .conftest import DEMO_TASK, ROOT
 

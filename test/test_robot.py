@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.attempt_checks import RobotSignalsCheck
-from homiebot.contracts import Action, ErrorCode, SkillFailure, Subtask
+from homiebot.core.attempt_checks import RobotSignalsCheck
+from homiebot.core.contracts import Action, ErrorCode, SkillFailure, Subtask
+from homiebot.core.robot import BasePose, Unsupported
 from homiebot.executor import Executor
-from homiebot.robot import BasePose, Unsupported
+from homiebot.policies.base import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyObservation, Waypoints, apply_command
 from homiebot.skills.base import SkillContext
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, Policy, PolicyObservation, Waypoints, apply_command
 from homiebot.skills.policy_skill import PolicySkill
 from test.fakes import PlanarRobot, PlanarWorld
 
@@ -83,8 +83,8 @@ def test_failures_carry_a_typed_reason_into_the_e1_details() -> None:
 
 
 def test_a_robot_that_overshot_a_thing_has_not_arrived_until_it_backs_off() -> None:
-    from homiebot.attempt_checks import Tolerances
-    from homiebot.errors import Entity
+    from homiebot.core.attempt_checks import Tolerances
+    from homiebot.core.errors import Entity
 
     world = PlanarWorld()
     check = RobotSignalsCheck(world.belief)

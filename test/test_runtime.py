@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from homiebot.core.tasks import Task, load_task
 from homiebot.runtime import SceneCache, scene_key
-from homiebot.tasks import Task, load_task
 from test.conftest import DEMO_TASK, ROOT
 
 
@@ -47,8 +47,9 @@ def test_where_the_skills_run_and_the_belief_is_built_follows_the_world_and_its_
 def test_a_world_that_can_be_neither_copied_nor_reached_is_refused_by_the_graph_with_what_to_do(monkeypatch):
     import pytest
 
-    from homiebot import registry, runtime
+    from homiebot import runtime
     from homiebot.config import ConfigError, RunConfig
+    from homiebot.core import registry
     from homiebot.worlds.home.world import EmbeddedHome
 
     class Sealed(EmbeddedHome):

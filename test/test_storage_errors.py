@@ -10,9 +10,10 @@ import os
 
 import pytest
 
-from homiebot import cli, records
+from homiebot import cli
 from homiebot.bench import evaluate
-from homiebot.records import load_episode
+from homiebot.core import records
+from homiebot.core.records import load_episode
 
 from .conftest import DEMO_TASK
 
@@ -69,7 +70,7 @@ def test_any_other_write_on_a_full_disk_is_one_line(small, monkeypatch, capsys):
     def full(*args, **kwargs):
         raise disk_full("/somewhere/round_01_front.png")
 
-    monkeypatch.setattr("homiebot.records.Image.Image.save", full)
+    monkeypatch.setattr("homiebot.core.records.Image.Image.save", full)
     assert cli.main(small) == 74
     err = capsys.readouterr().err
     assert "No space left on device" in err and "Traceback" not in err

@@ -59,9 +59,9 @@ def introspect(config: str, domain: int, timeout: float, settle: float = 2.0) ->
     from rclpy import action
     from rclpy.node import Node
 
-    from homiebot.ros.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
-    from homiebot.ros.graph import graph
-    from homiebot.ros.up import ros_environment, spawn_all, stop
+    from homiebot.ros.bringup.graph import graph
+    from homiebot.ros.bringup.up import ros_environment, spawn_all, stop
+    from homiebot.ros.kit.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
 
     env = ros_environment(domain)
     specs = graph(config, out_dir=str(Path(os.environ.get("TMPDIR", "/tmp")) / f"graph_doc_{os.getpid()}"))
@@ -80,7 +80,7 @@ def introspect(config: str, domain: int, timeout: float, settle: float = 2.0) ->
             os.close(fd)
     rclpy.init()
     probe = Node("graph_doc_probe")
-    ready: set[str] = set()  # nodes that beat: a node's heartbeat starts once it is built (homiebot.ros.common)
+    ready: set[str] = set()  # nodes that beat: a node's heartbeat starts once it is built (homiebot.ros.kit.common)
     probe.create_subscription(Heartbeat, HEARTBEAT_TOPIC, lambda m: ready.add(m.node), HEARTBEAT_QOS)
     try:
         deadline = time.monotonic() + timeout
@@ -132,7 +132,7 @@ def _interfaces() -> list[str]:
     """The homiebot_msgs interfaces and their fields, through rosidl's Python API."""
     import importlib
 
-    from homiebot.ros.messages import homiebot_msgs_share
+    from homiebot.ros.messages.common import homiebot_msgs_share
 
     lines = []
     share = homiebot_msgs_share()

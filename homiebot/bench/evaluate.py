@@ -34,8 +34,8 @@ from homiebot.bench.executors import JobExecutor, JobResources, LocalExecutor, R
 from homiebot.bench.results import RunResult, read_results, summarise_steps
 from homiebot.bench.suite import load_suite, suite_path
 from homiebot.config import ConfigError, RunConfig
+from homiebot.core.tasks import Task
 from homiebot.planners.base import PlannerConfigError
-from homiebot.tasks import Task
 
 RESULTS = "results.jsonl"
 META = "run.json"

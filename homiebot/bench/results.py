@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from homiebot.contracts import EpisodeRecord
-from homiebot.tasks import Situated
+from homiebot.core.contracts import EpisodeRecord
+from homiebot.core.tasks import Situated
 
 Attribute = Literal["short-horizon", "long-horizon", "open-ended", "logical", "human-style"]
 ATTRIBUTES: tuple[str, ...] = ("short-horizon", "long-horizon", "open-ended", "logical", "human-style")

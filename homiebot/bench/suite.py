@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from homiebot.tasks import Task, TaskError, load_task
+from homiebot.core.tasks import Task, TaskError, load_task
 
 BUILTIN = Path(__file__).parent / "suites"
 SPLITS = ("train", "dev", "test", "all")

@@ -67,11 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "record":
-            from homiebot.memory.record import main as record
+            from homiebot.builders.memory.record import main as record
 
             return record(["--script", args.script, "--out", args.out, "--size", str(args.size)])
         if args.command == "from-bag":
-            from homiebot.memory.bag_cli import from_bag
+            from homiebot.builders.memory.bag_cli import from_bag
 
             return from_bag(args)
         if args.command == "segment":

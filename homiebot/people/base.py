@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from homiebot.contracts import Exchange
+from homiebot.core.contracts import Exchange
 
 NOBODY_ANSWERED = "nobody answered"
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from homiebot.config import ConfigError
+from homiebot.core.tasks import Task
 from homiebot.people.base import User
 from homiebot.people.simulated import SimulatedUser
-from homiebot.tasks import Task
 
 
 def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
     """``simulated``, ``persona:<name or file>`` (LLM-backed when the file has an ``llm:`` section) or
     ``ros``; ConfigError when a simulated user has no goal or the persona file is invalid."""
     if spec == "ros":
-        from homiebot.people.ros_user import RosUser
+        from homiebot.ros.clients.ros_user import RosUser
 
         return RosUser()
     if task.goal is None:

@@ -19,11 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from homiebot.chat_client import ChatClient, ChatError, trim
-from homiebot.contracts import Exchange
+from homiebot.core.chat_client import ChatClient, ChatError, trim
+from homiebot.core.contracts import Exchange
+from homiebot.core.tasks import Condition
 from homiebot.people.persona import Persona, PersonaUser, reword
 from homiebot.people.scene_facts import tokens, words
-from homiebot.tasks import Condition
 
 log = logging.getLogger(__name__)
 REASON_LIMIT = 120  # characters of a failure reason kept in the answerer

@@ -19,19 +19,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from homiebot.chat_client import ChatClient, ChatConfigError
 from homiebot.config import ConfigError
-from homiebot.contracts import Exchange
+from homiebot.core.chat_client import ChatClient, ChatConfigError
+from homiebot.core.contracts import Exchange
+from homiebot.core.tasks import Condition
+from homiebot.core.yamlio import format_validation_error, read_yaml
 from homiebot.people.simulated import SimulatedUser
-from homiebot.tasks import Condition
-from homiebot.yamlio import format_validation_error, read_yaml
 
 BUILTIN = Path(__file__).parent / "personas"
 
 
 class LLMSettings(BaseModel):
     """A persona's optional ``llm:`` section: the chat-completions server that phrases its answers
-    (the settings of ``homiebot.chat_client.ChatClient``; defaults fit a local Ollama server)."""
+    (the settings of ``homiebot.core.chat_client.ChatClient``; defaults fit a local Ollama server)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     model: str = Field(description="the model name the server serves, e.g. llama3.2 for Ollama")

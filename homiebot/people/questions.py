@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from homiebot.core.tasks import Condition, ObjectAt
 from homiebot.people.reference import (
     CATEGORY_WORDS,
     PLACE_PREPS,
@@ -19,7 +20,6 @@ from homiebot.people.reference import (
     seq,
 )
 from homiebot.people.scene_facts import SceneFacts
-from homiebot.tasks import Condition, ObjectAt
 
 AUX = {"do", "doe", "did", "is", "are", "was", "were", "should", "shall", "can", "could", "would", "will", "may", "must",
        "am", "have", "ha"}

@@ -5,7 +5,7 @@ rests on or in and that receptacle's room; a receptacle's type, colour and room.
 compared, so two red mugs called ``red_mug`` and ``red_mug_2`` are both covered by "the red mug".
 
 A thing is described by its kind (class words such as "teddy bear", else a category word such as
-"fruit" or "something to drink", see ``homiebot.vocabulary.CATEGORY_WORDS``), a colour among the two
+"fruit" or "something to drink", see ``homiebot.core.vocabulary.CATEGORY_WORDS``), a colour among the two
 words before the kind, and the place phrases after it that are not its destination ("the mug from
 the desk", "the one on the shelf"). A destination is the last place phrase of its clause (clauses
 are split at commas, "and" and "then").
@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from homiebot.core.vocabulary import CATEGORY_WORDS, COLORS, OBJECT_CLASSES
 from homiebot.people.scene_facts import SceneFacts
-from homiebot.vocabulary import CATEGORY_WORDS, COLORS, OBJECT_CLASSES
 
 PLACE_PREPS = ("on", "in", "into", "onto", "to", "inside", "at")
 FROM_PREPS = ("from", "off", "near", "by", "under")

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from homiebot.contracts import Exchange
+from homiebot.core.contracts import Exchange
+from homiebot.core.tasks import Condition, ContainerState, ObjectAt
 from homiebot.people.base import User
 from homiebot.people.questions import STATEMENT, Question, read_question, subject_class
 from homiebot.people.reference import (
@@ -41,7 +42,6 @@ from homiebot.people.reference import (
     receptacles_covered,
 )
 from homiebot.people.scene_facts import SceneFacts, words
-from homiebot.tasks import Condition, ContainerState, ObjectAt
 
 DONT_KNOW = "I don't know what you mean."
 

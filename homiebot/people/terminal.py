@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import TextIO
 
-from homiebot.contracts import Exchange
+from homiebot.core.contracts import Exchange
 from homiebot.people.base import User
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from homiebot.vocabulary import COLORS
+from homiebot.core.vocabulary import COLORS
 
 NAMES: tuple[str, ...] = tuple(COLORS)
 _PALETTE = np.array([COLORS[n][:3] for n in NAMES], dtype=np.float64) * 255.0

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from homiebot.contracts import Observation
+    from homiebot.core.contracts import Observation
 
 
 class DetectorError(ValueError):

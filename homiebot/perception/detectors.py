@@ -145,7 +145,7 @@ DETECTORS: dict[str, type[Detector]] = {"sim_truth": SimTruthDetector, "noisy": 
 def _registry() -> dict[str, type[Detector]]:
     found = dict(DETECTORS)
     try:  # third-party detectors registered under the ``homiebot.detectors`` entry-point group
-        from homiebot.registry import entry_points_of
+        from homiebot.core.registry import entry_points_of
 
         for ep in entry_points_of("detectors").values():
             if ep.name not in found:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import PERSON_KIND
+from homiebot.core.contracts import PERSON_KIND
 from homiebot.perception.detection import Detection, Detector, DetectorError, box_of, check_rgb
 
 INSTALL_HINT = ("detectron2 is not installed; it is not on PyPI, build it from source with "

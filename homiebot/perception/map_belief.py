@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from homiebot.errors import Entity
+from homiebot.core.errors import Entity
 from homiebot.perception.semantic_map import SemanticMap
 from homiebot.perception.vocabulary import relation_of
 

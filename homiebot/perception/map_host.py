@@ -2,7 +2,7 @@
 
 In one process the map lives beside the world (``MapKeeper``); in the ROS 2 graph it lives in the mapper
 node, which runs the detector, and the world node reaches it through the mapper's typed services
-(``homiebot.ros.remote_map.RemoteKeeper``). ``PerceivingWorld`` is written against this interface only,
+(``homiebot.ros.clients.remote_map.RemoteKeeper``). ``PerceivingWorld`` is written against this interface only,
 so both run the same episode.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from homiebot.contracts import Observation, Subtask
-from homiebot.errors import WorldBelief
+from homiebot.core.contracts import Observation, Subtask
+from homiebot.core.errors import WorldBelief
 from homiebot.perception.map_access import MapAccess
 from homiebot.perception.projection import CameraRig
 

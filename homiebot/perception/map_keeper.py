@@ -18,15 +18,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from homiebot.contracts import PERSON_KIND, Action, Observation, PersonSeen, Subtask
-from homiebot.errors import Entity
+from homiebot.core.contracts import PERSON_KIND, Action, Observation, PersonSeen, Subtask
+from homiebot.core.errors import Entity
+from homiebot.core.world import PerceptionHints
 from homiebot.perception.detection import Detector, detect_views
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
 from homiebot.perception.people import people_seen
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
-from homiebot.worlds.base import PerceptionHints
 
 if TYPE_CHECKING:
     from homiebot.perception.map_access import MapAccess

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from homiebot.contracts import PERSON_KIND, Observation, PersonSeen
+from homiebot.core.contracts import PERSON_KIND, Observation, PersonSeen
 from homiebot.perception.detection import Detection
 from homiebot.perception.projection import CameraError, CameraRig, backproject
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import PERSON_KIND, Observation
+from homiebot.core.contracts import PERSON_KIND, Observation
 from homiebot.perception.colour import colour_name
 from homiebot.perception.detection import Detection
 from homiebot.perception.occupancy import Frontier, OccupancyGrid

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from homiebot.contracts import Observation
+from homiebot.core.contracts import Observation
 
 MIN_PIXELS = 6  # smaller blobs are too unreliable to act on
 

@@ -7,7 +7,7 @@ Detectors report these names as labels; the mapper uses the groups to tolerate l
 
 from __future__ import annotations
 
-from homiebot.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
+from homiebot.core.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 OBJECT_LABELS: tuple[str, ...] = tuple(OBJECT_CLASSES)
 RECEPTACLE_LABELS: tuple[str, ...] = tuple(RECEPTACLE_TYPES)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from homiebot.core.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import words_of
 from homiebot.planners.candidates import Thing, candidates, descriptive, pinned, question, read_answer, read_phrase
 from homiebot.planners.instructions import Fetch, IfEmpty, Move
-from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ARTICLES = ("the", "a", "an", "my", "one", "some")
 

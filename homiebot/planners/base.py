@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from homiebot.contracts import Feedback, Observation
-from homiebot.tasks import Task
+from homiebot.core.contracts import Feedback, Observation
+from homiebot.core.tasks import Task
 
 
 class PlannerError(RuntimeError):
@@ -28,7 +28,7 @@ class ModelInfo:
 
 
 class GroundTruthSource(Protocol):
-    """What a privileged planner may read: a world (``homiebot.worlds.base.World``) or a mirror of one."""
+    """What a privileged planner may read: a world (``homiebot.core.world.World``) or a mirror of one."""
 
     def ground_truth(self) -> Any | None:
         """The simulator's own state; None on a real robot."""

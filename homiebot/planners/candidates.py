@@ -16,8 +16,8 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from homiebot.core.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import COLOUR_WORDS, singular, words_of
-from homiebot.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ANY_THING = {"thing", "something", "object", "item", "stuff", "one", "piece"}
 PLACE_WORDS = {"counter": "kitchen_counter", "couch": "sofa", "tv": "tv_stand", "telly": "tv_stand", "cupboard": "cabinet",

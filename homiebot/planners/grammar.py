@@ -6,7 +6,7 @@ tighter than the JSON schema the ``openai`` planner sends elsewhere: each action
 (``[End]``, ``[Go to, x]``, ``[Put, x, y]``), the model is one of those able to run that action (``null``
 for End and Ask), the analysis and the targets are bounded in length so a small model cannot ramble
 past ``max_tokens``, and, given ``names``, targets are chosen among them. Every answer is then one JSON
-object that ``homiebot.parsing`` reads.
+object that ``homiebot.core.parsing`` reads.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from homiebot.contracts import NO_MODEL_ACTIONS, Action
+from homiebot.core.contracts import NO_MODEL_ACTIONS, Action
 
 ANALYSIS_CHARS = 240  # a few sentences
 TARGET_CHARS = 40  # object, place and room names are short

@@ -56,7 +56,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
+from homiebot.core.contracts import Action, ErrorCode, Feedback, Subtask
+from homiebot.core.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, Grounder, singular, words_of
 from homiebot.perception.visible import sightings, standing_in, supports
 from homiebot.planners.asking import Asker, AskStep, LookStep
@@ -80,7 +81,6 @@ from homiebot.planners.models import choose_model
 from homiebot.planners.people import HandOver, hand_over_step, read_hand_over, situate_remark
 from homiebot.planners.recalled import resolve, unresolved_phrase
 from homiebot.planners.understanding import Understanding, understand_request
-from homiebot.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 
 GROUPS = {name: cls.category for name, cls in OBJECT_CLASSES.items()}  # apple -> fruit, can -> drink ...
 GROUPS |= {"can": "drink", "bottle": "drink", "cup": "drink", "mug": "drink"}

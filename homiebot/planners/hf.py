@@ -68,7 +68,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from homiebot.contracts import VIEW_NAMES, Action, Observation, offered_actions
+from homiebot.core.contracts import VIEW_NAMES, Action, Observation, offered_actions
+from homiebot.core.prompting import PromptBuilder, PromptError, history_line
 from homiebot.planners.base import (
     EpisodeContext,
     ModelInfo,
@@ -79,7 +80,6 @@ from homiebot.planners.base import (
     PlannerRequest,
 )
 from homiebot.planners.view_text import describe_views
-from homiebot.prompting import PromptBuilder, PromptError, history_line
 
 # family -> (model class in transformers, model_type values in config.json, default processor class)
 FAMILIES: dict[str, tuple[str | None, tuple[str, ...], str | None]] = {

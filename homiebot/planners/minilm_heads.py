@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
+from homiebot.core.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 DIM = 384  # MiniLM-L6's embedding size
 FEATURES = 5  # version of the feature layout below; a manifest of another version is refused

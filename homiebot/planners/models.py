@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
 from homiebot.planners.base import ModelInfo
 
 # preferred model per (action, target kind); target kind matters only for Go to

@@ -28,7 +28,7 @@ actions and model names; servers that reject that (llama.cpp's Python server doe
 llama.cpp grammar instead (``homiebot.planners.grammar``: each action with its own arity and only the
 models able to run it), then asked for plain JSON mode, then for nothing, and the first mode that works
 is kept. The transport (retries, backoff, error classification, key
-redaction) is the shared ``homiebot.chat_client.ChatClient``.
+redaction) is the shared ``homiebot.core.chat_client.ChatClient``.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from homiebot.chat_client import ChatAuthError, ChatClient, ChatConfigError, ChatError, ChatRejected
-from homiebot.contracts import VIEW_NAMES, Observation, offered_actions
+from homiebot.core.chat_client import ChatAuthError, ChatClient, ChatConfigError, ChatError, ChatRejected
+from homiebot.core.contracts import VIEW_NAMES, Observation, offered_actions
+from homiebot.core.prompting import FORMATS, PromptBuilder, PromptError
 from homiebot.perception.visible import sightings
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerError, PlannerReply, PlannerRequest
 from homiebot.planners.grammar import subtask_grammar
 from homiebot.planners.view_text import describe_views
-from homiebot.prompting import FORMATS, PromptBuilder, PromptError
 
 RESPONSE_FORMATS = ("auto", "json_schema", "grammar", "json_object", "none")
 IMAGE_DETAILS = ("auto", "low", "high")

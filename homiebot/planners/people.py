@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from homiebot.contracts import Action, ErrorCode, PersonSeen, Subtask
+from homiebot.core.contracts import Action, ErrorCode, PersonSeen, Subtask
 from homiebot.perception.grounding import words_of
 from homiebot.planners.base import ModelInfo, PlannerRequest
 

@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from homiebot.core.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.planners.instructions import Fetch, GoTo, Move, Plan, Things, Toggle
 from homiebot.planners.phrasing import tidy
-from homiebot.vocabulary import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 # ---- the vocabulary, as people say it -------------------------------------------------------------
 OBJECT_WORDS: dict[str, str] = {c.replace("_", " "): c for c in OBJECT_CLASSES} | {

@@ -18,9 +18,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from homiebot.core.vocabulary import RECEPTACLE_TYPES
 from homiebot.perception.grounding import singular
 from homiebot.planners.base import RecalledSegment
-from homiebot.vocabulary import RECEPTACLE_TYPES
 
 _REFERENCE = re.compile(
     r"\b(?:just |exactly )?(?:like|as|the way) (?:i|we) (?:showed you|have shown you|showed|taught you|did|do|do it|always do)"

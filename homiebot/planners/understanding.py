@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from homiebot.core.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, TextEmbedder, singular
 from homiebot.planners.instructions import (
     Clear,
@@ -33,7 +34,6 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.phrasing import tidy
-from homiebot.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 
 ROOM_WORDS = {"bathroom", "bedroom", "living room", "office", "dining room", "kitchen", "hallway"}
 VOCAB_OBJECTS = {c.replace("_", " ") for c in OBJECT_CLASSES} | {c.category for c in OBJECT_CLASSES.values()} | {"drink"}

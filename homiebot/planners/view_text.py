@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from homiebot.contracts import VIEW_NAMES, Observation
+from homiebot.core.contracts import VIEW_NAMES, Observation
+from homiebot.core.vocabulary import RECEPTACLE_TYPES
 from homiebot.perception.visible import Sighting, sightings, standing_in, supports
-from homiebot.vocabulary import RECEPTACLE_TYPES
 
 ROOM = "room"
 MAX_PER_VIEW = 10  # nearest first: a small model's context is short

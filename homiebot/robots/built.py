@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from homiebot.robot import RobotUnavailable
+from homiebot.core.robot import RobotUnavailable
 
 
 def built_module(module: str, robot: str, what: str) -> Any:

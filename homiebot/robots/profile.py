@@ -1,8 +1,8 @@
 """A robot profile (``config/robots/<robot>.yaml``): the driver's topic, service and action names and
 types, frames, cameras, limits, and start-up / shut-down procedures.
 
-The ROS 2 bridge (``homiebot.worlds.ros2_robot``) reads a profile to implement the Robot interface
-over a driver; the sim driver (``homiebot.worlds.home.sim_driver``) reads the same profile to serve
+The ROS 2 bridge (``homiebot.ros.clients.ros2_robot``) reads a profile to implement the Robot interface
+over a driver; the sim driver (``homiebot.ros.nodes.sim_driver``) reads the same profile to serve
 the embedded home under exactly those names, as Gazebo serves a simulated robot.
 """
 
@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from homiebot import resources
+from homiebot.core import resources
+from homiebot.core.yamlio import format_validation_error, read_yaml
 from homiebot.robots.kinematics import ArmKinematics, CameraMount
 from homiebot.robots.kinematics import Joint as KJoint
 from homiebot.robots.manipulator_state import GRIPPER_STATE_TYPES
-from homiebot.yamlio import format_validation_error, read_yaml
 
 ROBOTS_DIR = resources.config_dir() / "robots"
 

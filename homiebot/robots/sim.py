@@ -3,7 +3,7 @@
 Gazebo publishes model states next to a simulated robot's driver topics; the sim driver
 (``homiebot_sim_driver``) likewise publishes the embedded home's truth on ``TRUTH_TOPIC`` and serves
 simulator-only typed services under ``SIM_SERVICES`` (homiebot_msgs Sim*; the calls are the
-``SimDriver`` protocol, ``homiebot.ros.sim_client`` its ROS 2 client): ``expert/reset`` and
+``SimDriver`` protocol, ``homiebot.ros.clients.sim_client`` its ROS 2 client): ``expert/reset`` and
 ``expert/act`` (privileged expert policies computed from its truth), ``goal`` (whether task goal
 conditions hold), ``restart`` (the home back to its initial state, a new episode), and for lock-step
 ``mode``, ``step`` and ``truth``. Nothing here imports the home: a bridged world (``ros2_robot`` with
@@ -11,9 +11,9 @@ conditions hold), ``restart`` (the home back to its initial state, a new episode
 in simulation and whose ``driver`` lets the ``sim_expert`` policy ask the simulator for the next
 command. A real robot has neither.
 
-Truth message (homiebot_msgs/GroundTruth, read into a dict by ``homiebot.ros.truth_messages``):
+Truth message (homiebot_msgs/GroundTruth, read into a dict by ``homiebot.ros.messages.truth``):
 ``robot``, ``stamp`` (ns), ``dynamic`` (the home's moving state), ``belief``
-(``homiebot.errors.take_snapshot`` of the home's belief at the robot's pose), ``powered``, ``standing``,
+(``homiebot.core.errors.take_snapshot`` of the home's belief at the robot's pose), ``powered``, ``standing``,
 ``counters`` (commands the driver received and applied), ``labels`` (instance id -> {name, category}
 for the segmentation images on ``segmentation_topic(camera)``, which the driver publishes for the
 cameras of the planner's views).
@@ -28,10 +28,10 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from homiebot.attempt_checks import RobotSignalsCheck, Tolerances
-from homiebot.contracts import Action, Subtask
-from homiebot.errors import EntityLike, SnapshotBelief
-from homiebot.robot import Robot, RobotUnavailable
+from homiebot.core.attempt_checks import RobotSignalsCheck, Tolerances
+from homiebot.core.contracts import Action, Subtask
+from homiebot.core.errors import EntityLike, SnapshotBelief
+from homiebot.core.robot import Robot, RobotUnavailable
 
 TRUTH_TOPIC = "/homiebot/sim/ground_truth"
 SIM_SERVICES = "/homiebot/sim"  # its services: /homiebot/sim/{truth,restart,step,mode,goal,expert/reset,expert/act}
@@ -61,7 +61,7 @@ class SimDriver(Protocol):
         """Start the home's expert ``policy`` on ``subtask``."""
 
     def expert_act(self, step: int, timeout: float) -> tuple[list[Any], str]:
-        """The running expert's next commands (``homiebot.skills.policy`` commands) and why it cannot plan ("")."""
+        """The running expert's next commands (``homiebot.policies.base`` commands) and why it cannot plan ("")."""
 
 
 def segmentation_topic(camera: str) -> str:

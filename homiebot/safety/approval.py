@@ -10,8 +10,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TextIO
 
-from homiebot.contracts import Subtask
-from homiebot.parsing import FormatError, parse_subtask_text
+from homiebot.core.contracts import Subtask
+from homiebot.core.parsing import FormatError, parse_subtask_text
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from homiebot.contracts import Action, ErrorCode, Feedback, Subtask
-from homiebot.robot import Robot
+from homiebot.core.contracts import Action, ErrorCode, Feedback, Subtask
+from homiebot.core.robot import Robot
+from homiebot.core.world import World
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision
 from homiebot.safety.robot import SafeRobot
 from homiebot.safety.settings import KeepOutRule, SafetySettings
 from homiebot.safety.state import SafetyState
-from homiebot.worlds.base import World
 
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})
 

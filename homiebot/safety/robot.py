@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from homiebot.robot import (
+from homiebot.core.robot import (
     ArmState,
     BasePose,
     CameraFrame,
@@ -36,7 +36,7 @@ from homiebot.safety.settings import SafetySettings
 from homiebot.safety.state import SafetyState
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import TrainingCamera
+    from homiebot.core.camera_geometry import TrainingCamera
 
 
 class SafeRobot(Robot):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
 
 
 class KeepOutRule(BaseModel):

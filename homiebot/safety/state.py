@@ -6,8 +6,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from homiebot.contracts import SafetyEvent
-from homiebot.robot import Stopped
+from homiebot.core.contracts import SafetyEvent
+from homiebot.core.robot import Stopped
 
 
 class SafetyState:

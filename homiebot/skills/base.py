@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from homiebot.contracts import Action, SkillFailure, Subtask
-from homiebot.worlds.base import World
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.world import World
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.robot import Robot, RobotUnavailable, Unsupported
+from homiebot.core.world import World
 from homiebot.perception.map_access import MapAccess
 from homiebot.perception.rooms import RoomPrior
-from homiebot.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.skills.base import Skill, SkillContext, SkillResult
-from homiebot.worlds.base import World
 
 TURN = math.pi / 4  # look again turned by this much: a second sighting confirms what was seen
 
@@ -45,7 +45,7 @@ class ExploreSkill(Skill):
         if navigation is not None:
             import inspect
 
-            from homiebot import registry
+            from homiebot.core import registry
 
             cls = registry.load("skills", navigation)
             params = dict(navigation_params or {})

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
 
 
 class ActionFailures(BaseModel):

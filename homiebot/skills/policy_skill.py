@@ -1,7 +1,7 @@
 """``PolicySkill``: any ``Policy`` (learned or expert) executing subtasks on a ``Robot``.
 
 Per control step the skill reads the policy's camera at its ``image_size`` from the world's robot,
-calls ``act`` and applies the returned commands through ``homiebot.skills.policy.apply_command``;
+calls ``act`` and applies the returned commands through ``homiebot.policies.base.apply_command``;
 it stops on success (judged by an ``AttemptCheck``: the world's own by default, privileged truth in
 the simulator, the robot's signals and the map on a robot), on the policy's own stop/terminate,
 after too many collisions, or after ``max_steps``. Nothing here knows which robot it drives.
@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
-from homiebot.camera_geometry import TrainingCamera
-from homiebot.contracts import Action, SkillFailure, Subtask
-from homiebot.robot import MotionReport, Robot, RobotUnavailable, Stopped
-from homiebot.skills.base import Skill, SkillContext, SkillResult
-from homiebot.skills.policy import (
+from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
+from homiebot.core.camera_geometry import TrainingCamera
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.robot import MotionReport, Robot, RobotUnavailable, Stopped
+from homiebot.core.world import World
+from homiebot.policies.base import (
     DiscreteMove,
     EndEffectorDelta,
     Move,
@@ -36,9 +36,9 @@ from homiebot.skills.policy import (
     PrivilegedPolicy,
     apply_command,
 )
-from homiebot.skills.scripted import ScriptedPolicy
-from homiebot.skills.training_cameras import training_camera as as_training_camera
-from homiebot.worlds.base import World
+from homiebot.policies.scripted import ScriptedPolicy
+from homiebot.policies.training_cameras import training_camera as as_training_camera
+from homiebot.skills.base import Skill, SkillContext, SkillResult
 
 POLICIES: dict[str, Callable[..., Policy]] = {
     "scripted": ScriptedPolicy,
@@ -56,8 +56,8 @@ def register_policy(name: str, factory: Callable[..., Policy]) -> None:
 
 def known_policies() -> list[str]:
     """Every policy name ``make_policy`` accepts: built-in, learned wrappers, entry points."""
-    from homiebot import registry
-    from homiebot.skills.learned import LEARNED_POLICIES
+    from homiebot.core import registry
+    from homiebot.policies.learned import LEARNED_POLICIES
 
     return sorted({*POLICIES, *LEARNED_POLICIES, *registry.available("policies")})
 
@@ -67,8 +67,8 @@ def policy_factory(name: str) -> Callable[..., Policy]:
     the ``homiebot.policies`` entry points of installed distributions."""
     if name in POLICIES:
         return POLICIES[name]
-    from homiebot import registry
-    from homiebot.skills.learned import LEARNED_POLICIES
+    from homiebot.core import registry
+    from homiebot.policies.learned import LEARNED_POLICIES
 
     if name in LEARNED_POLICIES:
         return LEARNED_POLICIES[name]
@@ -321,7 +321,7 @@ PROCESS_KEYS = frozenset({"python_executable", "timeout", "connect_timeout", "se
 
 def _remote_policy(model: str, policy: str, params: dict, process: dict) -> Policy:
     """A ``RemotePolicy`` for a skill's ``process`` settings (see ``PolicySkill``)."""
-    from homiebot.skills.remote_policy import RemotePolicy, default_service
+    from homiebot.ros.clients.remote_policy import RemotePolicy, default_service
 
     unknown = set(process) - PROCESS_KEYS
     if unknown:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import random
 
-from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.world import World
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.skills.failures import FailureProfile, draw, load_profile
-from homiebot.worlds.base import World
 
 NAVIGATION = frozenset({Action.GO_TO})
 MANIPULATION = frozenset({Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE})

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from homiebot.contracts import VIEW_NAMES, Action, PlannerOutput, StepRecord, Subtask
+from homiebot.core.contracts import VIEW_NAMES, Action, PlannerOutput, StepRecord, Subtask
 from homiebot.training.episodes import Episode, target_names
 from homiebot.training.render import OFF_LIST_ACTIONS, output_format, render, same_kind_models, skill_specs, system_text
 

@@ -26,14 +26,15 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from homiebot import registry, runtime
+from homiebot import runtime
 from homiebot.bench.evaluate import Progress, append_line, changed_settings
 from homiebot.bench.executors import LocalExecutor
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig
+from homiebot.core import registry
+from homiebot.core.records import atomic_write_text
+from homiebot.core.tasks import Task
 from homiebot.planners.base import EpisodeContext, Planner, PlannerReply, PlannerRequest
-from homiebot.records import atomic_write_text
-from homiebot.tasks import Task
 from homiebot.training.bootstrap import scaled_profile
 from homiebot.training.train import TrainError
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from homiebot.contracts import EpisodeRecord, StepRecord
-from homiebot.records import load_episode
+from homiebot.core.contracts import EpisodeRecord, StepRecord
+from homiebot.core.records import load_episode
 
 
 class ExportError(ValueError):
@@ -86,7 +86,7 @@ def _suite_splits(suite: str | None) -> dict[str, str]:
     if not suite:
         return {}
     from homiebot.bench.suite import load_suite
-    from homiebot.tasks import TaskError
+    from homiebot.core.tasks import TaskError
 
     try:
         return {t.id: t.split or "unknown" for t in load_suite(suite, "all")}

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.core.records import atomic_write_text
 from homiebot.planners.minilm_heads import (
     FEATURES,
     Embeddings,
@@ -34,7 +35,6 @@ from homiebot.planners.minilm_heads import (
     reached,
     round_texts,
 )
-from homiebot.records import atomic_write_text
 from homiebot.training.train import MANIFEST, TrainError
 
 WEIGHTS = "heads.pt"

@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from homiebot.contracts import EpisodeRecord, PlannerOutput
-from homiebot.prompting import PromptBuilder
+from homiebot.core.contracts import EpisodeRecord, PlannerOutput
+from homiebot.core.prompting import PromptBuilder
 
 # what each action is replaced by in "action change" pairs: names outside the action list
 OFF_LIST_ACTIONS = {"Go to": "Move", "Pick": "Fetch", "Put": "Place", "Open": "Pull", "Close": "Push", "Explore": "Search"}

@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from homiebot.core.records import atomic_write_text
 from homiebot.planners.trained import MANIFEST
-from homiebot.records import atomic_write_text
 
 MAX_BYTES = 20 * 1024 * 1024  # larger weights belong outside the repository
 CARD = "shipped.json"

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from homiebot.contracts import EpisodeRecord, PlannerOutput
+from homiebot.core.contracts import EpisodeRecord, PlannerOutput
+from homiebot.core.prompting import DEFAULT_USER, PromptBuilder
 from homiebot.planners.base import PlannerReply, PlannerRequest
 from homiebot.planners.replay import ReplayPlanner
 from homiebot.planners.view_text import describe_views
-from homiebot.prompting import DEFAULT_USER, PromptBuilder
 from homiebot.training.build import Built
 from homiebot.training.episodes import Episode
 from homiebot.training.render import output_format, skill_specs
@@ -50,8 +50,8 @@ def _decision(output: PlannerOutput | None) -> tuple[str | None, ...] | None:
 def describe_rounds(record: EpisodeRecord) -> dict[int, str]:
     """Round -> the text description of its four views, for every round the replay reproduced."""
     from homiebot.config import RunConfig
+    from homiebot.core.tasks import Task
     from homiebot.runtime import run_episode
-    from homiebot.tasks import Task
 
     cfg = RunConfig.model_validate(record.config)
     task = Task(id=record.task_id, instruction=record.instruction, scene=record.scene)

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from homiebot.records import atomic_write_text
+from homiebot.core.records import atomic_write_text
 from homiebot.training.episodes import ExportError
 
 MANIFEST = "homiebot_train.json"

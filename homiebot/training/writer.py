@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from homiebot.records import atomic_write_text
+from homiebot.core.records import atomic_write_text
 from homiebot.training.build import Built
 from homiebot.training.episodes import ExportError
 

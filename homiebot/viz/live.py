@@ -12,12 +12,12 @@ from pathlib import Path
 
 import rerun as rr
 
-from homiebot.contracts import EpisodeRecord, Observation, StepRecord
+from homiebot.core.contracts import EpisodeRecord, Observation, StepRecord
+from homiebot.core.world import World
 from homiebot.safety.state import SafetyState
 from homiebot.viz.queue import DropQueue
 from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
 from homiebot.viz.server import WebViewer
-from homiebot.worlds.base import World
 
 
 class LiveView:

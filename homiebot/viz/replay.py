@@ -9,8 +9,8 @@ import rerun as rr
 from PIL import Image
 
 from homiebot.config import ConfigError
-from homiebot.contracts import VIEW_NAMES, EpisodeRecord
-from homiebot.records import load_episode
+from homiebot.core.contracts import VIEW_NAMES, EpisodeRecord
+from homiebot.core.records import load_episode
 from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
 
 

@@ -18,9 +18,9 @@ import numpy as np
 import rerun as rr
 import rerun.blueprint as rrb
 
-from homiebot.contracts import VIEW_NAMES, Observation, PersonSeen, Pose2D, SafetyEvent, StepRecord
+from homiebot.core.contracts import VIEW_NAMES, Observation, PersonSeen, Pose2D, SafetyEvent, StepRecord
+from homiebot.core.world import TopDown
 from homiebot.viz.timeline import round_entry, safety_entry, step_status, step_subtask
-from homiebot.worlds.base import TopDown
 
 APP_ID = "homiebot"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from homiebot.contracts import SafetyEvent, StepRecord
+from homiebot.core.contracts import SafetyEvent, StepRecord
 
 
 def step_subtask(step: StepRecord) -> str:

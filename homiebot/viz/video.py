@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from homiebot.contracts import VIEW_NAMES, EpisodeRecord, Observation, StepRecord
+from homiebot.core.contracts import VIEW_NAMES, EpisodeRecord, Observation, StepRecord
+from homiebot.core.world import World
 from homiebot.viz.timeline import step_status, step_subtask
-from homiebot.worlds.base import World
 
 FPS = 10
 HOLD_SECONDS = 1.0  # each round's observation stays on screen this long before the motion

@@ -1,5 +1,5 @@
 """Worlds the agent acts in: the embedded MuJoCo home, and bridges to other simulators and robots."""
 
-from homiebot.worlds.base import World
+from homiebot.core.world import World
 
 __all__ = ["World"]

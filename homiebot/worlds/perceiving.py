@@ -34,17 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
-from homiebot.errors import WorldBelief
+from homiebot.core.attempt_checks import AttemptCheck
+from homiebot.core.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
+from homiebot.core.errors import WorldBelief
+from homiebot.core.robot import Robot
+from homiebot.core.world import World
 from homiebot.perception.detection import Detector
 from homiebot.perception.map_access import MapAccess
 from homiebot.perception.map_host import MapHost
 from homiebot.perception.map_keeper import MapKeeper
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import SemanticMap
-from homiebot.robot import Robot
-from homiebot.worlds.base import World
 from homiebot.worlds.exploration_phase import explore_home
 
 # (inner world, its floor plan, whether the gripper holds something now) -> the host of its map

@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 
 from homiebot.bench.suite import load_suite
-from homiebot.tasks import ContainerState, ObjectAt, check_goal_names
-from homiebot.vocabulary import RECEPTACLE_TYPES
+from homiebot.core.tasks import ContainerState, ObjectAt, check_goal_names
+from homiebot.core.vocabulary import RECEPTACLE_TYPES
 from homiebot.worlds.home.scene import parse_scene
 
 PHENOMENA = ("polite", "correction", "either", "reason", "typo", "nonnative", "aside", "colour", "class", "room")

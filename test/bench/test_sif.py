@@ -11,7 +11,7 @@ from homiebot.bench import metrics as m
 from homiebot.bench.report import render_markdown
 from homiebot.bench.results import RunResult, StepSummary
 from homiebot.bench.suite import load_suite
-from homiebot.tasks import Situated
+from homiebot.core.tasks import Situated
 
 GIVE_PATH = [["[Pick, mug]", "[Give, mug, person]", "[End]"]]
 DONE = [StepSummary(action="Pick", target="mug", success=True), StepSummary(action="Give", target="mug", place="person", success=True),
@@ -97,7 +97,7 @@ def test_the_shipped_suite_covers_every_kind_in_seen_and_unseen_homes() -> None:
 
 def test_the_shipped_suite_is_what_the_builder_writes() -> None:
     """Rebuilding runs the oracle on every task: the same tasks and the same shortest paths come out."""
-    from homiebot.worlds.home.build_sif_suite import build_tasks
+    from homiebot.builders.suites.sif import build_tasks
 
     built = {t.id: t for t in build_tasks()}
     shipped = {t.id: t for t in load_suite("sif")}

@@ -13,7 +13,7 @@ from homiebot.bench.evaluate import evaluate
 from homiebot.bench.metrics import task_progress
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig
-from homiebot.tasks import TaskError, load_task
+from homiebot.core.tasks import TaskError, load_task
 
 SUITE = "home100"
 

@@ -19,9 +19,9 @@ pytest.importorskip("rosbags")
 from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: E402
 from rosbags.typesys import Stores, get_typestore  # noqa: E402
 
+from homiebot.builders.memory.from_bag import BagSources, demonstration_from_bag, fixated, sources_for  # noqa: E402
 from homiebot.memory.__main__ import main  # noqa: E402
 from homiebot.memory.demonstration import DemonstrationError, load_demonstration  # noqa: E402
-from homiebot.memory.from_bag import BagSources, demonstration_from_bag, fixated, sources_for  # noqa: E402
 from homiebot.memory.segmentation import boundaries, segment  # noqa: E402
 from homiebot.perception.detection import Detection, Detector  # noqa: E402
 from homiebot.robots.camera_rotation import to_upright  # noqa: E402

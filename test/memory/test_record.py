@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+from homiebot.builders.memory.record import Script, ScriptStep, record_in_home  # noqa: E402
 from homiebot.memory.demonstration import load_demonstration  # noqa: E402
-from homiebot.memory.record import Script, ScriptStep, record_in_home  # noqa: E402
 from homiebot.memory.segmentation import segment  # noqa: E402
 
 SCRIPT = Script(id="remote_short", task="tasks/demo.yaml", steps=[

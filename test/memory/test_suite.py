@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from homiebot.bench.suite import load_suite
-from homiebot.memory.build_suite import build_tasks, demonstrated_place
+from homiebot.builders.suites.memory import build_tasks, demonstrated_place
 from homiebot.planners.recalled import reference_in
 
 

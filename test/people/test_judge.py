@@ -8,10 +8,10 @@ import pytest
 from homiebot.bench import metrics
 from homiebot.bench.results import RunResult, StepSummary
 from homiebot.bench.suite import load_suite
-from homiebot.contracts import Exchange
+from homiebot.core.contracts import Exchange
+from homiebot.core.tasks import ObjectAt
 from homiebot.people.persona import PersonaUser, load_persona
 from homiebot.people.simulated import DONT_KNOW, SimulatedUser
-from homiebot.tasks import ObjectAt
 
 SCENE = {
     "rooms": [{"name": "kitchen"}, {"name": "living_room"}, {"name": "bedroom"}],

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from homiebot.bench.suite import suite_path
-from homiebot.chat_client import ChatClient
 from homiebot.config import ConfigError, RunConfig
+from homiebot.core.chat_client import ChatClient
+from homiebot.core.tasks import ObjectAt, Task, load_task
 from homiebot.people.factory import make_user
 from homiebot.people.llm_persona import LLMPersonaUser, reword_with_llm
 from homiebot.people.persona import PersonaUser, load_persona, reword
 from homiebot.runtime import run_episode
-from homiebot.tasks import ObjectAt, Task, load_task
 
 from ..chat_server import Reply, closed_port, completion, error, fake_server
 from .test_people import SCENE
@@ -190,8 +190,8 @@ def test_rewording_by_the_model_keeps_the_names_or_falls_back(server, tmp_path) 
 
 
 def test_the_suite_builder_rewords_with_the_model_on_request(server, tmp_path, monkeypatch) -> None:
-    from homiebot.worlds.home import build_people_suites
-    from homiebot.worlds.home.build_people_suites import named_in, persona_tasks
+    from homiebot.builders.suites import people as build_people_suites
+    from homiebot.builders.suites.people import named_in, persona_tasks
 
     originals = [load_task(p) for p in sorted(suite_path("home100").glob("*.yaml"))[:6]]  # a few: the whole suite is slow to load
     monkeypatch.setattr(build_people_suites, "load_suite", lambda name: originals)

@@ -10,16 +10,16 @@ import pytest
 from homiebot.bench import metrics
 from homiebot.bench.results import RunResult, StepSummary
 from homiebot.config import ConfigError
-from homiebot.contracts import Action, ErrorCode, offered_actions
-from homiebot.parsing import FormatError, parse_planner_output
+from homiebot.core.contracts import Action, ErrorCode, offered_actions
+from homiebot.core.parsing import FormatError, parse_planner_output
+from homiebot.core.prompting import PromptBuilder
+from homiebot.core.tasks import ObjectAt
 from homiebot.people.persona import PersonaUser, load_persona, reword
 from homiebot.people.simulated import SimulatedUser
 from homiebot.people.terminal import TerminalUser
 from homiebot.planners.base import EpisodeContext, Planner, PlannerReply, PlannerRequest
 from homiebot.planners.openai_compat import subtask_schema
-from homiebot.prompting import PromptBuilder
 from homiebot.runtime import make_task, run_episode, scene_for
-from homiebot.tasks import ObjectAt
 
 from ..conftest import DEMO_TASK
 

@@ -36,7 +36,7 @@ ANSWERER = textwrap.dedent("""
 
 ASKER = textwrap.dedent("""
     import sys
-    from homiebot.people.ros_user import RosUser
+    from homiebot.ros.clients.ros_user import RosUser
     user = RosUser(timeout=float(sys.argv[1]))
     ex = user.answer("Which mug do you mean?", 2)
     print("ANSWER", ex.answer)

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from homiebot.config import RunConfig
+from homiebot.core.tasks import Task
+from homiebot.core.world import World
 from homiebot.perception.map_access import KeptMap, MapAccess, MappedPlace
 from homiebot.runtime import build_world, scene_for
-from homiebot.tasks import Task
-from homiebot.worlds.base import World
 
 from ..conftest import ROOT
 

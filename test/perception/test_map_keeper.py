@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
 from homiebot.perception.detectors import SimTruthDetector
 from homiebot.perception.map_keeper import MapKeeper
 from homiebot.worlds.home.generate import generate_scene

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 
 from homiebot.config import ConfigError, RunConfig
-from homiebot.contracts import Action, ErrorCode, PlannerOutput, Subtask
-from homiebot.errors import ErrorDetector
+from homiebot.core.contracts import Action, ErrorCode, PlannerOutput, Subtask
+from homiebot.core.errors import ErrorDetector
+from homiebot.core.tasks import load_task
 from homiebot.executor import run_attempt
 from homiebot.runtime import build_skills, build_world, run_episode, scene_for
 from homiebot.skills.base import SkillContext
-from homiebot.tasks import load_task
 from homiebot.worlds.home.generate import generate_task
 from homiebot.worlds.perceiving import PerceivingWorld
 

@@ -13,8 +13,8 @@ import random
 import numpy as np
 import pytest
 
-from homiebot.contracts import Observation
-from homiebot.errors import ErrorDetector
+from homiebot.core.contracts import Observation
+from homiebot.core.errors import ErrorDetector
 from homiebot.perception.detectors import NoisyDetector, SimTruthDetector, detect_views
 from homiebot.perception.exploration import next_frontier_goal
 from homiebot.perception.map_belief import MapBelief

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.contracts import Observation
+from homiebot.core.contracts import Observation
 from homiebot.perception.detection import Detection, Detector, DetectorInput, box_of
 from homiebot.perception.detectors import SimTruthDetector
 from homiebot.perception.people import without_people

@@ -15,12 +15,12 @@ import random
 import sys
 
 from homiebot.bench.keypaths import keypaths
+from homiebot.builders.suites.home import Home, words
+from homiebot.core.tasks import ObjectAt, Task
+from homiebot.core.vocabulary import OBJECT_CLASSES
 from homiebot.people.scene_facts import SceneFacts
 from homiebot.people.simulated import open_slots
 from homiebot.runtime import scene_json
-from homiebot.tasks import ObjectAt, Task
-from homiebot.vocabulary import OBJECT_CLASSES
-from homiebot.worlds.home.build_suite import Home, words
 from homiebot.worlds.home.generate import generate_scene
 
 KINDS = ("colour", "category", "destination", "two", "clear", "plain")  # plain: clear, by kind and type alone

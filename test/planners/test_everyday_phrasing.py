@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
+from homiebot.core.tasks import ObjectAt
 from homiebot.planners.instructions import GoTo, parse_instruction
 from homiebot.planners.phrasing import tidy
 from homiebot.planners.understanding import understand
 from homiebot.runtime import run_episode
-from homiebot.tasks import ObjectAt
 
 from .test_heuristic import heuristic_config, task
 

@@ -6,12 +6,12 @@ import pytest
 
 from homiebot.agent import Agent
 from homiebot.config import RunConfig
-from homiebot.contracts import Action, ErrorCode
+from homiebot.core.contracts import Action, ErrorCode
+from homiebot.core.tasks import ContainerState, ObjectAt, Task
 from homiebot.executor import Executor
 from homiebot.planners.heuristic import HeuristicPlanner
 from homiebot.planners.instructions import UnsupportedInstruction, parse_instruction
 from homiebot.runtime import build_skills, build_world, make_task, run_episode, scene_for
-from homiebot.tasks import ContainerState, ObjectAt, Task
 from homiebot.worlds.home.goals import goal_holds
 
 from ..conftest import DEMO_TASK

@@ -9,7 +9,7 @@ import pytest
 
 from homiebot.bench.suite import load_suite
 from homiebot.config import RunConfig
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
 from homiebot.people.simulated import SimulatedUser
 from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder
 from homiebot.planners.heuristic import HeuristicPlanner, _Decision

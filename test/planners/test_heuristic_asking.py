@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
 from homiebot.perception.grounding import Grounder
 from homiebot.planners.asking import Asker
 from homiebot.planners.heuristic import HeuristicPlanner, _Decision

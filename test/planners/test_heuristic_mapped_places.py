@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from homiebot.contracts import ErrorCode, Feedback, Status
+from homiebot.core.contracts import ErrorCode, Feedback, Status
+from homiebot.core.tasks import Task
 from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerRequest
 from homiebot.planners.heuristic import HeuristicPlanner
-from homiebot.tasks import Task
 
 MODELS = [ModelInfo("arm", ("Go to", "Pick", "Put", "Open", "Close"))]
 ROOMS = [{"name": "bedroom", "rect": [0, 0, 5, 5]}, {"name": "living_room", "rect": [5, 0, 10, 5]},
@@ -104,8 +104,8 @@ def test_an_explored_home_whose_object_was_moved_is_searched_where_the_person_sa
     """A hand-made S_obj episode: the robot mapped the mug on the desk; the person then took it to the living
     room's table, unseen, and says so. The robot's first drive is to that table, not to the desk."""
     from homiebot.config import RunConfig
+    from homiebot.core.tasks import Exploration
     from homiebot.runtime import run_episode
-    from homiebot.tasks import Exploration
 
     from ..conftest import ROOT
 

@@ -19,11 +19,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.contracts import VIEW_NAMES, ErrorCode, Observation, Pose2D, ViewImage  # noqa: E402
-from homiebot.parsing import parse_planner_output  # noqa: E402
+from homiebot.core.contracts import VIEW_NAMES, ErrorCode, Observation, Pose2D, ViewImage  # noqa: E402
+from homiebot.core.parsing import parse_planner_output  # noqa: E402
+from homiebot.core.prompting import FORMATS, PromptBuilder  # noqa: E402
 from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerConfigError, PlannerError, PlannerRequest  # noqa: E402
 from homiebot.planners.hf import EXAMPLE_TASK, HFPlanner  # noqa: E402
-from homiebot.prompting import FORMATS, PromptBuilder  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.training.tiny import CHAT_TEMPLATE, IMAGE, SPECIAL, build_tiny_qwen2_vl  # noqa: E402
 

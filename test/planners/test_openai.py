@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from homiebot.chat_client import ChatClient
 from homiebot.config import RunConfig
-from homiebot.contracts import ErrorCode
+from homiebot.core.chat_client import ChatClient
+from homiebot.core.contracts import ErrorCode
 from homiebot.planners.base import PlannerConfigError, PlannerError, PlannerRequest
 from homiebot.planners.openai_compat import OpenAIPlanner
 from homiebot.runtime import build_planner, run_episode

@@ -45,9 +45,9 @@ def test_without_a_fitting_demonstration_the_reference_stays_unresolved() -> Non
 
 
 def test_the_heuristic_reports_a_reference_it_cannot_resolve_and_acts_on_one_it_can() -> None:
+    from homiebot.core.tasks import Task
     from homiebot.planners.base import EpisodeContext, PlannerRequest
     from homiebot.planners.heuristic import HeuristicPlanner
-    from homiebot.tasks import Task
 
     planner = HeuristicPlanner()
     task = Task(instruction="put the toy block away like I showed you")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from homiebot.contracts import ErrorCode
+from homiebot.core.contracts import ErrorCode
 from homiebot.llm_server import LocalServer, server_available, smollm2_path
 
 ROOT = Path(__file__).resolve().parents[2]

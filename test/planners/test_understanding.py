@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from homiebot.config import RunConfig
-from homiebot.contracts import Action
+from homiebot.core.contracts import Action
+from homiebot.core.tasks import ObjectAt
 from homiebot.people.scene_facts import SceneFacts
 from homiebot.people.simulated import SimulatedUser
 from homiebot.planners.goal_grounding import SceneGrounder, Unsure, same_goal
 from homiebot.planners.understanding import understand
 from homiebot.runtime import make_task, run_episode, scene_for
-from homiebot.tasks import ObjectAt
 
 from ..conftest import DEMO_TASK
 

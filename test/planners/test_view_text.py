@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
-from homiebot.parsing import parse_planner_output
+from homiebot.core.contracts import VIEW_NAMES, InstanceLabel, Observation, Pose2D, ViewImage
+from homiebot.core.parsing import parse_planner_output
 from homiebot.planners.grammar import literal, subtask_grammar
 from homiebot.planners.view_text import NOTHING, describe_views
 

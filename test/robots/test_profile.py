@@ -88,6 +88,6 @@ def test_a_fetch_profile_for_a_ros2_port_of_its_controllers_names_the_base_comma
     assert port.topic(port.cmd_vel.name) == "/base_controller/command"
     assert load_profile("fetch").topic("cmd_vel") == "/cmd_vel"  # the ROS 1 robot: into fetch_bringup's cmd_vel mux
     pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
-    from homiebot.ros.driver_check import driver_interfaces
+    from homiebot.ros.clients.driver_check import driver_interfaces
 
     assert driver_interfaces(port)["subscribers"] == ["/base_controller/command"]  # what the driver check looks for

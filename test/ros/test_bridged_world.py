@@ -28,8 +28,8 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.graph import robot_config  # noqa: E402
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.graph import robot_config  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def replay(plan: list[tuple[str, str, str]]) -> str:
 SKILL_PROCESS = r'''
 import json, sys
 from homiebot.config import ConfigError, load_config
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
 from homiebot.executor import Executor
 from homiebot.runtime import build_skills, build_world
 
@@ -259,9 +259,9 @@ def test_every_command_of_the_episode_went_through_the_profiles_topics_and_servi
 
 def test_the_process_running_skills_never_imports_the_embedded_home(bridged) -> None:
     loaded = bridged["nodes"]["simulator_loaded"]
-    assert loaded["homiebot.worlds.home.sim_driver"] is True  # the one node that serves the home (the check can tell)
+    assert loaded["homiebot.ros.nodes.sim_driver"] is True  # the one node that serves the home (the check can tell)
     # the deployed graph (world bridge, executor running the skills, planner, detector ...) never loads the simulator
-    assert {m: v for m, v in loaded.items() if m != "homiebot.worlds.home.sim_driver"} == \
+    assert {m: v for m, v in loaded.items() if m != "homiebot.ros.nodes.sim_driver"} == \
         {f"homiebot.ros.nodes.{n}": False for n in ("world", "mapper", "planner", "detector", "executor", "task_manager")}
     assert "skills run here, through this node's own bridge to the robot" in bridged["nodes"]["log"]  # the executor node
     assert bridged["modules"]["home"] == []  # a process building world and skills from the config does not import it either

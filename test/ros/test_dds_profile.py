@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from homiebot.ros.dds_profile import PROFILE, RESPONSE_WAIT, VARIABLES, use_profile
+from homiebot.ros.kit.dds_profile import PROFILE, RESPONSE_WAIT, VARIABLES, use_profile
 from test.ros_domains import domain_of
 
 NS = {"dds": "http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles"}
@@ -43,7 +43,7 @@ def test_a_node_process_started_without_the_variables_loads_the_graphs_profile()
     pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
     # as ros2 launch or a shell starts a node: its environment names no profile; init runs before the first participant
     env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
-    script = ("import os\nfrom homiebot.ros.common import init\nimport rclpy\ninit([])\n"
+    script = ("import os\nfrom homiebot.ros.kit.common import init\nimport rclpy\ninit([])\n"
               "print(os.environ.get('FASTRTPS_DEFAULT_PROFILES_FILE'), os.environ.get('FASTDDS_DEFAULT_PROFILES_FILE'))\n"
               "rclpy.try_shutdown()\n")
     run = subprocess.run([sys.executable, "-c", script], env=env | {"ROS_DOMAIN_ID": str(DOMAIN), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ CHECK = """
 import json, rclpy
 from rclpy.node import Node
 from homiebot.robots.profile import load_profile
-from homiebot.ros.robot import missing_driver_interfaces
+from homiebot.ros.clients.robot import missing_driver_interfaces
 rclpy.init()
 node = Node("driver_check")
 print(json.dumps(missing_driver_interfaces(node, load_profile("spot"), 120.0)))
@@ -39,9 +39,9 @@ print(json.dumps(missing_driver_interfaces(node, load_profile("spot"), 120.0)))
 
 BRIDGE = """
 import json, time
-from homiebot.robot import RobotUnavailable
+from homiebot.core.robot import RobotUnavailable
 from homiebot.robots.profile import load_profile
-from homiebot.ros.robot import Ros2Robot
+from homiebot.ros.clients.robot import Ros2Robot
 robot = Ros2Robot(load_profile("spot"), connect_timeout=120.0)
 try:
     robot.start()
@@ -56,7 +56,7 @@ finally:
 
 def start_spot_driver(env: dict, estop_registered_after: str) -> subprocess.Popen:
     """The sim driver as Spot, its simulated operator registering an E-Stop after that many seconds (or never)."""
-    return subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    return subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                              "-p", "scene:=0", "-p", "camera_size:=24x32", "-p", f"estop_registered_after:={estop_registered_after}"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
@@ -116,7 +116,7 @@ def test_without_a_registered_estop_the_bridge_and_up_say_so_in_one_line(tmp_pat
 
 def test_a_driver_that_answers_nothing_is_described_as_one_waiting_for_an_estop():
     from homiebot.robots.profile import load_profile
-    from homiebot.ros.driver_check import describe_missing_driver
+    from homiebot.ros.clients.driver_check import describe_missing_driver
 
     line = describe_missing_driver(load_profile("spot"), {"unanswered": ["/spot/claim"]}, "7", "config/robots/spot_sim.yaml")
     assert line == ("the spot robot driver (/spot/spot_ros2) answers none of its services (/spot/claim, /spot/power_on, "
@@ -142,7 +142,7 @@ def test_up_without_the_robot_driver_names_what_is_missing_and_exits_3(tmp_path)
 
 def test_the_sim_driver_takes_a_seed_as_an_integer_and_serves_what_the_check_looks_for():
     env = ros_environment(DOMAIN)
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                                "-p", "scene:=0", "-p", "camera_size:=24x32"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     try:
@@ -157,7 +157,7 @@ def test_the_sim_driver_takes_a_seed_as_an_integer_and_serves_what_the_check_loo
 
 
 def test_a_scene_that_is_neither_a_seed_nor_a_file_name_is_a_parameter_error():
-    out = subprocess.run([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "scene:=1.5"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "scene:=1.5"], cwd=ROOT,
                          env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "parameter 'scene' = 1.5: expected str or int" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr

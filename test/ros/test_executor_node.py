@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.graph import graph, robot_config  # noqa: E402
-from homiebot.ros.up import ros_environment, spawn, stop  # noqa: E402
+from homiebot.ros.bringup.graph import graph, robot_config  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment, spawn, stop  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 CLIENT = Path(__file__).with_name("plain_client.py")

@@ -17,7 +17,7 @@ from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from homiebot.ros.executors import STARTED_WAIT, PoolExecutor, inline  # noqa: E402
+from homiebot.ros.kit.executors import STARTED_WAIT, PoolExecutor, inline  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 DOMAIN = domain_of(__name__)

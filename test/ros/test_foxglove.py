@@ -22,8 +22,8 @@ pytest.importorskip("foxglove")
 pytest.importorskip("rclpy")
 from websockets.sync.client import connect  # noqa: E402
 
-from homiebot.contracts import Action  # noqa: E402
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.core.contracts import Action  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def free_port() -> int:
 
 
 def served_topics() -> dict[str, str]:
-    from homiebot.ros.foxglove import served_topics as topics
+    from homiebot.ros.clients.foxglove import served_topics as topics
 
     return topics()
 

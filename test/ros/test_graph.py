@@ -17,13 +17,13 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.contracts import CONTRACT_VERSION  # noqa: E402
-from homiebot.records import load_episode  # noqa: E402
-from homiebot.ros.graph import NodeSpec, graph  # noqa: E402
-from homiebot.ros.messages import EXECUTE_STATUS_TOPIC, typestore  # noqa: E402
-from homiebot.ros.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
+from homiebot.core.contracts import CONTRACT_VERSION  # noqa: E402
+from homiebot.core.records import load_episode  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
+from homiebot.ros.bringup.graph import NodeSpec, graph  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
+from homiebot.ros.messages.common import EXECUTE_STATUS_TOPIC, typestore  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
 """homiebot_msgs, as ``make`` builds it (tools/build_interfaces.py): typed fields everywhere, and the
-constants of the one planner contract (homiebot/contracts.py), never a copy that drifts."""
+constants of the one planner contract (homiebot/core/contracts.py), never a copy that drifts."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from homiebot.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode  # noqa: E402
+from homiebot.core.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode  # noqa: E402
 
 try:
     from homiebot_msgs.action import ExecuteSubtask, RunTask
@@ -102,10 +102,10 @@ def test_the_installed_package_carries_its_definitions_and_type_hashes() -> None
 
 
 def test_the_round_messages_carry_the_contracts_both_ways() -> None:
-    from homiebot.contracts import Feedback as FeedbackContract
-    from homiebot.contracts import PlannerOutput as OutputContract
-    from homiebot.contracts import Subtask as SubtaskContract
-    from homiebot.ros.messages import feedback_from_msg, feedback_msg, planner_output_from_msg, planner_output_msg
+    from homiebot.core.contracts import Feedback as FeedbackContract
+    from homiebot.core.contracts import PlannerOutput as OutputContract
+    from homiebot.core.contracts import Subtask as SubtaskContract
+    from homiebot.ros.messages.common import feedback_from_msg, feedback_msg, planner_output_from_msg, planner_output_msg
 
     out = OutputContract(analysis="the can is in the fridge", subtask=SubtaskContract.from_text("[Put, green_can, fridge]"), model="RT-1-X")
     assert planner_output_from_msg(deserialize_message(serialize_message(planner_output_msg(out)), PlannerOutput)) == out
@@ -117,8 +117,8 @@ def test_the_round_messages_carry_the_contracts_both_ways() -> None:
 
 
 def test_bags_and_foxglove_know_the_typed_rounds() -> None:
-    from homiebot.ros.foxglove import message_definition
-    from homiebot.ros.messages import all_topics
+    from homiebot.ros.clients.foxglove import message_definition
+    from homiebot.ros.messages.common import all_topics
 
     assert all_topics()["/homiebot/subtask"] == "homiebot_msgs/msg/PlannerOutput"
     text = message_definition("homiebot_msgs/msg/Feedback")

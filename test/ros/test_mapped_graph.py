@@ -22,12 +22,12 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.config import load_config  # noqa: E402
-from homiebot.records import load_episode  # noqa: E402
-from homiebot.ros.graph import graph  # noqa: E402
-from homiebot.ros.messages import all_topics  # noqa: E402
-from homiebot.ros.up import ros_environment, spawn_all, stop  # noqa: E402
+from homiebot.core.records import load_episode  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
+from homiebot.ros.bringup.graph import graph  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment, spawn_all, stop  # noqa: E402
+from homiebot.ros.messages.common import all_topics  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,8 +45,8 @@ from nav_msgs.msg import OccupancyGrid
 from homiebot_msgs.action import RunTask
 from homiebot_msgs.msg import ModelInfo, PlannerOutput, SemanticMap, Subtask, TaskStatus
 from homiebot_msgs.srv import Check
-from homiebot.ros.common import spin_in_background
-from homiebot.ros.services import OrderedActionClient  # sends from this thread while another spins
+from homiebot.ros.kit.common import spin_in_background
+from homiebot.ros.kit.services import OrderedActionClient  # sends from this thread while another spins
 
 task_file, seed = sys.argv[1], int(sys.argv[2])
 rclpy.init()

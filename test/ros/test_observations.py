@@ -13,9 +13,9 @@ from rclpy.context import Context  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from sensor_msgs.msg import Image  # noqa: E402
 
-from homiebot.contracts import VIEW_NAMES  # noqa: E402
-from homiebot.ros.messages import image_topic  # noqa: E402
-from homiebot.ros.observations import IMAGES, ObservationCache  # noqa: E402
+from homiebot.core.contracts import VIEW_NAMES  # noqa: E402
+from homiebot.ros.messages.common import image_topic  # noqa: E402
+from homiebot.ros.messages.observations import IMAGES, ObservationCache  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 DOMAIN = domain_of(__name__)

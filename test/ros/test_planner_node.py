@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
+from homiebot.core.tasks import Task, load_task  # noqa: E402
 from homiebot.ros.nodes.planner import _InitialStates  # noqa: E402
-from homiebot.tasks import Task, load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
 
 

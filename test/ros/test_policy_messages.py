@@ -10,7 +10,9 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 from homiebot_msgs.msg import PolicyCommand  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from homiebot.ros.policy_messages import (  # noqa: E402
+from homiebot.policies.base import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Velocity, Waypoints  # noqa: E402
+from homiebot.policies.training_cameras import NOMAD_CAMERA, RT1X_FRACTAL_CAMERA  # noqa: E402
+from homiebot.ros.messages.policy import (  # noqa: E402
     PolicyMessageError,
     act_request,
     camera_msg,
@@ -19,8 +21,6 @@ from homiebot.ros.policy_messages import (  # noqa: E402
     command_of,
     observation_of,
 )
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Velocity, Waypoints  # noqa: E402
-from homiebot.skills.training_cameras import NOMAD_CAMERA, RT1X_FRACTAL_CAMERA  # noqa: E402
 
 
 def test_an_observation_round_trips_exactly_through_cdr() -> None:

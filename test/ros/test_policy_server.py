@@ -17,11 +17,11 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.contracts import Action, ErrorCode, Subtask  # noqa: E402
+from homiebot.core.contracts import Action, ErrorCode, Subtask  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.clients.remote_policy import RemotePolicy, server_command  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
-from homiebot.skills.remote_policy import RemotePolicy, server_command  # noqa: E402
 from homiebot.worlds.home.scene import load_scene  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402
 from test.conftest import ROOT  # noqa: E402
@@ -140,7 +140,7 @@ def test_a_server_killed_mid_skill_gives_e1_with_a_clear_message_within_the_time
 
 
 def test_the_graph_starts_one_policy_server_per_served_skill(tmp_path) -> None:
-    from homiebot.ros.graph import graph, ros_args
+    from homiebot.ros.bringup.graph import graph, ros_args
 
     cfg = tmp_path / "served.yaml"
     cfg.write_text("skills:\n"

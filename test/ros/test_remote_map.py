@@ -15,13 +15,13 @@ pytest.importorskip("homiebot_msgs", reason="ROS 2 is an extra: pip install -e .
 
 from homiebot import runtime  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.contracts import VIEW_NAMES  # noqa: E402
+from homiebot.core.contracts import VIEW_NAMES  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.perception.rooms import rooms_from  # noqa: E402
-from homiebot.ros.map_messages import integrate_request, observation_of, rig_of, rooms_msg, rooms_of  # noqa: E402
-from homiebot.ros.map_server import MapServer  # noqa: E402
-from homiebot.ros.remote_map import RemoteKeeper  # noqa: E402
-from homiebot.ros.services import ServiceError  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
+from homiebot.ros.clients.remote_map import RemoteKeeper  # noqa: E402
+from homiebot.ros.kit.services import ServiceError  # noqa: E402
+from homiebot.ros.messages.map import integrate_request, observation_of, rig_of, rooms_msg, rooms_of  # noqa: E402
+from homiebot.ros.nodes.map_server import MapServer  # noqa: E402
 from homiebot.worlds.home.generate import generate_scene  # noqa: E402
 from homiebot.worlds.home.mapping import rig_from_home  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402

@@ -17,19 +17,19 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.contracts import Action, ErrorCode, Observation, Pose2D, SkillFailure, Subtask  # noqa: E402
-from homiebot.errors import Entity  # noqa: E402
+from homiebot.core.contracts import Action, ErrorCode, Observation, Pose2D, SkillFailure, Subtask  # noqa: E402
+from homiebot.core.errors import Entity  # noqa: E402
+from homiebot.core.robot import RobotUnavailable  # noqa: E402
+from homiebot.core.world import World  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
-from homiebot.robot import RobotUnavailable  # noqa: E402
+from homiebot.policies.base import Policy, PolicyObservation, Waypoints  # noqa: E402
 from homiebot.robots.camera_rotation import to_upright  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
-from homiebot.ros.robot import Ros2Robot, _to_rgb  # noqa: E402
-from homiebot.ros.sim_client import SimDriverClient  # noqa: E402
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.clients.robot import Ros2Robot, _to_rgb  # noqa: E402
+from homiebot.ros.clients.sim_client import SimDriverClient  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
-from homiebot.skills.policy import Policy, PolicyObservation, Waypoints  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
-from homiebot.worlds.base import World  # noqa: E402
 from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)
 from homiebot.worlds.home.scene import load_scene  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402  (renders the driver's instant upright)
@@ -99,7 +99,7 @@ class BridgeWorld(World):
 
 def start_driver(env: dict) -> subprocess.Popen:
     scene = ROOT / "config" / "scenes" / "demo.yaml"
-    return subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    return subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                              "-p", f"scene:={scene}", "-p", "camera_size:=48x64"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
@@ -294,7 +294,7 @@ def test_the_measured_hand_yaw_is_the_simulations_and_each_goal_starts_from_it(b
 
 
 def test_a_hand_that_stopped_away_from_its_goal_is_reported_in_position_and_yaw() -> None:
-    from homiebot.ros.robot import _shortfall
+    from homiebot.ros.clients.robot import _shortfall
 
     goal = np.array([0.5, 0.0, 0.9])
     assert _shortfall((goal + [0.0, 0.0, 0.01], 0.02), goal, 0.0) == ""  # within 3 cm and 5 degrees
@@ -344,7 +344,7 @@ class PlainSpotDriver:
         from sensor_msgs.msg import Image, JointState
         from std_srvs.srv import Trigger
 
-        from homiebot.ros.common import spin_in_background
+        from homiebot.ros.kit.common import spin_in_background
 
         self.profile, self.object_between_jaws = profile, False
         self.state = ManipulatorState(gripper_open_percentage=100.0, is_gripper_holding_item=False)
@@ -411,7 +411,7 @@ class Grasp(Policy):
     rate_hz = 10.0
 
     def act(self, obs: PolicyObservation) -> list:
-        from homiebot.skills.policy import EndEffectorDelta
+        from homiebot.policies.base import EndEffectorDelta
 
         return [EndEffectorDelta(np.zeros(3), np.zeros(3), 1.0, terminate=True)]
 
@@ -456,7 +456,7 @@ def test_fetchs_torso_is_read_from_joint_states_and_brought_to_its_height_at_sta
     """Fetch's torso lift through torso_controller/follow_joint_trajectory (served by a Fetch sim driver beside
     the Spot one: other names): lowered through the bridge, joint_states carry it, the arm's forward kinematics
     and the head camera's pose follow it; a bridge starting up puts it back at the profile's height."""
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=fetch",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=fetch",
                                "-p", f"scene:={ROOT / 'config' / 'scenes' / 'demo.yaml'}", "-p", "camera_size:=24x32"],
                               cwd=ROOT, env=ros_environment(DOMAIN), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     profile = load_profile("fetch")
@@ -533,7 +533,7 @@ def test_a_manipulation_skill_refuses_a_robot_whose_arm_is_unverified() -> None:
 def test_homiebots_estop_stops_spot_and_never_takes_the_operators_estop(bridge) -> None:
     """The e-stop stops the base through the driver's stop service and refuses commands until released; it
     never calls estop/* (spot_ros2's estop/gentle can replace the operator's E-Stop configuration)."""
-    from homiebot.robot import Stopped
+    from homiebot.core.robot import Stopped
     from homiebot.safety import SafeRobot, SafetySettings, SafetyState
 
     robot, _ = bridge
@@ -554,7 +554,7 @@ def test_homiebots_estop_stops_spot_and_never_takes_the_operators_estop(bridge) 
 KILLED = r'''
 import sys, time
 from homiebot.robots.profile import load_profile
-from homiebot.ros.robot import Ros2Robot
+from homiebot.ros.clients.robot import Ros2Robot
 robot = Ros2Robot(load_profile("spot"), connect_timeout=60)
 robot.start()
 print("driving", flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from homiebot.config import ConfigError, load_config
-from homiebot.ros.graph import GRAPH_NODES, graph, robot_config
+from homiebot.ros.bringup.graph import GRAPH_NODES, graph, robot_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYED = list(GRAPH_NODES)  # world (the ros2_robot bridge), mapper, planner, detector, executor, task manager, recorder
@@ -31,7 +31,7 @@ def test_graph_node_lists_for_each_robot_with_and_without_the_sim_driver(robot: 
     assert bool(cfg.world.params.get("sim_truth")) is sim  # simulator truth only next to the sim driver
     if sim:
         driver = specs[0]
-        assert (driver.module, driver.executable) == ("homiebot.worlds.home.sim_driver", "homiebot_sim_driver")
+        assert (driver.module, driver.executable) == ("homiebot.ros.nodes.sim_driver", "homiebot_sim_driver")
         assert driver.parameters["robot"] == robot
         assert Path(driver.parameters["scene"]) == ROOT / "config" / "scenes" / "demo.yaml"  # relative to the config file
     executor = next(s for s in specs if s.name == "executor")

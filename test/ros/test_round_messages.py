@@ -11,8 +11,9 @@ from homiebot_msgs.msg import Belief, BeliefEntity, RoundObservation, SemanticMa
 from rclpy.serialization import deserialize_message, serialize_message
 
 from homiebot.config import RunConfig
-from homiebot.errors import SnapshotBelief, take_snapshot
-from homiebot.ros.round_messages import (
+from homiebot.core.errors import SnapshotBelief, take_snapshot
+from homiebot.core.tasks import load_task
+from homiebot.ros.messages.round import (
     belief_msg,
     dynamic_of,
     labelled_map_msg,
@@ -26,7 +27,6 @@ from homiebot.ros.round_messages import (
     summary_of,
 )
 from homiebot.runtime import build_world, scene_for
-from homiebot.tasks import load_task
 
 DEMO = "config/tasks/demo.yaml"
 AT = {"episode": 3, "round_index": 2, "stamp_ns": 1_700_000_000_123_456_789}

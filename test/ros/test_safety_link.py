@@ -14,7 +14,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 
-from homiebot.ros.safety import ESTOP_TOPIC, LATCHED, SafetyLink  # noqa: E402
+from homiebot.ros.kit.safety import ESTOP_TOPIC, LATCHED, SafetyLink  # noqa: E402
 from homiebot.safety.state import SafetyState  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 

@@ -26,10 +26,11 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from homiebot.contracts import Action, SafetyEvent, Subtask  # noqa: E402
-from homiebot.ros.foxglove import served_topics  # noqa: E402
-from homiebot.ros.safety import EVENTS_TOPIC, TopicApprover  # noqa: E402
-from homiebot.ros.safety_messages import (  # noqa: E402
+from homiebot.core.contracts import Action, SafetyEvent, Subtask  # noqa: E402
+from homiebot.ros.clients.foxglove import served_topics  # noqa: E402
+from homiebot.ros.kit.safety import EVENTS_TOPIC, TopicApprover  # noqa: E402
+from homiebot.ros.kit.watch import check_heartbeat  # noqa: E402
+from homiebot.ros.messages.safety import (  # noqa: E402
     SAFETY_KINDS,
     decision_from_msg,
     decision_msg,
@@ -37,8 +38,7 @@ from homiebot.ros.safety_messages import (  # noqa: E402
     event_msg,
     request_msg,
 )
-from homiebot.ros.watch import check_heartbeat  # noqa: E402
-from homiebot.ros.wire import WireError  # noqa: E402
+from homiebot.ros.messages.wire import WireError  # noqa: E402
 from homiebot.safety import approval  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
@@ -245,7 +245,7 @@ def test_a_garbage_decision_is_refused_with_a_warning_and_does_not_approve(appro
 
 OPERATOR = r'''
 import io, sys
-from homiebot.ros.operator import approve_loop
+from homiebot.ros.clients.operator import approve_loop
 sys.exit(approve_loop(io.StringIO("maybe later\ne [Open, drawer]\n"), count=1))
 '''
 

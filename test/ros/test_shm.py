@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 
-from homiebot.ros.shm import clean_stale
+from homiebot.ros.kit.shm import clean_stale
 
 
 def make(root, name: str, size: int = 4096) -> None:

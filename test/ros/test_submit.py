@@ -1,5 +1,5 @@
 """``homiebot submit``'s side of RunTask without a graph: goals from submissions, events from feedback and
-results, and the order they are shown in (homiebot/ros/submit.py, homiebot/ros/run_task.py)."""
+results, and the order they are shown in (homiebot/ros/clients/submit.py, homiebot/ros/clients/run_task.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from homiebot_msgs.action import RunTask  # noqa: E402
 from homiebot_msgs.msg import TaskStatus  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 
-from homiebot.ros import submit as submit_module  # noqa: E402
-from homiebot.ros.run_task import (  # noqa: E402
+from homiebot.ros.clients import submit as submit_module  # noqa: E402
+from homiebot.ros.clients.run_task import (  # noqa: E402
     GoalError,
     event_to_feedback,
     event_to_result,
@@ -23,7 +23,7 @@ from homiebot.ros.run_task import (  # noqa: E402
     result_to_event,
     status_to_event,
 )
-from homiebot.ros.submit import _Follower  # noqa: E402
+from homiebot.ros.clients.submit import _Follower  # noqa: E402
 
 ROUND = {"state": "round", "round": 2, "subtask": "[Put, green_can, fridge]", "model": "rt1", "code": "L3", "success": False,
          "message": "the fridge is closed", "seconds": 1.5, "stand_in": None}

@@ -10,10 +10,10 @@ from homiebot_msgs.msg import GroundTruth
 from rclpy.serialization import deserialize_message, serialize_message
 
 from homiebot.config import RunConfig
-from homiebot.errors import take_snapshot
-from homiebot.ros.truth_messages import ground_truth_msg, truth_of
+from homiebot.core.errors import take_snapshot
+from homiebot.core.tasks import load_task
+from homiebot.ros.messages.truth import ground_truth_msg, truth_of
 from homiebot.runtime import build_world, scene_for
-from homiebot.tasks import load_task
 
 
 def wire(msg: GroundTruth) -> GroundTruth:

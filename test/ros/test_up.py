@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from homiebot.config import ConfigError
-from homiebot.ros.up import Restarts, Supervisor, check_domain, ros_environment
+from homiebot.ros.bringup.up import Restarts, Supervisor, check_domain, ros_environment
 
 
 def exits(status: int):

@@ -8,7 +8,7 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from pydantic import ValidationError  # noqa: E402
 
-from homiebot.ros.wire import Submission, describe, finite  # noqa: E402
+from homiebot.ros.messages.wire import Submission, describe, finite  # noqa: E402
 
 
 @pytest.mark.parametrize("value, words", [

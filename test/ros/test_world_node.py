@@ -18,10 +18,10 @@ import rclpy  # noqa: E402
 from homiebot_msgs.srv import ApplyState, Observe, ResetWorld  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
+from homiebot.core.tasks import load_task  # noqa: E402
+from homiebot.ros.clients.world_link import scene_text  # noqa: E402
 from homiebot.ros.nodes.world import BadRequest, WorldNode  # noqa: E402
-from homiebot.ros.world_link import scene_text  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 

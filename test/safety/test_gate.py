@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from homiebot.contracts import Action, ErrorCode, Subtask
-from homiebot.records import load_episode
+from homiebot.core.contracts import Action, ErrorCode, Subtask
+from homiebot.core.records import load_episode
+from homiebot.core.tasks import ObjectAt, Task
 from homiebot.runtime import build_world, run_episode, scene_for
 from homiebot.safety import SafetyGate, SafetySettings, SafetyState
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision, TerminalApprover, read_decision
 from homiebot.safety.gate import names_thing
-from homiebot.tasks import ObjectAt, Task
 from test.conftest import oracle_config
 
 SHUT = ["fridge", "kitchen_cabinet", "drawer", "bathroom_cabinet"]  # the demo home's closable containers

@@ -7,12 +7,12 @@ import time
 import numpy as np
 import pytest
 
-from homiebot.contracts import Action, ErrorCode, SkillFailure, Subtask
+from homiebot.core.contracts import Action, ErrorCode, SkillFailure, Subtask
+from homiebot.core.robot import Stopped
 from homiebot.executor import Executor
-from homiebot.robot import Stopped
+from homiebot.policies.base import Policy, PolicyObservation, Waypoints
 from homiebot.safety import SafeRobot, SafetyGate, SafetySettings, SafetyState
 from homiebot.skills.base import SkillContext
-from homiebot.skills.policy import Policy, PolicyObservation, Waypoints
 from homiebot.skills.policy_skill import PolicySkill
 from test.fakes import PlanarRobot, PlanarWorld
 

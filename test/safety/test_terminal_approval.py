@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from homiebot.contracts import ErrorCode
-from homiebot.records import load_episode
+from homiebot.core.contracts import ErrorCode
+from homiebot.core.records import load_episode
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
+from homiebot.policies.base import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
 from homiebot.skills.base import SkillContext
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
 from homiebot.skills.policy_skill import PolicySkill
 from homiebot.worlds.home.experts import EndEffectorExpert, NavigationWaypointExpert
 from homiebot.worlds.home.scene import load_scene

@@ -10,12 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from homiebot.skills import nomad, octo, pixnav, rt1x
-from homiebot.skills.nomad import NoMaDPolicy
-from homiebot.skills.octo import OctoPolicy
-from homiebot.skills.pixnav import PixNavPolicy
-from homiebot.skills.policy import PolicyObservation
-from homiebot.skills.rt1x import RT1XPolicy
+from homiebot.policies import nomad, octo, pixnav, rt1x
+from homiebot.policies.base import PolicyObservation
+from homiebot.policies.nomad import NoMaDPolicy
+from homiebot.policies.octo import OctoPolicy
+from homiebot.policies.pixnav import PixNavPolicy
+from homiebot.policies.rt1x import RT1XPolicy
 
 
 class _Modules:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from homiebot.skills.nomad import (
+from homiebot.policies.base import DiscreteMove, Move, PolicyObservation, Velocity, Waypoints
+from homiebot.policies.nomad import (
     ACTION_STATS,
     DDPMSampler,
     NoMaDPolicy,
@@ -20,7 +21,6 @@ from homiebot.skills.nomad import (
     transform_image,
     unnormalize_data,
 )
-from homiebot.skills.policy import DiscreteMove, Move, PolicyObservation, Velocity, Waypoints
 
 
 class FakeNoMaD(torch.nn.Module):
@@ -219,7 +219,7 @@ def test_policy_drives_to_waypoint_two_with_the_pd_controller():
 
 
 def test_nomad_skill_replans_each_step_and_never_exceeds_0_2_m_s():
-    from homiebot.contracts import Action, Subtask
+    from homiebot.core.contracts import Action, Subtask
     from homiebot.skills.base import SkillContext
     from homiebot.skills.policy_skill import PolicySkill
     from test.fakes import PlanarWorld

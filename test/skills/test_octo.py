@@ -9,7 +9,8 @@ from collections import deque
 import numpy as np
 import pytest
 
-from homiebot.skills.octo import (
+from homiebot.policies.base import EndEffectorDelta, PolicyObservation
+from homiebot.policies.octo import (
     ObservationWindow,
     OctoPolicy,
     action_to_command,
@@ -18,7 +19,6 @@ from homiebot.skills.octo import (
     temporal_ensemble,
     unnormalize_actions,
 )
-from homiebot.skills.policy import EndEffectorDelta, PolicyObservation
 
 STATS = {"mean": np.array([0.01, -0.02, 0.0, 0.0, 0.0, 0.1, 0.5]),
          "std": np.array([0.1, 0.1, 0.1, 0.2, 0.2, 0.2, 1.0]),

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from homiebot.skills.pixnav import (
+from homiebot.policies.base import DiscreteMove, Move, PolicyObservation
+from homiebot.policies.pixnav import (
     PixNavPolicy,
     build_pixnav_network,
     decode_action,
@@ -15,7 +16,6 @@ from homiebot.skills.pixnav import (
     prepare_goal_mask,
     prepare_image,
 )
-from homiebot.skills.policy import DiscreteMove, Move, PolicyObservation
 
 
 class FakePixNav:

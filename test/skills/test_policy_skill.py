@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.policies.base import EndEffectorDelta, Policy, PolicyObservation, Waypoints
 from homiebot.skills.base import SkillContext
-from homiebot.skills.policy import EndEffectorDelta, Policy, PolicyObservation, Waypoints
 from homiebot.skills.policy_skill import (
     MANIPULATION,
     NAVIGATION,

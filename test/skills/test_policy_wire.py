@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from homiebot.skills.policy import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
-from homiebot.skills.policy_wire import WireError, decode_commands, encode_commands
-from homiebot.skills.remote_policy import default_service, server_command, service_slug
-from homiebot.skills.scripted import ScriptedPolicy
+from homiebot.policies.base import DiscreteMove, EndEffectorDelta, Move, PolicyObservation, Waypoints
+from homiebot.policies.scripted import ScriptedPolicy
+from homiebot.policies.wire import WireError, decode_commands, encode_commands
+from homiebot.ros.clients.remote_policy import default_service, server_command, service_slug
 
 
 def test_commands_round_trip_and_bad_ones_are_refused() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from homiebot.config import RunConfig, SkillSpec
-from homiebot.contracts import Action, ErrorCode
+from homiebot.core.contracts import Action, ErrorCode
+from homiebot.core.tasks import Task
 from homiebot.runtime import build_skills, run_episode
-from homiebot.tasks import Task
 from homiebot.worlds.home.scene import load_scene
 from test.conftest import ROOT
 
@@ -65,8 +65,8 @@ def test_the_planners_model_choice_is_honoured_and_recorded() -> None:
 def check_nomad(tmp_path, fallback: str | None):
     """What the detector answers to a planner choosing the uninstalled NoMaD for a Go to, with the skills,
     executor and detector wired exactly as ``run_episode`` wires them."""
-    from homiebot.contracts import PlannerOutput, Subtask
-    from homiebot.errors import ErrorDetector
+    from homiebot.core.contracts import PlannerOutput, Subtask
+    from homiebot.core.errors import ErrorDetector
     from homiebot.executor import Executor
     from homiebot.worlds.home.world import EmbeddedHome
 

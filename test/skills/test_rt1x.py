@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from homiebot.skills.policy import EndEffectorDelta, PolicyObservation
-from homiebot.skills.rt1x import (
+from homiebot.policies.base import EndEffectorDelta, PolicyObservation
+from homiebot.policies.rt1x import (
     JaxRuntime,
     RT1XPolicy,
     TFSavedModelRuntime,
@@ -157,7 +157,7 @@ def test_availability_hints(tmp_path):
 
 
 def test_learned_policy_registry():
-    from homiebot.skills.learned import LEARNED_POLICIES
+    from homiebot.policies.learned import LEARNED_POLICIES
 
     assert sorted(LEARNED_POLICIES) == ["nomad", "octo", "pixnav", "rt1x"]
     assert {name: cls.family for name, cls in LEARNED_POLICIES.items()} == {n: n for n in LEARNED_POLICIES}

@@ -7,12 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from homiebot.camera_geometry import TrainingCamera
-from homiebot.skills.nomad import TopoMap
-from homiebot.skills.policy import Velocity
-from homiebot.skills.policy_wire import WireError, decode_commands, encode_commands
-from homiebot.skills.remote_policy import RemotePolicy
-from homiebot.skills.training_cameras import (
+from homiebot.core.camera_geometry import TrainingCamera
+from homiebot.policies.base import Velocity
+from homiebot.policies.nomad import TopoMap
+from homiebot.policies.training_cameras import (
     NOMAD_CAMERA,
     RT1X_BRIDGE_CAMERA,
     RT1X_FRACTAL_CAMERA,
@@ -20,6 +18,8 @@ from homiebot.skills.training_cameras import (
     training_camera,
     with_input_size,
 )
+from homiebot.policies.wire import WireError, decode_commands, encode_commands
+from homiebot.ros.clients.remote_policy import RemotePolicy
 
 
 def test_training_camera_by_name_fields_or_spec():
@@ -41,7 +41,7 @@ def test_a_served_policy_knows_its_camera_before_and_after_describe(monkeypatch)
     assert RemotePolicy("rt1x").rate_hz == 5.0
     assert default_training_camera("expert", {}) is None
     msgs = pytest.importorskip("homiebot_msgs.srv", reason="the policy services are ROS 2 interfaces: make setup builds them")
-    from homiebot.ros.policy_messages import camera_msg
+    from homiebot.ros.messages.policy import camera_msg
 
     served = RemotePolicy("pixnav")
     reported = TrainingCamera(480, 640, 90.0, (224, 224), "squash", (120, 160))

@@ -15,7 +15,7 @@ from PIL import Image
 
 from homiebot.cli import main
 from homiebot.config import RunConfig
-from homiebot.contracts import VIEW_NAMES, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Subtask
+from homiebot.core.contracts import VIEW_NAMES, EpisodeRecord, ErrorCode, Feedback, PlannerOutput, StepRecord, Subtask
 from homiebot.training.episodes import ExportError
 from homiebot.training.export import export
 

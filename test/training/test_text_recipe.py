@@ -21,9 +21,9 @@ pytest.importorskip("peft")
 
 from homiebot.bench.suite import load_suite, suite_path  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
+from homiebot.core.records import load_episode  # noqa: E402
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.planners.view_text import NOTHING  # noqa: E402
-from homiebot.records import load_episode  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.training.export import export  # noqa: E402
 from homiebot.training.text_views import VIEWS_HEADER, describe_rounds  # noqa: E402

@@ -16,10 +16,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 pytest.importorskip("peft")
 
-from homiebot import registry  # noqa: E402
 from homiebot.cli import main  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
-from homiebot.contracts import ErrorCode  # noqa: E402
+from homiebot.core import registry  # noqa: E402
+from homiebot.core.contracts import ErrorCode  # noqa: E402
 from homiebot.planners.trained import TrainedPlanner  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from homiebot.training.export import export  # noqa: E402

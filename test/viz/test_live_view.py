@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from homiebot.contracts import VIEW_NAMES
+from homiebot.core.contracts import VIEW_NAMES
 from homiebot.viz.queue import DropQueue
 from test.viz.browser import CHROMIUM
 from test.viz.conftest import DEMO, ENV, cli

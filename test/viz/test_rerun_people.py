@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from homiebot.contracts import PersonSeen
-from homiebot.worlds.base import TopDown
+from homiebot.core.contracts import PersonSeen
+from homiebot.core.world import TopDown
 
 rr = pytest.importorskip("rerun")
 rr_chunk = pytest.importorskip("rerun.chunk")

@@ -4,7 +4,7 @@ tasks (extra training tasks for bootstrapping, docs/training.md)."""
 from __future__ import annotations
 
 from homiebot.bench.suite import load_suite
-from homiebot.worlds.home.build_suite import build_tasks
+from homiebot.builders.suites.home import build_tasks
 
 
 def test_the_default_rebuilds_the_shipped_suites_first_tasks() -> None:
@@ -24,8 +24,8 @@ def test_another_first_seed_writes_other_homes_all_in_one_split_avoiding_instruc
 
 
 def test_the_command_writes_train_tasks_that_skip_the_test_instructions_of_a_suite(tmp_path) -> None:
-    from homiebot.tasks import load_task
-    from homiebot.worlds.home.build_suite import main
+    from homiebot.builders.suites.home import main
+    from homiebot.core.tasks import load_task
 
     assert main(["--out", str(tmp_path), "--count", "2", "--first-seed", "30000", "--split", "train", "--avoid", "home100"]) == 0
     written = [load_task(p) for p in sorted(tmp_path.glob("*.yaml"))]

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.robot import Robot
-from homiebot.skills.policy import FORWARD_STEP, TURN_STEP, DiscreteMove, Move, apply_command
+from homiebot.core.robot import Robot
+from homiebot.policies.base import FORWARD_STEP, TURN_STEP, DiscreteMove, Move, apply_command
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.robot import ArmPose, arm_fk, arm_ik
 from homiebot.worlds.home.scene import load_scene

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from homiebot.config import RunConfig
+from homiebot.core.tasks import Exploration, Task, TaskError, load_task
 from homiebot.runtime import build_world, run_episode, scene_for
-from homiebot.tasks import Exploration, Task, TaskError, load_task
 
 from ..conftest import ROOT
 

@@ -85,7 +85,7 @@ def test_paths_equal_the_reference_dijkstra_in_real_homes(scene) -> None:
     if scene == "demo":
         spec = load_scene(ROOT / "config" / "scenes" / "demo.yaml")
     else:
-        from homiebot.tasks import Task
+        from homiebot.core.tasks import Task
         from homiebot.worlds.home.scenes import HomeScenes
 
         task: Task = load_suite("home100", "test")[int(scene)]

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from homiebot.scenes import SceneError
-from homiebot.tasks import Task, TaskError, load_task
+from homiebot.core.scenes import SceneError
+from homiebot.core.tasks import Task, TaskError, load_task
+from homiebot.core.yamlio import read_yaml
 from homiebot.worlds.home.person import CARRIED, HAND_HEIGHT, ROUND_SECONDS, STEP_BACK, round_start
 from homiebot.worlds.home.scene import parse_scene
 from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
-from homiebot.yamlio import read_yaml
 
 from ..conftest import ROOT
 

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from homiebot.config import RunConfig, load_config
-from homiebot.contracts import Action, EpisodeRecord, ErrorCode, PlannerOutput, Subtask, offered_actions
-from homiebot.errors import ErrorDetector
-from homiebot.parsing import FormatError, parse_subtask_text
+from homiebot.core.contracts import Action, EpisodeRecord, ErrorCode, PlannerOutput, Subtask, offered_actions
+from homiebot.core.errors import ErrorDetector
+from homiebot.core.parsing import FormatError, parse_subtask_text
+from homiebot.core.tasks import Task
 from homiebot.planners.people import read_hand_over
 from homiebot.runtime import run_episode
 from homiebot.skills.base import SkillContext
 from homiebot.skills.privileged import PrivilegedManipulation, PrivilegedNavigation
-from homiebot.tasks import Task
 from homiebot.worlds.home.scene import parse_scene
 from homiebot.worlds.home.state import FOLLOW_GAP, RobotPose
 
@@ -163,7 +163,7 @@ def test_a_follow_then_give_episode_succeeds(planner: str, tmp_path: Path) -> No
 def test_on_a_robot_give_and_follow_are_judged_by_its_own_signals() -> None:
     from types import SimpleNamespace
 
-    from homiebot.attempt_checks import RobotSignalsCheck, Tolerances
+    from homiebot.core.attempt_checks import RobotSignalsCheck, Tolerances
 
     gap = {"person": 3.0}
     belief = SimpleNamespace(distance_to=lambda name: gap[name], lookup=lambda name: None)

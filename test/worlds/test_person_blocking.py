@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from homiebot.contracts import Action, SkillFailure, Subtask
+from homiebot.core.contracts import Action, SkillFailure, Subtask
 from homiebot.skills.base import SkillContext
 from homiebot.skills.privileged import PrivilegedNavigation
 from homiebot.worlds.home.catalog import ROBOT_RADIUS
@@ -251,8 +251,8 @@ def test_frontier_exploration_drives_around_a_person_in_the_open_floor() -> None
 
 
 def test_the_exploration_phase_looks_beside_a_person_on_a_frontier_and_never_drives_into_them(monkeypatch) -> None:
+    from homiebot.core.tasks import Exploration
     from homiebot.runtime import build_world, scene_for
-    from homiebot.tasks import Exploration
     from homiebot.worlds.exploration_phase import BESIDE_PERSON
     from homiebot.worlds.home.control import HomeControl
 

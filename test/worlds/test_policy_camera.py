@@ -9,14 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from homiebot.camera_geometry import TrainingCamera, camera_fov_deg, model_input
-from homiebot.contracts import Action, Subtask
-from homiebot.robot import CameraFrame, CameraInfo, Robot
-from homiebot.skills.nomad import NoMaDPolicy
-from homiebot.skills.octo import OctoPolicy
-from homiebot.skills.pixnav import PixNavPolicy
+from homiebot.core.camera_geometry import TrainingCamera, camera_fov_deg, model_input
+from homiebot.core.contracts import Action, Subtask
+from homiebot.core.robot import CameraFrame, CameraInfo, Robot
+from homiebot.policies.nomad import NoMaDPolicy
+from homiebot.policies.octo import OctoPolicy
+from homiebot.policies.pixnav import PixNavPolicy
+from homiebot.policies.rt1x import RT1XPolicy, prepare_tf_image
 from homiebot.skills.policy_skill import PolicySkill
-from homiebot.skills.rt1x import RT1XPolicy, prepare_tf_image
 from homiebot.worlds.home.catalog import CAMERA_PITCH_DEG
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.scene import parse_scene
@@ -187,8 +187,8 @@ def test_nomad_follows_a_topological_map_built_from_the_homes_views(home):
     predicted distance is the images' mean difference localises the robot at the node it stands on."""
     import torch
 
-    from homiebot.skills.nomad import NoMaDPolicy, TopoMap
-    from homiebot.skills.policy import PolicyObservation
+    from homiebot.policies.base import PolicyObservation
+    from homiebot.policies.nomad import NoMaDPolicy, TopoMap
 
     ctl, _, _ = home
     spec = policies()["NoMaD"].camera

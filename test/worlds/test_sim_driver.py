@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,7 +151,7 @@ def client_view(tmp_path_factory):
     script = tmp_path_factory.mktemp("client") / "client.py"
     script.write_text(CLIENT)
     scene = ROOT / "config" / "scenes" / "demo.yaml"
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                                "-p", f"scene:={scene}", "-p", "camera_size:=60x80"], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

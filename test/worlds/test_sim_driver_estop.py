@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.robots.profile import load_profile  # noqa: E402
-from homiebot.ros.up import ros_environment  # noqa: E402
-from homiebot.worlds.home.sim_driver import _estop_after, _estop_check  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.nodes.sim_driver import _estop_after, _estop_check  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def run_client(tmp_path: Path, estop_registered_after: str, patience: float) -> 
     env = ros_environment(DOMAIN)
     script = tmp_path / "client.py"
     script.write_text(CLIENT)
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=spot",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=spot",
                                "-p", "scene:=0", "-p", "camera_size:=24x32", "-p", f"estop_registered_after:={estop_registered_after}"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.up import ros_environment  # noqa: E402
+from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +130,7 @@ rclpy.try_shutdown()
 
 def test_the_sim_driver_serves_fetchs_arm_and_gripper_actions_to_a_plain_client() -> None:
     env = ros_environment(DOMAIN)
-    driver = subprocess.Popen([sys.executable, "-m", "homiebot.worlds.home.sim_driver", "--ros-args", "-p", "robot:=fetch",
+    driver = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.sim_driver", "--ros-args", "-p", "robot:=fetch",
                                "-p", f"scene:={ROOT / 'config' / 'scenes' / 'demo.yaml'}", "-p", "camera_size:=30x40"],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

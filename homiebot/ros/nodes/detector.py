@@ -18,13 +18,13 @@ from homiebot_msgs import msg as hb
 from homiebot_msgs.srv import Check
 from rclpy.node import Node
 
-from homiebot.errors import ErrorDetector, SnapshotBelief
-from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.map_link import MapResolvedBelief, map_callers
-from homiebot.ros.messages import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
-from homiebot.ros.observations import ObservationCache
-from homiebot.ros.round_messages import snapshot_of
-from homiebot.ros.services import ErrorMapping, ServiceCaller, TypedServer
+from homiebot.core.errors import ErrorDetector, SnapshotBelief
+from homiebot.ros.clients.map_link import MapResolvedBelief, map_callers
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.services import ErrorMapping, ServiceCaller, TypedServer
+from homiebot.ros.messages.common import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
+from homiebot.ros.messages.observations import ObservationCache
+from homiebot.ros.messages.round import snapshot_of
 
 
 class DetectorNode:

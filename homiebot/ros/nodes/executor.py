@@ -4,13 +4,13 @@ It wraps the same ``Executor`` as the in-process runner, and runs the attempts i
 own (``homiebot.runtime.skill_site`` decides, for both nodes), wrapped in the safety layer
 (this node hears the e-stop and the task manager's cancel itself):
 
-* a simulator (the embedded home): a copy of the world node's (homiebot/ros/sim_copy.py), built from the
+* a simulator (the embedded home): a copy of the world node's (homiebot/ros/nodes/sim_copy.py), built from the
   scene the world holds, put into the world's state of the round before a subtask and handed back after
   it (/homiebot/world/apply), so that the world node renders what the skills did;
 * a robot reached through its driver (``World.reached_through_driver``: the ``ros2_robot`` bridge): this
   node's own bridge to the driver, which it commands.
 
-With mapped perception that world sees through the mapper node's semantic map (homiebot/ros/remote_map.py,
+With mapped perception that world sees through the mapper node's semantic map (homiebot/ros/clients/remote_map.py,
 ``MapFollower``): it joins the map session of the world node's episode, binds each subtask's map ids and
 notes what the skills did there, and the Explore skill's looks feed the same map.
 
@@ -36,23 +36,23 @@ from rclpy.node import Node
 from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
-from homiebot.contracts import Subtask
+from homiebot.core.contracts import Subtask
+from homiebot.core.world import World
 from homiebot.executor import Execution, Executor, skill_name
-from homiebot.ros import services
-from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import RELIABLE, feedback_msg, pairs_msg, subtask_from_msg, subtask_msg
-from homiebot.ros.remote_map import MapFollower
-from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import ServiceError, ServiceInterrupted, ServiceTimeout, TypedServer
-from homiebot.ros.sim_copy import SimulatorCopy
-from homiebot.ros.sim_thread import CLOSE_WAIT, SimThread
-from homiebot.ros.wire import safe_callback
-from homiebot.ros.world_link import world_callers
+from homiebot.ros.clients.remote_map import MapFollower
+from homiebot.ros.clients.world_link import world_callers
+from homiebot.ros.kit import services
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
+from homiebot.ros.kit.services import ServiceError, ServiceInterrupted, ServiceTimeout, TypedServer
+from homiebot.ros.kit.sim_thread import CLOSE_WAIT, SimThread
+from homiebot.ros.messages.common import RELIABLE, feedback_msg, pairs_msg, subtask_from_msg, subtask_msg
+from homiebot.ros.messages.wire import safe_callback
+from homiebot.ros.nodes.sim_copy import SimulatorCopy
 from homiebot.runtime import SkillSet, build_skills, build_world, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
 from homiebot.skills.base import Skill, SkillContext, SkillResult
-from homiebot.worlds.base import World
 
 WORLD_FIRST = 60.0  # s the bridge waits for the world node, which checks the robot's driver, before connecting itself
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from rclpy.node import Node
 
-from homiebot.ros.common import NodeDef, Param, run_node
-from homiebot.ros.foxglove import FoxgloveBridge
+from homiebot.ros.clients.foxglove import FoxgloveBridge
+from homiebot.ros.kit.common import NodeDef, Param, run_node
 
 
 class FoxgloveNode:

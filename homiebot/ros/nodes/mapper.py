@@ -3,13 +3,13 @@
 /homiebot/belief (homiebot_msgs/Belief), per round, comes from where ``homiebot.runtime.belief_site`` says:
 
 * ``map`` (mapped perception): the semantic map this node keeps and serves under /homiebot/map
-  (homiebot/ros/map_server.py). The world node hands it every observation with its images and camera
+  (homiebot/ros/nodes/map_server.py). The world node hands it every observation with its images and camera
   rig; the detector runs here. Each agent round it publishes the belief, the map's summary on
   /homiebot/map/summary (homiebot_msgs/SemanticMap) and its occupancy grid on /homiebot/map/occupancy
   (nav_msgs/OccupancyGrid, kept for late joiners as a map server's);
 * ``truth`` (oracle perception of a simulated home): the simulator's truth, from this node's own mirror
   of the world node's scene, in the state of each round (/homiebot/world/state;
-  homiebot/ros/belief_mirror.py);
+  homiebot/ros/nodes/belief_mirror.py);
 * ``world`` (a robot bridge): the world's own belief, which the world node publishes on
   /homiebot/world/belief and this node passes on after checking it.
 
@@ -27,15 +27,15 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from homiebot.ros.belief_mirror import BeliefMirror, MirrorError
-from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.map_server import MapServer
-from homiebot.ros.messages import MAP_GRID_TOPIC, ns_of
-from homiebot.ros.observations import ROUND_DATA
-from homiebot.ros.round_messages import belief_msg, labelled_map_msg
-from homiebot.ros.services import ServiceError, ServiceTimeout
-from homiebot.ros.sim_thread import SimThread
-from homiebot.ros.wire import WireError, safe_callback
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.services import ServiceError, ServiceTimeout
+from homiebot.ros.kit.sim_thread import SimThread
+from homiebot.ros.messages.common import MAP_GRID_TOPIC, ns_of
+from homiebot.ros.messages.observations import ROUND_DATA
+from homiebot.ros.messages.round import belief_msg, labelled_map_msg
+from homiebot.ros.messages.wire import WireError, safe_callback
+from homiebot.ros.nodes.belief_mirror import BeliefMirror, MirrorError
+from homiebot.ros.nodes.map_server import MapServer
 from homiebot.runtime import belief_site, build_detector
 
 # the latest grid stays available to late subscribers (like a map server's)

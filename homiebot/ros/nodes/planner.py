@@ -24,17 +24,17 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from homiebot.config import ConfigError
+from homiebot.core.scenes import scene_source
+from homiebot.core.tasks import Task
+from homiebot.core.yamlio import format_validation_error, parse_yaml
 from homiebot.memory.recall import RecallingPlanner
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerRequest
-from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
-from homiebot.ros.observations import ObservationCache
-from homiebot.ros.round_messages import dynamic_of, summary_of
-from homiebot.ros.services import ErrorMapping, TypedServer
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.services import ErrorMapping, TypedServer
+from homiebot.ros.messages.common import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
+from homiebot.ros.messages.observations import ObservationCache
+from homiebot.ros.messages.round import dynamic_of, summary_of
 from homiebot.runtime import SceneCache, build_planner, recall_for
-from homiebot.scenes import scene_source
-from homiebot.tasks import Task
-from homiebot.yamlio import format_validation_error, parse_yaml
 
 
 class MirrorWorld:

@@ -9,10 +9,10 @@ with the install hint), ``reset`` (ResetPolicy: instruction, goal image) and ``a
 observation's images and fields in, PolicyCommand[] out). Reset and act are served one at a time;
 describe answers while a step runs. A policy that cannot run here still starts, so that clients learn
 why from ``describe`` instead of waiting for a timeout. Every result has an error code and message
-(``homiebot.ros.services``): UNAVAILABLE, INVALID_REQUEST (a field that cannot be read), FAILED (the
+(``homiebot.ros.kit.services``): UNAVAILABLE, INVALID_REQUEST (a field that cannot be read), FAILED (the
 model raised; logged with its traceback).
 
-The graph starts one server per skill configured with ``process`` (``homiebot.ros.graph``), with
+The graph starts one server per skill configured with ``process`` (``homiebot.ros.bringup.graph``), with
 that skill's ``python_executable``; ``RemotePolicy`` is the client.
 """
 
@@ -26,10 +26,10 @@ from typing import Any
 from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
 from rclpy.node import Node
 
-from homiebot.ros.common import NodeDef, Param, run_node
-from homiebot.ros.policy_messages import PolicyMessageError, camera_msg, command_msg, image_array, observation_of
-from homiebot.ros.services import ErrorMapping, TypedServer
-from homiebot.skills.policy import Policy
+from homiebot.policies.base import Policy
+from homiebot.ros.kit.common import NodeDef, Param, run_node
+from homiebot.ros.kit.services import ErrorMapping, TypedServer
+from homiebot.ros.messages.policy import PolicyMessageError, camera_msg, command_msg, image_array, observation_of
 
 
 def _json_object(value: Any) -> str | None:

@@ -17,9 +17,9 @@ from homiebot_msgs.msg import Measure
 from homiebot_msgs.srv import StartBag, StopBag
 from rclpy.node import Node
 
-from homiebot.ros.common import NodeDef, Param, positive, run_node
-from homiebot.ros.recorder import BagRecorder
-from homiebot.ros.services import ErrorMapping, TypedServer
+from homiebot.ros.clients.recorder import BagRecorder
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_node
+from homiebot.ros.kit.services import ErrorMapping, TypedServer
 
 
 class BadPath(ValueError):

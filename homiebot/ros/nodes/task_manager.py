@@ -1,6 +1,6 @@
 """The task manager node: takes instructions, runs episodes through the graph, writes their records.
 
-Serves the ``RunTask`` action on /homiebot/run_task (``homiebot_msgs``; homiebot/ros/run_task.py turns its
+Serves the ``RunTask`` action on /homiebot/run_task (``homiebot_msgs``; homiebot/ros/clients/run_task.py turns its
 goals into submissions and their events into feedback, results and status messages); runs one episode
 at a time with the same agent loop as ``homiebot run`` (its components being the other nodes),
 publishes ``TaskStatus`` on /homiebot/task/status (accepted, running, round, warning, finished, failed;
@@ -36,29 +36,29 @@ from std_msgs.msg import String, UInt32
 
 from homiebot.agent import Agent
 from homiebot.config import ConfigError
-from homiebot.console import end_reason, round_line, task_line, verdict_line
-from homiebot.contracts import STAND_IN, StepRecord
+from homiebot.core.console import end_reason, round_line, task_line, verdict_line
+from homiebot.core.contracts import STAND_IN, StepRecord
+from homiebot.core.records import EpisodeWriter, finalise_leftovers
+from homiebot.core.scenes import SceneError
+from homiebot.core.tasks import Task, TaskError, load_task
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
-from homiebot.people.ros_user import RosUser
 from homiebot.planners.base import PlannerConfigError
-from homiebot.records import EpisodeWriter, finalise_leftovers
-from homiebot.ros import services
-from homiebot.ros.common import NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.messages import RELIABLE, feedback_msg, planner_output_msg
-from homiebot.ros.observations import ObservationCache
-from homiebot.ros.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
-from homiebot.ros.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
-from homiebot.ros.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
-from homiebot.ros.services import ActionCaller, ServiceCaller, ServiceError, ServiceInterrupted, ServiceTimeout
-from homiebot.ros.watch import NodeWatch, endpoints
-from homiebot.ros.wire import Submission, describe, safe_callback
-from homiebot.ros.world_link import EPISODE_CALLS, world_callers
+from homiebot.ros.clients.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
+from homiebot.ros.clients.ros_user import RosUser
+from homiebot.ros.clients.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
+from homiebot.ros.clients.world_link import EPISODE_CALLS, world_callers
+from homiebot.ros.kit import services
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
+from homiebot.ros.kit.services import ActionCaller, ServiceCaller, ServiceError, ServiceInterrupted, ServiceTimeout
+from homiebot.ros.kit.watch import NodeWatch, endpoints
+from homiebot.ros.messages.common import RELIABLE, feedback_msg, planner_output_msg
+from homiebot.ros.messages.observations import ObservationCache
+from homiebot.ros.messages.wire import Submission, describe, safe_callback
 from homiebot.runtime import SceneCache, agent_settings, check_scene_names, make_task, scene_json
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
-from homiebot.scenes import SceneError
-from homiebot.tasks import Task, TaskError, load_task
 
 BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them

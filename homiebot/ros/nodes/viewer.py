@@ -7,14 +7,14 @@ from typing import Any
 
 from rclpy.node import Node
 
-from homiebot.ros.common import NodeDef, Param, run_node
+from homiebot.ros.kit.common import NodeDef, Param, run_node
 
 
 class ViewerNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         import rerun as rr
 
-        from homiebot.ros.viewer import GraphViewer
+        from homiebot.ros.clients.viewer import GraphViewer
         from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
         from homiebot.viz.server import WebViewer
 

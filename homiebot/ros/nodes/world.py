@@ -5,14 +5,14 @@ Publishes per round the four views (image, depth, segmentation), odometry, the r
 (/homiebot/world/state, SimState: for the mapper's mirror of the truth, privileged planners and the
 executor's copy), or, where the world's belief is its own (``homiebot.runtime.belief_site``: a semantic
 map, a robot bridge), that belief's snapshot (/homiebot/world/belief, Belief). Serves typed services
-(``homiebot_msgs/srv``, homiebot/ros/world_link.py) under /homiebot/world: ``reset``, ``release``,
+(``homiebot_msgs/srv``, homiebot/ros/clients/world_link.py) under /homiebot/world: ``reset``, ``release``,
 ``observe``, ``info``, ``goal``, ``room_of`` and ``route``. No skill runs here: the executor node runs
 them (``homiebot.runtime.skill_site``) on a copy of the simulator, whose state this node takes over
-through ``apply`` (homiebot/ros/sim_copy.py), or through its own bridge to a robot's driver.
+through ``apply`` (homiebot/ros/nodes/sim_copy.py), or through its own bridge to a robot's driver.
 
 In mapped perception (``perception: {mode: mapped}``) the semantic map is the mapper node's: this node
 renders and hands each observation, with its images and camera rig, to the mapper's map services
-(homiebot/ros/remote_map.py), which detect, fuse and publish the round's belief, summary and occupancy
+(homiebot/ros/clients/remote_map.py), which detect, fuse and publish the round's belief, summary and occupancy
 grid. The observation then says ``mapped`` (and carries the map's text in ``map_text`` when the config
 puts it in prompts). The exploration phase a task asks for runs here, as the episode starts.
 
@@ -43,11 +43,18 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import UInt32
 
 from homiebot.config import RunConfig
-from homiebot.contracts import VIEW_NAMES
-from homiebot.errors import take_snapshot
-from homiebot.ros.common import CannotRun, NodeDef, Param, positive, run_config, run_node
-from homiebot.ros.map_link import WORLD_CALLS, map_callers
-from homiebot.ros.messages import (
+from homiebot.core.contracts import VIEW_NAMES
+from homiebot.core.errors import take_snapshot
+from homiebot.core.tasks import Task
+from homiebot.core.world import World
+from homiebot.ros.clients.map_link import WORLD_CALLS, map_callers
+from homiebot.ros.clients.remote_map import RemoteKeeper, remote_keeper
+from homiebot.ros.clients.world_link import SERVICES, service_name
+from homiebot.ros.kit.common import CannotRun, NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
+from homiebot.ros.kit.services import ErrorMapping, TypedServer
+from homiebot.ros.kit.sim_thread import SimThread
+from homiebot.ros.messages.common import (
     IMAGE_KINDS,
     PEOPLE_TOPIC,
     RELIABLE,
@@ -58,19 +65,12 @@ from homiebot.ros.messages import (
     to_image,
     to_odometry,
 )
-from homiebot.ros.observations import IMAGES, ROUND_DATA
-from homiebot.ros.remote_map import RemoteKeeper, remote_keeper
-from homiebot.ros.round_messages import belief_msg, round_observation_msg, sim_state_msg
-from homiebot.ros.safety import CANCELLED_TOPIC, SafetyLink
-from homiebot.ros.services import ErrorMapping, TypedServer
-from homiebot.ros.sim_thread import SimThread
-from homiebot.ros.wire import safe_callback
-from homiebot.ros.world_link import SERVICES, service_name
+from homiebot.ros.messages.observations import IMAGES, ROUND_DATA
+from homiebot.ros.messages.round import belief_msg, round_observation_msg, sim_state_msg
+from homiebot.ros.messages.wire import safe_callback
 from homiebot.runtime import belief_site, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
 from homiebot.safety.state import SafetyState
-from homiebot.tasks import Task
-from homiebot.worlds.base import World
 
 
 class BadRequest(ValueError):
@@ -338,13 +338,13 @@ def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
     """A robot reached through a driver that the graph does not start (no ``sim_driver`` section) must
     be running already: CannotRun naming what of it is missing, at start-up, rather than an episode
     failing later on a timeout."""
-    from homiebot.worlds.ros2_robot import Ros2RobotWorld
+    from homiebot.ros.clients.ros2_robot import Ros2RobotWorld
 
     if cfg.world.name != Ros2RobotWorld.name or cfg.sim_driver is not None:
         return
     from homiebot.robots.profile import ProfileError, load_profile
-    from homiebot.ros.graph import robot_config
-    from homiebot.ros.robot import describe_missing_driver, missing_driver_interfaces
+    from homiebot.ros.bringup.graph import robot_config
+    from homiebot.ros.clients.robot import describe_missing_driver, missing_driver_interfaces
 
     try:
         profile = load_profile(str(cfg.world.params.get("profile", "spot")))

@@ -1,4 +1,4 @@
-"""What the embedded home is built from: the household vocabulary (``homiebot.vocabulary``) plus the
+"""What the embedded home is built from: the household vocabulary (``homiebot.core.vocabulary``) plus the
 home's own geometry: room types and their furniture, door, drawer and wall dimensions, the robot.
 
 Sizes are in metres.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from homiebot.vocabulary import (  # noqa: F401 - the vocabulary, re-exported for the home's modules
+from homiebot.core.vocabulary import (  # noqa: F401 - the vocabulary, re-exported for the home's modules
     COLORS,
     OBJECT_CLASSES,
     RECEPTACLE_TYPES,

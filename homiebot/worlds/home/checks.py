@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from homiebot.attempt_checks import AttemptCheck, Tolerances
-from homiebot.camera_geometry import TrainingCamera
-from homiebot.contracts import Action, SkillFailure, Subtask
-from homiebot.robot import Robot
+from homiebot.core.attempt_checks import AttemptCheck, Tolerances
+from homiebot.core.camera_geometry import TrainingCamera
+from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.robot import Robot
 from homiebot.worlds.home.control import HomeControl
 
 OPEN_DONE, CLOSED_DONE = 0.9, 0.05  # opening fractions that count as opened / closed

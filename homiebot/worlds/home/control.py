@@ -1,4 +1,4 @@
-"""The embedded home's robot: ``HomeControl`` implements ``homiebot.robot.Robot`` in-process.
+"""The embedded home's robot: ``HomeControl`` implements ``homiebot.core.robot.Robot`` in-process.
 
 Commands move ``HomeState`` on a simulated clock (every command says how long it takes):
 
@@ -22,7 +22,7 @@ Commands move ``HomeState`` on a simulated clock (every command says how long it
 * the person: their body stops the base as furniture does, and ``navigate_to`` plans around them.
 
 The discrete PixNav moves and the policy commands are mapped onto these calls by
-``homiebot.skills.policy.apply_command``, the same code that drives a real robot.
+``homiebot.policies.base.apply_command``, the same code that drives a real robot.
 
 Not modelled: contact forces, collisions of the arm or of a swinging door with the robot's own body
 (the kinematic privileged skills ignore them too), objects stacking on other objects.
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from homiebot.robot import (
+from homiebot.core.robot import (
     ArmState,
     BasePose,
     CameraFrame,
@@ -74,7 +74,7 @@ from homiebot.worlds.home.robot import (
 from homiebot.worlds.home.state import HomeState, ObjectLocation, RobotPose
 
 if TYPE_CHECKING:
-    from homiebot.camera_geometry import TrainingCamera
+    from homiebot.core.camera_geometry import TrainingCamera
     from homiebot.worlds.home.render import HomeRenderer, RenderedView
     from homiebot.worlds.home.world import EmbeddedHome
 
@@ -324,7 +324,7 @@ class HomeControl(Robot):
     def move_ee(self, translation: np.ndarray | list[float], rotation: np.ndarray | list[float] | None = None,
                 gripper: float | None = None) -> StepReport:
         """One end-effector step of one period followed by a gripper command (a convenience for tests
-        and scripts; skills go through ``homiebot.skills.policy.apply_command``)."""
+        and scripts; skills go through ``homiebot.policies.base.apply_command``)."""
         report = self.move_end_effector(translation, rotation)
         if gripper is not None:
             report = report.merge(self.set_gripper(float(gripper)))

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import Action, Subtask
-from homiebot.robot import Robot
-from homiebot.skills.policy import (
+from homiebot.core.contracts import Action, Subtask
+from homiebot.core.robot import Robot
+from homiebot.policies.base import (
     Command,
     DiscreteMove,
     EndEffectorDelta,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 
-from homiebot.tasks import Condition, ContainerState, ObjectAt, Task
+from homiebot.core.tasks import Condition, ContainerState, ObjectAt, Task
 from homiebot.worlds.home.catalog import DOOR_WIDTH, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES, WALL_THICKNESS
 from homiebot.worlds.home.layout import Receptacle, _rects_overlap, build_layout
 from homiebot.worlds.home.scene import ObjectSpec, ReceptacleSpec, RobotSpec, RoomSpec, SceneError, SceneSpec, scene_json

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from homiebot.tasks import Condition, ContainerState, ObjectAt, PersonHas, RobotIn
+from homiebot.core.tasks import Condition, ContainerState, ObjectAt, PersonHas, RobotIn
 from homiebot.worlds.home.state import HomeState
 
 

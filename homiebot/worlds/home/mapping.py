@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.contracts import VIEW_NAMES
+from homiebot.core.contracts import VIEW_NAMES
 from homiebot.perception.detection import Detector
 from homiebot.perception.detectors import detect_views
 from homiebot.perception.exploration import next_frontier_goal

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import math
 
-from homiebot.contracts import Action, ErrorCode, Subtask
-from homiebot.parsing import parse_subtask_text
+from homiebot.core.contracts import Action, ErrorCode, Subtask
+from homiebot.core.parsing import parse_subtask_text
+from homiebot.core.tasks import Condition, ContainerState, ObjectAt, PersonHas, RobotIn
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.models import choose_model
-from homiebot.tasks import Condition, ContainerState, ObjectAt, PersonHas, RobotIn
 from homiebot.worlds.home import oracle_people
 from homiebot.worlds.home.goals import candidates, condition_holds
 from homiebot.worlds.home.state import ARM_REACH, HomeState

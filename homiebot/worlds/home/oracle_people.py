@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from homiebot.contracts import Action, Subtask
+from homiebot.core.contracts import Action, Subtask
+from homiebot.core.tasks import PersonHas
 from homiebot.planners.base import ModelInfo
-from homiebot.tasks import PersonHas
 from homiebot.worlds.home.goals import candidates
 from homiebot.worlds.home.state import GIVE_REACH, HomeState
 

@@ -23,8 +23,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from homiebot.contracts import PERSON_KIND
-from homiebot.scenes import SceneError
+from homiebot.core.contracts import PERSON_KIND
+from homiebot.core.scenes import SceneError
 from homiebot.worlds.home.catalog import ROBOT_RADIUS
 from homiebot.worlds.home.navigation import CLEARANCE, Pose2D
 from homiebot.worlds.home.person_script import PersonSpec

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from homiebot.vocabulary import COLORS
+from homiebot.core.vocabulary import COLORS
 
 STEP_KINDS = ("walk", "pick", "place", "say")
 

@@ -16,11 +16,11 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from homiebot.scenes import SceneError
-from homiebot.tasks import Exploration
+from homiebot.core.scenes import SceneError
+from homiebot.core.tasks import Exploration
+from homiebot.core.yamlio import format_validation_error, read_yaml
 from homiebot.worlds.home.catalog import COLORS, OBJECT_CLASSES, RECEPTACLE_TYPES, ROOM_TYPES
 from homiebot.worlds.home.person_script import PersonSpec
-from homiebot.yamlio import format_validation_error, read_yaml
 
 SCENE_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")

@@ -1,7 +1,7 @@
 """The mutable truth of the embedded home: where objects are, which doors are open, the robot.
 
 ``HomeState`` is privileged simulator state. It answers the error detector's questions
-(``homiebot.errors.WorldBelief``) and offers the kinematic primitives privileged skills use:
+(``homiebot.core.errors.WorldBelief``) and offers the kinematic primitives privileged skills use:
 navigate, grasp, place, drop and articulate. Each primitive checks geometry (reach, free space,
 container state) and returns an ``Outcome`` saying why it failed.
 
@@ -21,8 +21,8 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from homiebot.contracts import PERSON_KIND
-from homiebot.errors import Entity
+from homiebot.core.contracts import PERSON_KIND
+from homiebot.core.errors import Entity
 from homiebot.worlds.home.catalog import DRAWER_TRAVEL, GRIPPER_OFFSET, ROBOT_RADIUS
 from homiebot.worlds.home.layout import Layout, ObjectInfo, Receptacle, build_layout
 from homiebot.worlds.home.navigation import CLEARANCE, Disc, NavigationMap, Path, Pose2D

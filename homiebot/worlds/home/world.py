@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from homiebot.attempt_checks import AttemptCheck
-from homiebot.contracts import VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
-from homiebot.scenes import NoScene
-from homiebot.tasks import Condition
-from homiebot.worlds.base import TopDown, World
+from homiebot.core.attempt_checks import AttemptCheck
+from homiebot.core.contracts import VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
+from homiebot.core.scenes import NoScene
+from homiebot.core.tasks import Condition
+from homiebot.core.world import TopDown, World
 from homiebot.worlds.home.checks import SimTruthCheck
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.goals import goal_holds

@@ -1,0 +1,1 @@
+"""What builds data offline: benchmark suites, recorded demonstrations, rebuilt views of finished runs."""

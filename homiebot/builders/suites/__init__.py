@@ -1,0 +1,1 @@
+"""Builders of the benchmark suites shipped in ``homiebot/bench/suites``."""

@@ -1,0 +1,1 @@
+"""Bring-up: the graph definition (which nodes, executables and parameters) and the processes that start it."""

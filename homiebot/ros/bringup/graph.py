@@ -1,0 +1,129 @@
+"""THE graph definition: which nodes, their executables and parameters. ``homiebot up`` and the
+launch files in ``launch/`` both build the graph from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from homiebot.core import resources
+
+GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str  # node name
+    module: str  # python -m entry (what `homiebot up` runs)
+    executable: str  # console script (what `ros2 run homiebot ...` / launch_ros run)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    remappings: dict[str, str] = field(default_factory=dict)
+    python: str | None = None  # interpreter to run the node with (a policy server's own environment); None: this one
+
+
+def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None,
+          record_bag: bool = True) -> list[NodeSpec]:
+    """The nodes of the homiebot graph for a run configuration file.
+
+    ``planner`` overrides the config's planner; ``overrides`` adds parameters per node name;
+    ``record_bag`` adds the recorder node, which writes each episode's MCAP bag.
+    """
+    common = {"config": config} if config else {}
+    extra: dict[str, dict[str, Any]] = {
+        "planner": {"planner": planner} if planner else {},
+        "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
+    }
+    specs = sim_driver(config)
+    attempts = _robot_attempts(config)
+    if attempts:  # a robot moves in real time: an attempt is bounded by its skill's own step budget
+        extra["executor"] = {"attempt_timeout": ROBOT_ATTEMPT_TIMEOUT}
+        # the task manager waits for every attempt of a subtask, and a little more
+        extra["task_manager"]["execute_timeout"] = ROBOT_ATTEMPT_TIMEOUT * attempts + 30.0
+    for name in GRAPH_NODES:
+        if name == "recorder" and not record_bag:
+            continue
+        params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
+        specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
+    return specs + policy_servers(config)
+
+
+CONFIG_DIR = resources.config_dir()
+
+
+def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
+    """The shipped run configuration of a robot: ``config/robot_<robot>.yaml`` (the graph deployed on
+    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver)."""
+    base = Path(config_dir) if config_dir is not None else CONFIG_DIR
+    path = base / "robots" / f"{robot}_sim.yaml" if sim_driver else base / f"robot_{robot}.yaml"
+    if not path.is_file():
+        shipped = sorted(p.stem.removeprefix("robot_") for p in base.glob("robot_*.yaml"))
+        raise ValueError(f"no run configuration for robot '{robot}'{' with the sim driver' if sim_driver else ''} ({path}); "
+                         f"shipped robots: {', '.join(shipped) or 'none'}")
+    return str(path)
+
+
+ROBOT_ATTEMPT_TIMEOUT = 300.0  # s the executor waits for one skill attempt on a robot (the default, 30 s, suits the simulator)
+
+
+def _robot_attempts(config: str) -> int:
+    """Attempts per subtask when the config's world is the ROS 2 robot bridge (its skills act in real
+    time); 0 for a simulated world."""
+    from homiebot.config import load_config
+
+    cfg = load_config(config or None)
+    return cfg.attempts if cfg.world.name == "ros2_robot" else 0
+
+
+def sim_driver(config: str = "") -> list[NodeSpec]:
+    """The sim driver node when the config has a ``sim_driver`` section: the embedded home served under
+    the world's robot profile (the graph a user deploys on the robot, run against simulation)."""
+    from homiebot.config import load_config
+
+    cfg = load_config(config or None)
+    if cfg.sim_driver is None:
+        return []
+    scene = cfg.sim_driver.scene
+    if not scene.lstrip("-").isdigit() and config and not Path(scene).is_absolute():
+        scene = str((Path(config).resolve().parent / scene).resolve())  # a scene file is relative to its config, as a task's
+    profile = str(cfg.world.params["profile"])
+    if profile.endswith((".yaml", ".yml")) and config and not Path(profile).is_absolute():
+        profile = str((Path(config).resolve().parent / profile).resolve())
+    params = {"robot": profile, "scene": scene, "camera_size": cfg.sim_driver.camera_size, "lockstep": cfg.sim_driver.lockstep}
+    return [NodeSpec("sim_driver", "homiebot.ros.nodes.sim_driver", "homiebot_sim_driver", params)]
+
+
+def policy_servers(config: str = "") -> list[NodeSpec]:
+    """One ``policy_server`` node per skill whose params configure ``process`` (its model runs in its own
+    process, with that skill's ``python_executable``); the skill's ``RemotePolicy`` calls it."""
+    import json
+
+    from homiebot.config import load_config
+    from homiebot.ros.clients.remote_policy import default_service, service_slug
+
+    specs = []
+    for skill in load_config(config or None).skills:
+        process = skill.params.get("process")
+        if process is None:
+            continue
+        if not isinstance(process, dict):
+            raise ValueError(f"skill '{skill.model}': process must be a mapping (python_executable, timeout, ...)")
+        service = process.get("service") or default_service(skill.model)
+        params = {"policy": str(skill.params.get("policy", "")), "policy_params": json.dumps(skill.params.get("policy_params") or {}),
+                  "service": service}
+        specs.append(NodeSpec(f"policy_{service_slug(skill.model)}", "homiebot.ros.nodes.policy_server", "homiebot_policy_server",
+                              params, python=process.get("python_executable")))
+    return specs
+
+
+def ros_args(spec: NodeSpec) -> list[str]:
+    """Command-line ROS arguments that give a process its node name and parameters."""
+    args = ["--ros-args", "-r", f"__node:={spec.name}"]
+    for key, value in spec.parameters.items():
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        if isinstance(value, str) and value[:1] in "{[":  # JSON text: quoted, so ROS keeps it a string
+            text = "'" + value.replace("'", "''") + "'"
+        args += ["-p", f"{key}:={text}"]
+    for src, dst in spec.remappings.items():
+        args += ["-r", f"{src}:={dst}"]
+    return args

@@ -1,0 +1,224 @@
+"""Start the whole graph as one process per node (what ``ros2 launch homiebot sim.launch.py`` does
+where the ROS launch tools are installed), keep it running (a node that dies is restarted, with
+back-off and a limit), and stop it cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from homiebot.config import ConfigError
+from homiebot.ros.bringup.graph import NodeSpec, ros_args
+from homiebot.ros.kit.dds_profile import use_profile
+from homiebot.ros.kit.shm import clean_stale
+
+CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.kit.common.CannotRun)
+
+
+def ros_environment(domain_id: int | None = None, localhost: bool = True) -> dict[str, str]:
+    """The environment for graph processes: discovery stays on this machine unless asked otherwise."""
+    env = dict(os.environ)
+    if localhost:
+        env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if domain_id is not None:
+        env["ROS_DOMAIN_ID"] = str(domain_id)
+    check_domain(env)
+    use_profile(env)  # Fast DDS tuned for camera frames and for replies to new clients; a profile the user set wins
+    env.setdefault("MUJOCO_GL", "osmesa")
+    return env
+
+
+def check_ros() -> None:
+    """Raise ImportError with an install hint when rclpy is missing, ConfigError for an unusable ROS_DOMAIN_ID."""
+    try:
+        import rclpy  # noqa: F401
+    except ImportError:
+        raise ImportError("rclpy is not installed: source a ROS 2 Jazzy installation, or `pip install -e .[ros]` "
+                          "(ROS 2 from PyPI)") from None
+    check_domain(os.environ)
+
+
+MAX_DOMAIN_ID = 232  # Fast DDS derives its UDP ports from the domain: above this they pass 65535
+
+
+def check_domain(env: Mapping[str, str]) -> None:
+    """ConfigError for a ROS_DOMAIN_ID that Fast DDS cannot use: every node would die at start, over and over."""
+    text = env.get("ROS_DOMAIN_ID", "").strip()
+    if not text:
+        return  # domain 0
+    if not text.isdigit() or int(text) > MAX_DOMAIN_ID:
+        raise ConfigError(f"ROS_DOMAIN_ID={text!r} cannot be used: Fast DDS takes a whole number from 0 to {MAX_DOMAIN_ID} "
+                          "(ROS 2 recommends 0 to 101 on Linux)")
+
+
+def tied_to_this_process() -> Callable[[], None] | None:
+    """What a child runs before it starts (``preexec_fn``) so that it gets SIGTERM when this process dies,
+    SIGKILL included: a killed supervisor must not leave a graph running that a new one would meet.
+    Linux only (``prctl(PR_SET_PDEATHSIG)``); None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getpid()
+
+    def tie() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the supervisor died before the tie was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return tie
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
+    """One node as a process, run by its own interpreter when the spec names one (``spec.python``); it
+    ends when this process does."""
+    return subprocess.Popen([spec.python or sys.executable, "-m", spec.module, *ros_args(spec)], env=env,
+                            preexec_fn=tied_to_this_process())
+
+
+def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
+    """One process per node, or (``compose``) all nodes in one process; not supervised."""
+    return {name: start() for name, start in starters(specs, env, compose).items()}
+
+
+def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
+    """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds. They stop
+    together: the task manager moves an episode's folder only once the recorder has closed its bag."""
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in procs.values():
+        try:
+            p.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@dataclass
+class Restarts:
+    """When to restart a node that died: back-off doubling from ``first`` to ``longest`` seconds; after
+    ``limit`` restarts within ``window`` seconds the node is reported and left down."""
+
+    first: float = 0.5
+    longest: float = 8.0
+    limit: int = 5
+    window: float = 60.0
+
+
+@dataclass
+class _Member:
+    name: str
+    start: Callable[[], subprocess.Popen]
+    proc: subprocess.Popen
+    deaths: list[float] = field(default_factory=list)
+    due: float | None = None  # when to start it again
+    given_up: bool = False
+
+
+class Supervisor:
+    """Keeps the graph's processes running, as launch's ``respawn`` does: a node that exits is started
+    again after a back-off; one that keeps dying is reported and left down. A node that exits with
+    status 2 (its parameters or config are wrong) or 3 (something outside the graph that it needs, such
+    as a robot driver, is missing) is not restarted: it would fail the same way; the graph stops with
+    that status (the node has said why)."""
+
+    def __init__(self, starters: dict[str, Callable[[], subprocess.Popen]], policy: Restarts = Restarts(),
+                 log: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)) -> None:
+        self.policy, self.log = policy, log
+        self.members = {name: _Member(name, start, start()) for name, start in starters.items()}
+
+    @property
+    def procs(self) -> dict[str, subprocess.Popen]:
+        return {m.name: m.proc for m in self.members.values()}
+
+    def poll(self, now: float | None = None) -> int | None:
+        """Restart what died and is due; returns an exit status when the graph must stop (a node's
+        configuration error), else None."""
+        now = time.monotonic() if now is None else now
+        for m in self.members.values():
+            if m.given_up:
+                continue
+            if m.due is not None:
+                if now >= m.due:
+                    m.proc, m.due = m.start(), None
+                    self.log(f"homiebot graph: restarted node {m.name} (pid {m.proc.pid})")
+                continue
+            code = m.proc.poll()
+            if code is None:
+                continue
+            if code == 2:
+                self.log(f"homiebot graph: node {m.name} exited with status 2 (a configuration error); stopping the graph")
+                return 2
+            if code == CANNOT_RUN:
+                self.log(f"homiebot graph: node {m.name} cannot run (status {code}, see above); stopping the graph")
+                return CANNOT_RUN
+            m.deaths = [t for t in m.deaths if now - t < self.policy.window] + [now]
+            if len(m.deaths) > self.policy.limit:
+                m.given_up = True
+                self.log(f"homiebot graph: node {m.name} keeps dying ({len(m.deaths)} exits within {self.policy.window:g} s, "
+                         f"last status {code}); it is not restarted again")
+                continue
+            delay = min(self.policy.longest, self.policy.first * 2 ** (len(m.deaths) - 1))
+            m.due = now + delay
+            self.log(f"homiebot graph: node {m.name} exited with status {code}; restarting it in {delay:g} s "
+                     f"(restart {len(m.deaths)} of at most {self.policy.limit} within {self.policy.window:g} s)")
+        return None
+
+
+def starters(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, Callable[[], subprocess.Popen]]:
+    """How to start each process of the graph (one per node, or one for all composed nodes)."""
+    if compose:  # policy servers keep their own processes: they exist to isolate their model's software stack
+        servers = [s for s in specs if s.executable == "homiebot_policy_server"]
+        members = [s for s in specs if s not in servers]
+        payload = json.dumps([{k: v for k, v in spec.__dict__.items() if k != "python"} for spec in members])
+        out: dict[str, Callable[[], subprocess.Popen]] = {
+            "graph": lambda: subprocess.Popen([sys.executable, "-m", "homiebot.ros.bringup.compose", payload], env=env,
+                                              preexec_fn=tied_to_this_process())}
+        return out | {spec.name: _spawner(spec, env) for spec in servers}
+    return {spec.name: _spawner(spec, env) for spec in specs}
+
+
+def _spawner(spec: NodeSpec, env: dict[str, str]) -> Callable[[], subprocess.Popen]:
+    """What starts (and restarts) one node's process."""
+    return lambda: spawn(spec, env)
+
+
+def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False, policy: Restarts = Restarts()) -> int:
+    """Run and supervise the graph until Ctrl-C or SIGTERM; returns non-zero if it had to stop."""
+    signal.signal(signal.SIGTERM, _interrupt)  # stop the graph on SIGTERM as on Ctrl-C
+    signal.signal(signal.SIGINT, _interrupt)  # even when started in the background, where SIGINT is ignored
+    files, freed = clean_stale()
+    if files:
+        print(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) left by killed processes", flush=True)
+    supervisor = Supervisor(starters(specs, env, compose), policy)
+    print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in supervisor.procs.items()), flush=True)
+    print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')}; "
+          "submit tasks with `homiebot submit \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)
+    try:
+        while True:
+            status = supervisor.poll()
+            if status is not None:
+                return status
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown short
+        stop(supervisor.procs)
+        clean_stale()  # the segments of nodes the middleware could not release in time (common.FINALIZE_LIMIT)

@@ -1,0 +1,134 @@
+"""Every node of the graph is a ROS 2 managed (lifecycle) node.
+
+| transition | what the node does |
+| --- | --- |
+| configure | builds its component from its parameters (the world loads its scene source, the planner its model, ...); a configuration error fails the transition and is logged |
+| activate | its services and action servers accept calls |
+| deactivate | they refuse calls (``FAILED``, "the node is inactive"); topics still flow, so caches stay warm; a component that runs work of its own (the task manager's episode) stops it (``Deactivates``) |
+| cleanup | closes the component and removes what it created: back to unconfigured, ready to configure again |
+| shutdown | closes the component, if there is one |
+
+With the parameter ``autostart`` (default true) a node configures and activates itself at start, as
+``homiebot up`` and the launch files run it; a configuration error then ends its process with status 2
+(3: something outside the graph it needs is missing), which ``homiebot up`` reports. With
+``autostart:=false`` it waits unconfigured for a lifecycle manager (``ros2 lifecycle set``, nav2's
+lifecycle manager, or a plain client of ``/<node>/change_state``).
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any, Protocol, runtime_checkable
+
+from rclpy.action import ActionClient, ActionServer
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+
+from homiebot.config import ConfigError
+from homiebot.core.registry import PluginError
+from homiebot.ros.kit import services
+from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, stop_components
+
+CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answered
+ENTITY_KINDS = ("publishers", "subscriptions", "services", "clients", "timers", "guards", "waitables")
+# what a configure may fail with: the node's own message says what to change
+CONFIG_ERRORS = (ParameterError, ConfigError, PluginError, ValueError, CannotRun)
+
+
+@runtime_checkable
+class Deactivates(Protocol):
+    """A component with work in flight beyond single calls (the task manager's episode)."""
+
+    def deactivate(self) -> None:
+        """Stop that work without blocking: the executor goes on spinning, so results still reach their clients."""
+
+
+class GraphNode(LifecycleNode):
+    """A lifecycle node that runs one component of the graph (``NodeDef``)."""
+
+    def __init__(self, definition: NodeDef, name: str | None = None, overrides: dict[str, Any] | None = None) -> None:
+        """Declares the node's parameters (``ros2 param`` works in every state); raises ParameterError for bad values.
+        A definition that is not ``managed`` (the sim driver, which stands in for a robot's driver) offers no
+        lifecycle services and always starts itself."""
+        super().__init__(name or definition.name, parameter_overrides=[Parameter(k, value=v) for k, v in (overrides or {}).items()],
+                         enable_communication_interface=definition.managed)
+        services.pause(self)  # servers made while configuring refuse calls until activation
+        self.definition = definition
+        self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
+        self.values = declare(self, definition.params)
+        self.component: object | None = None
+        self.error: Exception | None = None  # why the last configure failed
+        # ids of the entities that are the node's, not its component's (lifecycle services, heartbeat);
+        # None until the first configure, which is when the component's start
+        self._own: set[int] | None = None
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Build the component; a configuration error fails the transition (``error`` keeps it), any other
+        exception is a bug: the transition errs and the log has the traceback."""
+        self._own = (self._own or set()) | {id(e) for kind in ENTITY_KINDS for e in getattr(self, kind)}
+        try:
+            self.component = self.definition.build(self, self.values)
+        except Exception as err:
+            self.error = err
+            bug = not isinstance(err, CONFIG_ERRORS)
+            self.get_logger().error(f"configure: {type(err).__name__}: {err}\n{traceback.format_exc()}" if bug else f"configure: {err}")
+            self._remove_new_entities()
+            return TransitionCallbackReturn.ERROR if bug else TransitionCallbackReturn.FAILURE
+        self.error = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        services.resume(self)
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        services.pause(self)
+        if isinstance(self.component, Deactivates):
+            self.component.deactivate()
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Close the component and remove its publishers, subscriptions, services, clients, timers and actions;
+        fails (the node stays inactive) while its servers still answer calls that began before deactivation."""
+        if not services.wait_idle(self, CLEANUP_WAIT):
+            self.get_logger().error(f"cleanup: calls are still being answered after {CLEANUP_WAIT:g} s; try again when they end")
+            return TransitionCallbackReturn.FAILURE
+        self._discard_component()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        """Close the component and remove what it made: nothing of it runs on (the process stays, finalized)."""
+        services.pause(self)
+        self._discard_component()
+        return TransitionCallbackReturn.SUCCESS
+
+    def keep(self, entity: object) -> None:
+        """An entity made after configure that is not the component's: cleanup leaves it."""
+        if self._own is not None:
+            self._own.add(id(entity))
+
+    def close_component(self) -> None:
+        """Stop the component, if one is built, as the process's shutdown stops it (errors are logged, not raised)."""
+        component, self.component = self.component, None
+        if component is not None:
+            stop_components([component], [self])
+
+    def _discard_component(self) -> None:
+        self.close_component()
+        self._remove_new_entities()
+
+    def _remove_new_entities(self) -> None:
+        """Destroy the component's ROS entities: all but the node's own."""
+        own = self._own
+        if own is None:
+            return  # never configured: nothing of a component to remove
+        for kind, destroy in (("publishers", self.destroy_publisher), ("subscriptions", self.destroy_subscription),
+                              ("services", self.destroy_service), ("clients", self.destroy_client), ("timers", self.destroy_timer),
+                              ("guards", self.destroy_guard_condition)):
+            for entity in [e for e in getattr(self, kind) if id(e) not in own]:
+                destroy(entity)
+        for waitable in [w for w in self.waitables if id(w) not in own]:
+            if isinstance(waitable, ActionServer | ActionClient):
+                waitable.destroy()  # removes itself from the node
+            else:
+                self.remove_waitable(waitable)

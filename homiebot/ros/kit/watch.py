@@ -1,0 +1,132 @@
+"""Notice within seconds that a node of the graph has died or been replaced, from its heartbeats.
+
+Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on /homiebot/heartbeat
+twice a second (``homiebot.ros.kit.common``). During an episode the task manager watches the nodes that were beating
+when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
+process that has lost the episode's state. Either way the episode cannot go on, and waiting for a
+call's own timeout (up to minutes for a planner) would leave the user guessing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from homiebot_msgs.msg import Heartbeat
+from rclpy.node import Node
+
+from homiebot.ros.kit.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
+from homiebot.ros.messages.wire import WireError, safe_callback
+
+CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
+MAX_NAME_CHARS = 100  # longest node name or instance a heartbeat may carry
+
+
+def check_heartbeat(msg: Heartbeat) -> Heartbeat:
+    """The heartbeat itself when it names a node and an instance (WireError otherwise)."""
+    for field in ("node", "instance"):
+        value = getattr(msg, field)
+        if not value or len(value) > MAX_NAME_CHARS:
+            raise WireError(f"a heartbeat's {field} must have 1 to {MAX_NAME_CHARS} characters")
+    return msg
+
+
+class NodeWatch:
+    """Heartbeats of every node; calls ``on_lost(node, reason)`` when a watched node is lost (once per
+    episode, or once per node for ``optional`` nodes, after which ``lost`` stays None)."""
+
+    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str, str], None], optional: frozenset[str] = frozenset()) -> None:
+        self.timeout = timeout
+        self.optional = optional  # nodes an episode can do without: their loss is reported, the episode goes on
+        self.on_lost = on_lost
+        self.me = node.get_name()
+        self.lost: str | None = None
+        self._beats: dict[str, tuple[str, int, float]] = {}  # node -> (instance, pid, when last heard)
+        self._watched: dict[str, str] | None = None  # node -> instance when the episode began
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        node.create_subscription(Heartbeat, HEARTBEAT_TOPIC, safe_callback(node, HEARTBEAT_TOPIC, self._on_beat), HEARTBEAT_QOS)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _on_beat(self, msg: Heartbeat) -> None:
+        beat = check_heartbeat(msg)
+        with self._lock:
+            self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic())
+
+    def alive(self) -> dict[str, int]:
+        """Nodes heard within ``timeout`` seconds -> their pid."""
+        now = time.monotonic()
+        with self._lock:
+            return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
+
+    def missing(self) -> list[str]:
+        """Nodes heard from before (this one aside) that are silent now: dead, or not back yet."""
+        now = time.monotonic()
+        with self._lock:
+            return sorted(n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me)
+
+    def instances(self) -> dict[str, str]:
+        """Node -> the instance last heard (a restart changes it)."""
+        with self._lock:
+            return {n: inst for n, (inst, _, _) in self._beats.items()}
+
+    def begin(self) -> None:
+        """Watch the nodes alive now (this one aside) until ``end``."""
+        now = time.monotonic()
+        with self._lock:
+            self.lost = None
+            self._watched = {n: inst for n, (inst, _, t) in self._beats.items() if now - t < self.timeout and n != self.me}
+
+    def end(self) -> None:
+        with self._lock:
+            self._watched = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _verdict(self) -> tuple[str, str] | None:
+        """(node, reason) for a watched node replaced, or silent for ``timeout`` s while others were heard
+        (when every node seems silent, it is this process that lags behind its messages). Of several
+        silent nodes the one silent longest is named: the death of one can hold up another's messages."""
+        now = time.monotonic()
+        silent = []
+        for name, instance in (self._watched or {}).items():
+            current, pid, heard = self._beats[name]
+            if current != instance:
+                consequence = "its work in this episode is lost" if name in self.optional else "the episode cannot go on"
+                return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); {consequence}"
+            others = max((t for n, (_, _, t) in self._beats.items() if n != name), default=now)
+            if min(now, others) - heard > self.timeout:
+                silent.append((heard, name))
+        if not silent:
+            return None
+        heard, name = min(silent)
+        also = [n for _, n in sorted(silent)[1:]]
+        return name, (f"the {name} node stopped: no heartbeat for {now - heard:.1f} s (it died or hangs)"
+                      + (f"; also silent: {', '.join(also)}" if also else ""))
+
+    def _loop(self) -> None:
+        while not self._stop.wait(CHECK_EVERY):
+            with self._lock:
+                if self._watched is None or self.lost is not None:
+                    continue
+                verdict = self._verdict()
+                if verdict is not None:
+                    self._watched.pop(verdict[0], None)  # reported once
+                    if verdict[0] not in self.optional:
+                        self.lost = verdict[1]
+            if verdict is not None:
+                self.on_lost(*verdict)
+
+
+def endpoints(node: Node, names: set[str]) -> set[tuple[str, str, str]]:
+    """(kind, topic, node) for every /homiebot publisher and subscription of the named nodes, as this
+    node's discovery sees them: a restarted node is back on its data topics once its are all here."""
+    seen = set()
+    for topic, _ in node.get_topic_names_and_types():
+        if not topic.startswith("/homiebot/") or topic == HEARTBEAT_TOPIC:
+            continue
+        seen |= {("pub", topic, i.node_name) for i in node.get_publishers_info_by_topic(topic) if i.node_name in names}
+        seen |= {("sub", topic, i.node_name) for i in node.get_subscriptions_info_by_topic(topic) if i.node_name in names}
+    return seen
