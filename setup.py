@@ -93,6 +93,8 @@ setup(
             "owlv2 = homiebot.perception.owl:OwlDetector",
             "detectron2 = homiebot.perception.detectron:Detectron2Detector",
         ],
+        "homiebot.policy_hosts": ["ros = homiebot.ros.clients.remote_policy:remote_policy"],
+        "homiebot.users": ["ros = homiebot.ros.clients.ros_user:RosUser"],
         "homiebot.worlds": ["embedded_home = homiebot.worlds.home.world:EmbeddedHome",
                             "ros2_robot = homiebot.ros.clients.ros2_robot:Ros2RobotWorld"],
     },

@@ -138,7 +138,7 @@ def main() -> int:
     os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     from homiebot.ros.bringup.graph import GRAPH_NODES
-    from homiebot.ros.bringup.up import ros_environment
+    from homiebot.ros.kit.environment import ros_environment
 
     work = Path(tempfile.mkdtemp(prefix="bench_faults_"))
     if args.kills > 0:

@@ -27,7 +27,7 @@ FILE = Path(homiebot.bench.__file__).parent / "data" / "freeform_instructions.ya
 
 def reader_accuracy(verbose: bool = False) -> dict[str, float]:
     """Understood (goal equal to the written one), unsure (asked or reported) and silently misread."""
-    from homiebot.core.scenes import scene_source
+    from homiebot.core.tasks import scene_source
 
     source = scene_source("embedded_home")
     assert source is not None

@@ -30,7 +30,7 @@ from pathlib import Path
 os.environ.setdefault("MUJOCO_GL", "osmesa")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (96, 96)  # NoMaD's input

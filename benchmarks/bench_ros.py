@@ -125,7 +125,7 @@ def main() -> int:
                     help="mapped: the semantic map with the sim_truth detector (the mapper node keeps it)")
     args = ap.parse_args()
 
-    from homiebot.ros.bringup.up import ros_environment
+    from homiebot.ros.kit.environment import ros_environment
     env = ros_environment(args.domain_id)
     os.environ.update({k: v for k, v in env.items() if k.startswith(("ROS_", "FASTRTPS", "FASTDDS", "MUJOCO"))})
 

@@ -132,7 +132,8 @@ def fresh_clients(domain: int, profile: bool, clients: int, nice: int) -> list[d
 
 def burst(domain: int, count: int) -> dict[str, dict]:
     from homiebot.ros.bringup.graph import graph
-    from homiebot.ros.bringup.up import ros_environment, spawn_all, stop
+    from homiebot.ros.bringup.up import spawn_all, stop
+    from homiebot.ros.kit.environment import ros_environment
 
     env = ros_environment(domain)
     task_file = str(ROOT / "config" / "tasks" / "demo.yaml")

@@ -24,10 +24,11 @@ from homiebot import __version__
 from homiebot.bench.evaluate import EvalError
 from homiebot.bench.executors import EXECUTORS, ExecutorError, InfrastructureFailure
 from homiebot.bench.report import ReportError
-from homiebot.config import ConfigError, RunConfig, describe_validation_error, load_config
+from homiebot.config import RunConfig, describe_validation_error, load_config
 from homiebot.core import registry
 from homiebot.core.console import end_reason, step_line, task_line, verdict_line
 from homiebot.core.contracts import StepRecord
+from homiebot.core.errors import ConfigError
 from homiebot.core.records import StorageError, finalise_leftovers
 from homiebot.core.registry import PluginError
 from homiebot.core.scenes import SceneError
@@ -627,7 +628,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     from homiebot.ros.bringup.graph import graph
-    from homiebot.ros.bringup.up import check_ros, ros_environment, run_graph
+    from homiebot.ros.bringup.up import run_graph
+    from homiebot.ros.kit.environment import check_ros, ros_environment
 
     check_ros()
     cfg = load_config(args.config or None)  # fail here, once, rather than in every node
@@ -665,7 +667,7 @@ def _foxglove_node(host: str, port: int):  # -> homiebot.ros.bringup.graph.NodeS
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from homiebot.ros.bringup.up import check_ros
+    from homiebot.ros.kit.environment import check_ros
 
     check_ros()
     from homiebot.ros.clients.submit import TaskManagerLost, submit

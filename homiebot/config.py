@@ -21,16 +21,14 @@ from pydantic import (
     model_validator,
 )
 
+from homiebot.core import registry
 from homiebot.core.contracts import Action
+from homiebot.core.errors import ConfigError
 from homiebot.core.yamlio import read_yaml
 from homiebot.safety.settings import SafetySettings
 from homiebot.skills.failures import load_profile
 
 CONFIG_VERSION = 1
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be used; the message names the file and field."""
 
 
 class _Strict(BaseModel):
@@ -161,8 +159,9 @@ class RunConfig(_Strict):
     @field_validator("user")
     @classmethod
     def _known_user(cls, value: str) -> str:
-        if value not in ("none", "simulated", "ros") and not value.startswith("persona:"):
-            raise ValueError(f"unknown user '{value}'; choose none, simulated, ros or persona:<name or file>")
+        plugged = registry.available("users")  # ``ros`` and any a distribution registers
+        if value not in ("none", "simulated", *plugged) and not value.startswith("persona:"):
+            raise ValueError(f"unknown user '{value}'; choose none, simulated, {', '.join(plugged + [''])}or persona:<name or file>")
         return value
 
     @model_validator(mode="after")

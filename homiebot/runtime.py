@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from homiebot.agent import Agent, AgentSettings
-from homiebot.config import ConfigError, RunConfig
+from homiebot.config import RunConfig
 from homiebot.core import registry
 from homiebot.core.contracts import Action, EpisodeRecord, Observation, StepRecord
+from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter
-from homiebot.core.scenes import DEFAULT_WORLD, scene_source
-from homiebot.core.tasks import Task, check_goal_names
+from homiebot.core.scenes import DEFAULT_WORLD
+from homiebot.core.tasks import Task, check_goal_names, scene_source
 from homiebot.core.world import World
 from homiebot.executor import Executor, skill_name
 from homiebot.memory.recall import MemoryStoreError, RecallingPlanner, home_name, open_memory, recall

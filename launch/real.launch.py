@@ -17,7 +17,9 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from homiebot.ros.bringup.graph import graph, robot_config
+from homiebot.ros.bringup.graph import graph
+
+from homiebot.core.resources import robot_config
 from launch import LaunchDescription
 
 RESPAWN_DELAY = 1.0  # seconds before a node that died is started again

@@ -206,7 +206,8 @@ def test_an_out_folder_that_cannot_be_written_is_refused_in_one_line():
     ("detector: {zzz: 1}\n", "detector.zzz: unknown key (known: far, near, suggest_names)"),
 ])
 def test_a_misspelled_config_key_names_the_nearest_known_one(text, message, tmp_path):
-    from homiebot.config import ConfigError, load_config
+    from homiebot.config import load_config
+    from homiebot.core.errors import ConfigError
 
     path = tmp_path / "cfg.yaml"
     path.write_text(text)

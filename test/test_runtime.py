@@ -48,8 +48,9 @@ def test_a_world_that_can_be_neither_copied_nor_reached_is_refused_by_the_graph_
     import pytest
 
     from homiebot import runtime
-    from homiebot.config import ConfigError, RunConfig
+    from homiebot.config import RunConfig
     from homiebot.core import registry
+    from homiebot.core.errors import ConfigError
     from homiebot.worlds.home.world import EmbeddedHome
 
     class Sealed(EmbeddedHome):

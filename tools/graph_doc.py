@@ -60,8 +60,9 @@ def introspect(config: str, domain: int, timeout: float, settle: float = 2.0) ->
     from rclpy.node import Node
 
     from homiebot.ros.bringup.graph import graph
-    from homiebot.ros.bringup.up import ros_environment, spawn_all, stop
+    from homiebot.ros.bringup.up import spawn_all, stop
     from homiebot.ros.kit.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
+    from homiebot.ros.kit.environment import ros_environment
 
     env = ros_environment(domain)
     specs = graph(config, out_dir=str(Path(os.environ.get("TMPDIR", "/tmp")) / f"graph_doc_{os.getpid()}"))

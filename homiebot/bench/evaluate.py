@@ -33,7 +33,8 @@ from homiebot.bench import metrics
 from homiebot.bench.executors import JobExecutor, JobResources, LocalExecutor, Retry
 from homiebot.bench.results import RunResult, read_results, summarise_steps
 from homiebot.bench.suite import load_suite, suite_path
-from homiebot.config import ConfigError, RunConfig
+from homiebot.config import RunConfig
+from homiebot.core.errors import ConfigError
 from homiebot.core.tasks import Task
 from homiebot.planners.base import PlannerConfigError
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from homiebot.config import ConfigError, RunConfig, describe_validation_error
+from homiebot.config import RunConfig, describe_validation_error
+from homiebot.core.errors import ConfigError
 from homiebot.core.records import atomic_write_text
 from homiebot.core.tasks import Task
 from homiebot.viz.replay import read_record

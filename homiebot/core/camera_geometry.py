@@ -23,11 +23,49 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from homiebot.core.robot import CameraFrame, CameraInfo
-
 RESIZE_METHODS = ("squash", "letterbox", "center_crop")
 LOG = logging.getLogger("homiebot.camera")
 FOV_TOLERANCE_DEG = 0.5  # a narrower camera within this is treated as matching
+
+
+@dataclass(frozen=True)
+class CameraInfo:
+    """A camera's geometry. ``intrinsics`` are pinhole ``(fx, fy, cx, cy)`` in pixels at
+    ``(height, width)``; ``base_from_camera`` is the 4x4 pose of the camera in the base frame with
+    OpenCV axes (x right, y down, z forward); ``encoding`` is how images arrive (``rgb8``, ``mono8``);
+    ``pose_stamp`` is when a camera moved by joints was there (seconds, the joint states' stamp)."""
+
+    name: str
+    height: int
+    width: int
+    intrinsics: tuple[float, float, float, float]
+    base_from_camera: np.ndarray
+    encoding: str = "rgb8"
+    has_depth: bool = False
+    pose_stamp: float | None = None  # when base_from_camera held (the joint states it came from); None: static
+
+    @property
+    def vertical_fov_deg(self) -> float:
+        """Vertical field of view in degrees (pinhole model)."""
+        return math.degrees(2 * math.atan2(self.height / 2, self.intrinsics[1]))
+
+
+@dataclass(frozen=True)
+class CameraFrame:
+    """One image of a camera: ``image`` HxWx3 uint8 (rgb8) or HxW uint8 (mono8), optional ``depth``
+    HxW float32 metres (0 = no return), the camera's ``info`` at this resolution and its ``stamp``."""
+
+    image: np.ndarray
+    info: CameraInfo
+    stamp: float
+    depth: np.ndarray | None = None
+
+    @property
+    def rgb(self) -> np.ndarray:
+        """The image as HxWx3 uint8 (a mono image repeated over three channels)."""
+        if self.image.ndim == 2:
+            return np.repeat(self.image[:, :, None], 3, axis=2)
+        return self.image
 
 
 @dataclass(frozen=True)

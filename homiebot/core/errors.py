@@ -26,6 +26,10 @@ from homiebot.core.contracts import PEOPLE_ACTIONS, PERSON_KIND, Action, ErrorCo
 MANIPULATION = (Action.PICK, Action.PUT, Action.OPEN, Action.CLOSE, Action.GIVE)
 
 
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file and field."""
+
 class EntityLike(Protocol):
     """Read-only view of a named thing (frozen dataclasses and plain objects both fit)."""
 

@@ -21,68 +21,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from homiebot.core.contracts import NO_MODEL_ACTIONS, Action, PlannerOutput, Subtask
+from homiebot.core.contracts import (  # the bracket form is the Subtask contract's own
+    _BRACKET,
+    ACTION_LIST,
+    NO_MODEL_ACTIONS,
+    FormatError,
+    PlannerOutput,
+    Subtask,
+    _key,
+    parse_action,
+    parse_subtask_text,
+    subtask_from_parts,
+)
 
-ACTION_LIST = "[" + ", ".join(a.value for a in Action) + "]"
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _LABEL = re.compile(r"^\W*(analysis|subtask|model)\s*\d*\s*[:：]", re.IGNORECASE | re.MULTILINE)
 
-
-class FormatError(ValueError):
-    """The planner's output is unusable; ``str(err)`` is actionable feedback for the planner."""
-
-
-def _key(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-_ACTIONS = {_key(a.value): a for a in Action}
-
-
-def parse_action(text: str) -> Action:
-    """Map 'go to', 'Go_To', 'GOTO' ... to an Action; FormatError otherwise."""
-    action = _ACTIONS.get(_key(text))
-    if action is None:
-        raise FormatError(f"'{text.strip()}' is not in the action list! Choose an action from {ACTION_LIST}.")
-    return action
-
-
-def _clean_name(text: str) -> str:
-    return text.strip().strip("'\"`").strip()
-
-
-def subtask_from_parts(parts: Sequence[Any]) -> Subtask:
-    """Build a Subtask from [action, target(, place)], with feedback-quality errors."""
-    items = [_clean_name(str(p)) for p in parts if p is not None and _clean_name(str(p))]
-    if not items:
-        raise FormatError(f"The subtask is empty. Write it as [action, target], e.g. [Go to, kitchen], with an action from {ACTION_LIST}.")
-    action = parse_action(items[0])
-    args = items[1:]
-    if action is Action.END:
-        return Subtask(action=action)
-    if action is Action.ASK:
-        if not args:
-            raise FormatError("Ask needs a question: write [Ask, <your question to the user>].")
-        return Subtask(action=action, target=", ".join(args))
-    if action is Action.PUT:
-        if len(args) != 2:
-            raise FormatError("Put needs the object and the place: write [Put, object, place], e.g. [Put, green_can, fridge].")
-        return Subtask(action=action, target=args[0], place=args[1])
-    if action is Action.GIVE:
-        if len(args) != 2:
-            raise FormatError("Give needs the object and the person: write [Give, object, person], e.g. [Give, white_mug, person].")
-        return Subtask(action=action, target=args[0], place=args[1])
-    if len(args) != 1:
-        raise FormatError(f"{action.value} takes exactly one target: write [{action.value}, target], got {len(args)} arguments.")
-    return Subtask(action=action, target=args[0])
-
-
-def parse_subtask_text(text: str) -> Subtask:
-    """Parse ``[action, target(, place)]`` (brackets optional)."""
-    match = _BRACKET.search(text)
-    body = match.group(1) if match else text
-    return subtask_from_parts(body.split(","))
+__all__ = ["ACTION_LIST", "FormatError", "parse_action", "parse_planner_output", "parse_subtask_text", "subtask_from_parts"]
 
 
 def match_model(name: str | None, models: Sequence[str]) -> str | None:

@@ -2,7 +2,8 @@
 
 Planners, skills, worlds, detectors and low-level policies are registered by any installed distribution under the
 entry-point groups ``homiebot.planners``, ``homiebot.skills``, ``homiebot.worlds`` and
-``homiebot.detectors``, ``homiebot.policies``; configuration selects them by name. Nothing is ever looked up with eval.
+``homiebot.detectors``, ``homiebot.policies``, ``homiebot.policy_hosts`` (where a policy runs out of process) and
+``homiebot.users`` (who answers questions); configuration selects them by name. Nothing is ever looked up with eval.
 
 The installed distributions are scanned once per process (a scan reads every distribution's metadata
 from disk, which costs more than an episode's rendering on a busy machine); ``refresh()`` scans again,
@@ -15,7 +16,7 @@ import functools
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-GROUPS = ("planners", "skills", "worlds", "detectors", "policies")
+GROUPS = ("planners", "skills", "worlds", "detectors", "policies", "policy_hosts", "users")
 
 
 class PluginError(LookupError):

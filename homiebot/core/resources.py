@@ -26,3 +26,15 @@ def config_dir() -> Path:
         if installed.is_dir():
             return installed
     return checkout
+
+
+def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
+    """The shipped run configuration of a robot: ``config/robot_<robot>.yaml`` (the graph deployed on
+    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver)."""
+    base = Path(config_dir) if config_dir is not None else config_dir()
+    path = base / "robots" / f"{robot}_sim.yaml" if sim_driver else base / f"robot_{robot}.yaml"
+    if not path.is_file():
+        shipped = sorted(p.stem.removeprefix("robot_") for p in base.glob("robot_*.yaml"))
+        raise ValueError(f"no run configuration for robot '{robot}'{' with the sim driver' if sim_driver else ''} ({path}); "
+                         f"shipped robots: {', '.join(shipped) or 'none'}")
+    return str(path)

@@ -16,12 +16,10 @@ import math
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from homiebot.core.camera_geometry import TrainingCamera
+from homiebot.core.camera_geometry import CameraFrame, CameraInfo, TrainingCamera, match_camera, warn_if_narrow
 
 
 class RobotUnavailable(RuntimeError):
@@ -34,46 +32,6 @@ class Stopped(RuntimeError):
 
 class Unsupported(RuntimeError):
     """The robot lacks what a command needs (no arm, no head, no depth); the message says what."""
-
-
-@dataclass(frozen=True)
-class CameraInfo:
-    """A camera's geometry. ``intrinsics`` are pinhole ``(fx, fy, cx, cy)`` in pixels at
-    ``(height, width)``; ``base_from_camera`` is the 4x4 pose of the camera in the base frame with
-    OpenCV axes (x right, y down, z forward); ``encoding`` is how images arrive (``rgb8``, ``mono8``);
-    ``pose_stamp`` is when a camera moved by joints was there (seconds, the joint states' stamp)."""
-
-    name: str
-    height: int
-    width: int
-    intrinsics: tuple[float, float, float, float]
-    base_from_camera: np.ndarray
-    encoding: str = "rgb8"
-    has_depth: bool = False
-    pose_stamp: float | None = None  # when base_from_camera held (the joint states it came from); None: static
-
-    @property
-    def vertical_fov_deg(self) -> float:
-        """Vertical field of view in degrees (pinhole model)."""
-        return math.degrees(2 * math.atan2(self.height / 2, self.intrinsics[1]))
-
-
-@dataclass(frozen=True)
-class CameraFrame:
-    """One image of a camera: ``image`` HxWx3 uint8 (rgb8) or HxW uint8 (mono8), optional ``depth``
-    HxW float32 metres (0 = no return), the camera's ``info`` at this resolution and its ``stamp``."""
-
-    image: np.ndarray
-    info: CameraInfo
-    stamp: float
-    depth: np.ndarray | None = None
-
-    @property
-    def rgb(self) -> np.ndarray:
-        """The image as HxWx3 uint8 (a mono image repeated over three channels)."""
-        if self.image.ndim == 2:
-            return np.repeat(self.image[:, :, None], 3, axis=2)
-        return self.image
 
 
 @dataclass(frozen=True)
@@ -229,7 +187,6 @@ class Robot(ABC):
         image cropped to the training field of view and aspect around the principal point and resized
         to ``spec.frame_size`` (``homiebot.core.camera_geometry.match_camera``); a camera narrower than the
         training one is logged once. A simulator may override this to render the training camera."""
-        from homiebot.core.camera_geometry import match_camera, warn_if_narrow
 
         frame = self.read_camera(camera, None, depth)
         warn_if_narrow(frame.info, spec, model)

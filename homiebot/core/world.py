@@ -13,7 +13,7 @@ from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.core.contracts import Observation, Subtask
 from homiebot.core.errors import WorldBelief
 from homiebot.core.robot import Robot
-from homiebot.core.scenes import SceneSource
+from homiebot.core.tasks import SceneSource
 
 if TYPE_CHECKING:
     from homiebot.perception.map_access import MapAccess

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from homiebot.config import ConfigError
+from homiebot.core import registry
+from homiebot.core.errors import ConfigError
 from homiebot.core.tasks import Task
 from homiebot.people.base import User
 from homiebot.people.simulated import SimulatedUser
@@ -13,10 +14,8 @@ from homiebot.people.simulated import SimulatedUser
 def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
     """``simulated``, ``persona:<name or file>`` (LLM-backed when the file has an ``llm:`` section) or
     ``ros``; ConfigError when a simulated user has no goal or the persona file is invalid."""
-    if spec == "ros":
-        from homiebot.ros.clients.ros_user import RosUser
-
-        return RosUser()
+    if spec in _plugged_users():  # e.g. ``ros``: questions through the ROS graph
+        return registry.load("users", spec)()
     if task.goal is None:
         raise ConfigError(f"user '{spec}': task '{task.id}' has no goal, so a simulated user has nothing to answer from")
     if spec == "simulated":
@@ -31,3 +30,8 @@ def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) ->
             return LLMPersonaUser(persona, task.instruction, task.goal, scene, seed)
         return PersonaUser(persona, task.instruction, task.goal, scene, seed)
     raise ConfigError(f"unknown user '{spec}'; choose none, simulated or persona:<name or file>")
+
+
+def _plugged_users() -> list[str]:
+    """Users other distributions (or homiebot's ROS wing) register under ``homiebot.users``."""
+    return registry.available("users")

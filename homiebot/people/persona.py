@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from homiebot.config import ConfigError
 from homiebot.core.chat_client import ChatClient, ChatConfigError
 from homiebot.core.contracts import Exchange
+from homiebot.core.errors import ConfigError
 from homiebot.core.tasks import Condition
 from homiebot.core.yamlio import format_validation_error, read_yaml
 from homiebot.people.simulated import SimulatedUser

@@ -108,7 +108,8 @@ class PolicySkill(Skill):
     to time the control path alone); ``check`` how success is judged: ``auto`` (the world's own
     check: truth in simulation) or ``robot_signals`` (what a real robot can tell, plus the belief).
 
-    ``process`` runs the policy in a policy server process instead of this one (``RemotePolicy``):
+    ``process`` runs the policy in a policy server process instead of this one (``RemotePolicy``; ``host`` names
+    the ``homiebot.policy_hosts`` entry point that serves it, ``ros`` by default):
     ``{python_executable: /path/to/venv/bin/python, timeout: 10, connect_timeout: 30, service: ...,
     spawn: auto}``. ``timeout`` bounds every call to the server; a server that does not answer fails
     the attempt with a message saying so. Expert policies read simulator truth and cannot be served.
@@ -316,20 +317,16 @@ def _instruction(sub: Subtask) -> str:
     return f"{sub.action.value.lower()} the {sub.target}".replace("_", " ")
 
 
-PROCESS_KEYS = frozenset({"python_executable", "timeout", "connect_timeout", "service", "spawn"})
-
-
 def _remote_policy(model: str, policy: str, params: dict, process: dict) -> Policy:
-    """A ``RemotePolicy`` for a skill's ``process`` settings (see ``PolicySkill``)."""
-    from homiebot.ros.clients.remote_policy import RemotePolicy, default_service
+    """The policy served out of this process (a skill's ``process`` settings, see ``PolicySkill``), by the policy
+    host the ``homiebot.policy_hosts`` entry points register (``ros``: a policy server spoken to over ROS 2)."""
+    from homiebot.core import registry
 
-    unknown = set(process) - PROCESS_KEYS
-    if unknown:
-        raise ValueError(f"process: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}")
-    return RemotePolicy(policy, params, service=process.get("service") or default_service(model),
-                        timeout=float(process.get("timeout", 10.0)), connect_timeout=float(process.get("connect_timeout", 30.0)),
-                        label=f"{model} ({policy})", python_executable=process.get("python_executable"),
-                        spawn=process.get("spawn", "auto"))
+    try:
+        host = registry.load("policy_hosts", str(process.get("host", "ros")))
+    except registry.PluginError as err:
+        raise ValueError(f"process: {err}") from None
+    return host(model, policy, params, {k: v for k, v in process.items() if k != "host"})
 
 
 def _command_kind(policy: Policy) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 
 from homiebot.bench.evaluate import EvalError, evaluate
 from homiebot.bench.suite import builtin_suites
-from homiebot.config import ConfigError, RunConfig
+from homiebot.config import RunConfig
+from homiebot.core.errors import ConfigError
 from homiebot.skills.failures import PROFILES
 from homiebot.training.export import export
 

@@ -8,8 +8,8 @@ import numpy as np
 import rerun as rr
 from PIL import Image
 
-from homiebot.config import ConfigError
 from homiebot.core.contracts import VIEW_NAMES, EpisodeRecord
+from homiebot.core.errors import ConfigError
 from homiebot.core.records import load_episode
 from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
 

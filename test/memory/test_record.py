@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from homiebot.builders.memory.record import Script, ScriptStep, record_in_home  # noqa: E402
+from homiebot.builders.memory.record import record_in_home  # noqa: E402
+from homiebot.builders.memory.scripts import Script, ScriptStep  # noqa: E402
 from homiebot.memory.demonstration import load_demonstration  # noqa: E402
 from homiebot.memory.segmentation import segment  # noqa: E402
 

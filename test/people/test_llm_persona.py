@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from homiebot.bench.suite import suite_path
-from homiebot.config import ConfigError, RunConfig
+from homiebot.config import RunConfig
 from homiebot.core.chat_client import ChatClient
+from homiebot.core.errors import ConfigError
 from homiebot.core.tasks import ObjectAt, Task, load_task
 from homiebot.people.factory import make_user
 from homiebot.people.llm_persona import LLMPersonaUser, reword_with_llm

@@ -9,8 +9,8 @@ import pytest
 
 from homiebot.bench import metrics
 from homiebot.bench.results import RunResult, StepSummary
-from homiebot.config import ConfigError
 from homiebot.core.contracts import Action, ErrorCode, offered_actions
+from homiebot.core.errors import ConfigError
 from homiebot.core.parsing import FormatError, parse_planner_output
 from homiebot.core.prompting import PromptBuilder
 from homiebot.core.tasks import ObjectAt

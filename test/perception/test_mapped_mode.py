@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from homiebot.config import ConfigError, RunConfig
+from homiebot.config import RunConfig
 from homiebot.core.contracts import Action, ErrorCode, PlannerOutput, Subtask
-from homiebot.core.errors import ErrorDetector
+from homiebot.core.errors import ConfigError, ErrorDetector
 from homiebot.core.tasks import load_task
 from homiebot.executor import run_attempt
 from homiebot.runtime import build_skills, build_world, run_episode, scene_for

@@ -101,7 +101,7 @@ def test_replans_after_someone_closes_the_container():
 def test_unsupported_instruction_is_refused_clearly():
     with pytest.raises(UnsupportedInstruction, match="does not understand 'juggle three oranges'.*It understands: put"):
         parse_instruction("juggle three oranges")
-    from homiebot.config import ConfigError
+    from homiebot.core.errors import ConfigError
     from homiebot.planners.base import PlannerConfigError
 
     with pytest.raises((PlannerConfigError, ConfigError), match="does not understand"):

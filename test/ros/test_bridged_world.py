@@ -28,8 +28,8 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.bringup.graph import robot_config  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.core.resources import robot_config  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,8 @@ def replay(plan: list[tuple[str, str, str]]) -> str:
 # What the node that runs skills does with the shipped config; prints one JSON line per phase.
 SKILL_PROCESS = r'''
 import json, sys
-from homiebot.config import ConfigError, load_config
+from homiebot.core.errors import ConfigError
+from homiebot.config import load_config
 from homiebot.core.contracts import Action, Subtask
 from homiebot.executor import Executor
 from homiebot.runtime import build_skills, build_world

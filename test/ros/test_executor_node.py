@@ -18,8 +18,10 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.bringup.graph import graph, robot_config  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment, spawn, stop  # noqa: E402
+from homiebot.core.resources import robot_config  # noqa: E402
+from homiebot.ros.bringup.graph import graph  # noqa: E402
+from homiebot.ros.bringup.up import spawn, stop  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 CLIENT = Path(__file__).with_name("plain_client.py")

@@ -23,7 +23,7 @@ pytest.importorskip("rclpy")
 from websockets.sync.client import connect  # noqa: E402
 
 from homiebot.core.contracts import Action  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,8 @@ from homiebot.core.contracts import CONTRACT_VERSION  # noqa: E402
 from homiebot.core.records import load_episode  # noqa: E402
 from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.ros.bringup.graph import NodeSpec, graph  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
+from homiebot.ros.bringup.up import spawn, spawn_all, stop  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.ros.messages.common import EXECUTE_STATUS_TOPIC, typestore  # noqa: E402
 from homiebot.runtime import run_episode  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402

@@ -16,8 +16,9 @@ import pytest
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.core.tasks import load_task  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment, stop  # noqa: E402
+from homiebot.ros.bringup.up import stop  # noqa: E402
 from homiebot.ros.clients.world_link import scene_text  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402

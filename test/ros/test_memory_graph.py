@@ -21,7 +21,7 @@ from homiebot.builders.memory.record import record_in_home  # noqa: E402
 from homiebot.builders.memory.scripts import SCRIPTS  # noqa: E402
 from homiebot.memory.segmentation import segment  # noqa: E402
 from homiebot.memory.store import DemonstrationMemory  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

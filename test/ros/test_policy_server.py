@@ -19,8 +19,8 @@ pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
 from homiebot.core.contracts import Action, ErrorCode, Subtask  # noqa: E402
 from homiebot.executor import Executor  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from homiebot.ros.clients.remote_policy import RemotePolicy, server_command  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.worlds.home.scene import load_scene  # noqa: E402
 from homiebot.worlds.home.world import EmbeddedHome  # noqa: E402

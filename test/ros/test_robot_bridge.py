@@ -25,9 +25,9 @@ from homiebot.executor import Executor  # noqa: E402
 from homiebot.policies.base import Policy, PolicyObservation, Waypoints  # noqa: E402
 from homiebot.robots.camera_rotation import to_upright  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
 from homiebot.ros.clients.robot import Ros2Robot, _to_rgb  # noqa: E402
 from homiebot.ros.clients.sim_client import SimDriverClient  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
 from homiebot.skills.policy_skill import PolicySkill  # noqa: E402
 from homiebot.worlds.home.robot import ArmPose, arm_fk  # noqa: E402  (the test reads the simulation's truth)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from homiebot.config import ConfigError, load_config
-from homiebot.ros.bringup.graph import GRAPH_NODES, graph, robot_config
+from homiebot.config import load_config
+from homiebot.core.errors import ConfigError
+from homiebot.core.resources import robot_config
+from homiebot.ros.bringup.graph import GRAPH_NODES, graph
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYED = list(GRAPH_NODES)  # world (the ros2_robot bridge), mapper, planner, detector, executor, task manager, recorder

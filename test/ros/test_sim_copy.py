@@ -28,7 +28,8 @@ from homiebot.core.errors import take_snapshot  # noqa: E402
 from homiebot.core.records import load_episode  # noqa: E402
 from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.ros.bringup.graph import graph  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment, spawn, spawn_all, stop  # noqa: E402
+from homiebot.ros.bringup.up import spawn, spawn_all, stop  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.runtime import build_world, run_episode, scene_for, scene_from_json  # noqa: E402
 from test.conftest import DEMO_TASK, ROOT  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402

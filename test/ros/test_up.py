@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from homiebot.config import ConfigError
-from homiebot.ros.bringup.up import Restarts, Supervisor, check_domain, ros_environment
+from homiebot.core.errors import ConfigError
+from homiebot.ros.bringup.up import Restarts, Supervisor
+from homiebot.ros.kit.environment import check_domain, ros_environment
 
 
 def exits(status: int):

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
 
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ rr_chunk = pytest.importorskip("rerun.chunk")
 pytest.importorskip("rclpy")
 
 from homiebot.core.records import load_episode  # noqa: E402
-from homiebot.ros.bringup.up import ros_environment  # noqa: E402
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from test.ros_domains import domain_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -103,7 +103,7 @@ def test_a_forbidden_room_on_the_way_is_avoided_and_a_target_inside_one_is_refus
 def test_keep_out_rules_name_things_and_kinds_and_bad_rooms_are_config_errors(demo_task) -> None:
     assert names_thing("white_fridge", "fridge") and names_thing("fridge_2", "fridge") and names_thing("fridge", "fridge")
     assert names_thing("kitchen_counter_1", "kitchen counter") and not names_thing("fridge", "bridge")
-    from homiebot.config import ConfigError
+    from homiebot.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rooms this home does not have: \\['garage'\\]"):
         run_episode(oracle_config(safety={"keep_out": [{"room": "garage"}]}), demo_task)
@@ -134,7 +134,7 @@ def test_approval_reject_makes_the_planner_replan_and_is_recorded(demo_task) -> 
 
 
 def test_without_an_approver_approval_is_a_config_error(demo_task) -> None:
-    from homiebot.config import ConfigError
+    from homiebot.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="nobody can approve"):
         run_episode(oracle_config(safety={"approve": "every_subtask"}), demo_task)

@@ -21,40 +21,14 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field
 
-from homiebot.core.contracts import Observation, Subtask
+from homiebot.builders.memory.scripts import SCRIPTS, Script
+from homiebot.core.contracts import Observation
 from homiebot.core.world import World
 from homiebot.executor import Executor
 from homiebot.memory.demonstration import Demonstration, Detection, Frame, TrueSubtask, Utterance, save_demonstration
 
 FOVEA = 0.15  # fraction of the image size around the centre searched when the centre ray hits no thing
-
-
-class ScriptStep(BaseModel):
-    """One subtask of a demonstration script and what the operator says with it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    action: str
-    target: str | None = None
-    place: str | None = None
-    model: str
-    say: str | None = None
-    remark: str | None = None
-
-    def subtask(self) -> Subtask:
-        return Subtask(action=self.action, target=self.target, place=self.place)  # type: ignore[arg-type]
-
-
-class Script(BaseModel):
-    """A scripted demonstration in the home of ``task`` (a task file: its scene is the home)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str
-    task: str
-    user: str = "default"
-    steps: list[ScriptStep] = Field(min_length=1)
-    queries: list[tuple[str, int]] = Field(default_factory=list)  # paraphrased instruction, index of the step it refers to
 
 
 def gaze_at_centre(obs: Observation, rooms: set[str]) -> str | None:
@@ -179,7 +153,6 @@ def _task_path(task: str) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Record one of the example scripts (``homiebot.builders.memory.scripts``) in the embedded home."""
-    from homiebot.builders.memory.scripts import SCRIPTS
 
     parser = argparse.ArgumentParser(prog="python -m homiebot.builders.memory.record", description=main.__doc__)
     parser.add_argument("--script", required=True, choices=sorted(SCRIPTS))

@@ -1,9 +1,38 @@
-"""Example demonstration scripts in the demo home (config/tasks/demo.yaml's scene): personal places
+"""Demonstration scripts (what a teleoperator does, step by step), and examples in the demo home (config/tasks/demo.yaml's scene): personal places
 for things, each with paraphrased instructions that refer to one of its steps (for retrieval)."""
 
 from __future__ import annotations
 
-from homiebot.builders.memory.record import Script, ScriptStep
+from pydantic import BaseModel, ConfigDict, Field
+
+from homiebot.core.contracts import Subtask
+
+
+class ScriptStep(BaseModel):
+    """One subtask of a demonstration script and what the operator says with it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    action: str
+    target: str | None = None
+    place: str | None = None
+    model: str
+    say: str | None = None
+    remark: str | None = None
+
+    def subtask(self) -> Subtask:
+        return Subtask(action=self.action, target=self.target, place=self.place)  # type: ignore[arg-type]
+
+
+class Script(BaseModel):
+    """A scripted demonstration in the home of ``task`` (a task file: its scene is the home)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    task: str
+    user: str = "default"
+    steps: list[ScriptStep] = Field(min_length=1)
+    queries: list[tuple[str, int]] = Field(default_factory=list)  # paraphrased instruction, index of the step it refers to
+
 
 HOME_TASK = "tasks/demo.yaml"
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from homiebot.bench.keypaths import keypaths
 from homiebot.bench.suite import BUILTIN, load_suite
 from homiebot.builders.suites.home import Home, _aliases, words, write_suite
-from homiebot.config import ConfigError
+from homiebot.core.errors import ConfigError
 from homiebot.core.tasks import ObjectAt, Task
 from homiebot.core.vocabulary import OBJECT_CLASSES
 from homiebot.people.persona import Persona, builtin_personas, load_persona, reword

@@ -10,7 +10,7 @@ import json
 import sys
 
 from homiebot.ros.bringup.graph import NodeSpec
-from homiebot.ros.kit.common import run_composed
+from homiebot.ros.kit.process import run_composed
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,18 +51,6 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
 CONFIG_DIR = resources.config_dir()
 
 
-def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
-    """The shipped run configuration of a robot: ``config/robot_<robot>.yaml`` (the graph deployed on
-    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver)."""
-    base = Path(config_dir) if config_dir is not None else CONFIG_DIR
-    path = base / "robots" / f"{robot}_sim.yaml" if sim_driver else base / f"robot_{robot}.yaml"
-    if not path.is_file():
-        shipped = sorted(p.stem.removeprefix("robot_") for p in base.glob("robot_*.yaml"))
-        raise ValueError(f"no run configuration for robot '{robot}'{' with the sim driver' if sim_driver else ''} ({path}); "
-                         f"shipped robots: {', '.join(shipped) or 'none'}")
-    return str(path)
-
-
 ROBOT_ATTEMPT_TIMEOUT = 300.0  # s the executor waits for one skill attempt on a robot (the default, 30 s, suits the simulator)
 
 
@@ -99,7 +87,7 @@ def policy_servers(config: str = "") -> list[NodeSpec]:
     import json
 
     from homiebot.config import load_config
-    from homiebot.ros.clients.remote_policy import default_service, service_slug
+    from homiebot.ros.messages.policy import default_service, service_slug
 
     specs = []
     for skill in load_config(config or None).skills:

@@ -25,7 +25,7 @@ from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.core.contracts import Observation, PersonSeen, Subtask
-from homiebot.core.scenes import scene_source
+from homiebot.core.tasks import scene_source
 from homiebot.core.world import PerceptionHints, World
 from homiebot.perception.map_access import MapAccess, MappedPlace
 from homiebot.perception.projection import CameraRig

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -28,22 +27,12 @@ import numpy as np
 
 from homiebot.policies.base import Command, Policy, PolicyError, PolicyObservation
 from homiebot.policies.training_cameras import default_training_camera
+from homiebot.ros.messages.common.policy_names import default_service, service_slug
 
 if TYPE_CHECKING:
     from rclpy.executors import SingleThreadedExecutor
 
 SERVER_MODULE = "homiebot.ros.nodes.policy_server"
-
-
-def service_slug(name: str) -> str:
-    """A model or policy name as a ROS name component ("RT-1-X" -> "rt_1_x")."""
-    slug = re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_")
-    return slug if slug and not slug[0].isdigit() else f"m_{slug}"
-
-
-def default_service(model: str) -> str:
-    """Where the policy server for a model serves: ``/homiebot/policy/<model>/{describe,reset,act}``."""
-    return f"policy/{service_slug(model)}"
 
 
 def yaml_string(value: str) -> str:
@@ -150,7 +139,7 @@ class RemotePolicy(Policy):
             pass
 
     def _start_server(self) -> None:
-        from homiebot.ros.bringup.up import ros_environment
+        from homiebot.ros.kit.environment import ros_environment
 
         if not self.service.endswith(f"_{os.getpid()}"):
             self.service = f"{self.service}_{os.getpid()}"  # private to this run: no other client answers
@@ -244,4 +233,19 @@ class RemotePolicy(Policy):
                 self._process = None
 
 
-__all__ = ["RemotePolicy", "default_service", "server_command", "service_slug"]
+PROCESS_KEYS = frozenset({"python_executable", "timeout", "connect_timeout", "service", "spawn"})
+
+
+def remote_policy(model: str, policy: str, params: dict, process: dict) -> Policy:
+    """A ``RemotePolicy`` for a skill's ``process`` settings (``homiebot.skills.policy_skill.PolicySkill``): the
+    ``ros`` host of the ``homiebot.policy_hosts`` entry points."""
+    unknown = set(process) - PROCESS_KEYS
+    if unknown:
+        raise ValueError(f"process: unknown keys {sorted(unknown)}; known: {sorted(PROCESS_KEYS)}")
+    return RemotePolicy(policy, params, service=process.get("service") or default_service(model),
+                        timeout=float(process.get("timeout", 10.0)), connect_timeout=float(process.get("connect_timeout", 30.0)),
+                        label=f"{model} ({policy})", python_executable=process.get("python_executable"),
+                        spawn=process.get("spawn", "auto"))
+
+
+__all__ = ["PROCESS_KEYS", "RemotePolicy", "remote_policy", "server_command"]

@@ -24,7 +24,7 @@ from rclpy.action import ActionClient, ActionServer
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
-from homiebot.config import ConfigError
+from homiebot.core.errors import ConfigError
 from homiebot.core.registry import PluginError
 from homiebot.ros.kit import services
 from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, stop_components

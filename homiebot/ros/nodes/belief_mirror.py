@@ -17,7 +17,7 @@ from homiebot_msgs.srv import WorldInfo
 from rclpy.node import Node
 
 from homiebot.core.errors import take_snapshot
-from homiebot.core.scenes import scene_source
+from homiebot.core.tasks import scene_source
 from homiebot.ros.clients.world_link import world_callers, world_scene
 from homiebot.ros.messages.round import dynamic_of
 from homiebot.runtime import scene_from_json

@@ -20,7 +20,8 @@ from rclpy.node import Node
 
 from homiebot.core.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.clients.map_link import MapResolvedBelief, map_callers
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, ServiceCaller, TypedServer
 from homiebot.ros.messages.common import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
 from homiebot.ros.messages.observations import ObservationCache

@@ -42,7 +42,8 @@ from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros.clients.remote_map import MapFollower
 from homiebot.ros.clients.world_link import world_callers
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.kit.services import ServiceError, ServiceInterrupted, ServiceTimeout, TypedServer
 from homiebot.ros.kit.sim_thread import CLOSE_WAIT, SimThread

@@ -9,7 +9,8 @@ from typing import Any
 from rclpy.node import Node
 
 from homiebot.ros.clients.foxglove import FoxgloveBridge
-from homiebot.ros.kit.common import NodeDef, Param, run_node
+from homiebot.ros.kit.common import NodeDef, Param
+from homiebot.ros.kit.process import run_node
 
 
 class FoxgloveNode:

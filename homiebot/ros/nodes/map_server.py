@@ -31,7 +31,7 @@ from rclpy.node import Node
 from homiebot.config import RunConfig
 from homiebot.core.errors import take_snapshot
 from homiebot.core.registry import PluginError
-from homiebot.core.scenes import scene_source
+from homiebot.core.tasks import scene_source
 from homiebot.perception.detection import Detector
 from homiebot.perception.map_keeper import MapKeeper
 from homiebot.ros.clients.map_link import SERVICES, map_service

@@ -27,7 +27,8 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ServiceError, ServiceTimeout
 from homiebot.ros.kit.sim_thread import SimThread
 from homiebot.ros.messages.common import MAP_GRID_TOPIC, ns_of

@@ -23,13 +23,13 @@ from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from homiebot.config import ConfigError
-from homiebot.core.scenes import scene_source
-from homiebot.core.tasks import Task
+from homiebot.core.errors import ConfigError
+from homiebot.core.tasks import Task, scene_source
 from homiebot.core.yamlio import format_validation_error, parse_yaml
 from homiebot.memory.recall import RecallingPlanner
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerRequest
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
 from homiebot.ros.messages.common import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
 from homiebot.ros.messages.observations import ObservationCache

@@ -27,7 +27,8 @@ from homiebot_msgs.srv import DescribePolicy, PolicyAct, ResetPolicy
 from rclpy.node import Node
 
 from homiebot.policies.base import Policy
-from homiebot.ros.kit.common import NodeDef, Param, run_node
+from homiebot.ros.kit.common import NodeDef, Param
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
 from homiebot.ros.messages.policy import PolicyMessageError, camera_msg, command_msg, image_array, observation_of
 

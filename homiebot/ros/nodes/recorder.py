@@ -18,7 +18,8 @@ from homiebot_msgs.srv import StartBag, StopBag
 from rclpy.node import Node
 
 from homiebot.ros.clients.recorder import BagRecorder
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
 
 

@@ -93,7 +93,8 @@ from homiebot.robots.lift import SimLift
 from homiebot.robots.manipulator_state import manipulator_state, manipulator_state_type
 from homiebot.robots.profile import CameraSpec, RobotProfile, load_profile
 from homiebot.robots.sim import TRUTH_TOPIC, segmentation_topic
-from homiebot.ros.kit.common import NodeDef, Param, run_node, spin_in_background
+from homiebot.ros.kit.common import NodeDef, Param, spin_in_background
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.messages.common import RELIABLE, stamp_of, to_camera_info, to_image
 from homiebot.ros.messages.truth import ground_truth_msg
 from homiebot.ros.messages.wire import WireError, safe_callback

@@ -35,9 +35,9 @@ from rclpy.node import Node
 from std_msgs.msg import String, UInt32
 
 from homiebot.agent import Agent
-from homiebot.config import ConfigError
 from homiebot.core.console import end_reason, round_line, task_line, verdict_line
 from homiebot.core.contracts import STAND_IN, StepRecord
+from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter, finalise_leftovers
 from homiebot.core.scenes import SceneError
 from homiebot.core.tasks import Task, TaskError, load_task
@@ -49,7 +49,8 @@ from homiebot.ros.clients.ros_user import RosUser
 from homiebot.ros.clients.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.clients.world_link import EPISODE_CALLS, world_callers
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.kit.services import ActionCaller, ServiceCaller, ServiceError, ServiceInterrupted, ServiceTimeout
 from homiebot.ros.kit.watch import NodeWatch, endpoints

@@ -50,7 +50,8 @@ from homiebot.core.world import World
 from homiebot.ros.clients.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.clients.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.clients.world_link import SERVICES, service_name
-from homiebot.ros.kit.common import CannotRun, NodeDef, Param, positive, run_config, run_node
+from homiebot.ros.kit.common import CannotRun, NodeDef, Param, positive, run_config
+from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
 from homiebot.ros.kit.sim_thread import SimThread
@@ -342,8 +343,8 @@ def require_driver(node: Node, cfg: RunConfig, wait: float) -> None:
 
     if cfg.world.name != Ros2RobotWorld.name or cfg.sim_driver is not None:
         return
+    from homiebot.core.resources import robot_config
     from homiebot.robots.profile import ProfileError, load_profile
-    from homiebot.ros.bringup.graph import robot_config
     from homiebot.ros.clients.robot import describe_missing_driver, missing_driver_interfaces
 
     try:

@@ -132,7 +132,7 @@ class SimTruthCheck(AttemptCheck):
             return None, None
         ctl = self._control(robot)
         st = ctl.state
-        poses = st._goal_poses(subtask.target or "")
+        poses = st.approach.goal_poses(subtask.target or "")
         free = [p for p in poses if st.nav is not None and st.nav.is_free(p.x, p.y)] or poses
         if not free:
             return None, None
@@ -153,7 +153,7 @@ def _support_height(ctl: HomeControl) -> float:
     for rec in st.layout.receptacles.values():
         lx, ly = rec.to_local(g[0], g[1])
         hx, hy, _ = rec.half
-        slide = st._slide_offset(rec)
+        slide = st.joints.slide_offset(rec)
         if -hx <= lx <= hx + slide and abs(ly) <= hy:
             best = max(best, rec.rest_height())
     return best

@@ -20,69 +20,26 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Collection
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from homiebot.core.contracts import PERSON_KIND
 from homiebot.core.scenes import SceneError
+from homiebot.worlds.home.approach import Approach
 from homiebot.worlds.home.catalog import ROBOT_RADIUS
+from homiebot.worlds.home.facts import HomeFacts, ObjectLocation
 from homiebot.worlds.home.navigation import CLEARANCE, Pose2D
 from homiebot.worlds.home.person_script import PersonSpec
-
-if TYPE_CHECKING:
-    from homiebot.worlds.home.state import HomeState
+from homiebot.worlds.home.person_state import CARRIED, PERSON_RADIUS, Leg, PersonState
+from homiebot.worlds.home.placement import Placement
+from homiebot.worlds.home.queries import HomeQueries
 
 ROUND_SECONDS = 10.0  # the person's time between the starts of two rounds
 HANDLING_SECONDS = 2.0  # to take something in hand or put it down
-PERSON_RADIUS = 0.25  # plan-view footprint, for start-pose checks
 HAND_FORWARD = 0.5  # a carried object sits this far in front of the person's centre ...
 HAND_HEIGHT = 1.06  # ... at this height (both arms forward, see person_mjcf)
 PICK_REACH = 1.5  # the person reaches an object within this distance of where they stand
 STRIDE = 1.4  # metres per full gait cycle (two steps), for the walking animation
 STEP_BACK = 0.8  # after their last pick or place for a while, the person steps this far off the spot
-CARRIED = "person"  # ObjectLocation.relation of an object the person holds
 PERSON_CATEGORY = PERSON_KIND  # the class perception sees the person as
-
-
-@dataclass(frozen=True)
-class Leg:
-    """One timed piece of the plan: a walk along ``points``, a pick, a place, or words said."""
-
-    step: int  # the script step (1-based) this leg belongs to
-    kind: str  # walk | pick | place | say
-    start: float
-    end: float
-    target: str = ""  # the object picked, the receptacle placed on, the words said, where a walk goes
-    points: tuple[tuple[float, float], ...] = ()
-
-
-@dataclass
-class PersonState:
-    """Where the person is and what they did; JSON through ``as_json`` / ``from_json``."""
-
-    name: str
-    x: float
-    y: float
-    yaw: float  # radians
-    held: str | None = None
-    clock: float = 0.0  # seconds of the person's time played so far
-    next_leg: int = 0  # index of the first leg of the plan not finished yet
-    walked: float = 0.0  # metres walked so far (drives the gait)
-    moving: bool = False  # in the middle of a walk
-    said: list[tuple[float, str]] = field(default_factory=list)  # (when, words)
-    events: list[str] = field(default_factory=list)  # what happened, in words, with the time
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "pose": [self.x, self.y, self.yaw], "held": self.held, "clock": self.clock,
-                "next_leg": self.next_leg, "walked": self.walked, "moving": self.moving,
-                "said": [[t, w] for t, w in self.said], "events": list(self.events)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> PersonState:
-        x, y, yaw = data["pose"]
-        return cls(data["name"], x, y, yaw, data.get("held"), float(data.get("clock", 0.0)), int(data.get("next_leg", 0)),
-                   float(data.get("walked", 0.0)), bool(data.get("moving", False)),
-                   [(float(t), str(w)) for t, w in data.get("said", [])], list(data.get("events", [])))
 
 
 def round_start(round_index: int, prelude: float = 0.0) -> float:
@@ -97,7 +54,7 @@ def prelude_of(legs: list[Leg], spec: PersonSpec) -> float:
     return max((leg.end for leg in legs if leg.step in before), default=0.0)
 
 
-def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
+def start_pose(spec: PersonSpec, state: HomeFacts) -> PersonState:
     """Where the person stands before anything happens; SceneError when that is inside furniture, a wall
     or the robot."""
     assert state.nav is not None
@@ -118,7 +75,7 @@ def start_pose(spec: PersonSpec, state: HomeState) -> PersonState:
     return PersonState(spec.name, x, y, math.radians(spec.yaw))
 
 
-def plan_script(spec: PersonSpec, state: HomeState, start: PersonState) -> list[Leg]:
+def plan_script(spec: PersonSpec, state: HomeFacts, start: PersonState) -> list[Leg]:
     """Time every step of the script from the person's start; SceneError for a walk with no path."""
     assert state.nav is not None
     legs: list[Leg] = []
@@ -150,7 +107,7 @@ def plan_script(spec: PersonSpec, state: HomeState, start: PersonState) -> list[
     return legs
 
 
-def _step_back(here: tuple[float, float], state: HomeState, speed: float, now: float, step: int) -> Leg | None:
+def _step_back(here: tuple[float, float], state: HomeFacts, speed: float, now: float, step: int) -> Leg | None:
     """A short walk off the spot where the person just handled something (the spot a robot would use
     it from), to free floor of the same room at least ``STEP_BACK`` away; None when there is none."""
     assert state.nav is not None
@@ -167,17 +124,17 @@ def _describe(target: str | tuple[float, float]) -> str:
     return target if isinstance(target, str) else f"({target[0]:.1f}, {target[1]:.1f})"
 
 
-def _goals(kind: str, target: str | tuple[float, float], state: HomeState) -> list[Pose2D]:
+def _goals(kind: str, target: str | tuple[float, float], state: HomeFacts) -> list[Pose2D]:
     """Where the person may stop to do a step: in the room, facing the receptacle, next to the object."""
     assert state.nav is not None
     if not isinstance(target, str):
         return state.nav.free_poses_near(target[0], target[1], 0.6)
     if kind == "walk" and target in state.layout.rooms:
         return state.nav.free_poses_in_room(state.layout.rooms[target])
-    return state._goal_poses(target)
+    return Approach(state).goal_poses(target)
 
 
-def advance(person: PersonState, legs: list[Leg], until: float, state: HomeState, rng: random.Random) -> None:
+def advance(person: PersonState, legs: list[Leg], until: float, state: HomeFacts, rng: random.Random) -> None:
     """Play the plan up to the person's time ``until`` (never backwards), changing ``state`` as it goes."""
     if until < person.clock:
         return
@@ -202,6 +159,15 @@ def advance(person: PersonState, legs: list[Leg], until: float, state: HomeState
         person.next_leg += 1
     person.clock = until
     carry(person, state)
+
+
+def play(state: HomeFacts, until: float) -> None:
+    """Play the scene's person's plan up to their clock time ``until`` (nothing without a person)."""
+    if state.person is None:
+        return
+    # seeded by the scene and the leg, so that where a placed object lands never depends on call order
+    rng = random.Random(f"{state.layout.spec.name}:{state.layout.spec.seed}:person:{state.person.next_leg}")
+    advance(state.person, state.person_legs, until, state, rng)
 
 
 def walking_pose(person: PersonState, legs: list[Leg], until: float, happened: Collection[str] = ()) -> PersonState:
@@ -260,7 +226,7 @@ def _walk_to(person: PersonState, leg: Leg, fraction: float) -> None:
     person.x, person.y = x, y
 
 
-def _pick(person: PersonState, leg: Leg, state: HomeState) -> None:
+def _pick(person: PersonState, leg: Leg, state: HomeFacts) -> None:
     obj = leg.target
     loc = state.locations[obj]
     ox, oy, _, _ = state.object_poses[obj]
@@ -268,7 +234,7 @@ def _pick(person: PersonState, leg: Leg, state: HomeState) -> None:
         why = "the robot holds it" if obj == state.held else "it is not where it was"
         person.events.append(f"{leg.start:.0f}s: did not pick {obj}: {why}")
         return
-    container = state.enclosing_container(obj)
+    container = HomeQueries(state).enclosing_container(obj)
     if container is not None and not state.is_open.get(container, True):
         person.events.append(f"{leg.start:.0f}s: opened and closed the {container}")
     person.held = obj
@@ -276,28 +242,27 @@ def _pick(person: PersonState, leg: Leg, state: HomeState) -> None:
     person.events.append(f"{leg.start:.0f}s: picked {obj}")
 
 
-def _place(person: PersonState, leg: Leg, state: HomeState, rng: random.Random) -> None:
+def _place(person: PersonState, leg: Leg, state: HomeFacts, rng: random.Random) -> None:
     obj, receptacle = person.held, leg.target
     if obj is None:
         return
     rec = state.layout.receptacles[receptacle]
     info = state.layout.objects[obj]
     spot = None
-    if len(state.objects_at(receptacle)) < rec.type.capacity:
-        spot = state._free_local_spot(rec, info, rng, tidy=True, reach_from=(person.x, person.y))
+    placement = Placement(state)
+    if len(HomeQueries(state).objects_at(receptacle)) < rec.type.capacity:
+        spot = placement.free_local_spot(rec, info, rng, tidy=True, reach_from=(person.x, person.y))
     if spot is None:
         person.events.append(f"{leg.start:.0f}s: found no room for {obj} {rec.type.relation} the {receptacle}")
         return
     person.held = None
-    state._put_at(obj, rec, spot)
+    placement.put_at(obj, rec, spot)
     person.yaw = math.atan2(rec.y - person.y, rec.x - person.x)
     person.events.append(f"{leg.start:.0f}s: put {obj} {rec.type.relation} the {receptacle}")
 
 
-def carry(person: PersonState, state: HomeState) -> None:
+def carry(person: PersonState, state: HomeFacts) -> None:
     """Keep a carried object in the person's hands (pose, and the room it is in)."""
-    from homiebot.worlds.home.state import ObjectLocation
-
     if person.held is None:
         return
     c, s = math.cos(person.yaw), math.sin(person.yaw)

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from homiebot.core.scenes import NoScene, SceneSource
-from homiebot.core.tasks import Task, TaskError, goal_from_instruction
+from homiebot.core.scenes import NoScene
+from homiebot.core.tasks import SceneSource, Task, TaskError, goal_from_instruction
 from homiebot.core.yamlio import format_validation_error
 from homiebot.worlds.home.generate import generate_scene, generate_task
 from homiebot.worlds.home.scene import SceneError, SceneSpec, _unbool_on_keys, load_scene, parse_scene, scene_json

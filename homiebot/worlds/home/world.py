@@ -132,7 +132,7 @@ class EmbeddedHome(World):
         if st.lookup(target) is None or st.nav is None:
             return None
         r = st.robot
-        return st.nav.plan(NavPose(r.x, r.y, r.yaw), st._goal_poses(target)) is not None
+        return st.nav.plan(NavPose(r.x, r.y, r.yaw), st.approach.goal_poses(target)) is not None
 
     def advance_people(self, until: float) -> None:
         """Let the scene's person act up to their clock time ``until`` (seconds; nothing without a person)."""

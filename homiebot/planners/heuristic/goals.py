@@ -1,0 +1,182 @@
+"""Working through the plan's goals in order: each goal's handler raises the next subtask it needs
+(``acting.Decision``) or returns when the goal is done; with every goal done, what the task asks to close is
+closed and the hand is freed."""
+
+from __future__ import annotations
+
+from homiebot.core.contracts import Action
+from homiebot.core.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
+from homiebot.planners.instructions import Clear, Fetch, GoTo, IfAbsent, IfEmpty, Keep, Move, Things, Toggle
+
+from .acting import Hands
+from .episode import Episode
+from .referents import Referents
+from .said_places import SaidPlaces
+from .searching import Search
+from .targets import Targets
+from .words import GROUPS
+
+
+class Goals:
+    """Chooses the next subtask towards the plan's goals (raised), or returns when all of them are done."""
+
+    def __init__(self, episode: Episode, referents: Referents, targets: Targets, said: SaidPlaces, search: Search,
+                 hands: Hands) -> None:
+        self.ep = episode
+        self.referents = referents
+        self.targets = targets
+        self.said = said
+        self.search = search
+        self.hands = hands
+        self.arrived: list[str] = []  # where GoTo goals took the robot ("at the sofa"), for the End's reason
+
+    def decide(self) -> None:
+        """Raise the next subtask towards the first goal not done; return when every goal is done."""
+        m = self.ep.mem
+        self.arrived = []
+        for i, goal in enumerate(self.ep.plan.goals):
+            if isinstance(goal, GoTo):
+                self.go_to(goal)
+            elif isinstance(goal, Move):
+                self.move(goal)
+            elif isinstance(goal, Toggle):
+                self.toggle(goal)
+            elif isinstance(goal, Fetch):
+                self.fetch(goal)
+            elif isinstance(goal, Clear):
+                self.clear(goal)
+            elif isinstance(goal, (IfAbsent, IfEmpty, Keep)):
+                self.conditional(i, goal)
+        self.close_after()
+        if m.held and m.held not in self.fetched():
+            self.hands.put_down(m.held, "the task is done but my hand is not free")
+
+    def fetched(self) -> set[str]:
+        """The objects Fetch goals ask the robot to hold at the end."""
+        return {o for g in self.ep.plan.goals if isinstance(g, Fetch) and g.pick if (o := self.referents.object(g.thing)) is not None}
+
+    def move(self, goal: Move) -> None:
+        """Bring the goal's objects to its destination."""
+        dest = self.targets.dest(goal) if goal.dest is not None and goal.dest_kind != "room" else None
+        if goal.dest_kind == "room":
+            dest = self.targets.dest(goal)
+        if goal.things.kind and goal.things.count is None:  # every object of a kind
+            assert dest is not None  # instructions about every object of a kind name where they go
+            m = self.ep.mem
+            for obj in self.referents.of_kind(goal.things.kind):
+                if m.support.get(obj) != dest or (obj, dest) in m.done:
+                    self.hands.bring(obj, dest)
+            unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items()) or any(
+                m.closable(n) and n not in m.opened and n not in m.searched for n in m.known)
+            if unexplored:
+                self.search.explore(f"every {goal.things.kind}")
+            return
+        for obj in self.targets.things(goal.things, dest):
+            self.hands.bring(obj, dest or self.targets.dest(goal, obj))
+
+    def toggle(self, goal: Toggle) -> None:
+        """Open or close the container named."""
+        m = self.ep.mem
+        box = self.referents.receptacle(goal.target)
+        if box is None:
+            self.search.explore(goal.target)
+        if goal.open and box in m.opened or not goal.open and box in m.shut:
+            return
+        if not goal.open and box not in m.opened and m.mapped:
+            return  # the map reports door states: not opened means shut
+        if m.held:
+            self.hands.put_down(m.held, f"I need a free hand to {'open' if goal.open else 'close'} the {box}")
+        self.hands.act(Action.OPEN if goal.open else Action.CLOSE, box, f"the task asks for the {box} {'open' if goal.open else 'closed'}")
+
+    def fetch(self, goal: Fetch) -> None:
+        """Find the thing named (and take it, when the goal picks it)."""
+        m = self.ep.mem
+        obj = self.referents.object(goal.thing)
+        if obj is None and m.mapped:  # a place said: look there first, then where the map saw it
+            self.said.look(goal.thing)
+            obj = self.referents.object(goal.thing)
+        if obj is None:
+            self.search.explore(goal.thing)
+        if not goal.pick:
+            if m.near not in (obj, m.support.get(obj)):
+                self.hands.go(obj, f"the task is to find the {obj}")
+            return
+        if m.held != obj:
+            if m.held:
+                self.hands.put_down(m.held, f"I need a free hand to take the {obj}")
+            self.hands.act(Action.PICK, obj, f"the task is to fetch the {obj}")
+
+    def go_to(self, goal: GoTo) -> None:
+        """Go to the room, thing or piece of furniture named, and note being there."""
+        m = self.ep.mem
+        target = self.referents.place(goal.place)
+        if target is None:
+            self.search.explore(goal.place)
+        if m.near != target:
+            self.hands.go(target, f"the task is to go to the {target}")
+        self.arrived.append(f"{'in' if m.kind(target) == 'room' else 'at'} the {target}")
+
+    def clear(self, goal: Clear) -> None:
+        """Take everything off a surface (to the place named, else to another surface)."""
+        m = self.ep.mem
+        src = self.referents.receptacle(goal.source)
+        if src is None:
+            self.search.explore(goal.source)
+        carrying = [m.held] if m.held and m.support.get(m.held) == src else []
+        if not carrying and src not in m.inspected:
+            self.hands.go(src, f"I look at what is on the {src}")
+        for obj in carrying + m.on(src):
+            if goal.dest:
+                dest = self.referents.receptacle(goal.dest)
+                if dest is None:
+                    self.search.explore(goal.dest)
+            else:
+                others = [n for n in m.of(RECEPTACLE_TYPES) if n != src and not m.closable(n)]
+                if not others:
+                    self.search.explore("another surface")
+                dest = sorted(others)[0]
+            self.hands.bring(obj, dest)
+
+    def conditional(self, index: int, goal: IfAbsent | IfEmpty | Keep) -> None:
+        """Look into the container first, then move what the condition asks for."""
+        m = self.ep.mem
+        box_phrase = goal.container if not isinstance(goal, Keep) else goal.dest
+        box = self.referents.receptacle(box_phrase)
+        if box is None:
+            self.search.explore(box_phrase)
+        if index not in m.checked:
+            if m.held:
+                self.hands.put_down(m.held, f"I need a free hand to look into the {box}")
+            self.hands.ensure_open(box, f"I must look inside the {box}")
+            if m.near != box:
+                self.hands.go(box, f"I look at what is in the {box}")
+            m.checked[index] = True  # we are at the open container now: what is there is in memory
+        inside = m.on(box)
+        grounder = self.ep.grounder
+        if isinstance(goal, IfAbsent):
+            kinds = grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS)
+            if any(m.known.get(o) in kinds and (o, box) not in m.done for o in inside):
+                return
+            self.move(Move(Things(kind=goal.kind, count=1), box_phrase))
+        elif isinstance(goal, IfEmpty):
+            target = box_phrase if not [o for o in inside if not any(o == d[0] for d in m.done)] else goal.otherwise
+            self.move(Move(Things(names=(goal.thing,)), target))
+        else:
+            kinds = grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS)
+            have = [o for o in inside if m.known.get(o) in kinds]
+            if len(have) < goal.count:
+                self.move(Move(Things(kind=goal.kind, count=goal.count - len([o for o in have if (o, box) not in m.done])
+                                      ), box_phrase))
+
+    def close_after(self) -> None:
+        """Close the containers things were put in, when the task asks for it."""
+        m = self.ep.mem
+        if not self.ep.plan.close_after:
+            return
+        dests = []
+        for goal in self.ep.plan.goals:
+            if isinstance(goal, Move):
+                dests += [d for (_, d) in m.done if goal.dest is None or d == self.referents.receptacle(goal.dest)]
+        for box in dict.fromkeys(d for d in dests if m.closable(d)):
+            if box in m.opened:
+                self.hands.act(Action.CLOSE, box, f"the task asks me to close the {box} at the end")
