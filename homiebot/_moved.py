@@ -33,6 +33,7 @@ MOVED = {
     "homiebot.console": "homiebot.core.console",
     "homiebot.chat_client": "homiebot.core.chat_client",
     "homiebot.worlds.base": "homiebot.core.world",
+    "homiebot.perception.rooms": "homiebot.core.rooms",
     "homiebot.skills.policy": "homiebot.policies.base",
     "homiebot.skills._loading": "homiebot.policies._loading",
     "homiebot.skills.nomad": "homiebot.policies.nomad",

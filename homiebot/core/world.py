@@ -5,18 +5,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.core.contracts import Observation, Subtask
 from homiebot.core.errors import WorldBelief
+from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot
 from homiebot.core.tasks import SceneSource
-
-if TYPE_CHECKING:
-    from homiebot.perception.map_access import MapAccess
 
 
 class PerceptionHints(Protocol):

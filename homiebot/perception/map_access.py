@@ -4,61 +4,49 @@ Exploration needs little of the map: the floor plan's rooms, the mapped things (
 frontier worth driving to, where a person in view stands, and a way to look again from where the robot
 stands. Naming exactly that keeps skills off the map's internals, so the map can live in the process
 that builds it (``KeptMap`` over a ``MapKeeper`` here) or be reached over an interface of its own.
+
+``KeptMap`` reads the keeper through ``MapSource`` only, so this module needs nothing of
+``map_keeper``, which imports it to hand out its ``KeptMap``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
+from homiebot.core.contracts import PersonSeen
+from homiebot.core.map_access import MapAccess, MappedPlace
+from homiebot.core.rooms import RoomPrior
 from homiebot.perception.exploration import next_frontier_goal
-from homiebot.perception.map_keeper import MapKeeper
-from homiebot.perception.rooms import RoomPrior
+from homiebot.perception.semantic_map import SemanticMap
 
 
-@dataclass(frozen=True)
-class MappedPlace:
-    """One confirmed, not stale, instance of the map as exploration reads it."""
+class PeopleInView(Protocol):
+    """The people a map's cameras saw (``MappedBelief``): the latest sighting by name, and who is in view now."""
 
-    id: str
-    kind: str  # "object" or "receptacle"
-    articulated: bool  # has a door or drawer (what rests in it is not seen from outside)
-    x: float
-    y: float
-    reach: float  # half its larger horizontal extent (metres)
-    description: str  # one line, e.g. "white mug mug_1 on the white desk desk_1 (bedroom)"
+    @property
+    def people(self) -> Mapping[str, PersonSeen]: ...
+
+    @property
+    def in_view(self) -> AbstractSet[str]: ...
 
 
-class MapAccess(Protocol):
-    """The map of a world that builds one (``World.mapping``)."""
+class MapSource(Protocol):
+    """What ``KeptMap`` reads of the map's keeper (``MapKeeper``): the map and the people seen."""
 
-    def rooms(self) -> list[RoomPrior]:
-        """The floor plan's rooms (the map's prior)."""
-        ...
+    @property
+    def map(self) -> SemanticMap: ...
 
-    def places(self) -> list[MappedPlace]:
-        """The confirmed, not stale, instances, in the order they were first mapped."""
-        ...
-
-    def next_frontier(self, room: str | None = None) -> tuple[float, float] | None:
-        """A reachable free point by the most rewarding frontier (of ``room``, or anywhere); None when none is left."""
-        ...
-
-    def person_near(self, point: tuple[float, float], within: float) -> tuple[float, float] | None:
-        """Where a person in the latest view stands, when closer than ``within`` metres to ``point``."""
-        ...
-
-    def look(self) -> None:
-        """Observe from where the robot stands and update the map (not an agent round)."""
-        ...
+    @property
+    def belief(self) -> PeopleInView: ...
 
 
 class KeptMap:
     """``MapAccess`` to the map a ``MapKeeper`` keeps in this process; ``look`` is the world's observe-and-update."""
 
-    def __init__(self, keeper: MapKeeper, look: Callable[[], object]) -> None:
+    def __init__(self, keeper: MapSource, look: Callable[[], object]) -> None:
         self.keeper = keeper
         self._look = look
 
@@ -84,3 +72,6 @@ class KeptMap:
 
     def look(self) -> None:
         self._look()
+
+
+__all__ = ["KeptMap", "MapAccess", "MappedPlace", "MapSource", "PeopleInView"]

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from homiebot.core.contracts import Observation, Subtask
 from homiebot.core.errors import WorldBelief
-from homiebot.perception.map_access import MapAccess
+from homiebot.core.map_access import MapAccess
 from homiebot.perception.projection import CameraRig
 
 

@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from homiebot.core.contracts import PERSON_KIND, Action, Observation, PersonSeen, Subtask
 from homiebot.core.errors import Entity
+from homiebot.core.map_access import MapAccess
 from homiebot.core.world import PerceptionHints
 from homiebot.perception.detection import Detector, detect_views
+from homiebot.perception.map_access import KeptMap
 from homiebot.perception.map_belief import MapBelief
 from homiebot.perception.map_grounding import MapGrounder
 from homiebot.perception.people import people_seen
 from homiebot.perception.projection import CameraRig
 from homiebot.perception.semantic_map import MapError, SemanticMap, UpdateReport
-
-if TYPE_CHECKING:
-    from homiebot.perception.map_access import MapAccess
 
 OUT_OF_VIEW = 99.0  # metres: the distance of a person seen before but not in the latest observation
 
@@ -132,8 +131,7 @@ class MapKeeper:
         return self.map.describe()
 
     def access(self, look: Callable[[], object]) -> MapAccess:
-        from homiebot.perception.map_access import KeptMap
-
+        """``MapAccess`` to this map; ``look`` observes from where the robot stands and updates it."""
         return KeptMap(self, look)
 
     def warm(self) -> None:

@@ -17,10 +17,10 @@ import math
 from typing import Any
 
 from homiebot.core.contracts import Action, SkillFailure, Subtask
+from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot, RobotUnavailable, Unsupported
+from homiebot.core.rooms import RoomPrior
 from homiebot.core.world import World
-from homiebot.perception.map_access import MapAccess
-from homiebot.perception.rooms import RoomPrior
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 
 TURN = math.pi / 4  # look again turned by this much: a second sighting confirms what was seen

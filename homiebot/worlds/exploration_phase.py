@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
+from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot
-from homiebot.perception.map_access import MapAccess
 
 LOOK_GAP = 0.9  # metres from a piece of furniture's edge to look at what rests on it
 BESIDE_PERSON = 0.9  # metres from a person standing on a frontier's goal (centres) to look from instead

@@ -37,10 +37,10 @@ import numpy as np
 from homiebot.core.attempt_checks import AttemptCheck
 from homiebot.core.contracts import VIEW_NAMES, Action, Observation, Subtask, ViewImage
 from homiebot.core.errors import WorldBelief
+from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot
 from homiebot.core.world import World
 from homiebot.perception.detection import Detector
-from homiebot.perception.map_access import MapAccess
 from homiebot.perception.map_host import MapHost
 from homiebot.perception.map_keeper import MapKeeper
 from homiebot.perception.projection import CameraRig

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from homiebot.core.rooms import RoomPrior, RoomPriorError, room_at, rooms_from
 from homiebot.perception.colour import colour_name
 from homiebot.perception.occupancy import FREE, OCCUPIED, UNKNOWN, GridError, OccupancyGrid
 from homiebot.perception.projection import CameraError, CameraRig, backproject, project
-from homiebot.perception.rooms import RoomPrior, RoomPriorError, room_at, rooms_from
 
 
 def _camera(x: float, y: float, z: float, yaw: float, pitch: float) -> np.ndarray:

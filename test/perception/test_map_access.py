@@ -8,9 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from homiebot.config import RunConfig
+from homiebot.core.map_access import MapAccess, MappedPlace
 from homiebot.core.tasks import Task
 from homiebot.core.world import World
-from homiebot.perception.map_access import KeptMap, MapAccess, MappedPlace
+from homiebot.perception.map_access import KeptMap
 from homiebot.runtime import build_world, scene_for
 
 from ..conftest import ROOT

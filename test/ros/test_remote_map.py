@@ -16,8 +16,8 @@ pytest.importorskip("homiebot_msgs", reason="ROS 2 is an extra: pip install -e .
 from homiebot import runtime  # noqa: E402
 from homiebot.config import RunConfig  # noqa: E402
 from homiebot.core.contracts import VIEW_NAMES  # noqa: E402
+from homiebot.core.rooms import rooms_from  # noqa: E402
 from homiebot.core.tasks import load_task  # noqa: E402
-from homiebot.perception.rooms import rooms_from  # noqa: E402
 from homiebot.ros.clients.remote_map import RemoteKeeper  # noqa: E402
 from homiebot.ros.kit.services import ServiceError  # noqa: E402
 from homiebot.ros.messages.map import integrate_request, observation_of, rig_of, rooms_msg, rooms_of  # noqa: E402

@@ -25,11 +25,11 @@ from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.core.contracts import Observation, PersonSeen, Subtask
+from homiebot.core.map_access import MapAccess, MappedPlace
+from homiebot.core.rooms import RoomPrior, rooms_from
 from homiebot.core.tasks import scene_source
 from homiebot.core.world import PerceptionHints, World
-from homiebot.perception.map_access import MapAccess, MappedPlace
 from homiebot.perception.projection import CameraRig
-from homiebot.perception.rooms import RoomPrior, rooms_from
 from homiebot.ros.clients.map_link import FOLLOWER_CALLS, MapResolvedBelief, map_callers
 from homiebot.ros.kit.services import ServiceCaller
 from homiebot.ros.messages.common import person_from_msg, subtask_from_msg, subtask_msg

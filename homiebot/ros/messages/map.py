@@ -13,9 +13,9 @@ from homiebot_msgs.srv import MapIntegrate
 from sensor_msgs.msg import Image
 
 from homiebot.core.contracts import VIEW_NAMES, Observation, ViewImage
-from homiebot.perception.map_access import MappedPlace
+from homiebot.core.map_access import MappedPlace
+from homiebot.core.rooms import RoomPrior, rooms_from
 from homiebot.perception.projection import CameraRig
-from homiebot.perception.rooms import RoomPrior, rooms_from
 from homiebot.ros.messages.common import IMAGE_KINDS, from_image, person_msg, to_image
 from homiebot.ros.messages.round import header, labels_of, people_of, pose_of
 
