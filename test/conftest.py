@@ -24,8 +24,7 @@ DEMO_TASK = ROOT / "config" / "tasks" / "demo.yaml"
 # Modules that start ROS 2 processes outside test/ros/. Under pytest-xdist every ROS module runs on one worker,
 # one after the other: two graphs at once would double the load their timing margins were set for (each module
 # has ROS domains of its own, test/ros_domains.py). The other modules run beside them, each module on one worker.
-ROS_MODULES = {"test/worlds/test_sim_driver.py", "test/worlds/test_sim_driver_fetch.py", "test/worlds/test_sim_driver_estop.py",
-               "test/people/test_ros_user.py"}
+ROS_MODULES = {"test/worlds/test_sim_driver.py", "test/worlds/test_sim_driver_fetch.py", "test/worlds/test_sim_driver_estop.py"}
 
 
 def work_unit(nodeid: str) -> str:

@@ -28,10 +28,11 @@ def config_dir() -> Path:
     return checkout
 
 
-def robot_config(robot: str, sim_driver: bool = False, config_dir: str | Path | None = None) -> str:
+def robot_config(robot: str, sim_driver: bool = False, folder: str | Path | None = None) -> str:
     """The shipped run configuration of a robot: ``config/robot_<robot>.yaml`` (the graph deployed on
-    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver)."""
-    base = Path(config_dir) if config_dir is not None else config_dir()
+    it), or with ``sim_driver`` ``config/robots/<robot>_sim.yaml`` (the same graph plus the sim driver); ``folder``
+    instead of the shipped config folder."""
+    base = Path(folder) if folder is not None else config_dir()
     path = base / "robots" / f"{robot}_sim.yaml" if sim_driver else base / f"robot_{robot}.yaml"
     if not path.is_file():
         shipped = sorted(p.stem.removeprefix("robot_") for p in base.glob("robot_*.yaml"))

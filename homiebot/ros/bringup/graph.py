@@ -87,7 +87,7 @@ def policy_servers(config: str = "") -> list[NodeSpec]:
     import json
 
     from homiebot.config import load_config
-    from homiebot.ros.messages.policy import default_service, service_slug
+    from homiebot.ros.messages.policy_names import default_service, service_slug
 
     specs = []
     for skill in load_config(config or None).skills:

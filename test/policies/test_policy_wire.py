@@ -11,7 +11,7 @@ from homiebot.policies.base import DiscreteMove, EndEffectorDelta, Move, PolicyO
 from homiebot.policies.scripted import ScriptedPolicy
 from homiebot.policies.wire import WireError, decode_commands, encode_commands
 from homiebot.ros.clients.remote_policy import server_command
-from homiebot.ros.messages.policy import default_service, service_slug
+from homiebot.ros.messages.policy_names import default_service, service_slug
 
 
 def test_commands_round_trip_and_bad_ones_are_refused() -> None:
