@@ -27,7 +27,7 @@ import numpy as np
 
 from homiebot.policies.base import Command, Policy, PolicyError, PolicyObservation
 from homiebot.policies.training_cameras import default_training_camera
-from homiebot.ros.messages.common.policy_names import default_service, service_slug
+from homiebot.ros.messages.policy_names import default_service, service_slug
 
 if TYPE_CHECKING:
     from rclpy.executors import SingleThreadedExecutor
