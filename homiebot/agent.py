@@ -33,6 +33,7 @@ from homiebot.core.prompting import PromptBuilder, history_line
 from homiebot.core.records import EpisodeWriter
 from homiebot.core.tasks import Task
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import MapDescribing, MappedWorld, PrivilegedWorld
 from homiebot.executor import Execution
 from homiebot.people.base import NOBODY_ANSWERED, User
 from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
@@ -103,7 +104,7 @@ class Agent:
         self.world.reset()
         # the planner gets the task without its hidden intent (what a simulated user answers from)
         seen_task = task.model_copy(update={"intent": None, "min_questions": None})
-        self.planner.reset(EpisodeContext(task=seen_task, models=self.models, seed=seed, world=self.world,
+        self.planner.reset(EpisodeContext(task=seen_task, models=self.models, seed=seed, world=self.world if isinstance(self.world, PrivilegedWorld) else None,
                                           ask=self.user is not None, max_rounds=self.settings.max_rounds))
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
@@ -186,11 +187,11 @@ class Agent:
         window = self.settings.history_window
         shown = history[-window:] if window else history
         user = self.prompts.user(task.instruction, inventory_before, shown, feedback, r)
-        if self.world.describe_in_prompt:  # mapped perception: the map's text, when configured
+        if isinstance(self.world, MapDescribing) and self.world.describe_in_prompt:  # mapped perception: the map's text, when configured
             user += "\n\nWhat you have seen so far (semantic map):\n" + self.world.map_text()
         t1 = time.perf_counter()
         request = PlannerRequest(r, self.system, user, task.instruction, inventory_before, list(shown), feedback, obs,
-                                 scene_map=self.world.map_summary())
+                                 scene_map=self.world.map_summary() if isinstance(self.world, MappedWorld) else None)
         usage: dict[str, float] = {}
         output: PlannerOutput | None = None
         try:

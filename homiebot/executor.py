@@ -9,6 +9,7 @@ from typing import Generic, TypeVar
 from homiebot.core.contracts import STAND_IN, Action, Feedback, SkillFailure, Subtask
 from homiebot.core.errors import ErrorDetector
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import MappedWorld
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 
 SkillT = TypeVar("SkillT", bound=Skill)
@@ -37,6 +38,8 @@ def run_attempt(skill: Skill, subtask: Subtask, world: World | None, context: Sk
     the attempt to the process that holds the world."""
     if world is None:
         return skill.run(subtask, world, context)
+    if not isinstance(world, MappedWorld):
+        return skill.run(acted or subtask, world, context)
     result = skill.run(acted or world.skill_subtask(subtask), world, context)
     world.note_execution(subtask, result.success)
     return result
@@ -84,7 +87,7 @@ class Executor(Generic[SkillT]):
             note = f" ({model} is not installed here; {stand_in} ran in its place)"
             model = stand_in
         skill = self.skills[model]
-        acted = world.skill_subtask(subtask) if world is not None else None  # once, not per attempt
+        acted = world.skill_subtask(subtask) if isinstance(world, MappedWorld) else None  # once, not per attempt
         limit = self.attempts_by_action.get(subtask.action, self.max_attempts)
         travelled = 0.0
         attempt = 0

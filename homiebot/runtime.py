@@ -18,6 +18,7 @@ from homiebot.core.records import EpisodeWriter
 from homiebot.core.scenes import DEFAULT_WORLD
 from homiebot.core.tasks import Task, check_goal_names, scene_source
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import GoalJudge
 from homiebot.executor import Executor, skill_name
 from homiebot.memory.recall import MemoryStoreError, RecallingPlanner, home_name, open_memory, recall
 from homiebot.people.base import User
@@ -339,7 +340,7 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
         goal = task.goal
-        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
+        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None and isinstance(world, GoalJudge) else None
         watchers: list[EpisodeObserver] = [observer] if observer is not None else []
         if writer is not None and cfg.output.video:
             from homiebot.viz.video import EpisodeVideo  # continuous motion, captions, WebVTT

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck
-from homiebot.core.contracts import Observation, Subtask
+from homiebot.core.contracts import Observation
 from homiebot.core.errors import WorldBelief
-from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot
 from homiebot.core.tasks import SceneSource
 
@@ -102,89 +101,14 @@ class World(ABC):
         """Put every command of ``robot`` through ``guard(own_robot)`` (the safety layer)."""
         self._guard, self._guarded = guard, None
 
-    def ground_truth(self) -> Any | None:
-        """Privileged simulator state for simulation-only components (expert sources, privileged skills,
-        the oracle planner); None on a real robot. Its type is the simulator's own."""
-        return None
-
     def floor_plan(self) -> Any | None:
         """Named room rectangles (``name, x0, y0, x1, y1``) of the robot's map frame, the semantic
         map's room prior; None when unknown."""
         return None
 
-    def room_of(self, name: str) -> str | None:
-        """The room a named thing is in, as far as the world knows; None when unknown."""
-        return None
-
-    def top_down(self) -> TopDown | None:
-        """The plan view viewers draw (occupancy, rooms, things); None when the world has none."""
-        return None
-
-    def motion_snapshot(self) -> Any | None:
-        """The moving parts now (opaque), for ``in_between``; None when the world cannot show motion."""
-        return None
-
-    def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Iterator[Observation]:
-        """RGB observations along the motion between two ``motion_snapshot``s, ``fps`` per second of
-        motion (videos of skills that jump, such as kinematic ones); none by default."""
-        return iter(())
-
-    def keep_out_rooms(self, rooms: set[str]) -> None:
-        """Make the robot's navigation avoid these rooms where it can (a safety rule); default: nothing."""
-
-    def route(self, target: str) -> bool | None:
-        """Whether the robot's navigation can reach ``target`` (keeping out of forbidden rooms); None
-        when the world cannot tell."""
-        return None
-
-    def perception_hints(self) -> PerceptionHints | None:
-        """Simulator-only help for mapped perception; None on a real robot (see ``PerceptionHints``)."""
-        return None
-
     def attempt_check(self) -> AttemptCheck:
         """How skill attempts are judged here. Default: the robot's own signals and ``belief``."""
         return RobotSignalsCheck(self.belief)
-
-    def skill_subtask(self, subtask: Subtask) -> Subtask:
-        """The subtask with its names as the skills know them (a perceiving world maps its map
-        instances to what its skills act on). Default: unchanged."""
-        return subtask
-
-    def note_execution(self, subtask: Subtask, success: bool) -> None:
-        """Called after every skill attempt on a checked subtask (a map updates what it believes)."""
-
-    def goal_satisfied(self, goal: list[Any]) -> bool | None:
-        """Whether the task's goal conditions hold (a simulator can tell); None where the world cannot."""
-        return None
-
-    def exploration(self) -> Any | None:
-        """The exploration phase the task asks for before its instruction (``tasks.Exploration``), or None."""
-        return None
-
-    def start_task(self) -> None:
-        """The exploration phase is over: what happens from now on is the task's (its path length starts at 0)."""
-
-    def enter_round(self, round_index: int) -> None:
-        """This world is a copy that follows another through an episode (the executor node's copy of the
-        world node's simulator), now in agent round ``round_index``: what it observes from now on belongs
-        to that round. The default has nothing to keep."""
-
-    @property
-    def describe_in_prompt(self) -> bool:
-        """True when planner prompts should carry the map's text (``map_text``): mapped perception, when configured."""
-        return False
-
-    def map_text(self) -> str:
-        """The world's map in a few lines of text, for planner prompts; "" without a map."""
-        return ""
-
-    def map_summary(self) -> dict[str, Any] | None:
-        """What the world's semantic map holds (JSON-able), for planners that read maps; None without one."""
-        return None
-
-    def mapping(self) -> MapAccess | None:
-        """The semantic map this world builds, as skills explore with it (mapped perception); None without one."""
-        return None
 
     def inventory(self) -> list[str]:
         """Objects in the gripper (one-hand robot: zero or one)."""

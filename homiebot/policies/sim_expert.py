@@ -18,6 +18,7 @@ from typing import Any
 
 from homiebot.core.contracts import Subtask
 from homiebot.core.robot import Robot, RobotUnavailable
+from homiebot.core.world_capabilities import PrivilegedWorld
 from homiebot.policies.base import Command, PolicyError, PolicyObservation, PrivilegedPolicy
 
 # what each of the home's experts stands in for: (family, kind, image size, control rate)
@@ -44,7 +45,7 @@ class SimExpertPolicy(PrivilegedPolicy):
         self._diagnosis = ""
 
     def attach(self, world: Any, robot: Robot, subtask: Subtask) -> None:
-        truth = world.ground_truth()
+        truth = world.ground_truth() if isinstance(world, PrivilegedWorld) else None
         driver = getattr(truth, "driver", None)  # a SimTruth's SimDriver; an in-process home's truth has none
         if driver is None:
             raise TypeError(f"the simulator expert {self.expert} needs a sim driver's truth; {type(world).__name__} has none")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from homiebot.core.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.core.robot import Robot
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import RoomAware, RoomKeeping
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision
 from homiebot.safety.robot import SafeRobot
 from homiebot.safety.settings import KeepOutRule, SafetySettings
@@ -44,7 +45,8 @@ def protect(world: World, settings: SafetySettings, state: SafetyState) -> None:
     """The robot-side half of the safety layer, for the process where skills run: every command of
     ``world.robot`` through a ``SafeRobot``, navigation kept out of forbidden rooms."""
     world.install_guard(lambda robot: SafeRobot(robot, settings, state))
-    world.keep_out_rooms({r.room for r in settings.keep_out if r.room is not None})
+    if isinstance(world, RoomKeeping):
+        world.keep_out_rooms({r.room for r in settings.keep_out if r.room is not None})
 
 
 class SafetyGate:
@@ -127,10 +129,10 @@ class SafetyGate:
             return (f"a safety rule forbids it for the {hit.replace('_', ' ')}", hit) if hit else ("", "")
         room = rule.room or ""
         for name in things:
-            if name == room or world.room_of(name) == room:
+            if name == room or (isinstance(world, RoomAware) and world.room_of(name) == room):
                 return f"the {name.replace('_', ' ')} is in the {room.replace('_', ' ')}, where the robot must not go", name
         if sub.action is Action.GO_TO and sub.target:
-            route = world.route(sub.target)
+            route = world.route(sub.target) if isinstance(world, RoomAware) else None
             if route is not None and not route:
                 return f"the {sub.target.replace('_', ' ')} cannot be reached without entering the {room.replace('_', ' ')}", sub.target
         return "", ""

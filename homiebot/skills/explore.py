@@ -21,6 +21,7 @@ from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot, RobotUnavailable, Unsupported
 from homiebot.core.rooms import RoomPrior
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import MappedWorld
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 
 TURN = math.pi / 4  # look again turned by this much: a second sighting confirms what was seen
@@ -62,7 +63,7 @@ class ExploreSkill(Skill):
         return self.navigation.availability() if self.navigation else None
 
     def supports(self, world: World) -> str | None:
-        if world.mapping() is None:
+        if not isinstance(world, MappedWorld) or world.mapping() is None:
             return (f"exploration needs a world that builds a semantic map (perception mode 'mapped'); "
                     f"{type(world).__name__} has none")
         if world.robot is None:
@@ -76,7 +77,7 @@ class ExploreSkill(Skill):
             return self.navigation.run(subtask, world, context)
         assert world is not None, "exploring runs in the process that holds the world"
         room = subtask.target or ""
-        smap = world.mapping()
+        smap = world.mapping() if isinstance(world, MappedWorld) else None
         robot = world.robot
         if smap is None:
             return SkillResult(False, f"{type(world).__name__} builds no map to explore with", reason=SkillFailure.UNAVAILABLE)

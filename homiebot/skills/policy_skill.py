@@ -26,6 +26,7 @@ from homiebot.core.camera_geometry import TrainingCamera
 from homiebot.core.contracts import Action, SkillFailure, Subtask
 from homiebot.core.robot import MotionReport, Robot, RobotUnavailable, Stopped
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import PrivilegedWorld
 from homiebot.policies.base import (
     DiscreteMove,
     EndEffectorDelta,
@@ -180,7 +181,7 @@ class PolicySkill(Skill):
         robot = world.robot
         if robot is None:
             return f"{type(world).__name__} has no robot for {self.model} to drive"
-        if isinstance(self.policy, PrivilegedPolicy) and world.ground_truth() is None:
+        if isinstance(self.policy, PrivilegedPolicy) and (not isinstance(world, PrivilegedWorld) or world.ground_truth() is None):
             return (f"{self.model}'s {type(self.policy).__name__} reads simulator truth, which {type(world).__name__} does not have; "
                     f"configure a learned policy for {self.model}")
         caps = robot.capabilities

@@ -15,6 +15,7 @@ import random
 
 from homiebot.core.contracts import Action, SkillFailure, Subtask
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import PrivilegedWorld
 from homiebot.skills.base import Skill, SkillContext, SkillResult
 from homiebot.skills.failures import FailureProfile, draw, load_profile
 
@@ -24,7 +25,7 @@ _WITH_PEOPLE = {Action.GO_TO: Action.FOLLOW, Action.PUT: Action.GIVE}  # what a 
 
 
 def _home_state(world: World):  # noqa: ANN202 - the home's state, reached only through the World interface
-    state = world.ground_truth()
+    state = world.ground_truth() if isinstance(world, PrivilegedWorld) else None
     if state is None:
         raise TypeError(f"privileged skills need a simulated world with privileged state, not {type(world).__name__}")
     return state
@@ -41,7 +42,7 @@ class _PrivilegedSkill(Skill):
         self.weak_at = tuple(weak_at)
 
     def supports(self, world: World) -> str | None:
-        if world.ground_truth() is None:
+        if not isinstance(world, PrivilegedWorld) or world.ground_truth() is None:
             return (f"{self.model}'s privileged skill is simulation-only and {type(world).__name__} has no simulator truth; "
                     f"configure a policy skill for {self.model}")
         return None

@@ -14,6 +14,7 @@ import rerun as rr
 
 from homiebot.core.contracts import EpisodeRecord, Observation, StepRecord
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import MappedWorld, ViewableWorld
 from homiebot.safety.state import SafetyState
 from homiebot.viz.queue import DropQueue
 from homiebot.viz.rerun_log import APP_ID, RerunLog, blueprint
@@ -55,14 +56,14 @@ class LiveView:
     def start(self, world: World, safety: SafetyState | None = None) -> None:
         """A new episode in ``world``: log the plan view."""
         self._world, self._safety, self._safety_seen, self._round = world, safety, 0, 0
-        top = world.top_down()
+        top = world.top_down() if isinstance(world, ViewableWorld) else None
         self.queue.put(lambda: self.log.map_static(top), droppable=False)
 
     def observation(self, obs: Observation) -> None:
         """An observation of the loop (each round's; control-rate ones too when a world reports them)."""
         world = self._world
-        top = world.top_down() if world is not None else None
-        summary = world.map_summary() if world is not None else None
+        top = world.top_down() if isinstance(world, ViewableWorld) else None
+        summary = world.map_summary() if isinstance(world, MappedWorld) else None
         r = obs.round or self._round
 
         def apply() -> None:

@@ -19,6 +19,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from homiebot.core.contracts import VIEW_NAMES, EpisodeRecord, Observation, StepRecord
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import ViewableWorld
 from homiebot.viz.timeline import step_status, step_subtask
 
 FPS = 10
@@ -109,7 +110,7 @@ class EpisodeVideo:
         self._flush_pending(None)
         self._pending = obs
         self._last_obs = obs
-        self._snap = self._world.motion_snapshot() if self._world is not None else None
+        self._snap = self._world.motion_snapshot() if isinstance(self._world, ViewableWorld) else None
 
     def step(self, step: StepRecord) -> None:
         self._flush_pending(step)
@@ -141,7 +142,7 @@ class EpisodeVideo:
         """The motion since the last observation, under the last round's caption (its cue grows)."""
         world, before = self._world, self._snap
         self._snap = None
-        if world is None or before is None:
+        if not isinstance(world, ViewableWorld) or before is None:
             return
         after = world.motion_snapshot()
         lines = caption_lines(self._last_step, self._last_step.round if self._last_step else 0)

@@ -40,6 +40,15 @@ from homiebot.core.errors import WorldBelief
 from homiebot.core.map_access import MapAccess
 from homiebot.core.robot import Robot
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import (
+    GoalJudge,
+    PerceptionHinting,
+    PhasedWorld,
+    PrivilegedWorld,
+    RoomAware,
+    RoomKeeping,
+    ViewableWorld,
+)
 from homiebot.perception.detection import Detector
 from homiebot.perception.map_host import MapHost
 from homiebot.perception.map_keeper import MapKeeper
@@ -83,7 +92,7 @@ class PerceivingWorld(World):
             self.keeper = remote(inner, rooms, holding)
         else:
             assert detector is not None
-            local = MapKeeper(detector, rooms, holding=holding, hints=inner.perception_hints(), map_params=map_params, bind_radius=bind_radius)
+            local = MapKeeper(detector, rooms, holding=holding, hints=inner.perception_hints() if isinstance(inner, PerceptionHinting) else None, map_params=map_params, bind_radius=bind_radius)
             local.warm()  # so that no episode's first grounding waits for the model
             self.keeper = local
         self._describe_in_prompt = describe_in_prompt  # the agent appends ``map_text()`` to planner prompts
@@ -117,26 +126,27 @@ class PerceivingWorld(World):
         return self.inner.robot
 
     def top_down(self) -> Any:
-        return self.inner.top_down()
+        return self.inner.top_down() if isinstance(self.inner, ViewableWorld) else None
 
     def motion_snapshot(self) -> Any | None:
-        return self.inner.motion_snapshot()
+        return self.inner.motion_snapshot() if isinstance(self.inner, ViewableWorld) else None
 
     def in_between(self, before: Any, after: Any, fps: float, max_frames: int = 200) -> Any:
-        return self.inner.in_between(before, after, fps, max_frames)
+        return self.inner.in_between(before, after, fps, max_frames) if isinstance(self.inner, ViewableWorld) else iter(())
 
     def room_of(self, name: str) -> str | None:
         return self.keeper.room_of(name)
 
     def keep_out_rooms(self, rooms: set[str]) -> None:
-        self.inner.keep_out_rooms(rooms)
+        if isinstance(self.inner, RoomKeeping):
+            self.inner.keep_out_rooms(rooms)
 
     def route(self, target: str) -> bool | None:
         acted = self.skill_subtask(Subtask(action=Action.GO_TO, target=target)).target
-        return self.inner.route(acted) if acted is not None else None
+        return self.inner.route(acted) if acted is not None and isinstance(self.inner, RoomAware) else None
 
     def ground_truth(self) -> Any | None:
-        return self.inner.ground_truth()
+        return self.inner.ground_truth() if isinstance(self.inner, PrivilegedWorld) else None
 
     def attempt_check(self) -> AttemptCheck:
         """The inner world's: in simulation attempts are judged from truth (the map follows what happened)."""
@@ -147,23 +157,25 @@ class PerceivingWorld(World):
         self.keeper.new_episode()
         self.exploration_stops = 0
         self._round = 0
-        phase = self.inner.exploration() if self.keeper.leads_episodes else None  # a follower's map is explored already
+        phase = self.inner.exploration() if self.keeper.leads_episodes and isinstance(self.inner, PhasedWorld) else None  # a follower's map is explored already
         if phase is not None:
             self._exploring = True  # the world's clock stands before the task (round 0) while exploring
             try:
                 self.exploration_stops = explore_home(self._access, self.robot_, phase.max_stops)
             finally:
                 self._exploring = False
-            self.inner.start_task()
+            if isinstance(self.inner, PhasedWorld):
+                self.inner.start_task()
 
     def exploration(self) -> Any | None:
-        return self.inner.exploration()
+        return self.inner.exploration() if isinstance(self.inner, PhasedWorld) else None
 
     def enter_round(self, round_index: int) -> None:
         self._round = round_index
 
     def start_task(self) -> None:
-        self.inner.start_task()
+        if isinstance(self.inner, PhasedWorld):
+            self.inner.start_task()
 
     def observe(self, round_index: int) -> Observation:
         self._round = round_index
@@ -215,7 +227,7 @@ class PerceivingWorld(World):
         return self.inner.scene_description()
 
     def goal_satisfied(self, goal: list) -> bool | None:
-        return self.inner.goal_satisfied(goal)
+        return self.inner.goal_satisfied(goal) if isinstance(self.inner, GoalJudge) else None
 
     def close(self) -> None:
         try:

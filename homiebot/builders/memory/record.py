@@ -25,6 +25,7 @@ from PIL import Image
 from homiebot.builders.memory.scripts import SCRIPTS, Script
 from homiebot.core.contracts import Observation
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import ViewableWorld
 from homiebot.executor import Executor
 from homiebot.memory.demonstration import Demonstration, Detection, Frame, TrueSubtask, Utterance, save_demonstration
 
@@ -101,11 +102,12 @@ def record_demonstration(world: World, executor: Executor, script: Script, out: 
         subtasks.append(TrueSubtask(start=t0, subtask=str(sub)))
         if step.say:
             speak(step.say, t0 + speech_delay)
-        before = world.motion_snapshot()
+        before = world.motion_snapshot() if isinstance(world, ViewableWorld) else None
         result = executor.execute(sub, step.model, world, seed=0, round_index=i)
         if result.feedback.status.value != "success":
             raise RuntimeError(f"script '{script.id}' step {i + 1} {sub} failed: {result.feedback.message}")
-        motion = list(world.in_between(before, world.motion_snapshot(), fps=2.0, max_frames=motion_frames))[:motion_frames]
+        motion = list(world.in_between(before, world.motion_snapshot(), fps=2.0, max_frames=motion_frames))[:motion_frames] \
+            if isinstance(world, ViewableWorld) else []
         for m in motion or [obs]:  # at least one frame per subtask, so that every subtask takes time
             add(m, held, None, [])
         if step.remark:

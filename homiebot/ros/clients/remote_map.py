@@ -29,6 +29,7 @@ from homiebot.core.map_access import MapAccess, MappedPlace
 from homiebot.core.rooms import RoomPrior, rooms_from
 from homiebot.core.tasks import scene_source
 from homiebot.core.world import PerceptionHints, World
+from homiebot.core.world_capabilities import PerceptionHinting, PrivilegedWorld
 from homiebot.perception.projection import CameraRig
 from homiebot.ros.clients.map_link import FOLLOWER_CALLS, MapResolvedBelief, map_callers
 from homiebot.ros.kit.services import ServiceCaller
@@ -55,7 +56,7 @@ class RemoteKeeper:
         self.inner = inner
         self.rooms: list[RoomPrior] = rooms_from(floor_plan)
         self.holding = holding
-        self.hints: PerceptionHints | None = inner.perception_hints()
+        self.hints: PerceptionHints | None = inner.perception_hints() if isinstance(inner, PerceptionHinting) else None
         self.scene, self.world, self.episode, self.timeout = scene, world, episode, timeout
         self.session = ""
         self.leads_episodes = leads
@@ -75,7 +76,7 @@ class RemoteKeeper:
 
     def _state(self) -> str:
         """The simulator's moving state as JSON, for binding map ids to its names ("" on a robot)."""
-        truth = self.inner.ground_truth() if self.scene else None
+        truth = self.inner.ground_truth() if self.scene and isinstance(self.inner, PrivilegedWorld) else None
         return json.dumps(truth.dynamic()) if truth is not None else ""
 
     # ---- MapHost ---------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from std_msgs.msg import UInt32
 from homiebot.config import RunConfig
 from homiebot.core.contracts import Subtask
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import FollowingWorld
 from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros.clients.remote_map import MapFollower
 from homiebot.ros.clients.world_link import world_callers
@@ -158,7 +159,8 @@ class LocalSkills:
         if self.copy is not None:
             self._use(self.copy.follow(int(goal.episode), int(goal.round)))
         elif self.world is not None:
-            self.world.enter_round(int(goal.round))
+            if isinstance(self.world, FollowingWorld):
+                self.world.enter_round(int(goal.round))
         assert self.executor is not None
         self.safety.round = int(goal.round)
         for skill in self.reporting.values():

@@ -18,6 +18,7 @@ from rclpy.node import Node
 
 from homiebot.config import RunConfig
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import FollowingWorld, PrivilegedWorld
 from homiebot.ros.clients.remote_map import MapFollower
 from homiebot.ros.clients.world_link import world_callers, world_scene
 from homiebot.ros.messages.observations import ObservationCache
@@ -75,7 +76,8 @@ class SimulatorCopy:
         except ValueError as err:
             raise CopyError(f"the world node's state of round {round_index} is unreadable: {err}") from None
         self._state().apply_dynamic(dynamic)
-        self.world.enter_round(round_index)
+        if isinstance(self.world, FollowingWorld):
+            self.world.enter_round(round_index)
         return self.world
 
     def hand_back(self, round_index: int) -> dict[str, Any]:
@@ -87,7 +89,7 @@ class SimulatorCopy:
 
     def _state(self) -> Any:
         assert self.world is not None
-        state = self.world.ground_truth()
+        state = self.world.ground_truth() if isinstance(self.world, PrivilegedWorld) else None
         if state is None:
             raise CopyError(f"{type(self.world).__name__} has no simulator state to copy")
         return state

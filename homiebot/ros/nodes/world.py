@@ -47,6 +47,7 @@ from homiebot.core.contracts import VIEW_NAMES
 from homiebot.core.errors import take_snapshot
 from homiebot.core.tasks import Task
 from homiebot.core.world import World
+from homiebot.core.world_capabilities import GoalJudge, MapDescribing, MappedWorld, PrivilegedWorld, RoomAware
 from homiebot.ros.clients.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.clients.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.clients.world_link import SERVICES, service_name
@@ -183,7 +184,7 @@ class WorldNode:
             world = self.world
             world.reset()
             self.safety.new_episode()
-            self.mapped = world.map_summary() is not None
+            self.mapped = isinstance(world, MappedWorld) and world.map_summary() is not None
             self.episode += 1
             self._changed()
         self.sim.later(self._render_ahead)
@@ -228,10 +229,10 @@ class WorldNode:
                      if a is not None]
             at = {"episode": self.episode, "round_index": round_index, "stamp_ns": stamp}
             observation = round_observation_msg(obs, episode=self.episode, stamp_ns=stamp, kinds=kinds, path_length=world.path_length(),
-                                                mapped=self.mapped, map_text=world.map_text() if self.mapped and world.describe_in_prompt else None)
+                                                mapped=self.mapped, map_text=world.map_text() if self.mapped and isinstance(world, MapDescribing) and world.describe_in_prompt else None)
             if self.belief_here:
                 self.round_pubs["world/belief"].publish(belief_msg(take_snapshot(world.belief), resolves=callable(getattr(world.belief, "resolve", None)), **at))
-            state = world.ground_truth()
+            state = world.ground_truth() if isinstance(world, PrivilegedWorld) else None
             if state is not None:  # a simulator's moving state, for privileged planners' mirrors
                 self.round_pubs["world/state"].publish(sim_state_msg(state.dynamic(), **at))
             self.round_pubs["observation"].publish(observation)
@@ -262,7 +263,7 @@ class WorldNode:
             world = self._require()
             if int(request.episode) != self.episode:
                 raise BadRequest(f"episode {request.episode} is over (the world is in episode {self.episode})")
-            state = world.ground_truth()
+            state = world.ground_truth() if isinstance(world, PrivilegedWorld) else None
             if state is None:
                 raise BadRequest(f"{type(world).__name__} has no simulator state to take over")
             try:
@@ -291,13 +292,15 @@ class WorldNode:
     def room_of(self, request: RoomOf.Request) -> RoomOf.Response:
         """The room a named thing is in (for keep-out rules)."""
         with self._lock:
-            room = self._require().room_of(str(request.name))
+            world = self._require()
+            room = world.room_of(str(request.name)) if isinstance(world, RoomAware) else None
         return RoomOf.Response(known=room is not None, room=room or "")
 
     def route(self, request: Route.Request) -> Route.Response:
         """Whether the navigation reaches a target while keeping out of forbidden rooms."""
         with self._lock:
-            reachable = self._require().route(str(request.target))
+            world = self._require()
+            reachable = world.route(str(request.target)) if isinstance(world, RoomAware) else None
         return Route.Response(known=reachable is not None, reachable=bool(reachable))
 
     def goal(self, request: GoalSatisfied.Request) -> GoalSatisfied.Response:
@@ -306,7 +309,8 @@ class WorldNode:
         except ValueError as err:  # not JSON, or not goal conditions
             raise BadRequest(f"the goal is not goal conditions: {str(err).splitlines()[0]}") from None
         with self._lock:
-            satisfied = self._require().goal_satisfied(task.goal or [])
+            world = self._require()
+            satisfied = world.goal_satisfied(task.goal or []) if isinstance(world, GoalJudge) else None
         return GoalSatisfied.Response(known=satisfied is not None, satisfied=bool(satisfied))
 
     def info(self, request: WorldInfo.Request) -> WorldInfo.Response:
