@@ -29,8 +29,15 @@ from homiebot.ros.messages.truth import ground_truth_msg
 class Simulating(Protocol):
     """What the services reach in the sim driver."""
 
-    lockstep: bool
-    sim_ns: int
+    @property
+    def lockstep(self) -> bool:
+        """Whether only ``step`` moves the simulation."""
+        ...
+
+    @property
+    def sim_ns(self) -> int:
+        """The simulated time (ns)."""
+        ...
 
     def truth_now(self) -> dict[str, Any]: ...
     def restart(self) -> dict[str, float]: ...

@@ -1,0 +1,85 @@
+"""The camera streams at ``sim.camera_rate_hz``: each camera's image, camera_info and registered depth, and
+beside each camera of the planner's views its instance segmentation (``/homiebot/sim/<camera>/segmentation``,
+simulator only, as a segmentation camera would). In lock-step nothing moves between steps, so the instant's
+messages are sent again rather than rendered again."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from sensor_msgs.msg import CameraInfo, Image
+
+from homiebot.robots.camera_rotation import render_shape, to_mounted
+from homiebot.robots.profile import CameraSpec, RobotProfile
+from homiebot.robots.sim import segmentation_topic
+from homiebot.ros.messages.common import to_image
+from homiebot.ros.nodes.sim_driver.images import camera_info_msg, image_msg, render_fovy
+
+
+class SimCameras:
+    """The publishers of the cameras the home renders (``pubs``: image, info, depth by camera; ``seg_pubs``) and the
+    messages of the last instant. ``size``: every camera's (height, width), or None for each camera's own;
+    ``view_of``: the home's view a camera renders now; ``stamp_ns``: the driver's stamps."""
+
+    def __init__(self, node: Any, profile: RobotProfile, robot: Any, size: tuple[int, int] | None, view_of: Callable[[str], str],
+                 stamp_ns: Callable[[], int], lock: threading.Lock, lockstep: bool) -> None:
+        self.node, self.profile, self.robot, self.size = node, profile, robot, size
+        self.view_of, self._stamp_ns, self._lock, self.lockstep = view_of, stamp_ns, lock, lockstep
+        self.pubs = {name: self._publishers(spec) for name, spec in profile.cameras.items() if name in profile.sim.views}
+        # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
+        self.seg_pubs = {name: node.create_publisher(Image, segmentation_topic(name), 5) for name in self.pubs if name in profile.views.values()}
+        self._sent: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
+
+    def _publishers(self, spec: CameraSpec) -> tuple[Any, Any, Any]:
+        """A camera's image, camera_info and depth publishers (None where the profile has none)."""
+        p = self.profile
+        image = self.node.create_publisher(Image, p.topic(spec.image), 5)
+        info = self.node.create_publisher(CameraInfo, p.topic(spec.info), 5) if spec.info else None
+        depth = self.node.create_publisher(Image, p.topic(spec.depth), 5) if spec.depth else None
+        return image, info, depth
+
+    def start(self) -> None:
+        """Stream at the profile's camera rate."""
+        self.node.create_timer(1.0 / self.profile.sim.camera_rate_hz, self.on_timer)
+
+    def on_timer(self) -> None:
+        """The camera streams: rendered at their rate in real time; in lock-step nothing moves between
+        steps, so the instant's messages are sent again (for late subscribers) without rendering again."""
+        if not self.lockstep or not self._sent:  # (none yet: at start-up and after a restart)
+            self.render()
+            return
+        for pub, msg in self._sent:
+            pub.publish(msg)
+
+    def render(self) -> None:
+        """Render and publish each camera in turn, stamped when it is rendered (as a camera stamps at capture)."""
+        sent: list[tuple[Any, Any]] = []
+        for name in self.pubs:
+            spec = self.profile.cameras[name]
+            raw = self.size or (spec.height, spec.width)  # the image as the driver publishes it
+            upright = render_shape(raw, spec.rotation_deg)
+            with self._lock:
+                view = self.robot.render(upright, (self.view_of(name),), fovy=render_fovy(spec, raw, upright),
+                                         segmentation=name in self.seg_pubs)
+            frame = next(iter(view.values()))
+            stamp = self._stamp_ns()
+            image_pub, info_pub, depth_pub = self.pubs[name]
+            messages = [(image_pub, image_msg(frame.rgb, spec, raw, stamp, name))]
+            if info_pub is not None:
+                messages.append((info_pub, camera_info_msg(raw, spec, stamp, name)))
+            if depth_pub is not None and frame.depth is not None:  # by the nearest pixel: depth is never blended
+                depth = to_mounted(frame.depth, spec.rotation_deg, raw, order=0)
+                messages.append((depth_pub, to_image(depth, "depth", stamp, name)))
+            if name in self.seg_pubs and frame.segmentation is not None:
+                ids = to_mounted(frame.segmentation, spec.rotation_deg, raw, order=0)
+                messages.append((self.seg_pubs[name], to_image(ids, "segmentation", stamp, name)))
+            for pub, msg in messages:
+                pub.publish(msg)
+            sent += messages
+        self._sent = sent
+
+    def forget(self) -> None:
+        """The home restarted: the next tick renders the new instant."""
+        self._sent = []

@@ -1,0 +1,23 @@
+"""The sim driver node: its parameters and entry point (the ``homiebot_sim_driver`` console script)."""
+
+from __future__ import annotations
+
+from homiebot.ros.kit.common import NodeDef, Param
+from homiebot.ros.kit.process import run_node
+from homiebot.ros.nodes.sim_driver.driver import SimDriver
+from homiebot.ros.nodes.sim_driver.estop import _estop_check
+
+PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YAML file"),
+          Param("scene", "0", "the home: a seed (an integer) or a scene YAML file", types=(int,)),
+          Param("camera_size", "", "publish every camera at HEIGHTxWIDTH (empty: each camera's own resolution)"),
+          Param("estop_registered_after", "", "for a driver that waits for an operator's E-Stop (the profile's "
+                "estop_registration): seconds until the simulated operator registers one; 'never' or a negative "
+                "number: never; empty: the profile's sim.estop_registered_after", _estop_check, types=(float, int)),
+          Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
+
+NODE = NodeDef("sim_driver", SimDriver, PARAMS, managed=False)  # as the real drivers: no lifecycle services
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the sim driver node until it is stopped; its exit status."""
+    return run_node(NODE, args)

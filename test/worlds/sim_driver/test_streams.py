@@ -1,0 +1,62 @@
+"""The driver's streams built alone: camera messages as the mounted camera gives them, joint_states under the
+robot's joint names, and the gripper's GripperCommand result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("control_msgs", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from control_msgs.action import GripperCommand  # noqa: E402
+
+from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.ros.nodes.sim_driver.arm import SimArm  # noqa: E402
+from homiebot.ros.nodes.sim_driver.chains import CameraChains  # noqa: E402
+from homiebot.ros.nodes.sim_driver.goals import GoalNotes  # noqa: E402
+from homiebot.ros.nodes.sim_driver.gripper import SimGripper  # noqa: E402
+from homiebot.ros.nodes.sim_driver.images import camera_info_msg, camera_size, image_msg, render_fovy  # noqa: E402
+from homiebot.ros.nodes.sim_driver.joint_states import JointStates  # noqa: E402
+from homiebot.ros.nodes.sim_driver.trajectory import TrajectoryArm  # noqa: E402
+from test.worlds.sim_driver.fakes import FakeGoalHandle, FakeNode, FakeRobot, shared  # noqa: E402
+
+
+def test_camera_size_reads_height_by_width_or_nothing() -> None:
+    assert camera_size("120x160") == (120, 160) and camera_size("") is None
+
+
+def test_a_grey_camera_publishes_one_channel_in_its_published_frame_with_matching_intrinsics() -> None:
+    spec = load_profile("spot").cameras["frontleft"]  # mono8, turned on the body
+    raw = (60, 80)
+    rgb = np.full((100, 100, 3), 200, dtype=np.uint8)
+    msg = image_msg(rgb, spec, raw, 1_500_000_000, "frontleft")
+    assert (msg.encoding, msg.height, msg.width, msg.step) == ("mono8", 60, 80, 80) and len(msg.data) == 60 * 80
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id) == (1, 500_000_000, "frontleft")
+    info = camera_info_msg(raw, spec, 0, "frontleft")
+    assert (info.height, info.width) == raw and info.k[2] == pytest.approx(39.5) and info.k[5] == pytest.approx(29.5)
+    assert render_fovy(spec, raw, raw) < spec.hfov_deg  # fewer rows than columns: a narrower vertical view
+
+
+def test_fetchs_joint_states_carry_the_torso_the_head_and_the_arm_in_that_order() -> None:
+    profile, robot, node = load_profile("fetch"), FakeRobot(), FakeNode()
+    lock, counters = shared()
+    arm = TrajectoryArm(node, profile, robot, SimArm(node, profile, robot, lock, counters), lambda: 0.0, GoalNotes(lock), counters)
+    chains = CameraChains(node, profile, robot, arm.kinematics, lockstep=True)
+    joints = JointStates(node, profile, robot, arm, chains)
+    joints.publish(0)
+    msg = node.publishers["/joint_states"].sent[-1]
+    assert msg.name[:3] == ["torso_lift_joint", "head_pan_joint", "head_tilt_joint"] and msg.name[3:] == list(arm.kinematics.names)
+    assert msg.position[0] == pytest.approx(0.3) and len(msg.position) == len(msg.name)
+
+
+def test_a_gripper_command_that_stops_on_something_reports_stalled() -> None:
+    profile, robot, node = load_profile("fetch"), FakeRobot(), FakeNode()
+    lock, counters = shared()
+    gripper = SimGripper(node, profile, robot, lock, counters)
+    goal = GripperCommand.Goal()
+    goal.command.position, goal.command.max_effort = 0.0, 60.0
+    robot.holding = "green_can"
+    handle = FakeGoalHandle(goal)
+    result = gripper.execute(handle)
+    assert robot.closure == 1.0 and result.stalled and not result.reached_goal and result.effort == 60.0
+    assert handle.ended == "succeeded" and counters["gripper_goals"] == 1
