@@ -1,0 +1,164 @@
+"""``Cameras``: the profile's camera streams (image, camera_info, registered depth) and frames read from them.
+
+Images are turned upright (``homiebot.ros.clients.robot.images``), converted to RGB (a mono8 body camera is
+repeated over three channels) and resized to what the caller asks for (depth and segmentation by the
+nearest pixel, never blended). The driver's camera_info (of the published image) is turned with them:
+the principal point turns, the focal length stays (square pixels), and both are scaled with the resize.
+A body camera's pose is static in the profile (that of the upright view); a camera on a chain (Spot's
+hand camera on the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward
+kinematics of the newest ``joint_states`` over its table, and its ``CameraInfo.pose_stamp`` is those
+joint states' stamp (for a frame read, the joint states nearest the image's stamp); joint states lacking
+one of its joints raise ``RobotUnavailable`` naming it. A camera with neither reports an identity pose.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PIL import Image as PILImage
+from rclpy.node import Node
+from sensor_msgs.msg import CameraInfo as CameraInfoMsg
+from sensor_msgs.msg import Image
+
+from homiebot.core.robot import BasePose, CameraFrame, CameraInfo, RobotUnavailable, Unsupported
+from homiebot.robots.camera_rotation import upright_intrinsics, upright_shape
+from homiebot.robots.profile import CameraSpec, RobotProfile
+from homiebot.ros.clients.robot.images import to_depth, to_rgb
+from homiebot.ros.clients.robot.joints import JointStates
+from homiebot.ros.clients.robot.lockstep import LockStep
+from homiebot.ros.messages.common import ns_of
+
+
+class Cameras:
+    """Keeps the newest message of each camera stream the profile names. ``aliases``: other names the
+    cameras answer to (view name -> camera)."""
+
+    def __init__(self, node: Node, profile: RobotProfile, aliases: dict[str, str], joints: JointStates, lockstep: LockStep,
+                 alive: Callable[[], BasePose], call_timeout: float) -> None:
+        self.profile, self.aliases, self.joints, self.lockstep = profile, aliases, joints, lockstep
+        self._alive, self.call_timeout = alive, call_timeout
+        self._lock = threading.Lock()
+        self._images: dict[str, Image] = {}
+        self._depths: dict[str, Image] = {}
+        self._infos: dict[str, CameraInfoMsg] = {}
+        self._image_ns: dict[str, int] = {}  # the newest image's stamp per camera (a turned head waits for a newer one)
+        p = profile
+        self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
+        for cam, spec in p.cameras.items():
+            node.create_subscription(Image, p.topic(spec.image), self._keeper(self._images, cam), 2)
+            if spec.info:
+                node.create_subscription(CameraInfoMsg, p.topic(spec.info), self._keeper(self._infos, cam), 2)
+            if spec.depth:
+                node.create_subscription(Image, p.topic(spec.depth), self._keeper(self._depths, cam), 2)
+
+    def _keeper(self, store: dict[str, Any], camera: str) -> Callable[[Any], None]:
+        """A callback that keeps the newest message of a camera's stream in ``store``."""
+
+        def keep(msg: Any) -> None:
+            with self._lock:
+                store[camera] = msg
+                if store is self._images:
+                    self._image_ns[camera] = ns_of(msg.header.stamp)
+
+        return keep
+
+    def missing_images(self) -> list[str]:
+        """The image topics nothing arrived on yet."""
+        p = self.profile
+        images = {p.topic(spec.image): cam for cam, spec in p.cameras.items()}
+        return [topic for topic, cam in images.items() if cam not in self._images]
+
+    def image_ns(self, camera: str) -> int:
+        """The stamp (ns) of a camera's newest image; -1 before the first."""
+        return self._image_ns.get(camera, -1)
+
+    def wait_for_mounts(self, deadline: float) -> None:
+        """Wait until ``deadline`` for joint states carrying the joints of every camera placed by joints."""
+        for cam, mount in self.mounts.items():
+            while True:
+                try:
+                    self.joints.values(mount.names, f"camera '{cam}'")
+                    break
+                except RobotUnavailable:
+                    if time.monotonic() > deadline:
+                        raise
+                time.sleep(0.05)
+
+    def spec(self, camera: str) -> CameraSpec:
+        """The profile's spec of a camera (or of the camera an alias names)."""
+        camera = self.aliases.get(camera, camera)
+        if camera not in self.profile.cameras:
+            raise ValueError(f"unknown camera '{camera}'; {self.profile.robot} has {sorted(self.profile.cameras)}")
+        return self.profile.cameras[camera]
+
+    def info(self, camera: str, size: tuple[int, int] | None = None, at_ns: int | None = None) -> CameraInfo:
+        """A camera's geometry upright at ``size``; a camera on a chain placed by the joint states nearest
+        ``at_ns`` (an image's stamp), else by the newest."""
+        spec = self.spec(camera)
+        camera = self.aliases.get(camera, camera)
+        with self._lock:
+            msg = self._infos.get(camera)
+        if msg is not None and msg.k[0] > 0 and msg.height > 0 and msg.width > 0:  # the driver's, of the image as published
+            raw = (int(msg.height), int(msg.width))
+            k = (msg.k[0], msg.k[4], msg.k[2], msg.k[5])
+        else:  # no camera_info: a pinhole from the profile's field of view
+            raw = (spec.height, spec.width)
+            f = 0.5 * spec.width / math.tan(math.radians(spec.hfov_deg) / 2)
+            k = (f, f, (spec.width - 1) / 2, (spec.height - 1) / 2)
+        fx, fy, cx, cy = upright_intrinsics(*k, raw, spec.rotation_deg)  # turned upright like the image
+        h, w = upright_shape(raw, spec.rotation_deg)
+        if size is not None:
+            sy, sx = size[0] / h, size[1] / w
+            fx, fy, cx, cy, h, w = fx * sx, fy * sy, cx * sx, cy * sy, size[0], size[1]
+        stamp = None
+        if camera in self.mounts:  # moved by joints: where the newest joint states put it
+            mount = self.mounts[camera]
+            q, stamp = self.joints.values(mount.names, f"camera '{camera}'", at_ns)
+            pose = mount.pose(q)
+        else:
+            pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
+        return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
+
+    def frames(self, camera: str) -> tuple[Image | None, Image | None]:
+        """The newest image and depth of a camera; in lock-step, of the last step's instant (waited for)."""
+        deadline = time.monotonic() + self.call_timeout
+        while True:
+            with self._lock:
+                msg, dmsg = self._images.get(camera), self._depths.get(camera)
+            if msg is None or self.lockstep.sim_ns < 0 or ns_of(msg.header.stamp) >= self.lockstep.sim_ns:
+                return msg, dmsg
+            if time.monotonic() > deadline:
+                raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self.lockstep.sim_ns} ns "
+                                       f"from camera '{camera}'")
+            time.sleep(0.005)
+
+    def read(self, camera: str, size: tuple[int, int] | None = None, depth: bool = False) -> CameraFrame:
+        """The newest frame of a camera at ``size`` (height, width), with depth when asked."""
+        spec = self.spec(camera)
+        camera = self.aliases.get(camera, camera)
+        self._alive()
+        msg, dmsg = self.frames(camera)
+        if msg is None:
+            raise RobotUnavailable(f"{self.profile.robot}: no image on {self.profile.topic(spec.image)} yet")
+        rgb = to_rgb(msg, spec)
+        target = size or rgb.shape[:2]
+        if rgb.shape[:2] != tuple(target):
+            rgb = np.asarray(PILImage.fromarray(rgb).resize((target[1], target[0]), PILImage.Resampling.BILINEAR))
+        d = None
+        if depth:
+            if dmsg is None:
+                raise Unsupported(f"{self.profile.robot}: no depth for camera '{camera}'")
+            d = to_depth(dmsg, spec)
+            if d.shape != tuple(target):
+                d = np.asarray(PILImage.fromarray(d).resize((target[1], target[0]), PILImage.Resampling.NEAREST))
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        info = self.info(camera, (int(target[0]), int(target[1])), ns_of(msg.header.stamp))
+        return CameraFrame(rgb, info, stamp, d)
+
+
+__all__ = ["Cameras"]

@@ -1,0 +1,93 @@
+"""``Cameras`` and the image conversion alone: frames upright, RGB, resized; geometry from camera_info or the profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from sensor_msgs.msg import CameraInfo as CameraInfoMsg  # noqa: E402
+from sensor_msgs.msg import Image  # noqa: E402
+
+from homiebot.core.robot import RobotUnavailable, Unsupported  # noqa: E402
+from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.ros.clients.robot.cameras import Cameras  # noqa: E402
+from homiebot.ros.clients.robot.images import to_depth, to_rgb  # noqa: E402
+from homiebot.ros.clients.robot.joints import JointStates  # noqa: E402
+from homiebot.ros.clients.robot.lockstep import LockStep  # noqa: E402
+from test.ros.robot.fakes import FakeNode, alive, stamp  # noqa: E402
+
+PROFILE = load_profile("spot")
+
+
+def image(array: np.ndarray, encoding: str, ns: int = 1) -> Image:
+    msg = Image(height=array.shape[0], width=array.shape[1], encoding=encoding, data=array.tobytes())
+    msg.header.stamp = stamp(ns)
+    return msg
+
+
+def cameras(node: FakeNode, lockstep: LockStep | None = None, aliases: dict | None = None) -> Cameras:
+    lockstep = lockstep or LockStep(None)
+    return Cameras(node, PROFILE, aliases or {}, JointStates(node, PROFILE, lockstep), lockstep, alive, 0.05)
+
+
+def test_mono_is_repeated_bgr_swapped_and_a_short_image_refused():
+    spec = PROFILE.cameras["left"]  # upright already
+    mono = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    assert np.array_equal(to_rgb(image(mono, "mono8"), spec), np.repeat(mono[:, :, None], 3, axis=2))
+    bgr = np.zeros((2, 3, 3), np.uint8)
+    bgr[..., 0] = 9
+    assert (to_rgb(image(bgr, "bgr8"), spec)[..., 2] == 9).all()
+    short = Image(height=2, width=3, encoding="rgb8", data=b"\x00" * 5)
+    with pytest.raises(RobotUnavailable, match="with 5 bytes"):
+        to_rgb(short, spec)
+
+
+def test_depth_in_millimetres_is_metres():
+    d = to_depth(image(np.full((2, 2), 1500, np.uint16), "16UC1"), PROFILE.cameras["left"])
+    assert d.dtype == np.float32 and np.allclose(d, 1.5)
+
+
+def test_every_stream_of_every_camera_is_subscribed():
+    node = FakeNode()
+    part = cameras(node)
+    for spec in PROFILE.cameras.values():
+        assert node.subscriptions[PROFILE.topic(spec.image)][2] == 2
+        assert PROFILE.topic(spec.info) in node.subscriptions and PROFILE.topic(spec.depth) in node.subscriptions
+    assert len(part.missing_images()) == len(PROFILE.cameras)
+
+
+def test_a_frame_is_resized_with_its_geometry():
+    node = FakeNode()
+    part = cameras(node, aliases={"side": "left"})
+    spec = PROFILE.cameras["left"]
+    with pytest.raises(RobotUnavailable, match="no image on"):
+        part.read("left")
+    node.deliver(PROFILE.topic(spec.image), image(np.full((48, 64, 3), 7, np.uint8), "rgb8", ns=3_000_000_000))
+    info = CameraInfoMsg(height=48, width=64, k=[50.0, 0, 31.5, 0, 50.0, 23.5, 0, 0, 1])
+    node.deliver(PROFILE.topic(spec.info), info)
+    frame = part.read("side", (24, 32))
+    assert frame.image.shape == (24, 32, 3) and (frame.image == 7).all() and frame.stamp == 3.0
+    assert frame.info.name == "left" and frame.info.intrinsics == pytest.approx((25.0, 25.0, 15.75, 11.75))
+    assert part.image_ns("left") == 3_000_000_000 and "side" not in part.missing_images()
+    with pytest.raises(Unsupported, match="no depth"):
+        part.read("left", depth=True)
+    with pytest.raises(ValueError, match="unknown camera 'nose'"):
+        part.spec("nose")
+
+
+def test_without_camera_info_a_pinhole_from_the_profiles_field_of_view():
+    spec = PROFILE.cameras["left"]
+    info = cameras(FakeNode()).info("left")
+    assert (info.height, info.width) == (spec.height, spec.width) and info.intrinsics[2] == (spec.width - 1) / 2
+
+
+def test_lock_step_waits_for_an_image_of_the_instant():
+    node = FakeNode()
+    clock = LockStep(lambda *_: (0, {}))
+    clock.expect_instant(2_000)
+    part = cameras(node, clock)
+    node.deliver(PROFILE.topic(PROFILE.cameras["left"].image), image(np.zeros((2, 2, 3), np.uint8), "rgb8", ns=1_000))
+    with pytest.raises(RobotUnavailable, match="no image of the simulated instant 2000 ns"):
+        part.frames("left")
