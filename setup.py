@@ -2,8 +2,9 @@
 
 Every package under ``homiebot/`` is found, not listed (a wheel, ``pip install .``, ``pip install -e .``
 and ``colcon build`` with or without ``--symlink-install`` install the same modules). The plugin
-folders live in the package (``homiebot/planners``, ``homiebot/skills``, ``homiebot/perception``);
-the links ``planners/``, ``skills/`` and ``perception/`` at the repository root point at them.
+folders live in the package (``homiebot/planners``, ``homiebot/skills``, ``homiebot/policies``,
+``homiebot/perception``); the links ``planners/``, ``skills/``, ``policies/`` and ``perception/`` at the repository
+root point at them.
 """
 
 from glob import glob

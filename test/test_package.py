@@ -33,7 +33,7 @@ def imported(paths: list[str]) -> set[str]:
                     names |= {a.name.split(".")[0] for a in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                     names.add(node.module.split(".")[0])
-    return {n for n in names if n not in sys.stdlib_module_names and n not in ("homiebot", "perception", "planners", "skills")} - OPTIONAL
+    return {n for n in names if n not in sys.stdlib_module_names and n not in ("homiebot", "perception", "planners", "policies", "skills")} - OPTIONAL
 
 
 def test_every_third_party_import_of_the_graph_is_an_exec_depend():
