@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from homiebot.agent import Agent, AgentSettings
 from homiebot.config import RunConfig
-from homiebot.core import registry
+from homiebot.core import plugin_params, registry
 from homiebot.core.contracts import Action, EpisodeRecord, Observation, StepRecord
 from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter
@@ -117,14 +117,23 @@ def make_task(instruction: str | None, scene: str | None, world: str = DEFAULT_W
     return source.task_for(instruction, scene if scene is not None else "0")
 
 
-def _construct(kind: str, cls: type[Any], params: dict) -> object:
+def _construct(kind: str, plugin: Any, params: dict, *, name: str, where: str,
+               base: type[World] | type[Planner] | type[Skill] | type[Detector]) -> object:
+    """The plugin built from its configured parameters, checked first against its parameters model (its
+    class's ``Params``, else one derived from its constructor): ConfigError naming every bad field."""
+    plugin_class = plugin if isinstance(plugin, type) and issubclass(plugin, base) else None
+    declared = plugin_class.Params if plugin_class is not None else None
+    kwargs = plugin_params.validate(kind, plugin, params, name=name, where=where, declared=declared)
     try:
-        return cls.from_params(**params) if hasattr(cls, "from_params") else cls(**params)
+        if plugin_class is not None and issubclass(plugin_class, Planner):
+            return plugin_class.from_params(**kwargs)
+        return plugin(**kwargs)
     except TypeError as err:
-        accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-        raise ConfigError(f"{kind} '{cls.__name__}': bad parameters {sorted(params)} ({err}); accepted: {accepted}") from None
+        accepted = list(plugin_params.params_model(plugin, declared).model_fields)
+        raise ConfigError(f"{plugin_params.label(kind, plugin, name)}: bad parameters {sorted(params)} in {where} ({err}); "
+                          f"accepted: {accepted}") from None
     except ValueError as err:
-        raise ConfigError(f"{kind} '{cls.__name__}': {err}") from None
+        raise ConfigError(f"{plugin_params.label(kind, plugin, name)}: {err}") from None
 
 
 def build_world(cfg: RunConfig, scene: Any, remote_map: RemoteMap | None = None) -> World:
@@ -133,7 +142,7 @@ def build_world(cfg: RunConfig, scene: Any, remote_map: RemoteMap | None = None)
     detector and a semantic map, kept here or, with ``remote_map``, elsewhere (the mapper node's)."""
     cls = registry.load("worlds", cfg.world.name)
     params = {**cfg.world.params, **({"scene": scene} if scene_source(cfg.world.name) is not None else {})}
-    world: World = _construct("world", cls, params)  # type: ignore[assignment]
+    world: World = _construct("world", cls, params, name=cfg.world.name, where="world.params", base=World)  # type: ignore[assignment]
     if cfg.perception.mode != "mapped":
         return world
     from homiebot.worlds.perceiving import PerceivingWorld
@@ -157,7 +166,10 @@ def build_detector(cfg: RunConfig) -> Detector:
         det_cls = registry.load("detectors", spec.name)
     except registry.PluginError as err:
         raise ConfigError(f"perception.detector: {err}") from None
-    detector: Detector = _construct("detector", det_cls, dict(spec.params))  # type: ignore[assignment]  # bad parameters: ConfigError
+    from homiebot.perception import detection
+
+    detector: Detector = _construct("detector", det_cls, dict(spec.params), name=spec.name,  # type: ignore[assignment]
+                                    where="perception.detector.params", base=detection.Detector)
     reason = detector.availability()
     if reason:
         detector.close()
@@ -179,7 +191,8 @@ def recall_for(cfg: RunConfig, task: Task) -> list[RecalledSegment] | None:
 
 def build_planner(cfg: RunConfig, override: dict | None = None) -> Planner:
     cls = registry.load("planners", cfg.planner.name)
-    return _construct("planner", cls, {**cfg.planner.params, **(override or {})})  # type: ignore[return-value]
+    return _construct("planner", cls, {**cfg.planner.params, **(override or {})}, name=cfg.planner.name,  # type: ignore[return-value]
+                      where="planner.params", base=Planner)
 
 
 @dataclass
@@ -255,7 +268,7 @@ def build_skills(cfg: RunConfig, world: World) -> SkillSet:
     skills: dict[str, Skill] = {}
     models: list[ModelInfo] = []
     unavailable: dict[str, str] = {}
-    for spec in cfg.skills:
+    for index, spec in enumerate(cfg.skills):
         if spec.model in skills or spec.model in unavailable:
             raise ConfigError(f"two skills answer to model '{spec.model}'; model names must be unique")
         cls = registry.load("skills", spec.name)
@@ -264,7 +277,8 @@ def build_skills(cfg: RunConfig, world: World) -> SkillSet:
             params["profile"] = cfg.skill_profile
         if spec.actions is not None:
             params["actions"] = frozenset(spec.actions)
-        skill: Skill = _construct("skill", cls, {"model": spec.model, **params})  # type: ignore[assignment]
+        skill: Skill = _construct("skill", cls, {"model": spec.model, **params}, name=spec.name,  # type: ignore[assignment]
+                                  where=f"skills[{index}].params", base=Skill)
         reason = skill.availability() or skill.supports(world)
         if reason:
             unavailable[spec.model] = reason

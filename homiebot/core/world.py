@@ -5,9 +5,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
+from pydantic import BaseModel
 
 from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck
 from homiebot.core.contracts import Observation
@@ -57,6 +58,8 @@ class World(ABC):
     static_between_actions: bool = False
     # How this world's scenes are read and mirrored; None for a world without scenes (a real robot).
     scenes: SceneSource | None = None
+    #: the parameters model of its ``params:`` (a pydantic model, extra="forbid"); None: derived from the constructor
+    Params: ClassVar[type[BaseModel] | None] = None
     # True when the robot is reached through its driver (ROS topics and services), so that any process
     # can build its own instance of this world and command the same robot: the graph's executor node
     # then runs the skills itself, through a bridge of its own.

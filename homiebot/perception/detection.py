@@ -14,9 +14,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from homiebot.core.contracts import Observation
@@ -82,6 +83,8 @@ class Detector(abc.ABC):
     """A detector backend. Subclasses implement ``detect``; ``availability`` says why it cannot run."""
 
     name = "detector"
+    #: the parameters model of its ``params:`` (a pydantic model, extra="forbid"); None: derived from the constructor
+    Params: ClassVar[type[BaseModel] | None] = None
 
     def availability(self) -> str | None:
         """None when the detector can run, else a sentence saying what is missing and how to get it."""

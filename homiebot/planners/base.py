@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel
 
 from homiebot.core.contracts import Feedback, Observation
 from homiebot.core.tasks import Task
@@ -94,6 +96,8 @@ class Planner(ABC):
     #: image kinds of the four views this planner looks at ("image", "depth", "segmentation");
     #: a planner that needs none may be given no observation when images are costly to move
     needs_views: tuple[str, ...] = ("image", "depth", "segmentation")
+    #: the parameters model of its ``params:`` (a pydantic model, extra="forbid"); None: derived from the constructor
+    Params: ClassVar[type[BaseModel] | None] = None
 
     def reset(self, context: EpisodeContext) -> None:
         """Prepare for a new episode; raise PlannerConfigError if the context is unusable."""

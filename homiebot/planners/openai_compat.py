@@ -39,10 +39,11 @@ import os
 import time
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field
 
 from homiebot.core.chat_client import ChatAuthError, ChatClient, ChatConfigError, ChatError, ChatRejected
 from homiebot.core.contracts import VIEW_NAMES, Observation, offered_actions
@@ -101,6 +102,29 @@ def _encoded_file(path: str, mtime_ns: int) -> str:
         return png_data_url(np.asarray(im.convert("RGB")))
 
 
+class OpenAIParams(BaseModel):
+    """The ``planner.params`` of the ``openai`` planner (values are checked further when it is built)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    model: str | None = Field(None, description="required: the model name the server serves (gpt-4o-mini, llava, ...)")
+    base_url: str = Field("https://api.openai.com/v1", description="the API root ending in /v1")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="the environment variable holding the key (null: no key)")
+    output_format: str = Field("json", description=f"the reply format: {' or '.join(FORMATS)}")
+    template: str | None = Field(None, description="a prompt template YAML file (system:/user: texts)")
+    temperature: float | None = Field(0.2, description="sampling temperature >= 0 (null: the server's)")
+    max_tokens: int | None = Field(512, description="reply length limit (null: the server's)")
+    timeout: float = Field(60.0, description="seconds per request")
+    retries: int = Field(3, description="further tries after a rate limit, server error or timeout")
+    backoff: float = Field(1.0, description="seconds before the first retry, doubled each time")
+    response_format: str = Field("auto", description=f"how the reply is constrained: {', '.join(RESPONSE_FORMATS)}")
+    send_images: bool = Field(True, description="send the four views as images")
+    image_detail: str | None = Field("auto", description=f"the images' detail: {', '.join(IMAGE_DETAILS)} (or null)")
+    extra_headers: dict[str, str] | None = Field(None, description="added to every request's headers")
+    extra_body: dict[str, Any] | None = Field(None, description="merged into every request (e.g. {top_p: 0.9})")
+    vision: bool = Field(True, description="false: a text-only model, the views described in words")
+    constrain_names: bool = Field(False, description="grammar mode: targets only among the names perception reported")
+
+
 class OpenAIPlanner(Planner):
     """Asks a chat-completions endpoint for the next subtask, one request per round.
 
@@ -126,6 +150,7 @@ class OpenAIPlanner(Planner):
     """
 
     needs_views: tuple[str, ...] = ("image",)
+    Params: ClassVar[type[BaseModel] | None] = OpenAIParams
 
     def __init__(self, model: str | None = None, base_url: str = "https://api.openai.com/v1",
                  api_key_env: str | None = "OPENAI_API_KEY", output_format: str = "json", template: str | None = None,

@@ -22,9 +22,10 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from homiebot.core.robot import MotionReport, Robot, Unsupported
 
@@ -114,6 +115,8 @@ class Policy(ABC):
     image_size: tuple[int, int] = (256, 256)  # (height, width) the policy expects
     rate_hz: float = 5.0  # control rate it was trained at
     camera: TrainingCamera | None = None  # the camera it was trained with (None: a square image at image_size)
+    #: the parameters model of its ``params:`` (a pydantic model, extra="forbid"); None: derived from the constructor
+    Params: ClassVar[type[BaseModel] | None] = None
 
     def availability(self) -> str | None:
         """None if the policy can run here, else what is missing and the exact install hint."""

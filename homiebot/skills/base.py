@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from pydantic import BaseModel
 
 from homiebot.core.contracts import Action, SkillFailure, Subtask
 from homiebot.core.world import World
@@ -44,6 +47,9 @@ class Skill(ABC):
     ``model`` is the name planners use to choose it (e.g. "RT-1-X"); ``actions`` are the actions
     it can execute. Subtask names are already grounded to canonical world names when ``run`` is called.
     """
+
+    #: the parameters model of its ``params:`` (a pydantic model, extra="forbid"); None: derived from the constructor
+    Params: ClassVar[type[BaseModel] | None] = None
 
     def __init__(self, model: str, actions: frozenset[Action]) -> None:
         self.model = model

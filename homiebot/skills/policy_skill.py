@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
+from homiebot.core import plugin_params
 from homiebot.core.attempt_checks import AttemptCheck, RobotSignalsCheck, Tolerances
 from homiebot.core.camera_geometry import TrainingCamera
 from homiebot.core.contracts import Action, SkillFailure, Subtask
@@ -82,14 +84,43 @@ def policy_factory(name: str) -> Callable[..., Policy]:
 
 
 def make_policy(name: str, **params: Any) -> Policy:
-    """Build a registered policy; unknown names list what is available."""
-    return policy_factory(name)(**params)
+    """Build a registered policy; unknown names list what is available, bad parameters (ConfigError) name
+    the field and what the policy accepts."""
+    factory = policy_factory(name)
+    declared = factory.Params if isinstance(factory, type) and issubclass(factory, Policy) else None
+    return factory(**plugin_params.validate("policy", factory, params, name=name, where="policy_params", declared=declared))
 
 
 def _height_width(size: Sequence[int]) -> tuple[int, int]:
     """An image size (height, width) as a pair."""
     height, width = size
     return (height, width)
+
+
+class PolicySkillParams(BaseModel):
+    """The ``params`` of a ``policy_skill`` (see ``PolicySkill``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)
+    model: str = Field(description="the name planners choose it by (the skill's model:)")
+    actions: list[str] | frozenset[Action] | None = Field(None, description="the actions it executes (default: by the "
+                                                                            "policy's kind)")
+    policy: str | Policy = Field("expert_waypoints", description="a registered policy name (`homiebot plugins`)")
+    policy_params: dict[str, Any] | None = Field(None, description="the policy's own keyword arguments")
+    rate_hz: float | None = Field(None, strict=False, description="control rate, Hz (default: the policy's)")
+    max_steps: int = Field(400, strict=False, description="policy calls per attempt")
+    max_collisions: int = Field(5, strict=False, description="collisions before the attempt gives up")
+    goal_gap: float = Field(0.45, strict=False, description="Go to success: the gap to the goal, metres")
+    facing_deg: float = Field(30.0, description="Go to success: how far off facing the goal, degrees")
+    image_size: tuple[int, int] | list[int] | None = Field(None, description="[height, width] of the policy's "
+                                                                             "images (default: the policy's)")
+    stow: bool = Field(True, description="bring the arm back to its carry pose after manipulation")
+    render: bool = Field(True, description="false: blank images (expert policies only, to time the control path)")
+    process: dict[str, Any] | None = Field(None, description="run the policy in a policy server process: "
+                                                             "{python_executable, timeout, connect_timeout, service, spawn, host}")
+    camera: str | None = Field(None, description="the robot camera the policy sees (default: the robot's policy camera)")
+    check: Literal["auto", "robot_signals"] = Field("auto", description="how success is judged")
+    training_camera: str | dict[str, Any] | TrainingCamera | None = Field(
+        None, description="the camera the policy was trained with: a family name (nomad) or TrainingCamera fields")
 
 
 class PolicySkill(Skill):
@@ -117,6 +148,8 @@ class PolicySkill(Skill):
 
     The record names the skill ``policy:<policy name>`` (``...@server`` when served by another process).
     """
+
+    Params: ClassVar[type[BaseModel] | None] = PolicySkillParams
 
     def __init__(self, model: str, actions: list[str] | frozenset[Action] | None = None, policy: str | Policy = "expert_waypoints",
                  policy_params: dict | None = None, rate_hz: float | None = None, max_steps: int = 400,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from homiebot.core.attempt_checks import AttemptCheck
 from homiebot.core.contracts import VIEW_NAMES, InstanceLabel, Observation, PersonSeen, Pose2D, ViewImage, ViewName
@@ -24,6 +25,20 @@ from homiebot.worlds.home.scenes import HOME_SCENES
 from homiebot.worlds.home.state import HomeState
 
 
+class HomeParams(BaseModel):
+    """The embedded home's ``world.params``: what its cameras render, and its navigation grid."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, arbitrary_types_allowed=True)
+    scene: SceneSpec | None = Field(description="given by the run from the task (its scene, scene_file or scene_seed); "
+                                                "not a configuration key")
+    width: int = Field(256, gt=0, description="camera image width, pixels")
+    height: int = Field(256, gt=0, description="camera image height, pixels")
+    fovy: float = Field(90.0, gt=0, lt=180, description="vertical field of view of the four cameras, degrees")
+    depth: bool = Field(True, description="render depth images (metres)")
+    segmentation: bool = Field(True, description="render instance segmentation images")
+    nav_resolution: float = Field(0.1, gt=0, description="cell size of the navigation grid, metres")
+
+
 class EmbeddedHome(World):
     """A generated or declared home in MuJoCo, with a Fetch-like robot and four body cameras.
 
@@ -35,6 +50,7 @@ class EmbeddedHome(World):
     static_between_actions = True
     scenes = HOME_SCENES
     state_copyable = True  # HomeState.dynamic / apply_dynamic
+    Params: ClassVar[type[BaseModel] | None] = HomeParams
 
     def __init__(self, scene: SceneSpec | None, width: int = 256, height: int = 256, fovy: float = 90.0,
                  depth: bool = True, segmentation: bool = True, nav_resolution: float = 0.1) -> None:
