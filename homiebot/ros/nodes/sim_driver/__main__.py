@@ -4,4 +4,5 @@ import sys
 
 from homiebot.ros.nodes.sim_driver.node import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
