@@ -37,8 +37,6 @@ from homiebot.core.contracts import (  # the bracket form is the Subtask contrac
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _LABEL = re.compile(r"^\W*(analysis|subtask|model)\s*\d*\s*[:：]", re.IGNORECASE | re.MULTILINE)
 
-__all__ = ["ACTION_LIST", "FormatError", "parse_action", "parse_planner_output", "parse_subtask_text", "subtask_from_parts"]
-
 
 def match_model(name: str | None, models: Sequence[str]) -> str | None:
     """Find the configured model a planner meant ('rt-1-x', 'RT1X' -> 'RT-1-X'); None if no match."""
@@ -141,3 +139,6 @@ def parse_planner_output(raw: str, models: Sequence[str]) -> PlannerOutput:
     if model is None:
         raise FormatError(f"'{model_text}' is not in the model list! Choose a model from [{', '.join(models)}].")
     return PlannerOutput(analysis=analysis, subtask=subtask, model=model)
+
+
+__all__ = ["ACTION_LIST", "FormatError", "parse_action", "parse_planner_output", "parse_subtask_text", "subtask_from_parts"]

@@ -14,7 +14,7 @@ from homiebot.people.simulated import SimulatedUser
 def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) -> User:
     """``simulated``, ``persona:<name or file>`` (LLM-backed when the file has an ``llm:`` section) or
     ``ros``; ConfigError when a simulated user has no goal or the persona file is invalid."""
-    if spec in _plugged_users():  # e.g. ``ros``: questions through the ROS graph
+    if spec in registry.available("users"):  # e.g. ``ros``: questions through the ROS graph (homiebot.users)
         return registry.load("users", spec)()
     if task.goal is None:
         raise ConfigError(f"user '{spec}': task '{task.id}' has no goal, so a simulated user has nothing to answer from")
@@ -30,8 +30,3 @@ def make_user(spec: str, task: Task, scene: dict[str, Any] | None, seed: int) ->
             return LLMPersonaUser(persona, task.instruction, task.goal, scene, seed)
         return PersonaUser(persona, task.instruction, task.goal, scene, seed)
     raise ConfigError(f"unknown user '{spec}'; choose none, simulated or persona:<name or file>")
-
-
-def _plugged_users() -> list[str]:
-    """Users other distributions (or homiebot's ROS wing) register under ``homiebot.users``."""
-    return registry.available("users")
