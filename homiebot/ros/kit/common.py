@@ -23,6 +23,7 @@ from homiebot.config import RunConfig, load_config
 from homiebot.core.errors import ConfigError
 from homiebot.ros.kit import services
 from homiebot.ros.kit.dds_profile import use_profile
+from homiebot.ros.kit.shm import clean_stale
 
 
 class ParameterError(ValueError):
@@ -121,6 +122,7 @@ def init(args: list[str] | None) -> None:
     if rclpy.ok():
         return  # already initialised in this process (a node and a bridge, say)
     use_profile(os.environ)  # before the first participant: a node started by ros2 launch or by hand gets it too
+    clean_stale()  # a file another process was killed making would hang this one's participant
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
 
 
