@@ -7,22 +7,22 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-from homiebot.agent import Agent, AgentSettings
+from homiebot.agent import AgentSettings
 from homiebot.config import RunConfig
 from homiebot.core import plugin_params, registry
-from homiebot.core.contracts import Action, EpisodeRecord, Observation, StepRecord
+from homiebot.core.contracts import Action, EpisodeRecord, StepRecord
 from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter
 from homiebot.core.scenes import DEFAULT_WORLD
 from homiebot.core.tasks import Task, check_goal_names, scene_source
 from homiebot.core.world import World
-from homiebot.core.world_capabilities import GoalJudge
+from homiebot.episode import EpisodeObserver, EpisodeParts, Fanout, play_episode
 from homiebot.executor import Executor, skill_name
 from homiebot.memory.recall import MemoryStoreError, RecallingPlanner, home_name, open_memory, recall
 from homiebot.people.base import User
-from homiebot.planners.base import ModelInfo, Planner, PlannerConfigError, RecalledSegment
+from homiebot.planners.base import ModelInfo, Planner, RecalledSegment
 from homiebot.safety.approval import Approver
 from homiebot.safety.gate import SafetyGate
 from homiebot.safety.state import SafetyState
@@ -31,18 +31,6 @@ from homiebot.skills.base import Skill
 if TYPE_CHECKING:
     from homiebot.perception.detection import Detector
     from homiebot.worlds.perceiving import RemoteMap
-
-
-class EpisodeObserver(Protocol):
-    """Watches an in-process episode (a live viewer). Called on the loop's thread: return at once."""
-
-    def start(self, world: World, safety: SafetyState | None) -> None: ...
-
-    def observation(self, obs: Observation) -> None: ...
-
-    def step(self, step: StepRecord) -> None: ...
-
-    def end(self, record: EpisodeRecord | None) -> None: ...
 
 
 def scene_for(task: Task, world: str = DEFAULT_WORLD) -> Any:
@@ -350,11 +338,9 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
             from homiebot.people.factory import make_user
 
             user = make_user(cfg.user, task, world.scene_description(), cfg.seed)
-        agent = Agent(world, agent_planner, executor, skillset.models, settings, planner_name=cfg.planner.name, safety=gate, user=user)
+        parts = EpisodeParts(world, agent_planner, executor, skillset.models, settings, cfg.planner.name, gate=gate, user=user)
         episode_id = f"{task.id}_seed{cfg.seed}"
         writer = EpisodeWriter(out_dir, episode_id, images=cfg.output.images, video=cfg.output.video) if out_dir else None
-        goal = task.goal
-        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None and isinstance(world, GoalJudge) else None
         watchers: list[EpisodeObserver] = [observer] if observer is not None else []
         if writer is not None and cfg.output.video:
             from homiebot.viz.video import EpisodeVideo  # continuous motion, captions, WebVTT
@@ -362,21 +348,8 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
             video = EpisodeVideo()
             writer.video_maker = video.write
             watchers.append(video)
-        if watchers:
-            observer = _Fanout(watchers)
-            observer.start(world, gate.state)
-            agent.on_observe = observer.observation
-            on_step = _both(observer.step, on_step)
-        record = None
-        try:
-            record = agent.run(task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step, goal_check=goal_check)
-        except PlannerConfigError:
-            if writer is not None:
-                writer.discard()  # nothing was recorded: the episode never started
-            raise
-        finally:
-            if observer is not None:
-                observer.end(record)
+        record = play_episode(parts, task, cfg.seed, writer=writer, config=cfg.model_dump(mode="json"), on_step=on_step,
+                              observer=Fanout(watchers) if watchers else None)
         return record, (writer.final_dir if writer else None)
     finally:
         if own_planner and planner is not None:
@@ -384,34 +357,3 @@ def run_episode(cfg: RunConfig, task: Task, out_dir: str | Path | None = None,
         if executor is not None:
             executor.close()
         world.close()
-
-
-def _both(first: Callable[[StepRecord], None], then: Callable[[StepRecord], None] | None) -> Callable[[StepRecord], None]:
-    def call(step: StepRecord) -> None:
-        first(step)
-        if then is not None:
-            then(step)
-    return call
-
-
-class _Fanout:
-    """Several observers as one."""
-
-    def __init__(self, observers: list[EpisodeObserver]) -> None:
-        self.observers = observers
-
-    def start(self, world: World, safety: SafetyState | None) -> None:
-        for o in self.observers:
-            o.start(world, safety)
-
-    def observation(self, obs: Observation) -> None:
-        for o in self.observers:
-            o.observation(obs)
-
-    def step(self, step: StepRecord) -> None:
-        for o in self.observers:
-            o.step(step)
-
-    def end(self, record: EpisodeRecord | None) -> None:
-        for o in self.observers:
-            o.end(record)

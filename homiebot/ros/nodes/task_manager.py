@@ -34,13 +34,13 @@ from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String, UInt32
 
-from homiebot.agent import Agent
 from homiebot.core.console import end_reason, round_line, task_line, verdict_line
 from homiebot.core.contracts import STAND_IN, StepRecord
 from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter, finalise_leftovers
 from homiebot.core.scenes import SceneError
 from homiebot.core.tasks import Task, TaskError, load_task
+from homiebot.episode import EpisodeParts, play_episode
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
 from homiebot.planners.base import PlannerConfigError
@@ -384,16 +384,14 @@ class TaskManagerNode:
         settings = agent_settings(c)
         gate = SafetyGate(c.safety, self.safety, self.approver)
         self.running = (rid, world)
-        agent = Agent(world, planner, executor, executor.models, settings, planner_name=planner_name,
-                      make_checker=lambda t: RemoteChecker(self.check, executor.capabilities(), t.aliases, timeout, world,
-                                                                   executor.unavailable), safety=gate, user=self._user(task, world, seed))
+        parts = EpisodeParts(world, planner, executor, executor.models, settings, planner_name, gate=gate, user=self._user(task, world, seed),
+                             make_checker=lambda t: RemoteChecker(self.check, executor.capabilities(), t.aliases, timeout, world,
+                                                                  executor.unavailable))
         writer = EpisodeWriter(self.params["out_dir"], f"{task.id}_seed{seed}", images=c.output.images, video=c.output.video)
         writer.write_start({"instruction": task.instruction, "task_id": task.id, "planner": planner_name, "seed": seed,
                             "max_rounds": c.max_rounds, "scene": world.scene_description()})
         if self._start_bag(rid, writer):
             writer.before_finish.append(lambda: self._stop_bag(rid, writer.work_dir / "bag"))
-        goal = task.goal
-        goal_check = (lambda: world.goal_satisfied(goal)) if goal is not None else None
         setup = round(time.perf_counter() - started, 4)  # scene, world reset, capabilities: before the episode's clock starts
         profile = c.skill_profile if isinstance(c.skill_profile, str) else "custom"
         self._status(id=rid, state="running", instruction=task.instruction, seed=seed, setup_s=setup, planner=planner_name,
@@ -417,16 +415,14 @@ class TaskManagerNode:
         folder = writer.final_dir
         self.watch.begin()
         try:
-            record = agent.run(task, seed, writer=writer, config=config, on_step=on_step, goal_check=goal_check)
+            # an episode that failed before its first round (the planner refused the instruction, a node
+            # did not answer) leaves nothing to keep: its folder goes, its bag closed first
+            record = play_episode(parts, task, seed, writer=writer, config=config, on_step=on_step, discard_on=(Exception,))
         except Exception as err:
             reason = self.watch.lost or str(err)
             termination = getattr(err, "termination", "error")
             cause = "interrupted" if termination == "interrupted" else "invalid" if isinstance(err, PlannerConfigError) else "error"
             recorded = (folder / "episode.json").is_file()
-            if not recorded:  # it failed before its first round (the planner refused the instruction): nothing to keep
-                if writer.before_finish:
-                    self._stop_bag(rid, writer.work_dir / "bag")
-                writer.discard()
             self._status(id=rid, state="failed", reason=reason, termination=termination, cause=cause,
                          **({"record": str(folder / "episode.json")} if recorded else {}))
             what = {"invalid": "refused", "interrupted": "interrupted"}.get(cause, "could not run")
