@@ -32,7 +32,7 @@ from homiebot.core.errors import ConfigError
 from homiebot.core.records import StorageError, finalise_leftovers
 from homiebot.core.registry import PluginError
 from homiebot.core.scenes import SceneError
-from homiebot.core.tasks import Exploration, Task, TaskError, load_task
+from homiebot.core.tasks import Exploration, Task, TaskError, instruction_too_long, load_task
 from homiebot.planners.base import PlannerConfigError
 from homiebot.skills.failures import PROFILES
 from homiebot.training.episodes import ExportError
@@ -398,6 +398,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     task = load_task(args.task) if args.task else make_task(args.instruction, args.scene)
     if args.task and args.instruction:
         task = task.model_copy(update={"instruction": args.instruction})
+    too_long = instruction_too_long(task.instruction)
+    if too_long:  # refused as the graph's task manager refuses it (its default limit)
+        raise TaskError(too_long)
     if args.explore is not None:
         task = _with_exploration(task, cfg, args.explore)
     out = _out_dir(args.out or cfg.output.dir)

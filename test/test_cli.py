@@ -228,3 +228,38 @@ def test_dagger_stopped_before_any_episode_says_nothing_was_recorded(tmp_path, m
     assert status == 130
     err = capsys.readouterr().err
     assert "interrupted before any episode finished; nothing was recorded" in err and "kept" not in err, err
+
+
+def test_ctrl_c_of_a_pooled_evaluation_prints_one_line_and_no_traceback(tmp_path):
+    """Ctrl-C reaches the whole process group (the driver and its pool workers): one line, status 130,
+    the finished results kept for --resume."""
+    import signal
+
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
+    out = tmp_path / "ev"
+    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "eval", "--suite", "home100", "--planner", "oracle", "--runs", "1",
+                             "--workers", "2", "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    for line in proc.stderr:  # the progress bar
+        if "1/100" in line:  # one finished: the workers are in their next episodes or between them
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    said = [line for line in err.splitlines() if line.strip() and not line.startswith("[")]
+    assert said == ["homiebot: interrupted; what was recorded so far has been saved"], err
+    assert len((out / "results.jsonl").read_text().splitlines()) >= 1
+
+
+def test_run_refuses_an_overlong_instruction_as_the_graph_does(tmp_path):
+    """`run` and `submit` give the same status for the same input: the task manager's default limit."""
+    from homiebot.core.tasks import MAX_INSTRUCTION_CHARS, instruction_too_long
+
+    long = "put the red apple in the fridge " * (MAX_INSTRUCTION_CHARS // 20)
+    out = homiebot("run", long, "--out", str(tmp_path / "o"))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == f"homiebot: error: {instruction_too_long(long)}"
+    assert f"{len(long)} characters; at most {MAX_INSTRUCTION_CHARS}" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    assert instruction_too_long("x" * MAX_INSTRUCTION_CHARS) is None

@@ -94,6 +94,20 @@ def _call_indexed(fn: Callable[..., Any], item: tuple[int, tuple[Any, ...]]) -> 
     return index, fn(*args)
 
 
+def _stop_quietly(signum: int, frame: Any) -> None:
+    """A pool worker's Ctrl-C: end the worker as SystemExit, which its episode records as interrupted and
+    multiprocessing ends without a traceback (a KeyboardInterrupt printed one per worker); the driver
+    reports the stop once."""
+    raise SystemExit(130)
+
+
+def _pool_init(init: Callable[..., None] | None, *init_args: Any) -> None:
+    """Every pool worker's start: Ctrl-C handled as ``_stop_quietly``, then the caller's initialiser."""
+    signal.signal(signal.SIGINT, _stop_quietly)
+    if init is not None:
+        init(*init_args)
+
+
 class LocalExecutor(JobExecutor):
     """This machine: jobs in this process (one worker) or in a pool of spawned worker processes."""
 
@@ -117,7 +131,7 @@ class LocalExecutor(JobExecutor):
                 init(*init_args)
             yield from map(call, items)
             return
-        pool = mp.get_context("spawn").Pool(self.workers, initializer=init, initargs=init_args)
+        pool = mp.get_context("spawn").Pool(self.workers, initializer=_pool_init, initargs=(init, *init_args))
         try:
             yield from pool.imap_unordered(call, items)
         finally:

@@ -191,6 +191,18 @@ class Task(BaseModel):
         return self.scene is not None or self.scene_file is not None or self.scene_seed is not None
 
 
+MAX_INSTRUCTION_CHARS = 2000  # longer text is no request a person makes; it would flood every prompt and record
+
+
+def instruction_too_long(text: str, limit: int = MAX_INSTRUCTION_CHARS, setting: str = "") -> str | None:
+    """Why an instruction is refused for its length (``setting`` names the knob that sets ``limit``), or None.
+    ``homiebot run`` and the task manager refuse the same instructions."""
+    if len(text) <= limit:
+        return None
+    return (f"the instruction has {len(text)} characters; at most {limit} are accepted"
+            + (f" ({setting})" if setting else "") + "; say what the robot should do in fewer words")
+
+
 def load_task(path: str | Path, world: str | None = None) -> Task:
     """Read a task YAML file; a relative scene_file is resolved against the task file's folder. An
     inline scene is validated by the world plugin ``world`` (default: the embedded home)."""

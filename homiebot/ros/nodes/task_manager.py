@@ -39,7 +39,7 @@ from homiebot.core.contracts import STAND_IN, StepRecord
 from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter, finalise_leftovers
 from homiebot.core.scenes import SceneError
-from homiebot.core.tasks import Task, TaskError, load_task
+from homiebot.core.tasks import MAX_INSTRUCTION_CHARS, Task, TaskError, instruction_too_long, load_task
 from homiebot.episode import EpisodeParts, play_episode
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
@@ -159,11 +159,8 @@ class TaskManagerNode:
         self._status(id=rid, state="failed", cause="invalid", reason=reason)
 
     def _too_long(self, submission: Submission) -> str | None:
-        limit = self.params["max_instruction_chars"]
         text = submission.instruction if submission.instruction is not None else (submission.task or {}).get("instruction")
-        if isinstance(text, str) and len(text) > limit:
-            return f"the instruction has {len(text)} characters; at most {limit} are accepted (max_instruction_chars)"
-        return None
+        return instruction_too_long(text, self.params["max_instruction_chars"], "max_instruction_chars") if isinstance(text, str) else None
 
     def _remember(self, rid: str) -> None:
         self._seen[rid] = None
@@ -287,10 +284,9 @@ class TaskManagerNode:
         else:
             scene = request.get("scene")
             task = make_task(request.get("instruction"), None if scene is None else str(scene), self.scenes.world)
-        too_long = len(task.instruction) > self.params["max_instruction_chars"]
+        too_long = instruction_too_long(task.instruction, self.params["max_instruction_chars"], "max_instruction_chars")
         if too_long:
-            raise TaskError(f"the task's instruction has {len(task.instruction)} characters; at most "
-                            f"{self.params['max_instruction_chars']} are accepted (max_instruction_chars)")
+            raise TaskError(too_long)
         return task
 
     def _wait_for_nodes(self) -> None:
@@ -452,7 +448,7 @@ PARAMS = (
     Param("execute_timeout", 120.0, "seconds the executor may take per subtask", positive),
     Param("connect_timeout", 30.0, "seconds to wait for the other nodes before a task fails", positive),
     Param("record_bag", True, "have the recorder node write every /homiebot topic of each episode into <episode>/bag (MCAP)"),
-    Param("max_instruction_chars", 2000, "longest instruction accepted in a submission", positive),
+    Param("max_instruction_chars", MAX_INSTRUCTION_CHARS, "longest instruction accepted in a submission", positive),
     Param("ask_timeout", 60.0, "seconds to wait on /homiebot/answer for the answer to a question (user: ros)", positive),
     Param("heartbeat_timeout", 3.0, "seconds without a node's heartbeat after which its death fails the episode", positive),
 )
