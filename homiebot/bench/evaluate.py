@@ -125,10 +125,12 @@ def job_resources(cfg: RunConfig) -> JobResources:
 
 # ---- parent side ---------------------------------------------------------------------------
 class Progress:
-    """A one-line progress bar with rate and ETA (a line per 10% when not on a terminal)."""
+    """A one-line progress bar with rate and ETA (a line per 10% when not on a terminal); ``label`` names
+    the stage it measures when a command runs several (``homiebot bootstrap``)."""
 
-    def __init__(self, total: int, done_before: int, stream=sys.stderr) -> None:
+    def __init__(self, total: int, done_before: int, stream=sys.stderr, label: str = "") -> None:
         self.total, self.done, self.before = total, 0, done_before
+        self.label = f"{label} " if label else ""
         self.successes = 0
         self.started = time.perf_counter()
         self.stream = stream
@@ -150,7 +152,7 @@ class Progress:
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        line = (f"[{bar}] {self.done}/{self.total} ({100 * frac:5.1f}%) {rate:5.2f} ep/s "
+        line = (f"{self.label}[{bar}] {self.done}/{self.total} ({100 * frac:5.1f}%) {rate:5.2f} ep/s "
                 f"ETA {int(eta // 60)}m{int(eta % 60):02d}s  SR so far {100 * self.successes / self.done:5.1f}%"
                 + (f"  ({self.retried} retried)" if self.retried else ""))
         if self.tty:
@@ -214,7 +216,7 @@ def _check_resumable(out: Path, meta: dict[str, Any], resume: bool) -> None:
 def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = "all", workers: int = 1,
              resume: bool = False, shard: str | None = None, save_episodes: bool = False,
              on_result: Callable[[RunResult], None] | None = None, progress: bool = True,
-             executor: JobExecutor | None = None) -> dict[str, Any]:
+             executor: JobExecutor | None = None, label: str = "") -> dict[str, Any]:
     """Run (or continue) an evaluation into ``out``; returns the summary of all results there.
 
     ``executor`` says where jobs run (default: a local pool of ``workers`` processes)."""
@@ -228,7 +230,7 @@ def evaluate(suite: str, cfg: RunConfig, out: Path, runs: int = 3, split: str = 
     out.mkdir(parents=True, exist_ok=True)
     with _exclusive(out):
         return _evaluate(tasks, cfg, out, meta, runs, executor or LocalExecutor(workers), resume, sh, save_episodes, on_result,
-                         progress)
+                         label if progress else None)
 
 
 LOCK = ".lock"
@@ -255,7 +257,8 @@ def _exclusive(out: Path) -> Iterator[None]:
 
 
 def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any], runs: int, executor: JobExecutor, resume: bool, sh: Shard,
-              save_episodes: bool, on_result: Callable[[RunResult], None] | None, progress: bool) -> dict[str, Any]:
+              save_episodes: bool, on_result: Callable[[RunResult], None] | None, progress: str | None) -> dict[str, Any]:
+    """The evaluation proper; ``progress`` is the progress bar's label (None: no bar)."""
     _check_resumable(out, meta, resume)
     if not (out / META).is_file():
         (out / META).write_text(json.dumps(meta, indent=2))
@@ -269,7 +272,7 @@ def _evaluate(tasks: list[Task], cfg: RunConfig, out: Path, meta: dict[str, Any]
     jobs = [j for i, j in enumerate(jobs) if i % sh.count == sh.index and (j[0].id, j[1]) not in done]
     payload = [(t.model_dump_json(), r, job_seed(cfg.seed, t.id, r)) for t, r in jobs]
 
-    bar = Progress(len(payload), len(done)) if progress else None
+    bar = Progress(len(payload), len(done), label=progress) if progress is not None else None
     peaks: dict[str, float] = {}
     episodes = str(out / "episodes") if save_episodes else None
     started = time.perf_counter()

@@ -11,6 +11,7 @@ rebuilt from all episodes after the runs (they are derived data, replaced as a w
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,20 +60,22 @@ def bootstrap(cfg: RunConfig, out: Path, suites: Sequence[str], scales: Sequence
     """Run the privileged planner over every (suite, scale) into ``out/runs``, then export; returns counts.
     ``search``: the SFT export gives rounds naming something not seen yet a search label (``export``)."""
     summary: dict[str, Any] = {"runs": {}, "exports": {}}
-    for suite in suites:
-        for scale in scales:
-            profile = scaled_profile(scale)
-            try:
-                job_cfg = RunConfig.model_validate({**cfg.model_dump(mode="json"), "skill_profile": profile})
-            except ValueError as err:
-                raise ConfigError(str(err)) from None
-            folder = out / "runs" / f"{Path(suite).name}__x{scale:g}"
-            folder.mkdir(parents=True, exist_ok=True)
-            s = evaluate(suite, job_cfg, folder, runs=runs, split=split, workers=workers, resume=resume, shard=shard,
-                         save_episodes=True, progress=progress)
-            summary["runs"][folder.name] = {"runs": s["runs"], "new_runs": s["new_runs"], "SR": s["SR"]}
+    stages = [(suite, scale) for suite in suites for scale in scales]
+    for stage, (suite, scale) in enumerate(stages, 1):
+        profile = scaled_profile(scale)
+        try:
+            job_cfg = RunConfig.model_validate({**cfg.model_dump(mode="json"), "skill_profile": profile})
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
+        folder = out / "runs" / f"{Path(suite).name}__x{scale:g}"
+        folder.mkdir(parents=True, exist_ok=True)
+        s = evaluate(suite, job_cfg, folder, runs=runs, split=split, workers=workers, resume=resume, shard=shard,
+                     save_episodes=True, progress=progress, label=f"stage {stage}/{len(stages)} {Path(suite).name} x{scale:g}")
+        summary["runs"][folder.name] = {"runs": s["runs"], "new_runs": s["new_runs"], "SR": s["SR"]}
     if export_data:
         for fmt in ("sft", "dpo"):
+            if progress:
+                print(f"exporting {fmt} from {out / 'runs'} ...", file=sys.stderr, flush=True)
             summary["exports"][fmt] = export_to(out / "runs", fmt, out / fmt, split, suites, search and fmt == "sft")
     return summary
 

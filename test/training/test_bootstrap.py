@@ -45,6 +45,7 @@ def test_bootstrap_export_is_byte_identical_across_processes_and_workers(tmp_pat
         assert {"data.jsonl", "data.parquet", "hf/state.json", "README.md", "stats.json"} <= set(a)
         assert any(k.startswith("images/") for k in a)
     assert "sft: " in one.stdout and "2 runs (2 new)" in one.stdout
+    assert "stage 1/1 suite x2 [" in one.stderr and "exporting dpo from" in one.stderr, one.stderr  # each bar names its stage
     again = _bootstrap(suite, tmp_path / "w1", "--workers", "1", "--resume")  # nothing to run; the export is rebuilt the same
     assert again.returncode == 0 and "2 runs (0 new)" in again.stdout, again.stderr[-2000:]
     assert _digests(tmp_path / "w1" / "dpo") == _digests(tmp_path / "w2" / "dpo")
@@ -67,3 +68,22 @@ def test_default_suites_and_scaled_profiles() -> None:
     doubled = scaled_profile(2)
     assert isinstance(doubled, dict) and doubled["name"] == "default_x2" and doubled["mismatch"] == 0.5
     assert doubled["actions"]["Pick"] == {"hard": 0.16, "slip": 0.5, "drop": 0.0, "overshoot": 0.0}
+
+
+def test_ctrl_c_of_bootstrap_prints_one_line_and_no_traceback(tmp_path: Path) -> None:
+    """Ctrl-C reaches the driver and its pool workers at once: one line, status 130, no worker traceback."""
+    import signal
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "osmesa")}
+    cmd = [sys.executable, "-m", "homiebot.cli", "bootstrap", "--out", str(tmp_path / "b"), "--suites", "home100", "--failure-scales",
+           "1,2", "--runs", "1", "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("stage 1/2 home100 x1 ["):  # the first episode finished; the workers are at the next
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    said = [line for line in err.splitlines() if line.strip() and not line.startswith("stage ")]
+    assert said == ["homiebot: interrupted; what was recorded so far has been saved"], err
