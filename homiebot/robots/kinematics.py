@@ -26,7 +26,12 @@ RESTARTS = 16  # spread postures the IK tries when the table's seeds fail
 
 
 class Unreachable(ValueError):
-    """No joint values put the tool at the asked pose within the joint limits."""
+    """No joint values put the tool at the asked pose within the joint limits. ``closest``: the joints that
+    came nearest (None when none were tried), ``distance`` m between their tool and the asked position."""
+
+    def __init__(self, message: str, closest: np.ndarray | None = None, distance: float = math.inf) -> None:
+        super().__init__(message)
+        self.closest, self.distance = closest, distance
 
 
 @dataclass(frozen=True)
@@ -241,7 +246,7 @@ class ArmKinematics:
                 best = (error, start)
         assert best is not None
         raise Unreachable(f"({target[0]:.2f}, {target[1]:.2f}, {target[2]:.2f}) m approaching at yaw {math.degrees(yaw):.0f} deg "
-                          f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)")
+                          f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)", closest=best[1], distance=best[0])
 
 
 class CameraMount:

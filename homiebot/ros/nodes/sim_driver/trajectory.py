@@ -15,6 +15,7 @@ from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import RobotProfile
 from homiebot.ros.messages.wire import WireError
 from homiebot.ros.nodes.sim_driver.arm import ArmMotion, SimArm
+from homiebot.ros.nodes.sim_driver.chains import NEAR_M
 from homiebot.ros.nodes.sim_driver.goals import GoalNotes
 from homiebot.ros.nodes.sim_driver.numbers import finite
 
@@ -55,7 +56,9 @@ class TrajectoryArm:
         try:
             return self.kinematics.inverse(here, yaw, seed=seed, spread=False)  # in the spinning thread: keep it short
         except Unreachable as err:
-            self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}")
+            if err.closest is not None and err.distance <= NEAR_M:
+                return err.closest
+            self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
             return np.asarray(seed, dtype=float)
 
     def solve_again(self) -> None:
