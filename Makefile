@@ -41,6 +41,7 @@ $(STAMP): setup.py setup.cfg tools/build_interfaces.py $(wildcard interfaces/*/*
 
 demo: $(STAMP)
 	$(BIN)/homiebot run --task config/tasks/demo.yaml --config config/sim.yaml --seed 0 --out runs/demo --video
+	@echo "homiebot is installed in .venv: 'source .venv/bin/activate' puts it on PATH (or call .venv/bin/homiebot)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

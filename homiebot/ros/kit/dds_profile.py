@@ -24,7 +24,7 @@ VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE") 
 def use_profile(env: MutableMapping[str, str]) -> None:
     """Point Fast DDS at homiebot's profile in ``env`` (``os.environ`` before the first node of a process, or a
     child's environment), unless a profile was chosen already: the user's own wins, and should then set a
-    writer ``max_blocking_time`` of its own (README, "Clients of the graph")."""
+    writer ``max_blocking_time`` of its own (docs/ros.md, "Clients of the graph")."""
     chosen = next((env[name] for name in VARIABLES if env.get(name)), str(PROFILE))
     for name in VARIABLES:
         env.setdefault(name, chosen)

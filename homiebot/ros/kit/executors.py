@@ -5,7 +5,7 @@ and hands it to the pool again each time. In py-spy profiles of the planner node
 looped like this for 100 ms and more, holding the GIL, while the pool thread that was to answer the
 round's ``Plan`` call waited for it; service calls that take 3 ms took 100 ms to 1.4 s in some rounds.
 ``PoolExecutor`` hands a callback over once (``benchmarks/bench_ros.py``: median overhead per round
-13-16 ms instead of 17-21 ms, README). rclpy offers such a callback again before it waits for new work,
+13-16 ms instead of 17-21 ms). rclpy offers such a callback again before it waits for new work,
 on every pass, until a pool thread starts it: the spin thread then waits for that start (the GIL released)
 instead of passing again at once. Passing at once made it a busy loop that held the GIL the pool threads
 needed to start the callbacks: requests took 20-400 ms to reach their handlers in a few rounds of every run.
