@@ -19,10 +19,12 @@ from homiebot.ros.kit.shm import clean_stale
 CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.kit.common.CannotRun)
 
 
-def tied_to_this_process() -> Callable[[], None] | None:
+def tied_to_this_process(own_group: bool = False) -> Callable[[], None] | None:
     """What a child runs before it starts (``preexec_fn``) so that it gets SIGTERM when this process dies,
     SIGKILL included: a killed supervisor must not leave a graph running that a new one would meet.
-    Linux only (``prctl(PR_SET_PDEATHSIG)``); None elsewhere."""
+    ``own_group``: the child leaves the terminal's process group, so Ctrl-C reaches it only through
+    ``stop`` (a driver outlives the nodes that stop the robot through it). Linux only
+    (``prctl(PR_SET_PDEATHSIG)``); None elsewhere."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
@@ -31,6 +33,8 @@ def tied_to_this_process() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def tie() -> None:
+        if own_group:
+            os.setpgid(0, 0)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:  # the supervisor died before the tie was made
             os.kill(os.getpid(), signal.SIGTERM)
@@ -39,13 +43,14 @@ def tied_to_this_process() -> Callable[[], None] | None:
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+LAST = ("sim_driver",)  # drivers: the nodes that command the robot stop it through them, so they go last
 
 
 def spawn(spec: NodeSpec, env: dict[str, str]) -> subprocess.Popen:
     """One node as a process, run by its own interpreter when the spec names one (``spec.python``); it
     ends when this process does."""
     return subprocess.Popen([spec.python or sys.executable, "-m", spec.module, *ros_args(spec)], env=env,
-                            preexec_fn=tied_to_this_process())
+                            preexec_fn=tied_to_this_process(own_group=spec.name in LAST))
 
 
 def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, subprocess.Popen]:
@@ -54,12 +59,18 @@ def spawn_all(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
 
 
 def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
-    """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds. They stop
-    together: the task manager moves an episode's folder only once the recorder has closed its bag."""
+    """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds. The graph's
+    nodes stop together (the task manager moves an episode's folder only once the recorder has closed its
+    bag), the robot's driver after them: their last act is the robot's stop, which it must still serve."""
+    first = {n: p for n, p in procs.items() if n not in LAST}
+    _stop_together(first, time.monotonic() + grace)
+    _stop_together({n: p for n, p in procs.items() if n in LAST}, time.monotonic() + grace)
+
+
+def _stop_together(procs: dict[str, subprocess.Popen], deadline: float) -> None:
     for p in procs.values():
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + grace
     for p in procs.values():
         try:
             p.wait(max(0.0, deadline - time.monotonic()))
