@@ -369,7 +369,7 @@ def test_a_profile_naming_a_topic_nobody_publishes_stops_homiebot_run_with_the_n
                           str(tmp_path / "runs")], cwd=ROOT, env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     error = out.stderr.strip().splitlines()[-1]
-    assert error.startswith("homiebot: error: world 'Ros2RobotWorld': robot 'spot' cannot start") and "/spot/odometry_typo" in error
+    assert error.startswith("homiebot: error: world 'ros2_robot' (Ros2RobotWorld): robot 'spot' cannot start") and "/spot/odometry_typo" in error
     assert "within 3 s" in error
 
 
