@@ -480,6 +480,8 @@ def read_request(text: str) -> Reading:
     for o in objects:
         dest = dest_for.get(o.start)
         things = Things(kind=o.canon.replace("_", " "), count=1) if o.anyone and o.canon else Things(names=(o.phrase(),))
+        if dest is not None and _every(words, o):
+            things = Things(kind=(o.canon or "").replace("_", " "), count=None)  # "both towels", "all the fruit": each one
         if dest is not None:
             moves.append(Move(things, dest.phrase().replace("_", " "), "room" if dest.kind == "room" else None))
         elif implied:
@@ -607,6 +609,22 @@ def _dest_like(words: list[str], m: Mention) -> bool:
 def _dest_verb(words: list[str], m: Mention) -> bool:
     """A destination without a preposition ('bring it the sofa', 'goes the fridge')."""
     return any(w in ("put", "goes", "belongs", "bring", "place", "move") for w in words[max(0, m.start - 3):m.start])
+
+
+_EVERY_BEFORE = {"both", "all", "every", "each"}
+_SOME = {"some", "few", "couple", "several", "a", "one", "any"}
+_EVERY_AFTER = re.compile(r"^(?:,? )?(?:all|both|each) of (?:them|those)\b|^(?:,? )?(?:the lot|all|too)\b")
+
+
+def _every(words: list[str], m: Mention) -> bool:
+    """Whether a plural thing is meant as every one of its kind ("both towels", "all the fruit", "books ...,
+    all of them"), unscoped: a thing said to be somewhere keeps its phrase (the grounding narrows it)."""
+    if not (m.kind == "object" and m.canon and not m.anyone and m.colour is None and m.location is None and m.room is None):
+        return False
+    before = set(words[max(0, m.start - 3):m.start])
+    if before & _EVERY_BEFORE or _EVERY_AFTER.match(" ".join(words[m.end:m.end + 4])):
+        return True  # "every mug", "all the fruit" in the singular too
+    return m.plural and not before & _SOME  # "the mugs", "books": the lot; "some mugs" is not
 
 
 def _indefinite(words: list[str], m: Mention) -> bool:

@@ -116,3 +116,13 @@ def test_selected_by_config_alone(tmp_path):
     record, _ = run_episode(load_config(cfg_file), task("put the green can in the fridge",
                                                        [ObjectAt(object="green_can", receptacle="fridge")]))
     assert record.planner == "heuristic" and record.goal_satisfied
+
+
+def test_an_object_of_every_kind_given_up_is_reported_not_called_done():
+    """Every pick fails: the End names what was not moved (termination reported), never 'everything is done'."""
+    profile = {"actions": {"Pick": {"hard": 1.0}}}
+    record, _ = run_episode(heuristic_config(profile, max_rounds=40), task("put the bowls on the brown table",
+                                                                           [ObjectAt(object="blue_bowl", receptacle="brown_table")]))
+    assert record.termination == "reported" and not record.goal_satisfied, [
+        (s.subtask.text() if s.subtask else None, s.feedback.code) for s in record.steps]
+    assert "I could not move blue_bowl" in record.steps[-1].raw_output

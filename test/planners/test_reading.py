@@ -103,3 +103,21 @@ def test_the_planner_keeps_the_clause_reader_for_what_only_it_reads():
 def test_what_cannot_be_placed_is_said():
     reading = read_request("the mug, you know the drill")
     assert reading.unsure == ["where the mug should go"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Both sugar boxes go in the kitchen drawer, and shut the drawer once they're in.",
+     [Move(Things(kind="sugar box"), "kitchen drawer"), Toggle("drawer", open=False)]),
+    ("both cereal boxes on the kitchen counter pls, im making breakfast", [Move(Things(kind="cereal box"), "kitchen counter")]),
+    ("books r all over the place, put both on my desk in the bedroom", [Move(Things(kind="book"), "bedroom desk")]),
+    ("Soup cans: both of them in the kitchen cabinet. And the apple from the bedroom desk in the fridge.",
+     [Move(Things(kind="soup can"), "kitchen cabinet"), Move(Things(names=("apple on the bedroom desk",)), "fridge")]),
+    ("put every mug in the sink", [Move(Things(kind="mug"), "sink")]),
+    ("put the mugs in the sink", [Move(Things(kind="mug"), "sink")]),
+    # not every one: a number of them, a colour, or a place that narrows them
+    ("put some mugs in the sink", [Move(Things(names=("mug",)), "sink")]),
+    ("put the red mugs in the sink", [Move(Things(names=("red mug",)), "sink")]),
+    ("put a mug in the sink", [Move(Things(names=("mug",)), "sink")]),
+])
+def test_quantities_read_as_every_one_of_the_kind_or_not(text, expected):
+    assert goals(text) == expected

@@ -5,6 +5,7 @@ S1/S2: never use that thing again; E1: note the failed model, and give up on a t
 from __future__ import annotations
 
 from homiebot.core.contracts import Action, ErrorCode, Feedback, Subtask
+from homiebot.core.vocabulary import OBJECT_CLASSES
 
 from .memory import Memory
 
@@ -50,6 +51,8 @@ def learn(m: Memory, last: tuple[Subtask, str | None] | None, fb: Feedback | Non
             m.near = None  # maybe badly placed: approach again before the next try
         if len(failed) >= MAX_FAILS and sub.action is Action.PICK:
             m.given_up.add(target)
+        elif len(failed) >= 2 * MAX_FAILS and sub.action is Action.GO_TO and target in m.of(OBJECT_CLASSES):
+            m.given_up.add(target)  # no way to it with any model: trying again would fill every remaining round
 
 
 def _succeeded(m: Memory, sub: Subtask, target: str) -> None:

@@ -51,6 +51,14 @@ class Goals:
         if m.held and m.held not in self.fetched():
             self.hands.put_down(m.held, "the task is done but my hand is not free")
 
+    def undone(self) -> list[str]:
+        """Objects the goals cover that were given up on (every way to them or to pick them failed): the
+        End must name them, not call the task done."""
+        m = self.ep.mem
+        kinds = [g.things.kind for g in self.ep.plan.goals if isinstance(g, Move) and g.things.kind and g.things.count is None]
+        cats = {c for k in kinds for c in self.ep.grounder.category_matches(k, sorted(OBJECT_CLASSES), GROUPS)}
+        return sorted(o for o in m.given_up if m.of(OBJECT_CLASSES).get(o) in cats)
+
     def fetched(self) -> set[str]:
         """The objects Fetch goals ask the robot to hold at the end."""
         return {o for g in self.ep.plan.goals if isinstance(g, Fetch) and g.pick if (o := self.referents.object(g.thing)) is not None}

@@ -162,6 +162,10 @@ class HeuristicPlanner(Planner):
             self.goals.decide()
         except Decision as d:
             return d.sub, d.why
+        undone = self.goals.undone()
+        if undone:
+            ep.report = f"I could not move {', '.join(undone)}: every way to reach or pick it failed; the rest is done"
+            return Subtask(action=Action.END), f"I stop to report: {ep.report}"
         why = "everything the instruction asks for is done"
         if self.goals.arrived:
             why += f": I am {' and '.join(self.goals.arrived)}"
