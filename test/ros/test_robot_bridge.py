@@ -265,7 +265,9 @@ def test_the_hand_cameras_pose_follows_the_simulated_hand_through_joint_states(b
     assert measured is not None and measured == pytest.approx(sim_hand, abs=0.01)
     assert stamp is not None and later is not None and later > stamp  # stamped with the joint states it came from
     frame = robot.read_camera("hand")  # a frame's pose: from the joint states nearest its image
-    assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.1
+    # 50 Hz joint states; a loaded machine delivers some 100 ms late (0.105 s seen in CI): a pose from before the
+    # 2 s motion above would be seconds away
+    assert frame.info.pose_stamp is not None and abs(frame.info.pose_stamp - frame.stamp) < 0.5
 
 
 def test_the_measured_hand_yaw_is_the_simulations_and_each_goal_starts_from_it(bridge) -> None:
