@@ -22,6 +22,10 @@ def test_only_segments_and_ports_nobody_holds_are_removed(tmp_path):
     holder = os.open(tmp_path / "fastrtps_alive_el", os.O_RDWR)
     fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a living participant holds its segment's lock
     try:
+        assert clean_stale(tmp_path) == (0, 0)  # all just made: their processes may not hold their locks yet
+        for name in ("fastrtps_dead", "fastrtps_port7411", "fastrtps_alive"):
+            for path in (tmp_path / name, tmp_path / f"{name}_el"):
+                os.utime(path, (path.stat().st_mtime - 3600,) * 2)
         files, freed = clean_stale(tmp_path)
         again = clean_stale(tmp_path)
     finally:

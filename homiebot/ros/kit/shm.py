@@ -67,6 +67,14 @@ def _orphan(path: Path, now: float, grace: float) -> bool:
     return path.name.startswith(PORT_PREFIX) or _half_made(path)
 
 
+def _young(segment: Path, lock: Path, now: float, grace: float) -> bool:
+    """Whether the segment or its lock file changed less than ``grace`` seconds ago (or is gone)."""
+    try:
+        return now - max(segment.stat().st_mtime, lock.stat().st_mtime) < grace
+    except OSError:
+        return True
+
+
 def _remove(paths: tuple[Path, ...]) -> tuple[int, int]:
     removed = freed = 0
     for path in paths:
@@ -82,7 +90,8 @@ def _remove(paths: tuple[Path, ...]) -> tuple[int, int]:
 def clean_stale(root: Path = SHM, grace: float = GRACE) -> tuple[int, int]:
     """Remove the Fast DDS segments and ports under ``root`` that no living process holds, and those left
     half-made. Returns (files removed, bytes freed); files in use, files younger than ``grace`` seconds
-    without a lock, and anything not Fast DDS's, are left alone."""
+    (a process starting beside this one makes its files, then locks them), and anything not Fast DDS's,
+    are left alone."""
     removed = freed = 0
     try:
         names = os.listdir(root)
@@ -98,6 +107,8 @@ def clean_stale(root: Path = SHM, grace: float = GRACE) -> tuple[int, int]:
                 files, size = _remove((segment,))
                 removed, freed = removed + files, freed + size
             continue
+        if _young(segment, lock, now, grace):
+            continue  # its creator may not hold the lock yet (made, not yet locked): never take a starting process's
         fd = _take(lock)
         if fd is None:
             continue  # in use
