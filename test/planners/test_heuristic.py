@@ -126,3 +126,20 @@ def test_an_object_of_every_kind_given_up_is_reported_not_called_done():
     assert record.termination == "reported" and not record.goal_satisfied, [
         (s.subtask.text() if s.subtask else None, s.feedback.code) for s in record.steps]
     assert "I could not move blue_bowl" in record.steps[-1].raw_output
+
+
+def test_of_two_that_fit_the_one_already_at_the_destination_is_not_the_one_moved(tmp_path):
+    """'put the candle on the desk' with one candle on the desk and one on the bed, both seen, nobody to ask:
+    the one on the bed goes to the desk (moving the other would change nothing and claim done)."""
+    import yaml
+
+    scene = yaml.safe_load(open(DEMO_SCENE))
+    scene["objects"] += [{"name": "red_candle", "class": "candle", "color": "red", "on": "white_desk"},
+                         {"name": "white_candle", "class": "candle", "color": "white", "on": "white_bed"}]
+    path = tmp_path / "two_candles.yaml"
+    path.write_text(yaml.safe_dump(scene))
+    t = make_task("put the candle on the desk", str(path)).model_copy(update={
+        "goal": [ObjectAt(object="white_candle", receptacle="white_desk")], "id": "two_candles"})
+    record, _ = run_episode(heuristic_config(max_rounds=30), t)
+    moved = [s.subtask.target for s in record.steps if s.subtask and s.subtask.action is Action.PICK and s.feedback.success]
+    assert moved == ["white_candle"] and record.goal_satisfied, [(s.subtask.text() if s.subtask else None) for s in record.steps]

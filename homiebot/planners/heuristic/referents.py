@@ -25,8 +25,10 @@ class Referents:
         self.on_map = on_map
         self.search = search  # whether the search is complete decides how strictly a said place holds
 
-    def object(self, phrase: str) -> str | None:
-        """The known object a phrase names ("the green can", "the mug on the tv stand", "the purple thing")."""
+    def object(self, phrase: str, going_to: str | None = None) -> str | None:
+        """The known object a phrase names ("the green can", "the mug on the tv stand", "the purple thing").
+        ``going_to``: where it is to be put; of several that fit, one already there by itself is the last
+        choice (nobody asks for the candle that is on the shelf to be put on the shelf)."""
         m = self.ep.mem
         head, _, where = re.split(r"\s+(on|from|off|by|in|near|inside|out of)\s+(?:the\s+)?", phrase, maxsplit=1) + ["", ""][:0] \
             if re.search(r"\s(?:on|from|off|by|in|near|inside|out of)\s", phrase) else (phrase, "", "")
@@ -48,6 +50,10 @@ class Referents:
                 found = there
             elif elsewhere and not self.search.done(phrase):
                 found = [f for f in found if f not in elsewhere]
+        if going_to is not None and len(found) > 1:
+            moved = [f for f in found if (f, going_to) in m.done]  # the one this episode took there stays the one
+            away = [f for f in found if m.support.get(f) != going_to]
+            found = moved or away or found
         return found[0] if found else None
 
     def rests_at(self, obj: str, where: str) -> bool:

@@ -28,10 +28,10 @@ class Targets:
         if things.names:
             found = []
             for phrase in things.names:
-                obj = self.referents.object(phrase)
+                obj = self.referents.object(phrase, going_to=dest)
                 if obj is None:
                     self.said.look(phrase)
-                    obj = self.referents.object(phrase) if m.mapped else None  # looked there: where the map saw it
+                    obj = self.referents.object(phrase, going_to=dest) if m.mapped else None  # looked there: where the map saw it
                 if obj is None:
                     self.search.explore(phrase)
                 found.append(obj)
