@@ -19,13 +19,17 @@ EXTRA_OF = {
 BUILT_HERE = {"homiebot_msgs", "control_msgs"}  # interface packages `make setup` builds (tools/build_interfaces.py)
 
 
+def install_hint(extra: str) -> str:
+    """The command that installs an extra."""
+    return f"pip install 'homiebot[{extra}]'"
+
+
 def missing_extra(err: ImportError) -> str | None:
     """What to do about an import that failed for want of an optional extra, or None if it is not one."""
     name = (getattr(err, "name", None) or "").split(".")[0]
     extra = EXTRA_OF.get(name)
     if extra is None:
         return None
-    hint = f"{name} is not installed: it comes with the {extra} extra, pip install 'homiebot[{extra}]' (a checkout: make setup)"
     if name in BUILT_HERE:
-        hint = f"{name} is not built: a checkout builds it with make setup (tools/build_interfaces.py), which needs the ros extra"
-    return hint
+        return f"{name} is not built: a checkout builds it with make setup (tools/build_interfaces.py), which needs the ros extra"
+    return f"{name} is not installed: it comes with the {extra} extra, {install_hint(extra)} (a checkout: make setup)"

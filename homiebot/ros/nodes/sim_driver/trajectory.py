@@ -54,10 +54,8 @@ class TrajectoryArm:
         assert self.kinematics is not None
         here, yaw = self.robot.gripper_pose()
         try:
-            return self.kinematics.inverse(here, yaw, seed=seed, spread=False)  # in the spinning thread: keep it short
+            return self.kinematics.inverse(here, yaw, seed=seed, spread=False, near=NEAR_M)  # in the spinning thread: keep it short
         except Unreachable as err:
-            if err.closest is not None and err.distance <= NEAR_M:
-                return err.closest
             self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
             return np.asarray(seed, dtype=float)
 
