@@ -106,6 +106,7 @@ class Agent:
         seen_task = task.model_copy(update={"intent": None, "min_questions": None})
         self.planner.reset(EpisodeContext(task=seen_task, models=self.models, seed=seed, world=self.world if isinstance(self.world, PrivilegedWorld) else None,
                                           ask=self.user is not None, max_rounds=self.settings.max_rounds))
+        self.planner_name = self.planner.backend_name() or self.planner_name  # the one that answers, if another was swapped in
         detector = self.make_checker(task) if self.make_checker else ErrorDetector(
             self.world.belief, self.executor.capabilities(), task.aliases,
             far=self.settings.far, near=self.settings.near, suggest=self.settings.suggest_names,

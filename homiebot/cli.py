@@ -225,6 +225,12 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--planner", default="", help="planner backend by name (overrides the config)")
     up.add_argument("--out", default="runs", help="folder for episode records (default: runs)")
     up.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the graph (default: the environment's)")
+    _namespace_arg(up, "where the graph's nodes and names live: two graphs in two namespaces share a ROS domain")
+    up.add_argument("--params-file", metavar="YAML", help="ROS 2 parameters for the graph's nodes (`/homiebot/planner: "
+                                                           "{ros__parameters: {planner: oracle}}`); its values win over the config's")
+    up.add_argument("--external", action="append", default=[], metavar="NODE",
+                    help="a node of the graph that another program provides (e.g. your own planner node serving planner/reset "
+                         "and planner/plan): not started here; repeat for several")
     up.add_argument("--network", action="store_true", help="allow discovery beyond this machine (default: localhost only)")
     up.add_argument("--compose", action="store_true", help="all nodes in one process: calls between them skip the middleware")
     up.add_argument("--no-bag", action="store_true", help="no recorder node: episodes get no MCAP bag")
@@ -244,12 +250,15 @@ def _parser() -> argparse.ArgumentParser:
     sb.add_argument("--seed", type=int, help="episode seed (default: the graph's config)")
     sb.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the episode (default: 600)")
     sb.add_argument("--no-wait", action="store_true", help="return once the task manager has the task")
+    _namespace_arg(sb, "the namespace of the graph to send it to (as given to `homiebot up --namespace`)")
 
-    sub.add_parser("estop", help="engage the e-stop of a running graph (everything stops until `homiebot release`)")
-    sub.add_parser("release", help="release the e-stop of a running graph")
+    es = sub.add_parser("estop", help="engage the e-stop of a running graph (everything stops until `homiebot release`)")
+    rl = sub.add_parser("release", help="release the e-stop of a running graph")
     cn = sub.add_parser("cancel", help="cancel the running episode of a graph (its record is saved)")
     cn.add_argument("episode", nargs="?", default="", help="the submission id (default: whatever runs)")
-    sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
+    ap = sub.add_parser("approve", help="answer a graph's approval requests (safety.approve) from this terminal")
+    for op in (es, rl, cn, ap):
+        _namespace_arg(op, "the namespace of the graph (as given to `homiebot up --namespace`)")
 
     sub.add_parser("plugins", help="list registered planners, skills, worlds and detectors")
 
@@ -264,6 +273,19 @@ def _parser() -> argparse.ArgumentParser:
     vw.add_argument("--view-port", type=int, help="web viewer port (default: a free one)")
     vw.add_argument("--save-rrd", help="write the recording to this .rrd file and exit instead of serving it")
     return p
+
+
+def _namespace_arg(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument("--namespace", default="", metavar="NAME", help=f"{text} (default: homiebot)")
+
+
+def _namespace(args: argparse.Namespace) -> str:
+    from homiebot.ros.kit.names import NamespaceError, namespace
+
+    try:
+        return namespace(args.namespace)
+    except NamespaceError as err:
+        raise ConfigError(f"--namespace: {err}") from None
 
 
 def _view_args(p: argparse.ArgumentParser) -> None:
@@ -631,7 +653,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from homiebot.ros.bringup.graph import graph
+    from homiebot.ros.bringup.graph import check_params_file, graph
     from homiebot.ros.bringup.up import run_graph
     from homiebot.ros.kit.environment import check_ros, ros_environment
 
@@ -642,9 +664,15 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise PluginError(f"unknown planner '{planner}'; available: {', '.join(registry.available('planners'))}")
     config = str(Path(args.config).resolve()) if args.config else ""
     env = ros_environment(args.domain_id, localhost=not args.network)
-    specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag)
+    ns = _namespace(args)
+    try:
+        params_file = check_params_file(args.params_file) if args.params_file else ""
+        specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag, namespace=ns,
+                      external=tuple(args.external), params_file=params_file)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     if args.foxglove:
-        specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port))
+        specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port, ns))
     if args.view or args.save_rrd:
         from homiebot.ros.bringup.graph import NodeSpec
         from homiebot.viz import require_rerun
@@ -652,11 +680,11 @@ def _cmd_up(args: argparse.Namespace) -> int:
         require_rerun()
         specs.append(NodeSpec("viewer", "homiebot.ros.nodes.viewer", "homiebot_viewer",
                               {"host": args.view_host, "port": args.view_port, "serve": bool(args.view),
-                               "save_rrd": str(Path(args.save_rrd).resolve()) if args.save_rrd else ""}))
+                               "save_rrd": str(Path(args.save_rrd).resolve()) if args.save_rrd else ""}, namespace=ns))
     return run_graph(specs, env, compose=args.compose)
 
 
-def _foxglove_node(host: str, port: int):  # -> homiebot.ros.bringup.graph.NodeSpec
+def _foxglove_node(host: str, port: int, namespace: str):  # -> homiebot.ros.bringup.graph.NodeSpec
     """The Foxglove bridge node of ``up --foxglove`` (ImportError naming the extra without it)."""
     from homiebot.ros.bringup.graph import NodeSpec
     from homiebot.viz import VIZ_EXTRA_HINT, VizUnavailable
@@ -667,7 +695,7 @@ def _foxglove_node(host: str, port: int):  # -> homiebot.ros.bringup.graph.NodeS
         raise VizUnavailable(f"--foxglove needs the viz extra: {VIZ_EXTRA_HINT}") from None
     if not 0 <= port <= 65535:
         raise ConfigError(f"--foxglove-port {port}: not a port number")
-    return NodeSpec("foxglove", "homiebot.ros.nodes.foxglove", "homiebot_foxglove", {"host": host, "port": port})
+    return NodeSpec("foxglove", "homiebot.ros.nodes.foxglove", "homiebot_foxglove", {"host": host, "port": port}, namespace=namespace)
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
@@ -688,7 +716,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.instruction is not None and not args.instruction.strip():
         raise TaskError("the instruction is empty; say what the robot should do")
     try:
-        final = submit(request, timeout=args.timeout, wait=not args.no_wait)
+        final = submit(request, timeout=args.timeout, wait=not args.no_wait, namespace=_namespace(args))
     except (TimeoutError, TaskManagerLost) as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return COULD_NOT_RUN
@@ -717,13 +745,14 @@ def _cmd_operator(args: argparse.Namespace) -> int:
     """``estop``, ``release``, ``cancel`` and ``approve`` on a running graph."""
     from homiebot.ros.clients import operator
 
+    ns = _namespace(args)
     try:
         if args.command == "approve":
-            return operator.approve_loop()
+            return operator.approve_loop(namespace=ns)
         if args.command == "cancel":
-            print(operator.cancel(args.episode))
+            print(operator.cancel(args.episode, namespace=ns))
         else:
-            print(operator.estop(args.command == "estop"))
+            print(operator.estop(args.command == "estop", namespace=ns))
     except TimeoutError as err:
         print(f"homiebot: error: {err}", file=sys.stderr)
         return COULD_NOT_RUN

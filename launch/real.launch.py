@@ -1,6 +1,6 @@
 """Launch the homiebot graph against a real robot (or another simulator).
 
-    ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs] [record_bag:=false]
+    ros2 launch homiebot real.launch.py config:=/path/robot.yaml [planner:=openai] [out_dir:=runs] [record_bag:=false] [namespace:=robot1]
     ros2 launch homiebot real.launch.py robot:=spot                   # config/robot_spot.yaml (the robot's driver runs)
     ros2 launch homiebot real.launch.py robot:=spot sim_driver:=true  # config/robots/spot_sim.yaml (+ the sim driver)
 
@@ -17,9 +17,9 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from homiebot.ros.bringup.graph import graph
-
 from homiebot.core.resources import robot_config
+from homiebot.ros.bringup.graph import graph
+from homiebot.ros.kit.names import namespace
 from launch import LaunchDescription
 
 RESPAWN_DELAY = 1.0  # seconds before a node that died is started again
@@ -40,12 +40,13 @@ def _nodes(context, *args, **kwargs):
         raise RuntimeError("real.launch.py needs robot:=spot|fetch [sim_driver:=true] or config:=/path/to/robot.yaml")
     record_bag = LaunchConfiguration("record_bag").perform(context).lower() in ("true", "1", "yes")
     return [
-        Node(package="homiebot", executable=spec.executable, name=spec.name, parameters=[spec.parameters],
+        Node(package="homiebot", executable=spec.executable, name=spec.name, namespace=spec.namespace, parameters=[spec.parameters],
              remappings=list(spec.remappings.items()), output="screen",
              respawn=True, respawn_delay=RESPAWN_DELAY,  # as `homiebot up` does; the task manager fails the episode in flight
              prefix=spec.python)  # a policy server runs its console script with its own environment's interpreter
         for spec in graph(config, LaunchConfiguration("planner").perform(context),
-                          os.path.abspath(LaunchConfiguration("out_dir").perform(context)), record_bag=record_bag)
+                          os.path.abspath(LaunchConfiguration("out_dir").perform(context)), record_bag=record_bag,
+                          namespace=namespace(LaunchConfiguration("namespace").perform(context)))
     ]
 
 
@@ -57,5 +58,6 @@ def generate_launch_description():
         DeclareLaunchArgument("planner", default_value="", description="planner backend (empty: the config's)"),
         DeclareLaunchArgument("out_dir", default_value="runs", description="where episode records are written"),
         DeclareLaunchArgument("record_bag", default_value="true", description="run the recorder node: an MCAP bag per episode"),
+        DeclareLaunchArgument("namespace", default_value="homiebot", description="where the graph's nodes and names live"),
         OpaqueFunction(function=_nodes),
     ])

@@ -114,6 +114,11 @@ class Planner(ABC):
         """Set when the planner ended the episode to report what it could not understand or ground."""
         return None
 
+    def backend_name(self) -> str | None:
+        """The backend that answers this episode, as it named itself on ``reset`` (a planner served by a node that
+        may have been replaced); None: the configured name stands."""
+        return None
+
     def close(self) -> None:
         """Release clients, weights or servers."""
 

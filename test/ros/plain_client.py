@@ -405,13 +405,13 @@ def deactivate(c: Client, args: dict) -> dict:
     c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] for e in c.mine(rid)), 120.0)
     change = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE))
     started = time.monotonic()
-    deactivated = _call(c, ChangeState, "/task_manager/change_state", change)
+    deactivated = _call(c, ChangeState, "/homiebot/task_manager/change_state", change)
     first = _result(c, handle)
     out = {"deactivated": bool(deactivated and deactivated.success), "result_after": time.monotonic() - started, "first": first}
     sent = _wait(c, c.run_task.send_goal_async(RunTask.Goal(**args["goal"])), 60.0)
     out["inactive"] = _result(c, sent) if sent is not None and sent.accepted else {"accepted": False}
     change = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE))
-    activated = _call(c, ChangeState, "/task_manager/change_state", change)
+    activated = _call(c, ChangeState, "/homiebot/task_manager/change_state", change)
     out["activated"] = bool(activated and activated.success)
     again = c.send(args["goal"])
     c.wait(lambda: any(e["state"] == "round" for e in c.mine(goal_id(again))), 120.0)

@@ -124,7 +124,7 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env, tmp
     with Reader(record_path(out.stdout).parent / "bag") as reader:
         for connection, _, raw in reader.messages():
             counts[connection.topic] = counts.get(connection.topic, 0) + 1
-            if connection.topic == EXECUTE_STATUS_TOPIC:
+            if connection.topic == "/homiebot/" + EXECUTE_STATUS_TOPIC:
                 for status in store.deserialize_cdr(raw, connection.msgtype).status_list:
                     if status.goal_info.stamp.sec * 10**9 + status.goal_info.stamp.nanosec >= reader.start_time:
                         goals[bytes(status.goal_info.goal_id.uuid)] = status.status

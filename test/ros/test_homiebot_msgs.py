@@ -120,7 +120,7 @@ def test_bags_and_foxglove_know_the_typed_rounds() -> None:
     from homiebot.ros.clients.foxglove import message_definition
     from homiebot.ros.messages.common import all_topics
 
-    assert all_topics()["/homiebot/subtask"] == "homiebot_msgs/msg/PlannerOutput"
+    assert all_topics()["subtask"] == "homiebot_msgs/msg/PlannerOutput"
     text = message_definition("homiebot_msgs/msg/Feedback")
     assert "KeyValue[] details" in text and "MSG: homiebot_msgs/KeyValue" in text
 

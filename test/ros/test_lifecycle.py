@@ -50,11 +50,11 @@ def call(kind, name, request, timeout=90.0):
 
 
 def state():
-    return call(GetState, "/world/get_state", GetState.Request()).current_state.label
+    return call(GetState, "/homiebot/world/get_state", GetState.Request()).current_state.label
 
 
 def change(transition):
-    return call(ChangeState, "/world/change_state", ChangeState.Request(transition=Transition(id=transition))).success
+    return call(ChangeState, "/homiebot/world/change_state", ChangeState.Request(transition=Transition(id=transition))).success
 
 
 def reset():
@@ -126,7 +126,7 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
     configure, activate, deactivate, cleanup, again, active_again, beating = seen[1:]
     assert configure[:3] == ["configure", True, "inactive"]
     code, message = configure[3]
-    assert code != 0 and "not active" in message and "ros2 lifecycle set /world activate" in message
+    assert code != 0 and "not active" in message and "ros2 lifecycle set /homiebot/world activate" in message
     assert activate[:3] == ["activate", True, "active"] and activate[3][0] == 0, activate  # the world resets a scene
     assert deactivate[:3] == ["deactivate", True, "inactive"] and deactivate[3][0] != 0 and "not active" in deactivate[3][1]
     assert cleanup == ["cleanup", True, "unconfigured", False]  # the component and its services are gone
@@ -141,7 +141,7 @@ def test_a_node_started_with_autostart_is_active_at_once(tmp_path, env, config):
         script = tmp_path / "state.py"
         script.write_text(
             "import rclpy, json\nfrom lifecycle_msgs.srv import GetState\nrclpy.init()\nnode = rclpy.create_node('probe')\n"
-            "c = node.create_client(GetState, '/world/get_state')\nassert c.wait_for_service(timeout_sec=90)\n"
+            "c = node.create_client(GetState, '/homiebot/world/get_state')\nassert c.wait_for_service(timeout_sec=90)\n"
             # asked again when no reply comes: one sent before the reply's way back was matched is lost
             "for _ in range(12):\n    f = c.call_async(GetState.Request())\n    rclpy.spin_until_future_complete(node, f, timeout_sec=10)\n"
             "    if f.done():\n        break\n"

@@ -178,7 +178,7 @@ def test_the_detector_node_grounds_phrases_with_the_mappers_map(client_run):
 
 
 def test_bags_record_the_occupancy_grid():
-    assert all_topics()["/homiebot/map/occupancy"] == "nav_msgs/msg/OccupancyGrid"
+    assert all_topics()["map/occupancy"] == "nav_msgs/msg/OccupancyGrid"
 
 
 def test_a_mapper_killed_mid_episode_fails_it_naming_the_mapper_and_a_restarted_one_serves_the_next(tmp_path, config_file):

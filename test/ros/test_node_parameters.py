@@ -1,7 +1,8 @@
-"""Node parameters are checked when a node starts and cannot be changed under it: a plain rclpy client's
-``set_parameters`` (NaN, 0, garbage) is refused with a reason and the values stay; a non-finite number
-given at start-up stops the node with a one-line error (exit 2); an oversized id on /homiebot/cancel is
-ignored with a bounded log line.
+"""Node parameters are the nodes' configuration: checked when a node starts and on every ``set_parameters``
+(a plain rclpy client's NaN, 0, garbage is refused with a reason and the values stay); a value set, or given
+in a ``--params-file``, takes effect when the node is configured (cleanup, then configure); a non-finite
+number given at start-up stops the node with a one-line error (exit 2); an oversized id on /homiebot/cancel
+is ignored with a bounded log line.
 
 Localhost-only discovery, a ROS_DOMAIN_ID of its own (188-190)."""
 
@@ -33,15 +34,15 @@ rclpy.init()
 node = rclpy.create_node("plain_parameter_client")
 
 def call(kind, name, request):
-    client = node.create_client(kind, f"/recorder/{name}")
-    assert client.wait_for_service(timeout_sec=60), f"no /recorder/{name}"
+    client = node.create_client(kind, f"/homiebot/recorder/{name}")
+    assert client.wait_for_service(timeout_sec=60), f"no /homiebot/recorder/{name}"
     future = client.call_async(request)
     rclpy.spin_until_future_complete(node, future, timeout_sec=30)
     return future.result()
 
 double = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=math.nan)
 integer = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=0)  # of the wrong type, too
-text = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="\\x00" * 64)
+text = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="{not: a file}" * 8)
 request = SetParameters.Request(parameters=[Parameter(name="settle_quiet", value=double),
                                             Parameter(name="settle_limit", value=integer),
                                             Parameter(name="config", value=text)])
@@ -64,8 +65,71 @@ def test_set_parameters_is_refused_with_a_reason_and_changes_nothing(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert [ok for ok, _ in answer["set"]] == [False, False, False]
-    assert all("read-only" in reason or "read only" in reason for _, reason in answer["set"]), answer
+    reasons = [reason for _, reason in answer["set"]]
+    assert "must be a finite number" in reasons[0] and reasons[1] and "no such file" in reasons[2], answer
     assert answer["now"] == [0.1, 2.0, ""], answer
+
+
+RECONFIGURE = """
+import json, sys, time
+import rclpy
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+rclpy.init()
+node = rclpy.create_node("plain_reconfigurer")
+names = []
+latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+node.create_subscription(String, "/homiebot/planner/backend", lambda m: names.append(m.data), latched)
+
+def call(kind, name, request):
+    client = node.create_client(kind, name)
+    assert client.wait_for_service(timeout_sec=120), name
+    future = client.call_async(request)
+    rclpy.spin_until_future_complete(node, future, timeout_sec=60)
+    return future.result()
+
+def backend(count):
+    end = time.monotonic() + 60
+    while len(names) < count and time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    return names[-1] if names else None
+
+seen = {"started": backend(1)}
+value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="heuristic")
+result = call(SetParameters, "/homiebot/planner/set_parameters", SetParameters.Request(parameters=[Parameter(name="planner", value=value)]))
+seen["set"] = [result.results[0].successful, result.results[0].reason]
+time.sleep(1.0)
+rclpy.spin_once(node, timeout_sec=0.1)
+seen["before"] = names[-1]
+for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP, Transition.TRANSITION_CONFIGURE,
+                   Transition.TRANSITION_ACTIVATE):
+    assert call(ChangeState, "/homiebot/planner/change_state", ChangeState.Request(transition=Transition(id=transition))).success, transition
+seen["after"] = backend(2)
+print(json.dumps(seen))
+"""
+
+
+def test_a_params_file_and_a_set_parameter_take_effect_through_cleanup_and_configure(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("/homiebot/planner:\n  ros__parameters:\n    planner: oracle\n")
+    env = ros_environment(DOMAIN)
+    node = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot",
+                             "--params-file", str(params)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        done = subprocess.run([sys.executable, "-c", RECONFIGURE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        node.terminate()
+        node.wait(30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["started"] == "oracle"  # the file's value, over the default
+    assert seen["set"][0] is True, seen
+    assert seen["before"] == "oracle" and seen["after"] == "heuristic", seen
 
 
 def test_a_non_finite_number_at_start_up_stops_the_node_with_one_line(tmp_path):

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from homiebot.core import resources
+from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 
 GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")
+REPLACEABLE = tuple(n for n in GRAPH_NODES if n != "task_manager")  # the task manager is the graph's client of them all
 
 
 @dataclass(frozen=True)
@@ -20,15 +22,25 @@ class NodeSpec:
     parameters: dict[str, Any] = field(default_factory=dict)
     remappings: dict[str, str] = field(default_factory=dict)
     python: str | None = None  # interpreter to run the node with (a policy server's own environment); None: this one
+    namespace: str = DEFAULT_NAMESPACE  # where the node and its names live (homiebot.ros.kit.names)
+    params_file: str = ""  # a ROS 2 parameters file (``--params-file``): its values override ``parameters``
 
 
 def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None,
-          record_bag: bool = True) -> list[NodeSpec]:
+          record_bag: bool = True, namespace: str = DEFAULT_NAMESPACE, external: tuple[str, ...] = (),
+          params_file: str = "") -> list[NodeSpec]:
     """The nodes of the homiebot graph for a run configuration file.
 
     ``planner`` overrides the config's planner; ``overrides`` adds parameters per node name;
-    ``record_bag`` adds the recorder node, which writes each episode's MCAP bag.
+    ``record_bag`` adds the recorder node, which writes each episode's MCAP bag; ``namespace``: where every
+    node and name of the graph lives (the robot driver's names stay the robot profile's); ``external``: nodes
+    another program provides (your own planner node serving the planner's interfaces), not started here;
+    ``params_file``: a ROS 2 parameters file given to every node (``check_params_file``).
     """
+    unknown = [n for n in external if n not in REPLACEABLE]
+    if unknown:
+        raise ValueError(f"--external {', '.join(unknown)}: not a node another program can stand in for; "
+                         f"choose from {', '.join(REPLACEABLE)}")
     common = {"config": config} if config else {}
     extra: dict[str, dict[str, Any]] = {
         "planner": {"planner": planner} if planner else {},
@@ -41,11 +53,39 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
         # the task manager waits for every attempt of a subtask, and a little more
         extra["task_manager"]["execute_timeout"] = ROBOT_ATTEMPT_TIMEOUT * attempts + 30.0
     for name in GRAPH_NODES:
-        if name == "recorder" and not record_bag:
+        if name == "recorder" and not record_bag or name in external:
             continue
         params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
         specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
-    return specs + policy_servers(config)
+    return [in_namespace(s, namespace, params_file) for s in specs + policy_servers(config)]
+
+
+def in_namespace(spec: NodeSpec, namespace: str, params_file: str = "") -> NodeSpec:
+    """The node spec under ``namespace`` (with the graph's parameters file)."""
+    from dataclasses import replace
+
+    return replace(spec, namespace=namespace, params_file=params_file)
+
+
+def check_params_file(path: str) -> str:
+    """The absolute path of a ROS 2 parameters file (``/homiebot/planner: {ros__parameters: {planner: oracle}}``;
+    ``/**`` for every node), or ValueError saying what is wrong with it: rcl would stop every node on it."""
+    import yaml
+
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text())
+    except OSError as err:
+        raise ValueError(f"--params-file {path}: {err.strerror or err}") from None
+    except yaml.YAMLError as err:
+        raise ValueError(f"--params-file {path}: not YAML ({str(err).splitlines()[0]})") from None
+    example = "e.g. '/homiebot/planner: {ros__parameters: {planner: oracle}}'"
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"--params-file {path}: a mapping of node names to their ros__parameters, {example}")
+    for node, section in data.items():
+        if not isinstance(section, dict) or not isinstance(section.get("ros__parameters"), dict):
+            raise ValueError(f"--params-file {path}: '{node}' needs a 'ros__parameters' mapping, {example}")
+    return str(file.resolve())
 
 
 CONFIG_DIR = resources.config_dir()
@@ -106,7 +146,9 @@ def policy_servers(config: str = "") -> list[NodeSpec]:
 
 def ros_args(spec: NodeSpec) -> list[str]:
     """Command-line ROS arguments that give a process its node name and parameters."""
-    args = ["--ros-args", "-r", f"__node:={spec.name}"]
+    args = ["--ros-args", "-r", f"__node:={spec.name}", "-r", f"__ns:={spec.namespace}"]
+    if spec.params_file:  # after the -p: its values win over the graph's
+        args += ["--params-file", spec.params_file]
     for key, value in spec.parameters.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         if isinstance(value, str) and value[:1] in "{[":  # JSON text: quoted, so ROS keeps it a string

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from homiebot.ros.bringup.graph import NodeSpec, ros_args
+from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 from homiebot.ros.kit.shm import clean_stale
 
 CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.kit.common.CannotRun)
@@ -180,8 +181,10 @@ def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
         print(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) left by killed processes", flush=True)
     supervisor = Supervisor(starters(specs, env, compose), policy)
     print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in supervisor.procs.items()), flush=True)
-    print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')}; "
-          "submit tasks with `homiebot submit \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)
+    namespace = specs[0].namespace if specs else DEFAULT_NAMESPACE
+    where = "" if namespace == DEFAULT_NAMESPACE else f" --namespace {namespace.lstrip('/')}"
+    print(f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} ROS_AUTOMATIC_DISCOVERY_RANGE={env.get('ROS_AUTOMATIC_DISCOVERY_RANGE', '')} "
+          f"namespace {namespace}; submit tasks with `homiebot submit{where} \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)
     try:
         while True:
             status = supervisor.poll()

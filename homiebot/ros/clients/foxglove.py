@@ -45,7 +45,7 @@ class FoxgloveBridge:
         group = ReentrantCallbackGroup()
         for topic, msgtype in served_topics().items():
             schema = foxglove.Schema(name=msgtype.replace("/msg/", "/"), encoding="ros2msg", data=message_definition(msgtype).encode())
-            self.channels[topic] = foxglove.Channel(topic, schema=schema, message_encoding="cdr")
+            self.channels[topic] = foxglove.Channel(node.resolve_topic_name(topic), schema=schema, message_encoding="cdr")
             node.create_subscription(msg_class(msgtype), topic, safe_callback(node, topic, self._forward(topic)), QOS, raw=True,
                                      callback_group=group)
 

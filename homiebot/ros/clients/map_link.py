@@ -15,7 +15,7 @@ from rclpy.node import Node
 from homiebot.core.errors import SnapshotBelief
 from homiebot.ros.kit.services import ServiceCaller
 
-PREFIX = "/homiebot/map"
+PREFIX = "map"
 SERVICES: dict[str, Any] = {"reset": MapReset, "integrate": MapIntegrate, "bind": MapBind, "note": MapNote, "frontier": NextFrontier,
                             "places": MapPlaces, "resolve": Resolve, "room_of": RoomOf}
 WORLD_CALLS = ("reset", "integrate", "bind", "note", "frontier", "places", "resolve", "room_of")  # what the world node calls

@@ -17,15 +17,16 @@ from std_msgs.msg import Bool, String
 from std_srvs.srv import Trigger
 
 from homiebot.ros.kit.common import init, spin_in_background
+from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 from homiebot.ros.kit.safety import APPROVAL_REQUEST, APPROVAL_RESPONSE, CANCEL_TOPIC, ESTOP_TOPIC, LATCHED
 from homiebot.ros.messages.common import RELIABLE, subtask_text
 from homiebot.ros.messages.safety import decision_msg
 from homiebot.ros.messages.wire import WireError, safe_callback
 
 
-def _node(name: str) -> Node:
+def _node(name: str, namespace: str) -> Node:
     init(None)
-    return Node(f"homiebot_{name}_{int(time.time() * 1000) % 100000}")
+    return Node(f"homiebot_{name}_{int(time.time() * 1000) % 100000}", namespace=namespace)
 
 
 def _close(node: Node, executor: SingleThreadedExecutor, thread: threading.Thread) -> None:
@@ -45,12 +46,12 @@ def _wait_for(ready: Callable[[], bool], timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def estop(engage: bool, timeout: float = 10.0) -> str:
-    """Engage (or release) the e-stop: the Trigger service of the task manager when it answers, and
-    always the latched ``/homiebot/estop`` topic, which every node follows."""
-    node = _node("estop")
+def estop(engage: bool, timeout: float = 10.0, namespace: str = DEFAULT_NAMESPACE) -> str:
+    """Engage (or release) the e-stop of the graph in ``namespace``: the Trigger service of the task manager
+    when it answers, and always the latched ``estop`` topic, which every node follows."""
+    node = _node("estop", namespace)
     pub = node.create_publisher(Bool, ESTOP_TOPIC, LATCHED)
-    client = node.create_client(Trigger, "/homiebot/estop/engage" if engage else "/homiebot/estop/release")
+    client = node.create_client(Trigger, "estop/engage" if engage else "estop/release")
     executor, thread = spin_in_background(node)
     try:
         pub.publish(Bool(data=engage))  # latched: nodes that start later still see it
@@ -58,19 +59,19 @@ def estop(engage: bool, timeout: float = 10.0) -> str:
             future = client.call_async(Trigger.Request())
             _wait_for(future.done, timeout, "the task manager did not answer the e-stop service")
             return str(future.result().message)
-        _wait_for(lambda: pub.get_subscription_count() > 0, timeout, "nobody follows /homiebot/estop")
-        return f"e-stop {'engaged' if engage else 'released'} on {ESTOP_TOPIC}"
+        _wait_for(lambda: pub.get_subscription_count() > 0, timeout, f"nobody follows {pub.topic_name}")
+        return f"e-stop {'engaged' if engage else 'released'} on {pub.topic_name}"
     finally:
         _close(node, executor, thread)
 
 
-def cancel(episode_id: str = "", timeout: float = 10.0) -> str:
+def cancel(episode_id: str = "", timeout: float = 10.0, namespace: str = DEFAULT_NAMESPACE) -> str:
     """Cancel the running episode (``episode_id``: its submission id; empty: whatever runs)."""
-    node = _node("cancel")
+    node = _node("cancel", namespace)
     pub = node.create_publisher(String, CANCEL_TOPIC, RELIABLE)
     executor, thread = spin_in_background(node)
     try:
-        _wait_for(lambda: pub.get_subscription_count() > 0, timeout, f"no task manager listens on {CANCEL_TOPIC}")
+        _wait_for(lambda: pub.get_subscription_count() > 0, timeout, f"no task manager listens on {pub.topic_name}")
         time.sleep(0.2)  # discovery is not symmetric: give the task manager time to match this publisher
         pub.publish(String(data=episode_id))
         return f"cancel sent for {episode_id or 'the running episode'}"
@@ -94,9 +95,10 @@ def _prompt(ask: ApprovalRequest) -> str:
             f"reject [r <reason>], edit [e [Action, target]]: ")
 
 
-def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: int | None = None) -> int:
+def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: int | None = None,
+                 namespace: str = DEFAULT_NAMESPACE) -> int:
     """Answer approval requests from the terminal until end of input (or ``count`` answers)."""
-    node = _node("approve")
+    node = _node("approve", namespace)
     requests: list[ApprovalRequest] = []
     node.create_subscription(ApprovalRequest, APPROVAL_REQUEST, safe_callback(node, APPROVAL_REQUEST, _request_taker(requests)),
                              LATCHED)
@@ -122,7 +124,7 @@ def approve_loop(stream: TextIO = sys.stdin, out: TextIO = sys.stdout, count: in
             if decision is None:
                 out.write("  answer a, r <reason> or e [Action, target]\n")
                 continue
-            _wait_for(lambda: pub.get_subscription_count() > 0, 10.0, f"no task manager listens on {APPROVAL_RESPONSE}")
+            _wait_for(lambda: pub.get_subscription_count() > 0, 10.0, f"no task manager listens on {pub.topic_name}")
             pub.publish(decision_msg(ask.id, decision))
             pub.wait_for_all_acked(Duration(seconds=5.0))  # reliable: the task manager has it, even if it matched us late
             answered.add(ask.id)

@@ -1,4 +1,4 @@
-"""Record every /homiebot topic of an episode into a rosbag2 MCAP file (readable by ros2 bag, Foxglove)."""
+"""Record every topic of the graph (under its namespace) of an episode into a rosbag2 MCAP file (readable by ros2 bag, Foxglove)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ class BagRecorder:
         with self._lock:
             writer = Writer(path, version=9, storage_plugin=StoragePlugin.MCAP)
             writer.open()
-            self._connections = {t: writer.add_connection(t, mt, typestore=self.typestore) for t, mt in self.topics.items()}
+            # the names as the graph resolves them (/<namespace>/...): a bag says which graph it recorded
+            self._connections = {t: writer.add_connection(self.node.resolve_topic_name(t), mt, typestore=self.typestore)
+                                 for t, mt in self.topics.items()}
             self._writer, self.counts = writer, {}
 
     def settle(self, quiet: float, limit: float) -> None:

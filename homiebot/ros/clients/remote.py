@@ -42,7 +42,7 @@ from homiebot.planners.base import (
     PlannerRequest,
 )
 from homiebot.ros.clients.world_link import scene_text
-from homiebot.ros.kit.services import ActionCaller, ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.kit.services import ActionCaller, NodeDown, ServiceCaller, ServiceError, ServiceTimeout
 from homiebot.ros.messages.common import (
     LATCHED,
     PLANNER_BACKEND_TOPIC,
@@ -173,6 +173,7 @@ class RemotePlanner(Planner):
         self.reset_srv, self.plan_srv, self.timeout, self.plan_timeout, self.world = reset, plan, timeout, plan_timeout, world
         self._understood: str | None = None
         self._report: str | None = None
+        self._backend: str | None = None  # the backend that answered the episode's reset
 
     def reset(self, context: EpisodeContext) -> None:
         self._understood = self._report = None
@@ -184,7 +185,11 @@ class RemotePlanner(Planner):
             if err.code == ResetPlanner.Response.REFUSED:  # it refuses the instruction: the user's to fix, as in-process
                 raise PlannerConfigError(_remote_message(str(err))) from None
             raise
+        self._backend = r.planner[:200] or None
         self._note(r)
+
+    def backend_name(self) -> str | None:
+        return self._backend
 
     def _note(self, reply: ResetPlanner.Response | Plan.Response) -> None:
         """What the planner node says it understood and reported (the in-process planner's accessors)."""
@@ -207,19 +212,25 @@ class RemotePlanner(Planner):
         except ServiceError as err:
             if err.code == Plan.Response.CONFIG_ERROR:  # e.g. a rejected API key: every round would fail alike
                 raise PlannerConfigError(str(err)) from None
-            if err.code is None:  # aborted: the node died, or this process stops
+            if err.code is None or isinstance(err, NodeDown):  # aborted (the node died, or this process stops), or inactive
                 raise
             raise PlannerError(str(err)) from None
         except ServiceTimeout as err:
+            if not self.plan_srv.connected:  # no planner node at all: the graph's fault, not the planner's answer
+                raise NodeDown(f"no planner node serves {self.plan_srv.resolved} any more ({err})") from None
             raise PlannerError(str(err)) from None
         self._note(r)
         return PlannerReply(r.text, {m.name: m.value for m in r.usage}, r.prompt or None)
+
+
+UNNAMED = "planner node"  # the name of a planner node that says none
 
 
 class PlannerBackend:
     """The planner node's backend name, as it publishes it on /homiebot/planner/backend (kept for late joiners)."""
 
     def __init__(self, node: Node) -> None:
+        self._node = node
         self._name: str | None = None
         self._seen = threading.Event()
         node.create_subscription(String, PLANNER_BACKEND_TOPIC, self._on_name, LATCHED)
@@ -229,9 +240,13 @@ class PlannerBackend:
         self._seen.set()
 
     def name(self, timeout: float) -> str:
-        """The latest name (TimeoutError when none came within ``timeout`` s)."""
+        """The latest name; waits up to ``timeout`` s for the first while the topic has a publisher. A planner
+        node that does not publish it (one of another make) is ``UNNAMED`` until its reset's answer names it."""
+        if self._node.count_publishers(PLANNER_BACKEND_TOPIC) == 0 and not self._seen.is_set():
+            return UNNAMED
         if not self._seen.wait(timeout) or self._name is None:
-            raise TimeoutError(f"the planner node did not say its backend on {PLANNER_BACKEND_TOPIC} within {timeout:g} s")
+            raise TimeoutError(f"the planner node did not say its backend on {self._node.resolve_topic_name(PLANNER_BACKEND_TOPIC)} "
+                               f"within {timeout:g} s")
         return self._name
 
 

@@ -106,6 +106,7 @@ class RemotePolicy(Policy):
                 from rclpy.executors import SingleThreadedExecutor
                 from rclpy.node import Node
 
+                from homiebot.ros.kit.names import process_namespace
                 from homiebot.ros.kit.services import ServiceCaller
             except ImportError as err:
                 raise PolicyError(f"the {self.label} policy server is reached over ROS 2, but rclpy or homiebot_msgs is not "
@@ -121,8 +122,8 @@ class RemotePolicy(Policy):
             if self.spawn is True or (self.spawn == "auto" and not in_graph):
                 self._start_server()
             name = f"policy_client_{service_slug(self.label)}_{os.getpid()}_{id(self) % 100000}"
-            self._node = node = Node(name, context=self._context)
-            base, who = "/homiebot/" + self.service.strip("/"), f"{self.label} policy server"
+            self._node = node = Node(name, namespace=process_namespace(), context=self._context)  # the graph's, in a node's process
+            base, who = self.service.strip("/"), f"{self.label} policy server"
             callers: dict[str, Any] = {"describe": ServiceCaller(node, DescribePolicy, f"{base}/describe", who),
                                        "reset": ServiceCaller(node, ResetPolicy, f"{base}/reset", who),
                                        "act": ServiceCaller(node, PolicyAct, f"{base}/act", who)}

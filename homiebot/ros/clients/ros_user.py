@@ -1,4 +1,4 @@
-"""Questions through the ROS graph: ``/homiebot/ask`` carries the question, ``/homiebot/answer`` the
+"""Questions through the ROS graph: ``ask`` carries the question, ``answer`` (under the graph's namespace) the
 answer (both ``std_msgs/String`` holding JSON: ``{"round": 3, "question": "..."}`` and
 ``{"round": 3, "answer": "..."}``; a plain-text answer is accepted too). With no answer within the
 timeout, nobody answered."""
@@ -13,7 +13,7 @@ from typing import Any
 from homiebot.core.contracts import Exchange
 from homiebot.people.base import User
 
-ASK_TOPIC, ANSWER_TOPIC = "/homiebot/ask", "/homiebot/answer"
+ASK_TOPIC, ANSWER_TOPIC = "ask", "answer"
 
 
 class RosUser(User):
@@ -28,13 +28,14 @@ class RosUser(User):
         from std_msgs.msg import String
 
         from homiebot.ros.kit.common import init, spin_in_background
+        from homiebot.ros.kit.names import process_namespace
 
         self.timeout = timeout
         self._string = String
         self._own = node is None
         if self._own:
             init(None)
-            node = Node("homiebot_ask")
+            node = Node("homiebot_ask", namespace=process_namespace())
         self.node = node
         qos = QoSProfile(depth=10, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL)
         self.pub = self.node.create_publisher(String, ASK_TOPIC, qos)

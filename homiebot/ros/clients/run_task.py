@@ -28,12 +28,12 @@ from homiebot.core.contracts import Subtask as SubtaskContract
 from homiebot.ros.kit import services
 from homiebot.ros.messages.common import subtask_msg, subtask_text
 
-ACTION_NAME = "/homiebot/run_task"
+ACTION_NAME = "run_task"
 # The goal, result and cancel requests wait here until the executor takes them, one a turn; at rclpy's depth of 10
 # a burst of 40 goals sent at once got 11 answers (test_graph, benchmarks/bench_ros_races.py). Replies leave as
 # deep a queue.
 REQUESTS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
-STATUS_TOPIC = "/homiebot/task/status"
+STATUS_TOPIC = "task/status"
 # The last round's feedback (a topic) and the goal's result (a reply) travel apart, and rclpy's action client
 # drops a feedback that arrives after its goal's result: the result leaves at least this long after it.
 FEEDBACK_LEAD = 0.05  # seconds

@@ -27,6 +27,7 @@ from homiebot.ros.clients.run_task import (
     status_to_event,
 )
 from homiebot.ros.kit.common import init, spin_in_background
+from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 from homiebot.ros.kit.services import OrderedActionClient
 
 FINAL = ("finished", "failed")
@@ -44,22 +45,23 @@ def _to_stderr(text: str) -> None:
 
 
 def submit(request: dict, timeout: float = 600.0, connect_timeout: float = 30.0, wait: bool = True,
-           echo: Callable[[str], None] = lambda text: print(text, flush=True), warn: Callable[[str], None] = _to_stderr) -> dict:
-    """Send a submission as a ``RunTask`` goal and return its final status event (state finished or
-    failed); without ``wait``, the first event once the task manager has queued it. Events are printed
-    as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
+           echo: Callable[[str], None] = lambda text: print(text, flush=True), warn: Callable[[str], None] = _to_stderr,
+           namespace: str = DEFAULT_NAMESPACE) -> dict:
+    """Send a submission as a ``RunTask`` goal to the graph in ``namespace`` and return its final status event
+    (state finished or failed); without ``wait``, the first event once the task manager has queued it. Events
+    are printed as ``homiebot run`` prints an episode (``echo``), warnings and errors with ``warn``."""
     init(None)
-    node = Node(f"homiebot_submit_{uuid.uuid4().hex[:12]}")
+    node = Node(f"homiebot_submit_{uuid.uuid4().hex[:12]}", namespace=namespace)
     client = OrderedActionClient(node, RunTask, ACTION_NAME)  # goals are sent from this thread, not the spinning one
-    # What is shown comes from /homiebot/task/status: it keeps its recent events for a subscriber matched
+    # What is shown comes from task/status: it keeps its recent events for a subscriber matched
     # late, where a goal's first feedback can be lost while discovery completes. The result ends it.
     statuses = _Statuses()
     node.create_subscription(TaskStatus, STATUS_TOPIC, statuses.add, STATUS_QOS)
     executor, thread = spin_in_background(node)
     try:
         if not client.wait_for_server(timeout_sec=connect_timeout):
-            raise TimeoutError(f"no task manager serves {ACTION_NAME}; start the graph with `homiebot up` "
-                               "(same ROS_DOMAIN_ID) first")
+            raise TimeoutError(f"no task manager serves {node.resolve_topic_name(ACTION_NAME)}; start the graph with "
+                               "`homiebot up` (same ROS_DOMAIN_ID and --namespace) first")
         sent = client.send_goal_async(request_to_goal(request))
         handle = _wait(sent, connect_timeout, "the task manager did not answer the goal")
         if not handle.accepted:

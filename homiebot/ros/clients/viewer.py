@@ -7,6 +7,7 @@ frames are dropped when it is behind."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,10 @@ class GraphViewer:
         for view in VIEW_NAMES:
             for kind in IMAGE_KINDS:
                 self.handlers[image_topic(view, kind)] = (Image, partial(self._image, view, kind))
-        self.handlers.update({"/homiebot/odom": (Odometry, self._odom), "/homiebot/observation": (RoundObservation, self._observation),
-                              STATUS_TOPIC: (TaskStatus, self._status), "/homiebot/subtask": (PlannerOutputMsg, self._subtask),
-                              EVENTS_TOPIC: (SafetyEventMsg, self._safety), "/homiebot/map/occupancy": (OccupancyGrid, self._grid),
-                              "/homiebot/map/summary": (SemanticMap, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
+        self.handlers.update({"odom": (Odometry, self._odom), "observation": (RoundObservation, self._observation),
+                              STATUS_TOPIC: (TaskStatus, self._status), "subtask": (PlannerOutputMsg, self._subtask),
+                              EVENTS_TOPIC: (SafetyEventMsg, self._safety), "map/occupancy": (OccupancyGrid, self._grid),
+                              "map/summary": (SemanticMap, self._summary), PEOPLE_TOPIC: (PeopleSeen, self._people)})
         if node is not None:
             group = ReentrantCallbackGroup()
             for topic, (msg_type, cb) in self.handlers.items():
@@ -135,6 +136,13 @@ class GraphViewer:
         self.queue.close(timeout=10)
 
 
+def graph_name(topic: str, names: Iterable[str]) -> str | None:
+    """The graph-relative name (one of ``names``) of a recorded topic, whatever namespace the graph ran in
+    (``/robot1/map/summary`` -> ``map/summary``); the longest match wins; None for a topic not among them."""
+    matches = [n for n in names if topic == f"/{n}" or topic.endswith(f"/{n}")]
+    return max(matches, key=len) if matches else None
+
+
 def bag_to_rrd(bag: str | Path, rrd: str | Path) -> int:
     """Replay an episode's bag (the recorder's MCAP rosbag2 folder) into an .rrd file, as ``homiebot up
     --view`` would have shown it live; nothing is dropped. Returns the number of rounds seen.
@@ -152,11 +160,12 @@ def bag_to_rrd(bag: str | Path, rrd: str | Path) -> int:
     rounds: set[int] = set()
     try:
         with Reader(Path(bag)) as reader:
-            wanted = [c for c in reader.connections if c.topic in viewer.handlers]
+            relative = {c.topic: name for c in reader.connections if (name := graph_name(c.topic, viewer.handlers))}
+            wanted = [c for c in reader.connections if c.topic in relative]
             for conn, _, raw in reader.messages(connections=wanted):
-                msg_type = viewer.handlers[conn.topic][0]
-                viewer.feed(conn.topic, deserialize_message(bytes(raw), msg_type))
-                if conn.topic == "/homiebot/observation":
+                topic = relative[conn.topic]
+                viewer.feed(topic, deserialize_message(bytes(raw), viewer.handlers[topic][0]))
+                if topic == "observation":
                     rounds.add(viewer.round)
     except Exception as err:  # rosbags raises its own errors for a folder that is no bag
         viewer.close()

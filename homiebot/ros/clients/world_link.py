@@ -23,7 +23,7 @@ from rclpy.node import Node
 
 from homiebot.ros.kit.services import ServiceCaller
 
-PREFIX = "/homiebot/world"
+PREFIX = "world"
 SERVICES: dict[str, Any] = {
     "reset": ResetWorld, "release": ReleaseWorld, "observe": Observe, "info": WorldInfo, "goal": GoalSatisfied,
     "room_of": RoomOf, "route": Route, "apply": ApplyState,

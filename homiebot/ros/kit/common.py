@@ -9,10 +9,11 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.node import Node
@@ -52,35 +53,62 @@ def positive(value: Any) -> str | None:
     return None if value > 0 else "must be greater than 0"
 
 
-COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)"),)
+def a_file(value: str) -> str | None:
+    """Empty, or a file that exists."""
+    return None if not value or Path(value).is_file() else "cannot read config file: no such file"
+
+
+COMMON = (Param("config", "", "run configuration YAML (empty: built-in defaults)", a_file),)
 EXECUTOR_THREADS = 3  # callbacks of a process at once: typed service handlers that wait, and the topics they wait for
-HEARTBEAT_TOPIC = "/homiebot/heartbeat"
+HEARTBEAT_TOPIC = "heartbeat"
 HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
 HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
 def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
-    """Declare typed parameters with defaults, read them, and validate them (ParameterError). They are
-    read once, at start-up, so they are declared read-only: a later ``set_parameters`` is refused with
-    that reason instead of being accepted and ignored (pass new values with ``-p`` at start-up)."""
-    values = {}
+    """Declare typed parameters with defaults (``-p``, a ``--params-file``), read them, and validate them
+    (ParameterError). A component reads them when it is configured: a ``set_parameters`` later is checked as
+    at start-up (a bad value is refused with the reason) and takes effect at the next configure (cleanup,
+    then configure), as ``reread`` gives them then."""
     for p in COMMON + params:
-        descriptor = ParameterDescriptor(description=p.description, read_only=True, dynamic_typing=bool(p.types))
+        descriptor = ParameterDescriptor(description=f"{p.description} (applies at the next configure)", dynamic_typing=bool(p.types))
         try:
             node.declare_parameter(p.name, p.default, descriptor)
-            value = node.get_parameter(p.name).value
         except Exception as err:  # rclpy raises its own type-mismatch exceptions
             raise ParameterError(f"parameter '{p.name}': {err} (expected {type(p.default).__name__}, default {p.default!r})") from None
-        accepted = (type(p.default), *p.types)
-        if p.types and (not isinstance(value, accepted) or isinstance(value, bool) and bool not in accepted):
-            names = " or ".join(t.__name__ for t in accepted)
-            raise ParameterError(f"parameter '{p.name}' = {value!r}: expected {names}, default {p.default!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ParameterError(f"parameter '{p.name}' = {value!r}: must be a finite number")
-        if p.check and (problem := p.check(value)):
-            raise ParameterError(f"parameter '{p.name}' = {value!r}: {problem}")
-        values[p.name] = value
-    return values
+    node.add_on_set_parameters_callback(lambda changed: _vet(changed, {p.name: p for p in COMMON + params}))
+    return reread(node, params)
+
+
+def reread(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
+    """The parameters' current values, validated (ParameterError names the first bad one)."""
+    return {p.name: _checked(p, node.get_parameter(p.name).value) for p in COMMON + params}
+
+
+def _checked(p: Param, value: Any) -> Any:
+    """``value`` when it is one ``p`` accepts, else ParameterError saying why."""
+    accepted = (type(p.default), *p.types)
+    if not isinstance(value, accepted) or isinstance(value, bool) and bool not in accepted:
+        names = " or ".join(t.__name__ for t in accepted)
+        raise ParameterError(f"parameter '{p.name}' = {value!r}: expected {names}, default {p.default!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParameterError(f"parameter '{p.name}' = {value!r}: must be a finite number")
+    if p.check and (problem := p.check(value)):
+        raise ParameterError(f"parameter '{p.name}' = {value!r}: {problem}")
+    return value
+
+
+def _vet(changed: list, known: dict[str, Param]) -> SetParametersResult:
+    """rclpy's check of a ``set_parameters``: refused with the reason when any value is not one its parameter takes."""
+    for parameter in changed:
+        p = known.get(parameter.name)
+        if p is None:
+            continue  # rclpy's own (use_sim_time) and ``autostart``
+        try:
+            _checked(p, parameter.value)
+        except ParameterError as err:
+            return SetParametersResult(successful=False, reason=str(err))
+    return SetParametersResult(successful=True)  # applied at the next configure (its descriptor says so)
 
 
 def run_config(path: str) -> RunConfig:

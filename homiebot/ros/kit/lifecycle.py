@@ -12,7 +12,7 @@ With the parameter ``autostart`` (default true) a node configures and activates 
 ``homiebot up`` and the launch files run it; a configuration error then ends its process with status 2
 (3: something outside the graph it needs is missing), which ``homiebot up`` reports. With
 ``autostart:=false`` it waits unconfigured for a lifecycle manager (``ros2 lifecycle set``, nav2's
-lifecycle manager, or a plain client of ``/<node>/change_state``).
+lifecycle manager, or a plain client of ``/<namespace>/<node>/change_state``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from rclpy.parameter import Parameter
 from homiebot.core.errors import ConfigError
 from homiebot.core.registry import PluginError
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, stop_components
+from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, reread, stop_components
+from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 
 CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answered
 ENTITY_KINDS = ("publishers", "subscriptions", "services", "clients", "timers", "guards", "waitables")
@@ -46,12 +47,14 @@ class Deactivates(Protocol):
 class GraphNode(LifecycleNode):
     """A lifecycle node that runs one component of the graph (``NodeDef``)."""
 
-    def __init__(self, definition: NodeDef, name: str | None = None, overrides: dict[str, Any] | None = None) -> None:
+    def __init__(self, definition: NodeDef, name: str | None = None, overrides: dict[str, Any] | None = None,
+                 namespace: str | None = None) -> None:
         """Declares the node's parameters (``ros2 param`` works in every state); raises ParameterError for bad values.
         A definition that is not ``managed`` (the sim driver, which stands in for a robot's driver) offers no
         lifecycle services and always starts itself."""
+        # the graph's namespace; a process's ``--ros-args -r __ns:=`` overrides it (rcl applies global remaps last)
         super().__init__(name or definition.name, parameter_overrides=[Parameter(k, value=v) for k, v in (overrides or {}).items()],
-                         enable_communication_interface=definition.managed)
+                         enable_communication_interface=definition.managed, namespace=namespace or DEFAULT_NAMESPACE)
         services.pause(self)  # servers made while configuring refuse calls until activation
         self.definition = definition
         self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
@@ -67,6 +70,7 @@ class GraphNode(LifecycleNode):
         exception is a bug: the transition errs and the log has the traceback."""
         self._own = (self._own or set()) | {id(e) for kind in ENTITY_KINDS for e in getattr(self, kind)}
         try:
+            self.values = reread(self, self.definition.params)  # what set_parameters or a params file changed since
             self.component = self.definition.build(self, self.values)
         except Exception as err:
             self.error = err

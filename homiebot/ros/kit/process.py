@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import rclpy
@@ -36,6 +37,7 @@ from homiebot.ros.kit.common import (
 )
 from homiebot.ros.kit.executors import PoolExecutor
 from homiebot.ros.kit.lifecycle import CONFIG_ERRORS, GraphNode
+from homiebot.ros.kit.names import set_process_namespace
 
 
 class _Heartbeat:
@@ -139,26 +141,28 @@ def run_node(definition: NodeDef, args: list[str] | None = None) -> int:
     signal the process ends (``end_process``)."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
     init(args if args is not None else sys.argv)
-    return _run([(definition, definition.name, {})])
+    return _run([(definition, definition.name, {}, None)])
 
 
-def run_composed(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
-    """Several nodes in one process (name and parameters per node); calls between them skip the middleware.
-    Returns only when one cannot start; after a stop signal the process ends (``end_process``)."""
+def run_composed(members: Sequence[tuple[NodeDef, str, dict[str, Any], str | None]], ros_args: Sequence[str] = ()) -> int:
+    """Several nodes in one process (name, parameters and namespace per node; ``ros_args`` for all of them, such as
+    a ``--params-file``); calls between them skip the middleware. Returns only when one cannot start; after a stop
+    signal the process ends (``end_process``)."""
     os.environ.setdefault("MUJOCO_GL", "osmesa")
-    init(None)
+    init(["homiebot_graph", "--ros-args", *ros_args] if ros_args else None)
     return _run(members)
 
 
-def _run(members: list[tuple[NodeDef, str, dict[str, Any]]]) -> int:
+def _run(members: Sequence[tuple[NodeDef, str, dict[str, Any], str | None]]) -> int:
     """Make each member's lifecycle node; with ``autostart`` configure and activate it now. Returns the
     status of a node that cannot start; else spins until a stop signal and ends the process."""
     nodes: list[GraphNode] = []
     name = ""
     try:
-        for definition, name, params in members:
-            node = GraphNode(definition, name, params)
+        for definition, name, params, namespace in members:
+            node = GraphNode(definition, name, params, namespace)
             nodes.append(node)
+            set_process_namespace(node.get_namespace())
             if node.autostart:
                 if node.trigger_configure() != TransitionCallbackReturn.SUCCESS:
                     raise node.error or RuntimeError(f"{name}: configure failed")

@@ -38,12 +38,12 @@ from homiebot.ros.messages.wire import WireError, safe_callback
 from homiebot.safety.approval import ApprovalRequest, Approver, Decision
 from homiebot.safety.state import Deadman, SafetyState
 
-ESTOP_TOPIC = "/homiebot/estop"
-CANCEL_TOPIC = "/homiebot/cancel"
-CANCELLED_TOPIC = "/homiebot/safety/cancelled"  # the task manager's word that an episode is cancelled (episode number)
-EVENTS_TOPIC = "/homiebot/safety"
-APPROVAL_REQUEST = "/homiebot/approval/request"
-APPROVAL_RESPONSE = "/homiebot/approval/response"
+ESTOP_TOPIC = "estop"
+CANCEL_TOPIC = "cancel"
+CANCELLED_TOPIC = "safety/cancelled"  # the task manager's word that an episode is cancelled (episode number)
+EVENTS_TOPIC = "safety"
+APPROVAL_REQUEST = "approval/request"
+APPROVAL_RESPONSE = "approval/response"
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 EVENTS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -69,8 +69,8 @@ class SafetyLink:
             self.deadman = Deadman(heartbeat)
             node.create_timer(min(0.1, heartbeat / 4), self._check_heartbeat)
         if authority:
-            node.create_service(Trigger, "/homiebot/estop/engage", self._engage_service)
-            node.create_service(Trigger, "/homiebot/estop/release", self._release_service)
+            node.create_service(Trigger, "estop/engage", self._engage_service)
+            node.create_service(Trigger, "estop/release", self._release_service)
 
     def _check_heartbeat(self) -> None:
         if self.deadman is not None and self.deadman.expired():

@@ -39,6 +39,14 @@ class ServiceError(RuntimeError):
         self.code = code
 
 
+class NodeDown(ServiceError):
+    """The node that serves a call is not there to answer it: no server is discovered, or it is not active
+    (lifecycle). A graph error, not the served component's: a planner's round is not its F1."""
+
+
+INACTIVE_TEXT = "is not active (lifecycle)"  # in what an inactive node's servers answer (``inactive``)
+
+
 class ServiceInterrupted(ServiceError):
     """The caller's process is stopping; an episode ended by it is ``interrupted``, not an error."""
 
@@ -89,7 +97,7 @@ def wait_idle(node: Node, timeout: float) -> bool:
 def inactive(node: Node) -> str:
     """What a server of an inactive node answers."""
     name = node.get_fully_qualified_name()
-    return f"{name} is not active (lifecycle); activate it, e.g. `ros2 lifecycle set {name} activate`"
+    return f"{name} {INACTIVE_TEXT}; activate it, e.g. `ros2 lifecycle set {name} activate`"
 
 
 class TypedServer:
@@ -172,11 +180,33 @@ class _Caller:
     def __init__(self, node: Node, name: str, who: str) -> None:
         """``who``: the serving node's role, for messages ("the planner node did not answer ...")."""
         self.node, self.name, self.who = node, name, who
+        self.resolved = node.resolve_service_name(name)  # under the graph's namespace
         self._lock = threading.Lock()
         self._waiting: set[threading.Event] = set()
         self._aborted: str | None = None
         self._interrupted = False
         _CALLERS.append(self)
+
+    def _service(self) -> str:
+        """The service whose servers are this call's servers."""
+        return self.resolved
+
+    def servers(self) -> list[str]:
+        """How many servers discovery sees now, named by their nodes when there are several (a node left
+        serving beside its replacement): one server per call is what the graph expects."""
+        service = self._service()
+        count = self.node.count_services(service)
+        if count < 2:
+            return ["?"] * count
+        found = []
+        for name, ns in self.node.get_node_names_and_namespaces():
+            try:
+                served = self.node.get_service_names_and_types_by_node(name, ns)
+            except Exception:  # the node went away meanwhile (rclpy raises its own NodeNameNonExistentError)
+                continue
+            if any(s == service for s, _ in served):
+                found.append(f"{ns.rstrip('/')}/{name}")
+        return sorted(found) if len(found) >= count else [*sorted(found), *["?"] * (count - len(found))]
 
     def abort(self, reason: str, interrupted: bool = False) -> None:
         """Fail every call waiting now, and every later one until ``resume()`` (ServiceInterrupted if
@@ -209,7 +239,7 @@ class _Caller:
             if not self.node.context.ok():  # a stop signal before the node spins (rclpy's handler shut the context down)
                 raise ServiceInterrupted(SHUTTING_DOWN)
             if time.monotonic() >= deadline:
-                raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.name} server)")
+                raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.resolved} server)")
             time.sleep(0.02)
 
     def _await(self, future: Any, deadline: float, what: str, timeout: float) -> Any:
@@ -275,6 +305,9 @@ class ActionCaller(_Caller):
     def _ready(self) -> bool:
         return self._client.server_is_ready()
 
+    def _service(self) -> str:
+        return f"{self.resolved}/_action/send_goal"
+
     def run(self, goal: Any, timeout: float, what: str = "", on_feedback: Callable[[Any], None] | None = None) -> Any:
         """The goal's result; ServiceError when it was rejected or its result carries an error code,
         ServiceTimeout (the goal cancelled) when it does not end within ``timeout`` s."""
@@ -297,7 +330,8 @@ class ActionCaller(_Caller):
 def _checked(response: Any, who: str) -> Any:
     """A response or result without an error code, else ServiceError."""
     if response.error_code != NONE:
-        raise ServiceError(f"{who}: {response.error_msg}", int(response.error_code))
+        down = INACTIVE_TEXT in response.error_msg
+        raise (NodeDown if down else ServiceError)(f"{who}: {response.error_msg}", int(response.error_code))
     return response
 
 

@@ -1,6 +1,6 @@
 """Notice within seconds that a node of the graph has died or been replaced, from its heartbeats.
 
-Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on /homiebot/heartbeat
+Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on ``heartbeat`` under the graph's namespace
 twice a second (``homiebot.ros.kit.common``). During an episode the task manager watches the nodes that were beating
 when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
 process that has lost the episode's state. Either way the episode cannot go on, and waiting for a
@@ -121,11 +121,13 @@ class NodeWatch:
 
 
 def endpoints(node: Node, names: set[str]) -> set[tuple[str, str, str]]:
-    """(kind, topic, node) for every /homiebot publisher and subscription of the named nodes, as this
-    node's discovery sees them: a restarted node is back on its data topics once its are all here."""
+    """(kind, topic, node) for every publisher and subscription of the named nodes under this node's namespace
+    (the graph's), as this node's discovery sees them: a restarted node is back on its data topics once its are
+    all here."""
     seen = set()
+    prefix, heartbeat = node.get_namespace().rstrip("/") + "/", node.resolve_topic_name(HEARTBEAT_TOPIC)
     for topic, _ in node.get_topic_names_and_types():
-        if not topic.startswith("/homiebot/") or topic == HEARTBEAT_TOPIC:
+        if not topic.startswith(prefix) or topic == heartbeat:
             continue
         seen |= {("pub", topic, i.node_name) for i in node.get_publishers_info_by_topic(topic) if i.node_name in names}
         seen |= {("sub", topic, i.node_name) for i in node.get_subscriptions_info_by_topic(topic) if i.node_name in names}

@@ -25,18 +25,18 @@ IMAGE_KINDS = {"image": ("rgb8", np.uint8, 3), "depth": ("32FC1", np.float32, 1)
 # the per-round topics (under /homiebot/): the world's, and the mapper's
 ROUND_TOPICS: dict[str, Any] = {"observation": hb.RoundObservation, "world/belief": hb.Belief, "world/state": hb.SimState,
                                 "belief": hb.Belief, "map/summary": hb.SemanticMap}
-MAP_GRID_TOPIC = "/homiebot/map/occupancy"  # the semantic map's grid (mapped perception), kept for late joiners
-PEOPLE_TOPIC = "/homiebot/people"  # the persons in view each round (homiebot_msgs/PeopleSeen)
+MAP_GRID_TOPIC = "map/occupancy"  # the semantic map's grid (mapped perception), kept for late joiners
+PEOPLE_TOPIC = "people"  # the persons in view each round (homiebot_msgs/PeopleSeen)
 # every round's decision and result, what happens to each submission, and who was seen, typed
-TYPED_TOPICS = {"/homiebot/subtask": "homiebot_msgs/msg/PlannerOutput", "/homiebot/feedback": "homiebot_msgs/msg/Feedback",
-                "/homiebot/task/status": "homiebot_msgs/msg/TaskStatus", PEOPLE_TOPIC: "homiebot_msgs/msg/PeopleSeen"}
+TYPED_TOPICS = {"subtask": "homiebot_msgs/msg/PlannerOutput", "feedback": "homiebot_msgs/msg/Feedback",
+                "task/status": "homiebot_msgs/msg/TaskStatus", PEOPLE_TOPIC: "homiebot_msgs/msg/PeopleSeen"}
 # what happens to each subtask's goal (accepted, executing, succeeded, ...): an action's own status topic
-EXECUTE_STATUS_TOPIC = "/homiebot/executor/execute/_action/status"
+EXECUTE_STATUS_TOPIC = "executor/execute/_action/status"
 # the last message is kept for subscribers that join later
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                       durability=DurabilityPolicy.VOLATILE)  # the graph's events: none lost while both sides run
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-PLANNER_BACKEND_TOPIC = "/homiebot/planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
+PLANNER_BACKEND_TOPIC = "planner/backend"  # the planner node's backend name (std_msgs/String), kept for late joiners
 
 
 def person_msg(person: PersonSeen) -> hb.PersonSeen:
@@ -51,21 +51,21 @@ def person_from_msg(msg: hb.PersonSeen) -> PersonSeen:
 
 
 def image_topic(view: str, kind: str) -> str:
-    return f"/homiebot/camera/{view}/{kind}"
+    return f"camera/{view}/{kind}"
 
 
 def camera_info_topic(view: str) -> str:
     """A view's pinhole geometry (sensor_msgs/CameraInfo), stamped as its images are, as ROS camera drivers do."""
-    return f"/homiebot/camera/{view}/camera_info"
+    return f"camera/{view}/camera_info"
 
 
 def all_topics() -> dict[str, str]:
     """Every /homiebot topic of the graph -> its message type (for recording)."""
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
     topics |= {camera_info_topic(v): "sensor_msgs/msg/CameraInfo" for v in VIEW_NAMES}
-    topics["/homiebot/odom"] = "nav_msgs/msg/Odometry"
+    topics["odom"] = "nav_msgs/msg/Odometry"
     topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
-    topics |= {f"/homiebot/{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
+    topics |= {f"{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
     topics |= TYPED_TOPICS
     topics[EXECUTE_STATUS_TOPIC] = "action_msgs/msg/GoalStatusArray"
     return topics

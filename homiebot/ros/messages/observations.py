@@ -41,13 +41,14 @@ class ObservationCache:
         self._closed = False
         group = ReentrantCallbackGroup()
         self._image_subs: list[Subscription] = []
+        self._namespace = node.get_namespace().rstrip("/")  # for messages: the names as the graph resolves them
         for view in VIEW_NAMES:
             for kind in kinds:
                 topic = image_topic(view, kind)
                 self._image_subs.append(node.create_subscription(Image, topic, safe_callback(node, topic, self._image_cb(view, kind)),
                                                                  IMAGES, callback_group=group))
         for topic in round_topics:
-            node.create_subscription(ROUND_TOPICS[topic], f"/homiebot/{topic}", safe_callback(node, f"/homiebot/{topic}", self._round_cb(topic)),
+            node.create_subscription(ROUND_TOPICS[topic], topic, safe_callback(node, topic, self._round_cb(topic)),
                                      ROUND_DATA, callback_group=group)
 
     def _image_cb(self, view: str, kind: str):
@@ -97,7 +98,7 @@ class ObservationCache:
         """The message of that episode's round on a per-round topic (TimeoutError if it does not come)."""
         key = (episode, round_index)
         with self._cond:
-            self._wait(lambda: key in self._rounds[topic], timeout, f"no /homiebot/{topic} message for round {round_index} within {timeout:g} s")
+            self._wait(lambda: key in self._rounds[topic], timeout, f"no {self._namespace}/{topic} message for round {round_index} within {timeout:g} s")
             return self._rounds[topic][key]
 
     def wait_views(self, stamp_ns: int, kinds: tuple[str, ...], timeout: float) -> dict[str, dict[str, np.ndarray]]:

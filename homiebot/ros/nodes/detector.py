@@ -39,7 +39,7 @@ class DetectorNode:
             # made now, so that its endpoints are discovered while the graph starts, not inside a round's check
             # (discovery of a new endpoint on a loaded machine can take longer than a call's timeout)
             self.resolver()
-        self.server = TypedServer(node, Check, "/homiebot/detector/check", self.check,
+        self.server = TypedServer(node, Check, "detector/check", self.check,
                                   (ErrorMapping(BadRequest, Check.Response.INVALID_REQUEST),
                                    ErrorMapping(NoBelief, Check.Response.NO_BELIEF, own_failure=True)), Check.Response.FAILED)
 

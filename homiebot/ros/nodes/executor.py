@@ -213,8 +213,8 @@ class ExecutorNode:
                                  world_wait=params["world_wait"])
         where = "on a copy of the simulator" if self.local.copy is not None else "through this node's own bridge to the robot"
         node.get_logger().info(f"skills run here, {where}")
-        self.models = TypedServer(node, ListModels, "/homiebot/executor/models", self.capabilities, (), ListModels.Response.FAILED)
-        self.server = ActionServer(node, ExecuteSubtask, "/homiebot/executor/execute", execute_callback=self.execute,
+        self.models = TypedServer(node, ListModels, "executor/models", self.capabilities, (), ListModels.Response.FAILED)
+        self.server = ActionServer(node, ExecuteSubtask, "executor/execute", execute_callback=self.execute,
                                    cancel_callback=self._on_cancel, callback_group=ReentrantCallbackGroup())
 
     def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:

@@ -49,8 +49,8 @@ class MapperNode:
         self.node = node
         self.seen: dict[str, tuple[str, int, int]] = {}  # name -> (category, first round, last round)
         self.episode = -1
-        self.belief_pub = node.create_publisher(Belief, "/homiebot/belief", ROUND_DATA)
-        self.summary_pub = node.create_publisher(SemanticMap, "/homiebot/map/summary", ROUND_DATA)
+        self.belief_pub = node.create_publisher(Belief, "belief", ROUND_DATA)
+        self.summary_pub = node.create_publisher(SemanticMap, "map/summary", ROUND_DATA)
         self.grid_pub = node.create_publisher(OccupancyGrid, MAP_GRID_TOPIC, MAP_QOS)
         cfg = run_config(params["config"])
         site = belief_site(cfg)
@@ -61,11 +61,11 @@ class MapperNode:
         # the truth is mirrored on a thread of its own: reading a new episode's scene waits for the world node
         self.mirror = BeliefMirror(node, cfg.world.name, params["world_timeout"]) if site == "truth" else None
         self.worker = SimThread(node) if self.mirror is not None else None
-        subscriptions: list[tuple] = [(RoundObservation, "/homiebot/observation", self._remember)]
+        subscriptions: list[tuple] = [(RoundObservation, "observation", self._remember)]
         if self.mirror is not None:
-            subscriptions.append((SimState, "/homiebot/world/state", self._state))
+            subscriptions.append((SimState, "world/state", self._state))
         elif site == "world":
-            subscriptions.append((Belief, "/homiebot/world/belief", self._belief))
+            subscriptions.append((Belief, "world/belief", self._belief))
         for msg_type, topic, callback in subscriptions:
             node.create_subscription(msg_type, topic, safe_callback(node, topic, callback), ROUND_DATA)
 

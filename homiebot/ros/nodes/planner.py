@@ -86,10 +86,10 @@ class PlannerNode:
         backend.publish(String(data=self.cfg.planner.name))
         # a planner refusing the instruction is the user's error: the caller reports it, the node logs no traceback
         self.servers = (
-            TypedServer(node, ResetPlanner, "/homiebot/planner/reset", self.reset,
+            TypedServer(node, ResetPlanner, "planner/reset", self.reset,
                         (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED), ErrorMapping(ConfigError, ResetPlanner.Response.REFUSED),
                          ErrorMapping(InvalidRequest, ResetPlanner.Response.INVALID_REQUEST)), ResetPlanner.Response.FAILED),
-            TypedServer(node, Plan, "/homiebot/planner/plan", self.plan,
+            TypedServer(node, Plan, "planner/plan", self.plan,
                         (ErrorMapping(PlannerConfigError, Plan.Response.CONFIG_ERROR),
                          ErrorMapping(InvalidRequest, Plan.Response.INVALID_REQUEST)), Plan.Response.FAILED))
 

@@ -61,7 +61,7 @@ class PolicyServer:
             node.get_logger().warning(self.reason)
         self._lock = threading.Lock()  # one reset or step at a time; describe answers meanwhile
         self.acts = 0
-        self.service = "/homiebot/" + (params["service"] or f"policy/{self.name}").strip("/")
+        self.service = (params["service"] or f"policy/{self.name}").strip("/")  # under the graph's namespace
         errors = [ErrorMapping(Unavailable, ResetPolicy.Response.UNAVAILABLE), ErrorMapping(PolicyMessageError, ResetPolicy.Response.INVALID_REQUEST)]
         TypedServer(node, DescribePolicy, f"{self.service}/describe", self.describe, [], DescribePolicy.Response.FAILED)
         TypedServer(node, ResetPolicy, f"{self.service}/reset", self.reset, errors, ResetPolicy.Response.FAILED)
@@ -100,7 +100,7 @@ class PolicyServer:
 PARAMS = (
     Param("policy", "", "policy to host: a name make_policy knows (nomad, pixnav, octo, rt1x, scripted, ...)", _nonempty),
     Param("policy_params", "{}", "the policy's keyword arguments as a JSON object", _json_object),
-    Param("service", "", "where the services are (/homiebot/<service>/describe, reset, act); default policy/<policy>"),
+    Param("service", "", "where the services are (<namespace>/<service>/describe, reset, act); default policy/<policy>"),
 )
 
 NODE = NodeDef("policy_server", PolicyServer, PARAMS, waiting_handlers=True)  # describe while a step runs

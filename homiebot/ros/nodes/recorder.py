@@ -32,9 +32,9 @@ class RecorderNode:
         self.recorder = BagRecorder(node)
         self.quiet, self.limit = params["settle_quiet"], params["settle_limit"]
         self.servers = (
-            TypedServer(node, StartBag, "/homiebot/recorder/start", self.start, (ErrorMapping(BadPath, StartBag.Response.INVALID_REQUEST),),
+            TypedServer(node, StartBag, "recorder/start", self.start, (ErrorMapping(BadPath, StartBag.Response.INVALID_REQUEST),),
                         StartBag.Response.FAILED),
-            TypedServer(node, StopBag, "/homiebot/recorder/stop", self.stop, (), StopBag.Response.FAILED))
+            TypedServer(node, StopBag, "recorder/stop", self.stop, (), StopBag.Response.FAILED))
 
     def start(self, request: StartBag.Request) -> StartBag.Response:
         """Begin a bag in ``path`` (a folder that must not exist yet); a bag still open is closed first."""

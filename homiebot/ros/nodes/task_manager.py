@@ -75,21 +75,21 @@ class TaskManagerNode:
         self.params = params
         self.owner = node.get_fully_qualified_name()  # holds the world's episode session (see ResetWorld)
         self.world_calls = world_callers(node, EPISODE_CALLS)
-        self.reset_planner = ServiceCaller(node, ResetPlanner, "/homiebot/planner/reset", "planner")
-        self.plan = ServiceCaller(node, Plan, "/homiebot/planner/plan", "planner")
-        self.check = ServiceCaller(node, Check, "/homiebot/detector/check", "detector")
-        self.list_models = ServiceCaller(node, ListModels, "/homiebot/executor/models", "executor")
-        self.execute = ActionCaller(node, ExecuteSubtask, "/homiebot/executor/execute", "executor")
+        self.reset_planner = ServiceCaller(node, ResetPlanner, "planner/reset", "planner")
+        self.plan = ServiceCaller(node, Plan, "planner/plan", "planner")
+        self.check = ServiceCaller(node, Check, "detector/check", "detector")
+        self.list_models = ServiceCaller(node, ListModels, "executor/models", "executor")
+        self.execute = ActionCaller(node, ExecuteSubtask, "executor/execute", "executor")
         self.typed: list[ServiceCaller | ActionCaller] = [*self.world_calls.values(), self.reset_planner, self.plan, self.check,
                                                           self.list_models, self.execute]
         self.planner_backend = PlannerBackend(node)
         self.cache = ObservationCache(node, kinds=("image",), round_topics=("belief",))  # PNGs are colour
         self.scenes = SceneCache(self.cfg.world.name)
-        self.recorder = (ServiceCaller(node, StartBag, "/homiebot/recorder/start", "recorder"),
-                         ServiceCaller(node, StopBag, "/homiebot/recorder/stop", "recorder")) if params["record_bag"] else None
+        self.recorder = (ServiceCaller(node, StartBag, "recorder/start", "recorder"),
+                         ServiceCaller(node, StopBag, "recorder/stop", "recorder")) if params["record_bag"] else None
         self.pubs = {"task/status": node.create_publisher(hb.TaskStatus, STATUS_TOPIC, STATUS_QOS),
-                     "subtask": node.create_publisher(hb.PlannerOutput, "/homiebot/subtask", RELIABLE),
-                     "feedback": node.create_publisher(hb.Feedback, "/homiebot/feedback", RELIABLE)}
+                     "subtask": node.create_publisher(hb.PlannerOutput, "subtask", RELIABLE),
+                     "feedback": node.create_publisher(hb.Feedback, "feedback", RELIABLE)}
         self.queue: queue.Queue[dict] = queue.Queue()
         self._seen: dict[str, None] = {}  # ids of recent submissions, oldest first
         self._reporters: dict[str, Callable[[dict[str, Any]], None]] = {}  # id -> who hears its events (RunTask goals)
@@ -314,6 +314,11 @@ class TaskManagerNode:
         if missing:
             missing = sorted(set(missing))
             raise RuntimeError(f"the {', '.join(missing)} node(s) are not running (waited {self.params['connect_timeout']:g} s)")
+        doubled = {c.resolved: servers for c in self.typed if len(servers := c.servers()) > 1}
+        if doubled:  # answers would come from either, round by round
+            raise RuntimeError("; ".join(f"{len(who)} nodes serve {name} ({', '.join(who)})" for name, who in doubled.items())
+                               + ": the graph takes one server per call; shut the node you replace down (`ros2 lifecycle set "
+                               "<node> shutdown`) or stop it, then send the task again")
         self._endpoints = endpoints(self.node, names)  # what a restarted node must be back on
         # the world sends frames only to readers it has matched: the record's images must not miss the first round
         self.cache.wait_for_cameras(max(0.5, deadline - time.monotonic()))
@@ -375,7 +380,7 @@ class TaskManagerNode:
         world.reset()  # loads the scene, so that the skills can be listed
         executor = RemoteExecutor(self.list_models, self.execute, timeout, self.params["execute_timeout"])
         planner = RemotePlanner(self.reset_planner, self.plan, timeout, self.params["plan_timeout"], world)
-        planner_name = self.planner_backend.name(timeout)
+        planner_name = self.planner_backend.name(timeout)  # a planner node of another make may not say: its reset does
         c = self.cfg
         settings = agent_settings(c)
         gate = SafetyGate(c.safety, self.safety, self.approver)

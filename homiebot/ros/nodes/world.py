@@ -106,9 +106,9 @@ class WorldNode:
         self.mapped = False  # the world keeps a semantic map (mapped perception)
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.info_pubs = {v: node.create_publisher(CameraInfo, camera_info_topic(v), IMAGES) for v in VIEW_NAMES}
-        self.odom_pub = node.create_publisher(Odometry, "/homiebot/odom", 10)
+        self.odom_pub = node.create_publisher(Odometry, "odom", 10)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
-        self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"/homiebot/{t}", ROUND_DATA)
+        self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"{t}", ROUND_DATA)
                            for t in ("observation", "world/state", *(("world/belief",) if self.belief_here else ()))}
         # mapped perception: the map is the mapper's (made now, so that discovery is done before the first episode)
         self.map_calls = map_callers(node, WORLD_CALLS) if self.cfg.perception.mode == "mapped" else None

@@ -1,0 +1,192 @@
+"""A planner node of another make in the graph: ``homiebot up --external planner`` leaves the planner out, a
+plain rclpy node written here (homiebot_msgs and rclpy only) serves planner/reset and planner/plan and drives
+the episode, and the record names it; a second server of the same interface makes the graph refuse the task,
+naming both; the graph's own planner node, deactivated mid-episode, ends the episode as a graph error (not as
+rounds of F1 fed back to the planner).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rclpy", reason="ROS 2 is an extra: pip install -e .[ros]")
+
+from homiebot.ros.kit.environment import ros_environment  # noqa: E402
+from test.ros_domains import domain_of  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "config" / "tasks" / "demo.yaml"
+DOMAIN = domain_of(__name__)
+
+# A planner for the demo task in a few lines: the next subtask of a fixed plan, another model after a failure.
+SCRIPTED_PLANNER = textwrap.dedent("""
+    import json, sys
+    import rclpy
+    from homiebot_msgs.srv import Plan, ResetPlanner
+
+    PLAN = [("Go to", "fridge"), ("Open", "fridge"), ("Go to", "green_can"), ("Pick", "green_can"), ("Go to", "fridge"),
+            ("Put", "green_can", "fridge"), ("End",)]
+    MODELS = {"Go to": ["NoMaD", "PixNav"], "Open": ["RT-1-X", "octo"], "Pick": ["RT-1-X", "octo"], "Put": ["RT-1-X", "octo"]}
+    state = {"step": 0, "tries": 0, "plans": 0}
+
+    def reset(request, response):
+        state.update(step=0, tries=0)
+        response.planner = sys.argv[1]
+        return response
+
+    def plan(request, response):
+        state["plans"] += 1
+        if request.has_feedback and request.round > 1:
+            if request.feedback.success:
+                state["step"], state["tries"] = state["step"] + 1, 0
+            else:
+                state["tries"] += 1
+        subtask = PLAN[min(state["step"], len(PLAN) - 1)]
+        models = MODELS.get(subtask[0])
+        answer = {"analysis": "scripted", "subtask": list(subtask)}
+        if models:
+            answer["model"] = models[state["tries"] % len(models)]
+        response.text = json.dumps(answer)
+        print(f"plan {state['plans']}: {response.text}", flush=True)
+        return response
+
+    rclpy.init()
+    node = rclpy.create_node(sys.argv[1], namespace="/homiebot")
+    node.create_service(ResetPlanner, "planner/reset", reset)
+    node.create_service(Plan, "planner/plan", plan)
+    print("serving", flush=True)
+    rclpy.spin(node)
+""")
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    """``homiebot up --external planner`` (no bag): every node but the planner."""
+    folder = tmp_path_factory.mktemp("swap")
+    env = ros_environment(DOMAIN)
+    log = (folder / "up.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--external", "planner", "--no-bag", "--out", str(folder / "runs")],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield {"env": env, "folder": folder}
+    finally:
+        proc.send_signal(2)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # a process this test started
+            proc.wait()
+
+
+class Started:
+    """A process this test started, its output in a file; stopped by PID."""
+
+    def __init__(self, args: list[str], env: dict, log: Path, ready: str) -> None:
+        self.log = log
+        with log.open("w") as sink:
+            self.proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 120
+        while ready not in log.read_text():
+            assert self.proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def scripted(graph, name: str) -> Started:
+    return Started([sys.executable, "-c", SCRIPTED_PLANNER, name], graph["env"], graph["folder"] / f"{name}.log", "serving")
+
+
+def submit(graph, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--timeout", str(timeout)],
+                          cwd=ROOT, env=graph["env"], capture_output=True, text=True, timeout=timeout + 120)
+
+
+def record_of(out: subprocess.CompletedProcess) -> dict:
+    line = next(x for x in reversed(out.stdout.splitlines() + out.stderr.splitlines()) if "episode.json" in x)
+    return json.loads(Path(re.search(r"(/\S+episode\.json)", line).group(1)).read_text())  # type: ignore[union-attr]
+
+
+def test_a_planner_node_written_here_drives_the_episode_and_the_record_names_it(graph):
+    planner = scripted(graph, "scripted_planner")
+    try:
+        out = submit(graph)
+    finally:
+        planner.stop()
+    assert out.returncode == 0, out.stdout + out.stderr
+    record = record_of(out)
+    assert record["planner"] == "scripted_planner" and record["goal_satisfied"] is True
+    plans = planner.log.read_text().count("plan ")
+    assert plans == len(record["steps"]) and record["steps"][-1]["output"]["subtask"]["action"] == "End"
+
+
+def test_two_servers_of_the_planner_make_the_graph_refuse_the_task_naming_both(graph):
+    first, second = scripted(graph, "first_planner"), scripted(graph, "second_planner")
+    try:
+        out = submit(graph, timeout=120)
+    finally:
+        first.stop()
+        second.stop()
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "2 nodes serve /homiebot/planner/plan (/homiebot/first_planner, /homiebot/second_planner)" in out.stderr, out.stderr
+    assert "plan " not in first.log.read_text() + second.log.read_text()  # neither was asked anything
+
+
+LIFECYCLE_CLIENT = textwrap.dedent("""
+    import sys, time
+    import rclpy
+    from homiebot_msgs.msg import TaskStatus
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    rclpy.init()
+    node = rclpy.create_node("plain_deactivator")
+    rounds = []
+    # volatile: the events of earlier episodes, which the topic keeps for late joiners, are not this one's
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+    sub = node.create_subscription(TaskStatus, "/homiebot/task/status", lambda m: rounds.append(m.round) if m.state == TaskStatus.ROUND else None, qos)
+    client = node.create_client(ChangeState, "/homiebot/planner/change_state")
+    assert client.wait_for_service(timeout_sec=120)
+    while sub.get_publisher_count() == 0:  # matched with the task manager's publisher: no round goes unseen
+        rclpy.spin_once(node, timeout_sec=0.1)
+    print("watching", flush=True)
+    while not rounds:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    future = client.call_async(ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE)))
+    rclpy.spin_until_future_complete(node, future, timeout_sec=30)
+    print(f"deactivated after round {rounds[0]}: {future.result().success}", flush=True)
+""")
+
+
+def test_a_planner_node_deactivated_mid_episode_ends_it_as_a_graph_error_naming_the_node(graph):
+    env = graph["env"]
+    planner = Started([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot"], env,
+                      graph["folder"] / "planner.log", "planner node ready")
+    deactivator = Started([sys.executable, "-c", LIFECYCLE_CLIENT], env, graph["folder"] / "deactivator.log", "watching")
+    try:
+        out = submit(graph)
+        deactivator.proc.wait(timeout=60)
+    finally:
+        deactivator.stop()
+        planner.stop()
+    assert "deactivated after round 1: True" in deactivator.log.read_text(), deactivator.log.read_text()
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "/homiebot/planner is not active (lifecycle)" in out.stderr, out.stderr
+    record = record_of(out)
+    assert record["termination"] == "error" and "not active" in record["error"]
+    assert [s["feedback"]["code"] for s in record["steps"]].count("F1") == 0, record["steps"]
