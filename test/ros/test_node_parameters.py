@@ -118,14 +118,18 @@ def test_a_params_file_and_a_set_parameter_take_effect_through_cleanup_and_confi
     params = tmp_path / "params.yaml"
     params.write_text("/homiebot/planner:\n  ros__parameters:\n    planner: oracle\n")
     env = ros_environment(DOMAIN)
-    node = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot",
-                             "--params-file", str(params)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "planner.log"
+    with log.open("w") as sink:
+        node = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot",
+                                 "--params-file", str(params)], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
     try:
         done = subprocess.run([sys.executable, "-c", RECONFIGURE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     finally:
         node.terminate()
-        node.wait(30)
+        status = node.wait(30)
     assert done.returncode == 0, done.stderr[-2000:]
+    # stopping after a cleanup cycle: once a ValueError in destroy_node (the heartbeat's QoS handlers were taken by cleanup)
+    assert status == 0 and "Traceback" not in log.read_text(), log.read_text()[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["started"] == "oracle"  # the file's value, over the default
     assert seen["set"][0] is True, seen

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from rclpy.action import ActionClient, ActionServer
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
 
 from homiebot.core.errors import ConfigError
 from homiebot.core.registry import PluginError
@@ -106,10 +107,12 @@ class GraphNode(LifecycleNode):
         self._discard_component()
         return TransitionCallbackReturn.SUCCESS
 
-    def keep(self, entity: object) -> None:
-        """An entity made after configure that is not the component's: cleanup leaves it."""
+    def keep(self, publisher: Publisher) -> None:
+        """A publisher made after configure that is not the component's: cleanup leaves it, and its QoS event
+        handlers (waitables of the node), which the node's own destruction removes with it."""
         if self._own is not None:
-            self._own.add(id(entity))
+            handlers: list = publisher.event_handlers  # type: ignore[assignment]  # a list; rclpy's annotation says one
+            self._own |= {id(publisher), *(id(handler) for handler in handlers)}
 
     def close_component(self) -> None:
         """Stop the component, if one is built, as the process's shutdown stops it (errors are logged, not raised)."""
