@@ -244,16 +244,14 @@ def fuzz(c: Client, args: dict) -> dict:
 
 def services(c: Client, args: dict) -> dict:
     """Malformed requests to the typed services and the executor's action: each answer's error code and message; the models listed."""
-    from homiebot_msgs.action import ExecuteSubtask
+    from homiebot_msgs.action import ExecuteSubtask, PlanSubtask
     from homiebot_msgs.msg import Feedback, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, Plan, ResetPlanner, ResetWorld
+    from homiebot_msgs.srv import ApplyState, Check, GoalSatisfied, ListModels, ResetPlanner, ResetWorld
 
     nomad = [ModelInfo(name="NoMaD", actions=["Go to"])]
     calls = {
         "reset_unreadable": (ResetPlanner, "/homiebot/planner/reset", ResetPlanner.Request(task="{unclosed")),
         "reset_not_a_task": (ResetPlanner, "/homiebot/planner/reset", ResetPlanner.Request(task="- a list")),
-        "plan_bad_feedback": (Plan, "/homiebot/planner/plan",
-                              Plan.Request(round=1, has_feedback=True, feedback=Feedback(success=False, code="Z9"))),
         "check_bad_action": (Check, "/homiebot/detector/check",
                              Check.Request(output=PlannerOutput(subtask=Subtask(action="Fly", target="x")), capabilities=nomad)),
         "check_bad_capability": (Check, "/homiebot/detector/check",
@@ -277,6 +275,13 @@ def services(c: Client, args: dict) -> dict:
     _wait(c, sent)
     result = _wait(c, sent.result().get_result_async())
     answers["execute_bad_action"] = {"status": result.status, "code": result.result.error_code, "msg": result.result.error_msg}
+    plan = ActionClient(c.node, PlanSubtask, "/homiebot/planner/plan")
+    if not plan.wait_for_server(timeout_sec=30.0):
+        raise SystemExit("no /homiebot/planner/plan action")
+    sent = plan.send_goal_async(PlanSubtask.Goal(round=1, has_feedback=True, feedback=Feedback(success=False, code="Z9")))
+    _wait(c, sent)
+    result = _wait(c, sent.result().get_result_async())
+    answers["plan_bad_feedback"] = {"status": result.status, "code": result.result.error_code, "msg": result.result.error_msg}
     return {"answers": answers}
 
 

@@ -16,9 +16,9 @@ from rclpy.serialization import deserialize_message, serialize_message  # noqa: 
 from homiebot.core.contracts import CONTRACT_VERSION, TERMINATIONS, Action, ErrorCode  # noqa: E402
 
 try:
-    from homiebot_msgs.action import ExecuteSubtask, RunTask
+    from homiebot_msgs.action import ExecuteSubtask, PlanSubtask, RunTask
     from homiebot_msgs.msg import Feedback, KeyValue, Measure, ModelInfo, PlannerOutput, Subtask
-    from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner
+    from homiebot_msgs.srv import Check, ListModels, ResetPlanner
 except ImportError as error:  # make builds it: its absence is a failure, not a skip
     pytest.fail(f"homiebot_msgs is not built ({error}): run `make setup` or `{sys.executable} tools/build_interfaces.py`",
                 pytrace=False)
@@ -51,9 +51,12 @@ def test_every_interface_lists_typed_fields() -> None:
 def test_the_services_list_typed_fields_and_an_error_code_in_every_response() -> None:
     assert ModelInfo.get_fields_and_field_types() == {"name": "string", "actions": "sequence<string>", "description": "string"}
     assert Measure.get_fields_and_field_types() == {"name": "string", "value": "double"}
-    plan = Plan.Request.get_fields_and_field_types()
+    plan = PlanSubtask.Goal.get_fields_and_field_types()
     assert plan["feedback"] == "homiebot_msgs/Feedback" and plan["history"] == "sequence<string>" and plan["round"] == "uint32"
-    assert Plan.Response.get_fields_and_field_types()["usage"] == "sequence<homiebot_msgs/Measure>"
+    planned = PlanSubtask.Result.get_fields_and_field_types()
+    assert planned["usage"] == "sequence<homiebot_msgs/Measure>" and planned["output"] == "homiebot_msgs/PlannerOutput"
+    assert (planned["error_code"], PlanSubtask.Result.CANCELLED, PlanSubtask.Feedback.get_fields_and_field_types()["elapsed"]) == \
+        ("uint16", 4, "float")
     check = Check.Request.get_fields_and_field_types()
     assert (check["output"], check["capabilities"]) == ("homiebot_msgs/PlannerOutput", "sequence<homiebot_msgs/ModelInfo>")
     assert Check.Response.get_fields_and_field_types()["subtask"] == "homiebot_msgs/Subtask"
@@ -65,7 +68,7 @@ def test_the_services_list_typed_fields_and_an_error_code_in_every_response() ->
     result = ExecuteSubtask.Result.get_fields_and_field_types()
     assert (result["error_code"], result["feedback"], result["acted"]) == ("uint16", "homiebot_msgs/Feedback", "homiebot_msgs/Subtask")
     assert ExecuteSubtask.Feedback.get_fields_and_field_types()["attempt"] == "uint32"
-    for service in (Plan, Check, ResetPlanner, ListModels):
+    for service in (Check, ResetPlanner, ListModels):
         fields = service.Response.get_fields_and_field_types()
         assert (fields["error_code"], fields["error_msg"]) == ("uint8", "string"), service
         assert service.Response.NONE == 0 and service.Response.FAILED > 0

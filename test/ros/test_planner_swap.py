@@ -1,5 +1,5 @@
 """A planner node of another make in the graph: ``homiebot up --external planner`` leaves the planner out, a
-plain rclpy node written here (homiebot_msgs and rclpy only) serves planner/reset and planner/plan and drives
+plain rclpy node written here (homiebot_msgs and rclpy only) serves planner/reset and the planner/plan action and drives
 the episode, and the record names it; a second server of the same interface makes the graph refuse the task,
 naming both; the graph's own planner node, deactivated mid-episode, ends the episode as a graph error (not as
 rounds of F1 fed back to the planner).
@@ -30,7 +30,9 @@ DOMAIN = domain_of(__name__)
 SCRIPTED_PLANNER = textwrap.dedent("""
     import json, sys
     import rclpy
-    from homiebot_msgs.srv import Plan, ResetPlanner
+    from rclpy.action import ActionServer
+    from homiebot_msgs.action import PlanSubtask
+    from homiebot_msgs.srv import ResetPlanner
 
     PLAN = [("Go to", "fridge"), ("Open", "fridge"), ("Go to", "green_can"), ("Pick", "green_can"), ("Go to", "fridge"),
             ("Put", "green_can", "fridge"), ("End",)]
@@ -42,7 +44,8 @@ SCRIPTED_PLANNER = textwrap.dedent("""
         response.planner = sys.argv[1]
         return response
 
-    def plan(request, response):
+    def plan(handle):
+        request = handle.request
         state["plans"] += 1
         if request.has_feedback and request.round > 1:
             if request.feedback.success:
@@ -54,17 +57,18 @@ SCRIPTED_PLANNER = textwrap.dedent("""
         answer = {"analysis": "scripted", "subtask": list(subtask)}
         if models:
             answer["model"] = models[state["tries"] % len(models)]
-        response.text = json.dumps(answer)
-        print(f"plan {state['plans']}: {response.text}", flush=True)
-        return response
+        print(f"plan {state['plans']}: {json.dumps(answer)}", flush=True)
+        handle.succeed()
+        return PlanSubtask.Result(text=json.dumps(answer))
 
     rclpy.init()
     node = rclpy.create_node(sys.argv[1], namespace="/homiebot")
     node.create_service(ResetPlanner, "planner/reset", reset)
-    node.create_service(Plan, "planner/plan", plan)
+    ActionServer(node, PlanSubtask, "planner/plan", plan)
     print("serving", flush=True)
     rclpy.spin(node)
 """)
+
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +147,7 @@ def test_two_servers_of_the_planner_make_the_graph_refuse_the_task_naming_both(g
         second.stop()
     assert out.returncode == 3, out.stdout + out.stderr
     assert "2 nodes serve /homiebot/planner/plan (/homiebot/first_planner, /homiebot/second_planner)" in out.stderr, out.stderr
+    assert "2 nodes serve /homiebot/planner/reset" in out.stderr
     assert "plan " not in first.log.read_text() + second.log.read_text()  # neither was asked anything
 
 
@@ -190,3 +195,38 @@ def test_a_planner_node_deactivated_mid_episode_ends_it_as_a_graph_error_naming_
     record = record_of(out)
     assert record["termination"] == "error" and "not active" in record["error"]
     assert [s["feedback"]["code"] for s in record["steps"]].count("F1") == 0, record["steps"]
+
+
+def test_a_plan_cancelled_mid_generation_ends_the_episode_at_once_and_the_planner_serves_on(graph):
+    """The planner node's model (a chat server here that takes two minutes to answer) is generating when the
+    user cancels: the episode ends ``cancelled`` without waiting for it, and the planner node stays up."""
+    from test.chat_server import Reply, completion, fake_server
+
+    env = graph["env"]
+    config = graph["folder"] / "slow_planner.yaml"
+    with fake_server() as fake:
+        fake.rule = lambda body: Reply(200, completion('{"analysis": "late", "subtask": ["End"]}').body, delay=120.0)
+        config.write_text(f"planner: {{name: openai, params: {{model: slow-model, base_url: '{fake.url}', timeout: 300, retries: 0}}}}\n")
+        planner = Started([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot", "-p", f"config:={config}"],
+                          env, graph["folder"] / "slow_planner.log", "planner node ready")
+        try:
+            follow = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "submit", "--task", str(DEMO), "--timeout", "300"],
+                                      cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 120
+            while not fake.requests:  # the model is generating
+                assert follow.poll() is None and time.monotonic() < deadline, follow.communicate()
+                time.sleep(0.1)
+            cancelled = time.monotonic()
+            sent = subprocess.run([sys.executable, "-m", "homiebot.cli", "cancel"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=60)
+            out, err = follow.communicate(timeout=90)
+            ended = time.monotonic() - cancelled
+            alive = planner.proc.poll() is None
+        finally:
+            planner.stop()
+    assert sent.returncode == 0, sent.stderr
+    assert ended < 60.0, f"the episode waited {ended:.0f} s for the model"  # the model answers after 120 s
+    assert len(fake.requests) == 1 and alive, (fake.requests, planner.log.read_text()[-2000:])
+    record = record_of(subprocess.CompletedProcess([], follow.returncode, out, err))
+    assert record["termination"] == "cancelled", (out, err)
+    assert "Traceback" not in planner.log.read_text()

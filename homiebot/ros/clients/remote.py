@@ -11,13 +11,12 @@ import threading
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.action import ExecuteSubtask
+from homiebot_msgs.action import ExecuteSubtask, PlanSubtask
 from homiebot_msgs.srv import (
     Check,
     GoalSatisfied,
     ListModels,
     Observe,
-    Plan,
     ReleaseWorld,
     ResetPlanner,
     ResetWorld,
@@ -166,11 +165,11 @@ class RemoteWorld(World):
 
 
 class RemotePlanner(Planner):
-    """The planner node (``homiebot_msgs/srv/ResetPlanner`` and ``Plan``). Its failures are planner errors
-    (F1 feedback), as in-process."""
+    """The planner node (``homiebot_msgs/srv/ResetPlanner`` and ``action/PlanSubtask``). Its failures are planner
+    errors (F1 feedback), as in-process; a planner node that is not there or not active is a graph error."""
 
-    def __init__(self, reset: ServiceCaller, plan: ServiceCaller, timeout: float, plan_timeout: float, world: RemoteWorld) -> None:
-        self.reset_srv, self.plan_srv, self.timeout, self.plan_timeout, self.world = reset, plan, timeout, plan_timeout, world
+    def __init__(self, reset: ServiceCaller, plan: ActionCaller, timeout: float, plan_timeout: float, world: RemoteWorld) -> None:
+        self.reset_srv, self.plan_action, self.timeout, self.plan_timeout, self.world = reset, plan, timeout, plan_timeout, world
         self._understood: str | None = None
         self._report: str | None = None
         self._backend: str | None = None  # the backend that answered the episode's reset
@@ -191,7 +190,7 @@ class RemotePlanner(Planner):
     def backend_name(self) -> str | None:
         return self._backend
 
-    def _note(self, reply: ResetPlanner.Response | Plan.Response) -> None:
+    def _note(self, reply: ResetPlanner.Response | PlanSubtask.Result) -> None:
         """What the planner node says it understood and reported (the in-process planner's accessors)."""
         self._understood = reply.understood or None
         self._report = reply.report or None
@@ -204,20 +203,20 @@ class RemotePlanner(Planner):
 
     def plan(self, request: PlannerRequest) -> PlannerReply:
         fb = request.feedback
-        message = Plan.Request(episode=self.world.episode, round=request.round, system=request.system, user=request.user,
-                               instruction=request.instruction, inventory=list(request.inventory), history=list(request.history),
-                               has_feedback=fb is not None, feedback=feedback_msg(fb) if fb is not None else hb.Feedback())
-        try:
-            r = self.plan_srv.call(message, self.plan_timeout)
+        goal = PlanSubtask.Goal(episode=self.world.episode, round=request.round, system=request.system, user=request.user,
+                                instruction=request.instruction, inventory=list(request.inventory), history=list(request.history),
+                                has_feedback=fb is not None, feedback=feedback_msg(fb) if fb is not None else hb.Feedback())
+        try:  # a timeout, an e-stop or a cancel (an abort of this caller) cancels the goal: the model's answer is dropped
+            r = self.plan_action.run(goal, self.plan_timeout)
         except ServiceError as err:
-            if err.code == Plan.Response.CONFIG_ERROR:  # e.g. a rejected API key: every round would fail alike
+            if err.code == PlanSubtask.Result.CONFIG_ERROR:  # e.g. a rejected API key: every round would fail alike
                 raise PlannerConfigError(str(err)) from None
             if err.code is None or isinstance(err, NodeDown):  # aborted (the node died, or this process stops), or inactive
                 raise
             raise PlannerError(str(err)) from None
         except ServiceTimeout as err:
-            if not self.plan_srv.connected:  # no planner node at all: the graph's fault, not the planner's answer
-                raise NodeDown(f"no planner node serves {self.plan_srv.resolved} any more ({err})") from None
+            if not self.plan_action.connected:  # no planner node at all: the graph's fault, not the planner's answer
+                raise NodeDown(f"no planner node serves {self.plan_action.resolved} any more ({err})") from None
             raise PlannerError(str(err)) from None
         self._note(r)
         return PlannerReply(r.text, {m.name: m.value for m in r.usage}, r.prompt or None)

@@ -47,6 +47,12 @@ class NodeDown(ServiceError):
 INACTIVE_TEXT = "is not active (lifecycle)"  # in what an inactive node's servers answer (``inactive``)
 
 
+class ServiceCancelled(ServiceError):
+    """The user cancelled the episode while the call was in flight; the episode ends ``cancelled``."""
+
+    termination = "cancelled"
+
+
 class ServiceInterrupted(ServiceError):
     """The caller's process is stopping; an episode ended by it is ``interrupted``, not an error."""
 
@@ -184,8 +190,13 @@ class _Caller:
         self._lock = threading.Lock()
         self._waiting: set[threading.Event] = set()
         self._aborted: str | None = None
-        self._interrupted = False
+        self._abort_kind: type[ServiceError] | None = None  # what an abort raises, when not a plain ServiceError
         _CALLERS.append(self)
+
+    @property
+    def connected(self) -> bool:
+        """A server is discovered (its request reader and reply writer)."""
+        return self._ready()
 
     def _service(self) -> str:
         """The service whose servers are this call's servers."""
@@ -208,11 +219,11 @@ class _Caller:
                 found.append(f"{ns.rstrip('/')}/{name}")
         return sorted(found) if len(found) >= count else [*sorted(found), *["?"] * (count - len(found))]
 
-    def abort(self, reason: str, interrupted: bool = False) -> None:
+    def abort(self, reason: str, interrupted: bool = False, cancelled: bool = False) -> None:
         """Fail every call waiting now, and every later one until ``resume()`` (ServiceInterrupted if
-        ``interrupted``)."""
+        ``interrupted``, ServiceCancelled if ``cancelled``); an action's goal in flight is cancelled."""
         with self._lock:
-            self._aborted, self._interrupted = reason, interrupted
+            self._aborted, self._abort_kind = reason, ServiceInterrupted if interrupted else ServiceCancelled if cancelled else None
             waiting = list(self._waiting)
         for done in waiting:
             done.set()
@@ -224,7 +235,7 @@ class _Caller:
 
     def _raise_if_aborted(self) -> None:
         if self._aborted is not None:
-            raise (ServiceInterrupted if self._interrupted else ServiceError)(self._aborted)
+            raise (self._abort_kind or ServiceError)(self._aborted)
 
     def _ready(self) -> bool:
         raise NotImplementedError
@@ -271,11 +282,6 @@ class ServiceCaller(_Caller):
 
     def _ready(self) -> bool:
         return self._client.service_is_ready()
-
-    @property
-    def connected(self) -> bool:
-        """A server of this service is discovered (its request reader and reply writer)."""
-        return self._ready()
 
     def call(self, request: Any, timeout: float, what: str = "") -> Any:
         """The response to ``request``; ServiceError when it carries an error code, ServiceTimeout when none

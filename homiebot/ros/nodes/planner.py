@@ -1,5 +1,5 @@
-"""The planner node: serves any registered planner backend as /homiebot/planner/reset and /homiebot/planner/plan
-(``homiebot_msgs/srv/ResetPlanner`` and ``Plan``), and names the backend on /homiebot/planner/backend.
+"""The planner node: serves any registered planner backend as planner/reset and planner/plan under the graph's
+namespace (``homiebot_msgs/srv/ResetPlanner`` and the cancellable ``action/PlanSubtask``), and names the backend on /homiebot/planner/backend.
 
 The four views come from the camera topics (matched by the round's stamp). A privileged planner
 (the oracle) gets a mirror of the simulator's state, kept up to date from /homiebot/world/state.
@@ -14,24 +14,33 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from typing import Any
 
 import yaml
+from homiebot_msgs.action import PlanSubtask
 from homiebot_msgs.msg import Measure
-from homiebot_msgs.srv import Plan, ResetPlanner
+from homiebot_msgs.srv import ResetPlanner
 from pydantic import ValidationError
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from homiebot.core.contracts import FormatError
 from homiebot.core.errors import ConfigError
+from homiebot.core.parsing import parse_planner_output
 from homiebot.core.tasks import Task, scene_source
 from homiebot.core.yamlio import format_validation_error, parse_yaml
 from homiebot.memory.recall import RecallingPlanner
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerRequest
+from homiebot.ros.kit import services
 from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.goal_work import GoalWork
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
-from homiebot.ros.messages.common import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg
+from homiebot.ros.messages.common import LATCHED, PLANNER_BACKEND_TOPIC, feedback_from_msg, models_from_msg, planner_output_msg
 from homiebot.ros.messages.observations import ObservationCache
 from homiebot.ros.messages.round import dynamic_of, summary_of
 from homiebot.runtime import SceneCache, build_planner, recall_for
@@ -85,19 +94,21 @@ class PlannerNode:
         backend = node.create_publisher(String, PLANNER_BACKEND_TOPIC, LATCHED)
         backend.publish(String(data=self.cfg.planner.name))
         # a planner refusing the instruction is the user's error: the caller reports it, the node logs no traceback
-        self.servers = (
-            TypedServer(node, ResetPlanner, "planner/reset", self.reset,
-                        (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED), ErrorMapping(ConfigError, ResetPlanner.Response.REFUSED),
-                         ErrorMapping(InvalidRequest, ResetPlanner.Response.INVALID_REQUEST)), ResetPlanner.Response.FAILED),
-            TypedServer(node, Plan, "planner/plan", self.plan,
-                        (ErrorMapping(PlannerConfigError, Plan.Response.CONFIG_ERROR),
-                         ErrorMapping(InvalidRequest, Plan.Response.INVALID_REQUEST)), Plan.Response.FAILED))
+        self.server = TypedServer(node, ResetPlanner, "planner/reset", self.reset,
+                                  (ErrorMapping(PlannerConfigError, ResetPlanner.Response.REFUSED),
+                                   ErrorMapping(ConfigError, ResetPlanner.Response.REFUSED),
+                                   ErrorMapping(InvalidRequest, ResetPlanner.Response.INVALID_REQUEST)), ResetPlanner.Response.FAILED)
+        self.node, self.model_names = node, tuple[str, ...]()
+        self.work = GoalWork()
+        self.action = ActionServer(node, PlanSubtask, "planner/plan", execute_callback=self.plan_goal,
+                                   cancel_callback=lambda handle: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
 
     def reset(self, request: ResetPlanner.Request) -> ResetPlanner.Response:
         task = read_task(request.task)
         if self.kinds:  # the world sends frames only to matched readers: be one before the episode's first round
             self.cache.wait_for_cameras(self.wait)
         models = models_from_msg(request.models)
+        self.model_names = tuple(m.name for m in models)
         memories = recall_for(self.cfg, task)  # ConfigError when the memory cannot serve this home and user
         self.active = self.planner if memories is None else RecallingPlanner(self.planner, memories)
         self.mirror = self._initial.of(task)
@@ -106,7 +117,29 @@ class PlannerNode:
         return ResetPlanner.Response(planner=self.cfg.planner.name, understood=self.active.understood() or "",
                                      report=self.active.report() or "")
 
-    def plan(self, request: Plan.Request) -> Plan.Response:
+    def plan_goal(self, handle: ServerGoalHandle) -> PlanSubtask.Result:
+        """One round as an action goal: the backend works in a thread of its own; a cancel ends the goal at once."""
+        if not services.serving(self.node):
+            handle.abort()
+            return PlanSubtask.Result(error_code=PlanSubtask.Result.INACTIVE, error_msg=services.inactive(self.node))
+        outcome = self.work.run(handle, lambda: self.plan(handle.request),
+                                lambda elapsed, stage: PlanSubtask.Feedback(elapsed=elapsed, stage=stage))
+        if outcome.cancelled:
+            handle.canceled()
+            return PlanSubtask.Result(error_code=PlanSubtask.Result.CANCELLED, error_msg="cancelled before the planner answered")
+        if outcome.error is not None:
+            err = outcome.error
+            code = (PlanSubtask.Result.CONFIG_ERROR if isinstance(err, PlannerConfigError) else
+                    PlanSubtask.Result.INVALID_REQUEST if isinstance(err, InvalidRequest) else PlanSubtask.Result.FAILED)
+            if code == PlanSubtask.Result.FAILED:
+                self.node.get_logger().error(f"plan failed: {type(err).__name__}: {err}\n{''.join(traceback.format_exception(err, limit=5))}")
+            handle.abort()
+            return PlanSubtask.Result(error_code=code, error_msg=f"{type(err).__name__}: {err}"[:2000])
+        assert outcome.value is not None
+        handle.succeed()
+        return outcome.value
+
+    def plan(self, request: PlanSubtask.Goal) -> PlanSubtask.Result:
         r, episode = int(request.round), int(request.episode)
         try:
             feedback = feedback_from_msg(request.feedback) if request.has_feedback else None
@@ -125,9 +158,14 @@ class PlannerNode:
                                          list(request.history), feedback, obs, scene_map=scene_map)
         reply = self.active.plan(planner_request)
         # asked after every round, as the in-process loop asks after End: what it understood, and why it stopped
-        return Plan.Response(text=reply.text, usage=[Measure(name=k, value=float(v)) for k, v in reply.usage.items()],
-                             prompt=reply.prompt or "", understood=self.active.understood() or "",
-                             report=self.active.report() or "")
+        result = PlanSubtask.Result(text=reply.text, usage=[Measure(name=k, value=float(v)) for k, v in reply.usage.items()],
+                                    prompt=reply.prompt or "", understood=self.active.understood() or "",
+                                    report=self.active.report() or "")
+        try:  # typed for whoever reads the result; the task manager's loop parses the text itself, as in-process
+            result.output, result.parsed = planner_output_msg(parse_planner_output(reply.text, self.model_names)), True
+        except FormatError as err:
+            result.parse_error = str(err)[:2000]
+        return result
 
     def interrupt(self) -> None:
         """The process is stopping: a round waiting for its views gives up now."""

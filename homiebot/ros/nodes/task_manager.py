@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from homiebot_msgs import msg as hb
-from homiebot_msgs.action import ExecuteSubtask
-from homiebot_msgs.srv import Check, ListModels, Plan, ResetPlanner, StartBag, StopBag
+from homiebot_msgs.action import ExecuteSubtask, PlanSubtask
+from homiebot_msgs.srv import Check, ListModels, ResetPlanner, StartBag, StopBag
 from pydantic import ValidationError
 from rclpy.node import Node
 from std_msgs.msg import String, UInt32
@@ -76,7 +76,7 @@ class TaskManagerNode:
         self.owner = node.get_fully_qualified_name()  # holds the world's episode session (see ResetWorld)
         self.world_calls = world_callers(node, EPISODE_CALLS)
         self.reset_planner = ServiceCaller(node, ResetPlanner, "planner/reset", "planner")
-        self.plan = ServiceCaller(node, Plan, "planner/plan", "planner")
+        self.plan = ActionCaller(node, PlanSubtask, "planner/plan", "planner")
         self.check = ServiceCaller(node, Check, "detector/check", "detector")
         self.list_models = ServiceCaller(node, ListModels, "executor/models", "executor")
         self.execute = ActionCaller(node, ExecuteSubtask, "executor/execute", "executor")
@@ -260,6 +260,7 @@ class TaskManagerNode:
         if running is not None and wanted in ("", running[0]):
             self.safety.cancel(f"cancel of '{running[0]}'")
             self.pub_cancelled.publish(UInt32(data=running[1].episode))
+            self.plan.abort(f"cancel of '{running[0]}'", cancelled=True)  # a model generating for minutes is not waited for
         elif wanted and wanted in self._seen:
             self._cancelled.add(wanted)
         else:
