@@ -163,3 +163,46 @@ def test_a_configuration_error_with_autostart_ends_the_process_with_status_2(env
         stop({"world": proc})
     assert proc.returncode == 2, out[-2000:]
     assert "no_such_world" in out and "Traceback" not in out
+
+
+MISUSE = """
+import json, sys
+import rclpy
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
+
+rclpy.init()
+node = rclpy.create_node("plain_misuser")
+client = node.create_client(ChangeState, "/homiebot/planner/change_state")
+assert client.wait_for_service(timeout_sec=120)
+answers = []
+for transition in json.loads(sys.argv[1]):
+    future = client.call_async(ChangeState.Request(transition=Transition(id=transition)))
+    rclpy.spin_until_future_complete(node, future, timeout_sec=60)
+    answers.append(future.result().success if future.done() else None)
+print(json.dumps(answers))
+"""
+T = {"configure": 1, "cleanup": 2, "activate": 3, "deactivate": 4}
+
+
+def test_invalid_transitions_are_refused_and_cleanup_cycles_of_a_node_with_an_action_leave_it_serving(tmp_path, env):
+    """Before: configure on an active node, an unknown id or cleanup on an active node raised inside rclpy's handler and
+    ended the process (the caller got no answer); a cleanup of the planner node (its planner/plan action) while its
+    spin thread built a wait set ended it with "action server pointer is invalid"."""
+    log = tmp_path / "planner.log"
+    invalid = [T["configure"], 99, T["cleanup"]]
+    cycle = [T["deactivate"], T["cleanup"], T["configure"], T["activate"]]
+    with log.open("w") as sink:
+        planner = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot"],
+                                   cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        done = subprocess.run([sys.executable, "-c", MISUSE, json.dumps(invalid + cycle * 3 + invalid)], env=env, capture_output=True,
+                              text=True, timeout=600)
+        alive = planner.poll() is None
+    finally:
+        planner.terminate()
+        status = planner.wait(30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [False] * 3 + [True] * 12 + [False] * 3, log.read_text()[-3000:]
+    assert alive and status == 0 and "Traceback" not in log.read_text(), log.read_text()[-3000:]
+    assert "refused transition '99' in state 'active'" in log.read_text()

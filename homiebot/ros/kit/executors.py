@@ -52,10 +52,42 @@ class PoolExecutor(Executor):
         self._started = threading.Condition(self._lock)  # notified when a pool thread takes a callback
         self._queued: set[Task] = set()  # handed to the pool, not started yet
         self._failures: list[BaseException] = []
+        self._between: list[tuple[Callable[[], None], threading.Event, list[BaseException]]] = []  # see between_waits
+        self._spin_thread: threading.Thread | None = None
+
+    def between_waits(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the spin thread before it next builds a wait set, and return when it is done (raising its
+        exception). Entities a lifecycle cleanup destroyed from a pool thread while the spin thread was putting them
+        into a wait set made rcl fail ("action server pointer is invalid") and ended the node's process."""
+        if self._spin_thread in (None, threading.current_thread()):
+            work()
+            return
+        done, errors = threading.Event(), list[BaseException]()
+        with self._lock:
+            self._between.append((work, done, errors))
+        self.wake()
+        done.wait()
+        if errors:
+            raise errors[0]
+
+    def _run_between(self) -> None:
+        with self._lock:
+            pending, self._between = self._between, []
+        for work, done, errors in pending:
+            try:
+                work()
+            except BaseException as err:  # the caller raises it
+                errors.append(err)
+            finally:
+                done.set()
+        if pending:
+            self._cb_iter = None  # the ready list of the last wait may name what was destroyed: wait afresh
 
     def spin_once(self, timeout_sec: float | TimeoutObject | None = None) -> None:
         """Wait up to ``timeout_sec`` for work and hand one callback to the pool."""
+        self._spin_thread = threading.current_thread()
         self._raise_failure()
+        self._run_between()
         try:
             handler, entity, _ = self.wait_for_ready_callbacks(timeout_sec)  # type: ignore[var-annotated]
         except (ShutdownException, ExternalShutdownException, TimeoutException):

@@ -20,7 +20,9 @@ from __future__ import annotations
 import traceback
 from typing import Any, Protocol, runtime_checkable
 
+from lifecycle_msgs.srv import ChangeState
 from rclpy.action import ActionClient, ActionServer
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
@@ -29,6 +31,7 @@ from homiebot.core.errors import ConfigError
 from homiebot.core.registry import PluginError
 from homiebot.ros.kit import services
 from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, reread, stop_components
+from homiebot.ros.kit.executors import PoolExecutor
 from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 
 CLEANUP_WAIT = 10.0  # seconds a cleanup waits for calls in flight to be answered
@@ -57,6 +60,8 @@ class GraphNode(LifecycleNode):
         super().__init__(name or definition.name, parameter_overrides=[Parameter(k, value=v) for k, v in (overrides or {}).items()],
                          enable_communication_interface=definition.managed, namespace=namespace or DEFAULT_NAMESPACE)
         services.pause(self)  # servers made while configuring refuse calls until activation
+        if definition.managed:
+            self._guard_transitions()
         self.definition = definition
         self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
         self.values = declare(self, definition.params)
@@ -65,6 +70,25 @@ class GraphNode(LifecycleNode):
         # ids of the entities that are the node's, not its component's (lifecycle services, heartbeat);
         # None until the first configure, which is when the component's start
         self._own: set[int] | None = None
+
+    def _guard_transitions(self) -> None:
+        """A transition the state machine does not have from the current state (configure on an active node, an
+        unknown id) is answered ``success: false`` with a warning in the log; rclpy's own handler raises, which
+        ended the node's process and left the caller without an answer."""
+        served = self._service_change_state
+        handler = served.callback
+
+        def guarded(request: ChangeState.Request, response: ChangeState.Response) -> ChangeState.Response:
+            try:
+                return handler(request, response)
+            except _rclpy.RCLError as err:
+                state = self._state_machine.current_state[1]
+                wanted = request.transition.label or str(request.transition.id)
+                self.get_logger().warning(f"refused transition '{wanted}' in state '{state}': {str(err).split(',')[0]}")
+                response.success = False
+                return response
+
+        served.callback = guarded
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Build the component; a configuration error fails the transition (``error`` keeps it), any other
@@ -125,10 +149,18 @@ class GraphNode(LifecycleNode):
         self._remove_new_entities()
 
     def _remove_new_entities(self) -> None:
-        """Destroy the component's ROS entities: all but the node's own."""
-        own = self._own
-        if own is None:
+        """Destroy the component's ROS entities: all but the node's own; with a pool of callback threads, on the
+        spin thread between two waits (``PoolExecutor.between_waits``)."""
+        if self._own is None:
             return  # never configured: nothing of a component to remove
+        executor = self.executor
+        if isinstance(executor, PoolExecutor):
+            executor.between_waits(self._destroy_component_entities)
+        else:
+            self._destroy_component_entities()
+
+    def _destroy_component_entities(self) -> None:
+        own = self._own or set()
         for kind, destroy in (("publishers", self.destroy_publisher), ("subscriptions", self.destroy_subscription),
                               ("services", self.destroy_service), ("clients", self.destroy_client), ("timers", self.destroy_timer),
                               ("guards", self.destroy_guard_condition)):
