@@ -62,7 +62,7 @@ setup(
     entry_points={
         "console_scripts": ["homiebot = homiebot.cli:main"]
         + [f"homiebot_{n} = homiebot.ros.nodes.{n}:main" for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder",
-                                                                        "policy_server", "foxglove", "viewer")]
+                                                                        "policy_server", "foxglove", "viewer", "lifecycle_manager")]
         + ["homiebot_sim_driver = homiebot.ros.nodes.sim_driver:main"],
         "homiebot.planners": [
             "oracle = homiebot.worlds.home.oracle:OraclePlanner",

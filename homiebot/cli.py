@@ -228,6 +228,9 @@ def _parser() -> argparse.ArgumentParser:
     _namespace_arg(up, "where the graph's nodes and names live: two graphs in two namespaces share a ROS domain")
     up.add_argument("--params-file", metavar="YAML", help="ROS 2 parameters for the graph's nodes (`/homiebot/planner: "
                                                            "{ros__parameters: {planner: oracle}}`); its values win over the config's")
+    up.add_argument("--lifecycle-manager", action="store_true",
+                    help="start the nodes unconfigured and bring them up with a lifecycle manager node, as Nav2 does "
+                         "(lifecycle_manager/manage_nodes: startup, pause, resume, reset, shutdown)")
     up.add_argument("--external", action="append", default=[], metavar="NODE",
                     help="a node of the graph that another program provides (e.g. your own planner node serving planner/reset "
                          "and planner/plan): not started here; repeat for several")
@@ -668,7 +671,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     try:
         params_file = check_params_file(args.params_file) if args.params_file else ""
         specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag, namespace=ns,
-                      external=tuple(args.external), params_file=params_file)
+                      external=tuple(args.external), params_file=params_file, lifecycle_manager=args.lifecycle_manager)
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if args.foxglove:

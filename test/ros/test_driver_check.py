@@ -82,7 +82,7 @@ def test_the_bridge_waits_for_an_estop_registered_late_then_brings_spot_up():
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out.get("claim") == 1 and out.get("stand") == 1, out
-    registered = re.search(r"\[(\d+\.\d+)\] \[\w+\]: sim driver: an E-Stop is registered", log)
+    registered = re.search(r"\[(\d+\.\d+)\] \[[\w.]+\]: sim driver: an E-Stop is registered", log)
     assert registered, log[-3000:]
     assert out["up"] >= float(registered.group(1)), (out, registered.group(0))  # nothing was served before it
 

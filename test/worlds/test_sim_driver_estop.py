@@ -108,7 +108,7 @@ def test_without_a_registered_estop_the_services_are_advertised_but_none_answers
 def test_once_an_estop_is_registered_the_driver_answers_and_not_before(tmp_path) -> None:
     out, log = run_client(tmp_path, "5", 60.0)
     assert out["answered"] == {"claim": True, "list_parameters": True} and out["claim"] is True
-    registered = re.search(r"\[(\d+\.\d+)\] \[\w+\]: sim driver: an E-Stop is registered", log)
+    registered = re.search(r"\[(\d+\.\d+)\] \[[\w.]+\]: sim driver: an E-Stop is registered", log)
     assert registered, log[-3000:]
     assert out["answered_at"] >= float(registered.group(1))  # a request sent before it waited for it
 

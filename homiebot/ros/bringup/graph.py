@@ -28,14 +28,15 @@ class NodeSpec:
 
 def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides: dict[str, dict[str, Any]] | None = None,
           record_bag: bool = True, namespace: str = DEFAULT_NAMESPACE, external: tuple[str, ...] = (),
-          params_file: str = "") -> list[NodeSpec]:
+          params_file: str = "", lifecycle_manager: bool = False) -> list[NodeSpec]:
     """The nodes of the homiebot graph for a run configuration file.
 
     ``planner`` overrides the config's planner; ``overrides`` adds parameters per node name;
     ``record_bag`` adds the recorder node, which writes each episode's MCAP bag; ``namespace``: where every
     node and name of the graph lives (the robot driver's names stay the robot profile's); ``external``: nodes
     another program provides (your own planner node serving the planner's interfaces), not started here;
-    ``params_file``: a ROS 2 parameters file given to every node (``check_params_file``).
+    ``params_file``: a ROS 2 parameters file given to every node (``check_params_file``); ``lifecycle_manager``:
+    the nodes start unconfigured and a lifecycle manager node brings them up in order, as Nav2's does.
     """
     unknown = [n for n in external if n not in REPLACEABLE]
     if unknown:
@@ -57,7 +58,25 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
             continue
         params = {**common, **extra.get(name, {}), **(overrides or {}).get(name, {})}
         specs.append(NodeSpec(name, f"homiebot.ros.nodes.{name}", f"homiebot_{name}", params))
-    return [in_namespace(s, namespace, params_file) for s in specs + policy_servers(config)]
+    specs += policy_servers(config)
+    if lifecycle_manager:
+        specs = managed(specs)
+    return [in_namespace(s, namespace, params_file) for s in specs]
+
+
+UNMANAGED = ("sim_driver",)  # stands in for a robot's driver, which has no lifecycle
+
+
+def managed(specs: list[NodeSpec]) -> list[NodeSpec]:
+    """The specs with every lifecycle node started unconfigured (``autostart: false``) and a lifecycle manager that
+    brings them up: policy servers first, the task manager last; down in reverse."""
+    from dataclasses import replace
+
+    nodes = [s for s in specs if s.name not in UNMANAGED]
+    order = sorted(nodes, key=lambda s: (s.name == "task_manager", not s.name.startswith("policy_")))
+    out = [replace(s, parameters={**s.parameters, "autostart": False}) if s in nodes else s for s in specs]
+    return out + [NodeSpec("lifecycle_manager", "homiebot.ros.nodes.lifecycle_manager", "homiebot_lifecycle_manager",
+                           {"node_names": [s.name for s in order]})]
 
 
 def in_namespace(spec: NodeSpec, namespace: str, params_file: str = "") -> NodeSpec:
@@ -147,8 +166,6 @@ def policy_servers(config: str = "") -> list[NodeSpec]:
 def ros_args(spec: NodeSpec) -> list[str]:
     """Command-line ROS arguments that give a process its node name and parameters."""
     args = ["--ros-args", "-r", f"__node:={spec.name}", "-r", f"__ns:={spec.namespace}"]
-    if spec.params_file:  # after the -p: its values win over the graph's
-        args += ["--params-file", spec.params_file]
     for key, value in spec.parameters.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         if isinstance(value, str) and value[:1] in "{[":  # JSON text: quoted, so ROS keeps it a string
@@ -156,4 +173,6 @@ def ros_args(spec: NodeSpec) -> list[str]:
         args += ["-p", f"{key}:={text}"]
     for src, dst in spec.remappings.items():
         args += ["-r", f"{src}:={dst}"]
+    if spec.params_file:  # after the -p: rcl lets the last value of a parameter win, so the file's win over the graph's
+        args += ["--params-file", spec.params_file]
     return args

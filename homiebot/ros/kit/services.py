@@ -203,21 +203,23 @@ class _Caller:
         return self.resolved
 
     def servers(self) -> list[str]:
-        """How many servers discovery sees now, named by their nodes when there are several (a node left
-        serving beside its replacement): one server per call is what the graph expects."""
+        """The nodes that serve this call as discovery sees them now, by name ("?" when one server alone is seen).
+        One per call is what the graph expects; several names are a node left serving beside its replacement.
+        One name seen twice is a node restarted after a kill: discovery keeps the dead process's endpoints until
+        its lease runs out."""
         service = self._service()
         count = self.node.count_services(service)
         if count < 2:
             return ["?"] * count
-        found = []
+        found = set()
         for name, ns in self.node.get_node_names_and_namespaces():
             try:
                 served = self.node.get_service_names_and_types_by_node(name, ns)
             except Exception:  # the node went away meanwhile (rclpy raises its own NodeNameNonExistentError)
                 continue
             if any(s == service for s, _ in served):
-                found.append(f"{ns.rstrip('/')}/{name}")
-        return sorted(found) if len(found) >= count else [*sorted(found), *["?"] * (count - len(found))]
+                found.add(f"{ns.rstrip('/')}/{name}")
+        return sorted(found) or ["?"]
 
     def abort(self, reason: str, interrupted: bool = False, cancelled: bool = False) -> None:
         """Fail every call waiting now, and every later one until ``resume()`` (ServiceInterrupted if
