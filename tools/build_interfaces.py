@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Build homiebot's interface packages (``homiebot_msgs``, ``control_msgs`` for Fetch, ``bosdyn_api_msgs`` for Spot) into an environment.
+"""Build homiebot's interface packages (``homiebot_msgs``, ``control_msgs`` for Fetch, ``bosdyn_api_msgs`` and ``spot_msgs`` for Spot,
+``nav2_msgs``' lifecycle service) into an environment.
 
 Neither is published on PyPI: their definitions live in ``interfaces/<package>`` and this script turns
 them into packages rclpy can use, with the same code generators a ROS 2 Jazzy build runs
@@ -431,6 +432,32 @@ BOSDYN_API_MSGS = Package(
     "assert ManipulatorState().has_field == 255 and ManipulatorState.VELOCITY_OF_HAND_IN_ODOM_FIELD_SET == 64\n"
     + _INTROSPECTION_CHECK + "check_introspection('bosdyn_api_msgs', 'msg', 'ManipulatorState', 9)\n")
 
+SPOT_MSGS = Package(
+    "spot_msgs", "0.0.0",
+    "The spot_msgs status messages homiebot's Spot profile reads (status/estop, status/power_states, "
+    "status/behavior_faults), built from their definitions.",
+    ("std_msgs", "builtin_interfaces"),
+    "from rclpy.serialization import deserialize_message, serialize_message\n"
+    "from spot_msgs.msg import BehaviorFault, BehaviorFaultState, EStopState, EStopStateArray, PowerState\n"
+    "estops = EStopStateArray(estop_states=[EStopState(name='tablet', type=EStopState.TYPE_SOFTWARE, state=EStopState.STATE_ESTOPPED)])\n"
+    "back = deserialize_message(serialize_message(estops), EStopStateArray)\n"
+    "assert (back.estop_states[0].name, back.estop_states[0].state) == ('tablet', 1), back\n"
+    "power = deserialize_message(serialize_message(PowerState(motor_power_state=PowerState.STATE_ON)), PowerState)\n"
+    "assert power.motor_power_state == 2 and PowerState.STATE_ERROR == 5, power\n"
+    "faults = BehaviorFaultState(faults=[BehaviorFault(behavior_fault_id=7, cause=BehaviorFault.CAUSE_FALL)])\n"
+    "assert deserialize_message(serialize_message(faults), BehaviorFaultState).faults[0].behavior_fault_id == 7\n"
+    + _INTROSPECTION_CHECK + "check_introspection('spot_msgs', 'msg', 'PowerState', 5)\n")
+
+NAV2_MSGS = Package(
+    "nav2_msgs", "1.3.0",
+    "The service of Nav2's lifecycle manager (ManageLifecycleNodes), which homiebot's lifecycle manager serves, "
+    "built from its definition.",
+    ("builtin_interfaces", "service_msgs"),
+    "from nav2_msgs.srv import ManageLifecycleNodes\n"
+    "request = ManageLifecycleNodes.Request(command=ManageLifecycleNodes.Request.SHUTDOWN)\n"
+    "assert request.command == 4 and ManageLifecycleNodes.Request.CLEANUP == 6, request\n"
+    "assert ManageLifecycleNodes.Response(success=True).success\n")
+
 
 def _declared_version(name: str) -> str:
     """The version a package's own package.xml declares (homiebot_msgs': the contract's major, then minor)."""
@@ -458,7 +485,7 @@ HOMIEBOT_MSGS = Package(
     "assert reply.passed and reply.subtask.action == 'End', reply\n"
     + _INTROSPECTION_CHECK + "check_introspection('homiebot_msgs', 'msg', 'Subtask', 3)\n")
 
-PACKAGES = {p.name: p for p in (CONTROL_MSGS, BOSDYN_API_MSGS, HOMIEBOT_MSGS)}
+PACKAGES = {p.name: p for p in (CONTROL_MSGS, BOSDYN_API_MSGS, SPOT_MSGS, NAV2_MSGS, HOMIEBOT_MSGS)}
 
 
 def _verify(spec: Package, paths: dict[str, Path]) -> None:

@@ -19,6 +19,7 @@ from homiebot.core.yamlio import format_validation_error, read_yaml
 from homiebot.robots.kinematics import ArmKinematics, CameraMount
 from homiebot.robots.kinematics import Joint as KJoint
 from homiebot.robots.manipulator_state import GRIPPER_STATE_TYPES
+from homiebot.robots.spot_status import STATUS_TYPES
 
 ROBOTS_DIR = resources.config_dir() / "robots"
 
@@ -91,7 +92,10 @@ class CameraSpec(_Strict):
     image: str = Field(description="image topic (sensor_msgs/Image), relative to the namespace")
     info: str | None = Field(None, description="camera_info topic (sensor_msgs/CameraInfo)")
     depth: str | None = Field(None, description="registered depth topic (sensor_msgs/Image, 32FC1 metres or 16UC1 mm)")
-    encoding: Literal["rgb8", "bgr8", "mono8"] = "rgb8"
+    encoding: Literal["rgb8", "bgr8", "mono8"] = Field("rgb8", description="what the driver publishes by default; the "
+                                                         "bridge takes any of rgb8, bgr8, mono8, rgba8, bgra8 the driver "
+                                                         "sends, and a sim driver emulating an upstream driver (sim.driver) "
+                                                         "publishes that driver's")
     height: int = Field(480, gt=0, description="the image as the driver publishes it (the sensor's frame, before turning upright)")
     width: int = Field(640, gt=0, description="the image as the driver publishes it")
     hfov_deg: float = Field(90.0, gt=0, lt=180, description="the field of view across the published image's width: with "
@@ -99,8 +103,9 @@ class CameraSpec(_Strict):
     rotation_deg: float = Field(0.0, gt=-360, lt=360, allow_inf_nan=False, description="how the camera is mounted: the "
                                 "angle (degrees, counter-clockwise as displayed positive, as scipy.ndimage.rotate turns) the "
                                 "image as the driver publishes it is turned by to be upright (homiebot.robots.camera_rotation)")
-    base_from_camera: list[list[float]] | None = Field(None, description="4x4 static pose in the base frame (OpenCV axes), "
-                                                       "a body camera")
+    base_from_camera: list[list[float]] | None = Field(None, description="4x4 static pose in the driver's base frame "
+                                                       "(OpenCV axes; as tf gives base_frame -> camera), a body camera; "
+                                                       "the bridge raises it by base_height into homiebot's base frame")
     chain: Literal["arm"] | list[KinematicJointSpec] | None = Field(
         None, description="a camera moved by joints: 'arm' (the profile's arm table, a hand camera) or its own table of "
         "joints from the base frame (a head camera on pan and tilt joints); its pose is the forward kinematics of the "
@@ -189,6 +194,10 @@ class SimSpec(_Strict):
     needs_power: bool = Field(False, description="motion is refused until the power-on and stand services ran")
     power_on_seconds: float = Field(0.0, ge=0.0, le=60.0, description="how long the power-on service takes to answer "
                                     "(a real robot waits for motor power)")
+    driver: Literal["spot_ros2"] | None = Field(None, description="the upstream driver the sim driver emulates: its "
+                                                 "image encodings, depth encoding and cmd_vel duration come from that "
+                                                 "driver's defaults (homiebot.ros.nodes.sim_driver.upstream), not from "
+                                                 "this profile; null: the profile's own")
     estop_registered_after: float | None = Field(0.0, ge=0.0, le=3600.0, description="with estop_registration: seconds "
                                                  "after start-up when the simulated operator registers an E-Stop (the "
                                                  "driver's services answer from then on); null: never")
@@ -231,6 +240,10 @@ class RobotProfile(_Strict):
     gripper_state: Interface | None = Field(None, description="the driver's gripper state topic: whether the gripper "
                                             "holds something, as the robot tells (Spot: manipulation_state, "
                                             "bosdyn_api_msgs/msg/ManipulatorState)")
+    status: dict[Literal["estop", "power", "faults"], Interface] = Field(default_factory=dict, description="the driver's "
+                                                                       "status topics by role (spot_ros2: status/estop, "
+                                                                       "status/power_states, status/behavior_faults, spot_msgs): "
+                                                                       "the bridge says which stopped the robot")
     services: dict[str, Interface] = Field(default_factory=dict, description="other services by role (power_on, stand, stop...)")
     startup: list[str] = Field(default_factory=list, description="services called, in order, before the first command")
     shutdown: list[str] = Field(default_factory=list, description="services called, in order, when the bridge closes")
@@ -261,6 +274,9 @@ class RobotProfile(_Strict):
                 raise ValueError(f"{group} calls the driver's e-stop services {operators}: homiebot never does, they "
                                  "belong to the operator's E-Stop (calling them can take E-Stop authority from the "
                                  "operator); use a stop service (Spot: stop)")
+        for role, iface in self.status.items():
+            if iface.type != STATUS_TYPES[role]:
+                raise ValueError(f"status.{role}: the bridge reads {STATUS_TYPES[role]}, not '{iface.type}'")
         if self.gripper_state is not None:
             if self.gripper_state.type not in GRIPPER_STATE_TYPES:
                 raise ValueError(f"gripper_state: the bridge reads {', '.join(GRIPPER_STATE_TYPES)}, not "

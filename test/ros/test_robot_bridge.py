@@ -159,7 +159,7 @@ def test_a_power_on_that_takes_time_is_waited_for_while_the_streams_go_on(bridge
 def test_cameras_come_upright_as_rgb_with_scaled_intrinsics(bridge) -> None:
     robot, _ = bridge
     body = robot.read_camera("frontleft", (30, 40), depth=True)
-    assert body.rgb.shape == (30, 40, 3) and np.array_equal(body.rgb[..., 0], body.rgb[..., 1])  # greyscale
+    assert body.rgb.shape == (30, 40, 3) and not np.array_equal(body.rgb[..., 0], body.rgb[..., 2])  # colour: bgr8 by default
     assert body.depth is not None and body.depth.shape == (30, 40)
     assert body.info.width == 40 and body.info.intrinsics[0] > 0
     hand = robot.read_camera("hand")
@@ -181,13 +181,11 @@ def still_truth(robot: Ros2Robot) -> dict:
 
 
 def home_upright(home: EmbeddedHome, view: str, size: tuple[int, int], f: float) -> tuple[np.ndarray, np.ndarray]:
-    """The home's own upright render of a view (grey as a mono8 camera, and depth), at the bridge's
-    upright size and focal length."""
+    """The home's own upright render of a view (RGB, and depth), at the bridge's upright size and focal length."""
     fovy = math.degrees(2 * math.atan(0.5 * size[0] / f))
     frame = home.own_robot().render(size, (view,), fovy=fovy, segmentation=False)[view]
-    grey = (frame.rgb.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)).round()
     assert frame.depth is not None
-    return grey, frame.depth
+    return frame.rgb.astype(np.float32), frame.depth
 
 
 def test_the_bridges_upright_views_match_the_homes_own_render_and_a_wrong_angle_does_not(bridge) -> None:
@@ -220,20 +218,22 @@ def compare_views(robot: Ros2Robot, home: EmbeddedHome, stamp: int) -> None:
             time.sleep(0.05)
         msg, _ = robot._frames(camera)  # the published image behind the frame, to turn by a wrong angle
         raw = (msg.height, msg.width)
-        grey, depth = home_upright(home, robot.profile.sim.views[camera], frame.rgb.shape[:2], frame.info.intrinsics[0])
-        assert frame.depth is not None and frame.rgb.shape[:2] == grey.shape
+        rgb, depth = home_upright(home, robot.profile.sim.views[camera], frame.rgb.shape[:2], frame.info.intrinsics[0])
+        assert frame.depth is not None and frame.rgb.shape == rgb.shape  # the driver's bgr8 (spot_ros2's default) as RGB
         reached = to_upright(np.full(raw, 255, np.uint8), spec.rotation_deg) == 255
         inside = reached.copy()  # and its neighbours: edge pixels blend with the empty corners
         inside[1:-1, 1:-1] &= reached[:-2, 1:-1] & reached[2:, 1:-1] & reached[1:-1, :-2] & reached[1:-1, 2:]
         nearest = to_upright(np.ones(raw, np.uint8), spec.rotation_deg, order=0) == 1  # depth's reach: half a pixel more
         assert (frame.rgb[~reached] == 0).all() and (frame.depth[~nearest] == 0).all()
-        error = np.abs(frame.rgb[..., 0] - grey)[inside].mean()
+        error = np.abs(frame.rgb - rgb)[inside].mean()
+        swapped = np.abs(frame.rgb[..., ::-1] - rgb)[inside].mean()  # blue and red taken the wrong way round
         wrong_spec = spec.model_copy(update={"rotation_deg": spec.rotation_deg + 10})
-        wrong = np.abs(_to_rgb(msg, wrong_spec)[..., 0] - grey)[inside].mean()
+        wrong = np.abs(_to_rgb(msg, wrong_spec) - rgb)[inside].mean()
         depth_agrees = (np.abs(frame.depth - depth)[inside] < 0.05).mean()
-        print(f"{camera}: rotation {spec.rotation_deg}, mean |diff| {error:.2f}, 10 degrees off {wrong:.2f}, "
+        print(f"{camera}: rotation {spec.rotation_deg}, mean |diff| {error:.2f}, red and blue swapped {swapped:.2f}, 10 degrees off {wrong:.2f}, "
               f"depth within 5 cm {depth_agrees:.3f}, reached {reached.mean():.3f}")
         assert error < 5.0, camera  # measured: 0 for the quarter turns, about 3 for the front pair at 64x48
+        assert swapped > error + 4.0, camera  # measured: 8 to 15 (the bridge reads the driver's bgr8 as such)
         assert wrong > 2.5 * error and wrong > 10.0, camera  # measured: 13 to 36
         assert depth_agrees > 0.9, camera
 
@@ -390,9 +390,9 @@ class PlainSpotDriver:
         names = [self.profile.joint_name(n) for n in self.table.names] + [self.profile.joint_name("arm_f1x")]
         self.joints.publish(JointState(name=names, position=[float(v) for v in self.table.rest] + [0.0]))
         self.manipulation.publish(self.state)
-        for pub, spec in self.images:
-            channels = 1 if spec.encoding == "mono8" else 3
-            image = Image(height=12, width=16, encoding=spec.encoding, step=16 * channels, data=bytes(12 * 16 * channels))
+        for pub, spec in self.images:  # as spot_ros2 with rgb_cameras: false: mono8 body cameras, the hand's bgr8
+            encoding, pixel = ("bgr8", bytes((10, 20, 30))) if spec.chain == "arm" else ("mono8", bytes((77,)))
+            image = Image(height=12, width=16, encoding=encoding, step=16 * len(pixel), data=pixel * (12 * 16))
             image.header.stamp = stamp
             pub.publish(image)
         for pub in self.depths:
@@ -440,6 +440,41 @@ def test_a_grasp_that_misses_is_reported_from_the_drivers_gripper_state(bridge) 
         assert held.feedback.success, held.feedback.message
         state = robot.gripper_state()
         assert state.holding is True and state.open_fraction == pytest.approx(0.2)
+    finally:
+        robot.close()
+        driver.close()
+
+
+def test_a_greyscale_spots_mono8_body_cameras_and_bgr8_hand_come_as_rgb(bridge) -> None:
+    """spot_ros2 with rgb_cameras: false (a greyscale Spot) sends mono8 body cameras and a bgr8 hand camera,
+    whatever the profile says (its default rgb_cameras: true sends bgr8 everywhere: the sim driver's streams)."""
+    profile = load_profile("spot").model_copy(update={"namespace": "spot_grey"})  # a driver of its own, beside the sim one
+    driver = PlainSpotDriver(profile)
+    robot = Ros2Robot(profile, connect_timeout=60.0)
+    try:
+        robot.start()
+        left = robot.read_camera("left")  # upright as published
+        assert left.rgb.shape == (12, 16, 3) and (left.rgb == 77).all()
+        front = robot.read_camera("frontleft")  # turned upright: the corners no sensor pixel reaches are 0
+        assert set(np.unique(front.rgb)) <= {0, 77} and (front.rgb == 77).mean() > 0.3
+        hand = robot.read_camera("hand")
+        assert (hand.rgb.reshape(-1, 3) == (30, 20, 10)).all()  # blue, green, red as sent -> red, green, blue
+    finally:
+        robot.close()
+        driver.close()
+
+
+def test_a_driver_running_with_start_estop_true_is_refused_before_anything_is_claimed(bridge) -> None:
+    """homiebot's promise never to take E-Stop authority holds only with spot_ros2's start_estop: false (its
+    default): a driver whose node says true is refused at start-up in one line, before claim or power_on."""
+    profile = load_profile("spot").model_copy(update={"namespace": "spot_own_estop"})  # a driver of its own
+    driver = PlainSpotDriver(profile)
+    driver.node.declare_parameter("start_estop", True)
+    robot = Ros2Robot(profile, connect_timeout=60.0)
+    try:
+        with pytest.raises(RobotUnavailable, match="runs with start_estop: true.*restart the driver with start_estop: false"):
+            robot.start()
+        assert "claim" not in driver.calls and "power_on" not in driver.calls
     finally:
         robot.close()
         driver.close()
@@ -553,6 +588,109 @@ def test_homiebots_estop_stops_spot_and_never_takes_the_operators_estop(bridge) 
         safe.close()
 
 
+class PressedEStop(Ahead):
+    """Drives ahead; at its second frame the simulated operator presses the E-Stop (the sim driver's
+    /homiebot/sim/operator_estop), and it waits until the bridge has heard the driver's status/estop say so."""
+
+    def __init__(self, robot: Ros2Robot) -> None:
+        super().__init__()
+        self.robot = robot
+
+    def act(self, obs: PolicyObservation) -> list:
+        if self.frames == 1:
+            operator_estop(self.robot, True)
+            deadline = time.monotonic() + 20
+            while self.robot.health.status.reason() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return super().act(obs)
+
+
+def operator_estop(robot: Ros2Robot, pressed: bool) -> None:
+    """The simulated operator presses (or releases) the E-Stop."""
+    from std_srvs.srv import SetBool
+
+    client = robot.node.create_client(SetBool, "/homiebot/sim/operator_estop")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(SetBool.Request(data=pressed))
+    deadline = time.monotonic() + 20
+    while not future.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert future.done() and future.result().success
+    robot.node.destroy_client(client)
+
+
+def test_an_operator_estop_mid_attempt_is_reported_as_such(bridge) -> None:
+    """spot_ros2's status/estop says the operator's E-Stop is engaged: the attempt fails as unavailable saying
+    so (before, it looked like a robot that does not move); released, power_on and stand bring it back."""
+    robot, _ = bridge
+    skill = PolicySkill("NoMaD", policy=PressedEStop(robot), goal_gap=0.01, max_steps=200)
+    try:
+        run = Executor({"NoMaD": skill}, max_attempts=1).execute(Subtask(action=Action.GO_TO, target="marker"), "NoMaD",
+                                                                 BridgeWorld(robot), 0, 1)
+        assert run.feedback.code is ErrorCode.E1 and run.feedback.details["reason"] == SkillFailure.UNAVAILABLE.value
+        assert "stopped by the operator's software E-Stop 'operator'" in run.feedback.message, run.feedback.message
+        with pytest.raises(RobotUnavailable, match="power_on"):
+            robot.call("power_on")  # the driver refuses while the E-Stop is engaged
+    finally:
+        operator_estop(robot, False)
+    robot.call("power_on")
+    robot.call("stand")
+    deadline = time.monotonic() + 20
+    while robot.health.status.reason() is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert robot.drive(0.3, 0.0, 1.0).distance > 0.1
+
+
+def driver_node(robot: Ros2Robot, running: bool) -> None:
+    """The sim driver's spot_ros2 node stops answering (false: as a killed or hung driver, while the state
+    publisher's odometry flows) or a new one starts (true: a restarted driver)."""
+    from std_srvs.srv import SetBool
+
+    client = robot.node.create_client(SetBool, "/homiebot/sim/driver_node")
+    assert client.wait_for_service(timeout_sec=20)
+    future = client.call_async(SetBool.Request(data=running))
+    deadline = time.monotonic() + 20
+    while not future.done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert future.done() and future.result().success
+    robot.node.destroy_client(client)
+
+
+def test_a_killed_driver_node_is_detected_within_2_s_while_odometry_flows_and_a_new_one_brought_up(bridge) -> None:
+    """spot_ros2 (the commands, the Trigger services) and its state publisher (odometry) are separate processes:
+    the bridge watches the driver's node itself. Gone: every command says so within 2 s, though odometry flows;
+    restarted (unpowered, unclaimed): the start-up procedure runs again before the next command."""
+    robot, _ = bridge
+    assert robot.drive(0.3, 0.0, 0.5).distance >= 0.0  # answering
+    stands = robot.counters.counts["service:stand"]
+    driver_node(robot, False)
+    stopped = time.monotonic()
+    error = ""
+    try:
+        while time.monotonic() - stopped < 10:
+            try:
+                robot.odometry()
+            except RobotUnavailable as err:
+                error = str(err)
+                break
+            time.sleep(0.02)
+        detected = time.monotonic() - stopped
+        print(f"driver node silent: detected after {detected:.2f} s")
+        assert "driver node /spot/spot_ros2 has not answered" in error and detected < 2.0, (detected, error)
+        assert robot.health.publishing()  # the state publisher's odometry went on all along
+    finally:
+        driver_node(robot, True)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            report = robot.drive(0.3, 0.0, 1.0)
+            break
+        except RobotUnavailable:  # the new node is not listed yet, or not yet answering
+            assert time.monotonic() < deadline, "the restarted driver node was never brought up"
+            time.sleep(0.2)
+    assert robot.counters.counts["service:stand"] == stands + 1 and report.distance > 0.1
+
+
 KILLED = r'''
 import sys, time
 from homiebot.robots.profile import load_profile
@@ -589,7 +727,7 @@ def test_the_driver_stops_the_base_when_the_commanding_process_is_killed(bridge)
         if proc.poll() is None:
             proc.kill()
     after_kill = math.dist((at_kill.x, at_kill.y), (settled.x, settled.y))
-    # at most ~one second of motion at 0.25 m/s after the kill (the driver's timeout is 0.5 s), and what it drove
+    # at most ~one second of motion at 0.25 m/s after the kill (the driver applies each command 0.125 s: spot_ros2's cmd_duration), and what it drove
     # between the odometry read as at_kill (its stamp: the driver's clock, this machine's) and the kill
     lag = max(0.0, killed_at - at_kill.stamp)
     assert after_kill < 0.25 * (1.0 + lag), f"{after_kill:.2f} m after the kill (odometry {lag:.2f} s old at it)"

@@ -169,11 +169,12 @@ def client_view(tmp_path_factory):
 
 
 def test_streams_carry_spot_names_encodings_and_mountings(client_view) -> None:
-    assert client_view["frames"] == ["odom", "body"]
+    assert client_view["frames"] == ["spot/odom", "spot/body"]  # spot_ros2's, with its frame prefix (robot_state.cpp, getOdom)
     images = client_view["images"]
-    # greyscale, at the published size (camera_size) as the sensor gives it: turned as mounted, not upright
-    assert images["frontleft"][:3] == ["mono8", 60, 80] and images["frontleft"][3] == 60 * 80
-    assert images["back"][:3] == ["mono8", 60, 80] and images["hand"][:3] == ["rgb8", 60, 80]
+    # spot_ros2's default rgb_cameras: true: bgr8 from every camera (a decoded JPEG), at the published size
+    # (camera_size) as the sensor gives it: turned as mounted, not upright
+    assert images["frontleft"][:3] == ["bgr8", 60, 80] and images["frontleft"][3] == 60 * 80 * 3
+    assert images["back"][:3] == ["bgr8", 60, 80] and images["hand"][:3] == ["bgr8", 60, 80]
     assert images["hand"][3] == 60 * 80 * 3
     assert client_view["info"]["frontleft"] == [60, 80] and client_view["joint_states"] > 10
 

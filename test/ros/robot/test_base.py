@@ -35,3 +35,22 @@ def test_lock_step_holds_one_message_for_the_duration():
     report = base.drive(0.1, 0.0, 3.0)
     assert not report.clipped and len(node.publishers[PROFILE.topic(PROFILE.cmd_vel.name)].sent) == 1
     assert steps == [(3.0, {"cmd_vel": 1})]
+
+
+def test_a_gap_over_the_drivers_timeout_is_counted_and_said():
+    """A process too slow to re-send within spot_ros2's 0.125 s cmd_duration makes a real Spot stutter: noticed."""
+    import time
+
+    node, counters = FakeNode(), CommandCounters()
+    slow = [0]
+
+    def slow_alive():
+        slow[0] += 1
+        if slow[0] == 3:  # the second look at the robot inside the loop: this process stalls
+            time.sleep(PROFILE.cmd_vel_timeout + 0.05)
+        return alive()
+
+    base = Base(node, PROFILE, counters, LockStep(None), slow_alive)
+    base.drive(0.2, 0.0, 0.3)
+    assert counters.counts["cmd_vel_gaps"] == 1 and base.longest_gap > PROFILE.cmd_vel_timeout
+    assert "gap(s) between cmd_vel messages over the driver's 0.125 s" in node.logger.lines[-1]

@@ -44,6 +44,29 @@ def test_mono_is_repeated_bgr_swapped_and_a_short_image_refused():
         to_rgb(short, spec)
 
 
+def test_any_encoding_the_driver_sends_is_rgb_whatever_the_profile_says():
+    # spot_ros2's default rgb_cameras: true sends bgr8 from every camera; rgb_cameras: false mono8 body cameras
+    spec = PROFILE.cameras["left"]  # upright
+    rgb = np.random.default_rng(0).integers(0, 255, (4, 5, 3), dtype=np.uint8)
+    for encoding, array in (("rgb8", rgb), ("bgr8", rgb[:, :, ::-1]), ("rgba8", np.dstack([rgb, np.full((4, 5), 9, np.uint8)])),
+                            ("bgra8", np.dstack([rgb[:, :, ::-1], np.zeros((4, 5), np.uint8)]))):
+        assert np.array_equal(to_rgb(image(np.ascontiguousarray(array), encoding), spec), rgb), encoding
+    padded = Image(height=4, width=5, encoding="bgr8", step=16, data=b"".join(rgb[r, :, ::-1].tobytes() + b"\x07" for r in range(4)))
+    assert np.array_equal(to_rgb(padded, spec), rgb)
+    with pytest.raises(RobotUnavailable, match="yuv422.*reads rgb8, bgr8"):
+        to_rgb(Image(height=1, width=1, encoding="yuv422", data=b"\x00\x00"), spec)
+
+
+def test_a_turned_bgr8_camera_and_a_mono8_one_give_the_same_upright_picture():
+    spec = PROFILE.cameras["right"]  # turned by 180 degrees as mounted
+    rgb = np.zeros((4, 6, 3), np.uint8)
+    rgb[0, 0] = (200, 100, 50)  # the published frame's top-left: upright, the bottom-right
+    from_bgr = to_rgb(image(np.ascontiguousarray(rgb[:, :, ::-1]), "bgr8"), spec)
+    assert tuple(from_bgr[-1, -1]) == (200, 100, 50) and from_bgr[:-1].sum() == 0
+    from_mono = to_rgb(image(rgb[:, :, 0].copy(), "mono8"), spec)
+    assert tuple(from_mono[-1, -1]) == (200, 200, 200)
+
+
 def test_depth_in_millimetres_is_metres():
     d = to_depth(image(np.full((2, 2), 1500, np.uint16), "16UC1"), PROFILE.cameras["left"])
     assert d.dtype == np.float32 and np.allclose(d, 1.5)
@@ -81,6 +104,17 @@ def test_without_camera_info_a_pinhole_from_the_profiles_field_of_view():
     spec = PROFILE.cameras["left"]
     info = cameras(FakeNode()).info("left")
     assert (info.height, info.width) == (spec.height, spec.width) and info.intrinsics[2] == (spec.width - 1) / 2
+
+
+def test_a_body_cameras_pose_is_raised_from_the_body_frame_to_homiebots_floor_frame():
+    """base_from_camera is in the driver's base frame (Spot's body, as tf gives it); homiebot's base frame is on
+    the floor under it, base_height lower (as the hand camera's mount already counts)."""
+    part = cameras(FakeNode())
+    for name in ("frontleft", "left", "back"):
+        given = np.array(PROFILE.cameras[name].base_from_camera)
+        pose = part.info(name).base_from_camera
+        assert pose[2, 3] == pytest.approx(given[2, 3] + PROFILE.base_height) and pose[2, 3] > 0.45
+        assert np.array_equal(pose[:3, :3], given[:3, :3]) and np.array_equal(pose[:2, 3], given[:2, 3])
 
 
 def test_lock_step_waits_for_an_image_of_the_instant():

@@ -28,6 +28,11 @@ def test_a_pose_goal_in_the_base_frame_is_lifted_to_the_homes_floor_frame_and_re
     arm = SimArm(node, profile, robot, lock, counters)
     msg = PoseStamped()
     msg.pose.position.x, msg.pose.position.z, msg.pose.orientation.w = 0.7, 0.1, 1.0
+    msg.header.frame_id = "spot/body"  # spot_ros2 hands the frame to the SDK, which knows "body", not tf's name
+    node.subscriptions["/spot/arm_pose_commands"][1](msg)
+    assert arm.goal is None and counters["arm_goals"] == 1 and "arm pose in frame 'spot/body'" in str(node.get_logger().lines)
+    counters["arm_goals"] = 0
+    msg.header.frame_id = profile.base_frame
     node.subscriptions["/spot/arm_pose_commands"][1](msg)
     assert arm.goal is not None and arm.goal[0][2] == pytest.approx(0.1 + profile.base_height) and counters["arm_goals"] == 1
     motion = arm.advance(0.02, joint_space=False)

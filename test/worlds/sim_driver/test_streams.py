@@ -11,11 +11,13 @@ pytest.importorskip("control_msgs", reason="ROS 2 is an extra: pip install -e .[
 from control_msgs.action import GripperCommand  # noqa: E402
 
 from homiebot.robots.profile import load_profile  # noqa: E402
+from homiebot.ros.nodes.sim_driver import upstream  # noqa: E402
 from homiebot.ros.nodes.sim_driver.arm import SimArm  # noqa: E402
+from homiebot.ros.nodes.sim_driver.cameras import SimCameras  # noqa: E402
 from homiebot.ros.nodes.sim_driver.chains import CameraChains  # noqa: E402
 from homiebot.ros.nodes.sim_driver.goals import GoalNotes  # noqa: E402
 from homiebot.ros.nodes.sim_driver.gripper import SimGripper  # noqa: E402
-from homiebot.ros.nodes.sim_driver.images import camera_info_msg, camera_size, image_msg, render_fovy  # noqa: E402
+from homiebot.ros.nodes.sim_driver.images import camera_info_msg, camera_size, depth_msg, image_msg, render_fovy  # noqa: E402
 from homiebot.ros.nodes.sim_driver.joint_states import JointStates  # noqa: E402
 from homiebot.ros.nodes.sim_driver.trajectory import TrajectoryArm  # noqa: E402
 from test.worlds.sim_driver.fakes import FakeGoalHandle, FakeNode, FakeRobot, shared  # noqa: E402
@@ -25,11 +27,48 @@ def test_camera_size_reads_height_by_width_or_nothing() -> None:
     assert camera_size("120x160") == (120, 160) and camera_size("") is None
 
 
+def test_spot_ros2s_encodings_come_from_rgb_cameras_not_from_the_profile() -> None:
+    # spot_ros2 bdee4a4: rgb_cameras defaults to true (spot_ros2.py); RGB JPEGs decode to bgr8, greyscale to mono8
+    # (src/conversions/decompress_images.cpp); the hand camera is always RGB (src/images/spot_image_publisher.cpp)
+    profile = load_profile("spot")
+    body, hand = profile.cameras["frontleft"], profile.cameras["hand"]
+    assert upstream.RGB_CAMERAS is True
+    assert upstream.image_encoding(profile, body, True) == upstream.image_encoding(profile, hand, True) == "bgr8"
+    assert upstream.image_encoding(profile, body, False) == "mono8" and upstream.image_encoding(profile, hand, False) == "bgr8"
+    assert upstream.depth_encoding(profile) == "16UC1"
+    greyscale_profile = profile.model_copy(update={"cameras": {**profile.cameras, "frontleft": body.model_copy(update={"encoding": "mono8"})}})
+    assert upstream.image_encoding(greyscale_profile, greyscale_profile.cameras["frontleft"], True) == "bgr8"  # the driver's, not the profile's
+    fetch = load_profile("fetch")
+    assert upstream.image_encoding(fetch, fetch.cameras["head_camera"], False) == fetch.cameras["head_camera"].encoding
+
+
+def test_the_sim_drivers_cameras_take_their_encodings_from_the_rgb_cameras_parameter() -> None:
+    profile = load_profile("spot")
+    lock, _ = shared()
+    default = SimCameras(FakeNode(), profile, None, None, lambda c: "front", lambda: 0, lock, lockstep=False)
+    grey = SimCameras(FakeNode(), profile, None, None, lambda c: "front", lambda: 0, lock, lockstep=False, rgb_cameras=False)
+    assert set(default.encodings.values()) == {"bgr8"} and default.depth_encoding == "16UC1"
+    assert grey.encodings == {**dict.fromkeys(["frontleft", "frontright", "left", "right", "back"], "mono8"), "hand": "bgr8"}
+
+
+def test_bgr8_is_rgb_reversed_and_depth_in_millimetres() -> None:
+    spec = load_profile("spot").cameras["left"]  # upright
+    rgb = np.zeros((6, 8, 3), dtype=np.uint8)
+    rgb[..., 0] = 250
+    msg = image_msg(rgb, spec, (6, 8), 0, "left", "bgr8")
+    data = np.frombuffer(bytes(msg.data), np.uint8).reshape(6, 8, 3)
+    assert (msg.encoding, msg.step) == ("bgr8", 24) and (data[..., 2] == 250).all() and (data[..., 0] == 0).all()
+    depth = np.array([[1.5, 0.0], [np.inf, 70.0]], dtype=np.float32)
+    d = depth_msg(depth, "16UC1", 0, "left")
+    assert (d.encoding, d.step) == ("16UC1", 4)
+    assert np.frombuffer(bytes(d.data), np.uint16).tolist() == [1500, 0, 0, 65535]
+
+
 def test_a_grey_camera_publishes_one_channel_in_its_published_frame_with_matching_intrinsics() -> None:
-    spec = load_profile("spot").cameras["frontleft"]  # mono8, turned on the body
+    spec = load_profile("spot").cameras["frontleft"]  # turned on the body
     raw = (60, 80)
     rgb = np.full((100, 100, 3), 200, dtype=np.uint8)
-    msg = image_msg(rgb, spec, raw, 1_500_000_000, "frontleft")
+    msg = image_msg(rgb, spec, raw, 1_500_000_000, "frontleft", "mono8")
     assert (msg.encoding, msg.height, msg.width, msg.step) == ("mono8", 60, 80, 80) and len(msg.data) == 60 * 80
     assert (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id) == (1, 500_000_000, "frontleft")
     info = camera_info_msg(raw, spec, 0, "frontleft")

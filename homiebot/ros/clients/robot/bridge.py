@@ -8,7 +8,8 @@ drives: ``config/robots/spot.yaml`` and ``fetch.yaml`` say that; the sim driver 
 home under the same names.
 
 ``Ros2Robot`` assembles one part per subsystem, each owning its subscriptions, clients and state, and
-delegates to them: ``DriverHealth`` (odometry, a silent or restarted driver), ``JointStates``,
+delegates to them: ``DriverHealth`` (odometry, a silent or restarted driver; ``DriverWatch``: the driver's own
+node; ``DriverStatus``: its E-Stop, power and fault status), ``JointStates``,
 ``Cameras``, ``Base`` (cmd_vel), ``PoseArm`` (end-effector goals, Spot), ``TrajectoryArm`` (joint
 trajectories, Fetch), ``Gripper``, ``Head``, ``Torso``, ``TriggerServices`` and ``ActionGoals``; time
 comes from ``LockStep`` (the wall clock, or a lock-step simulation's steps). Their modules say how each works.
@@ -20,7 +21,9 @@ comes from ``LockStep`` (the wall clock, or a lock-step simulation's steps). The
   ``connect_timeout``, naming it) and runs the profile's start-up services (Spot: claim, power_on,
   stand); ``close()`` runs the shut-down services. A driver that serves only once an operator's E-Stop
   is registered (``estop_registration``: spot_ros2 advertises its services but answers none before) is
-  waited for up to the profile's ``estop_registration.wait``, then start-up fails saying so in one line.
+  waited for up to the profile's ``estop_registration.wait``, then start-up fails saying so in one line; one
+  whose node says it runs with ``start_estop: true`` is refused before anything is claimed
+  (``driver_params``: homiebot's E-Stop promise holds only with false).
 * Bringing the robot up (at start-up, and again for a restarted driver) puts a torso at the profile's
   ``height`` once the start-up services ran.
 """
@@ -53,6 +56,8 @@ from homiebot.ros.clients.driver_check import describe_no_estop, driver_answers
 from homiebot.ros.clients.robot.actions import ActionGoals
 from homiebot.ros.clients.robot.base import Base
 from homiebot.ros.clients.robot.cameras import Cameras
+from homiebot.ros.clients.robot.driver_params import start_estop_problem
+from homiebot.ros.clients.robot.driver_watch import DriverWatch
 from homiebot.ros.clients.robot.gripper import Gripper
 from homiebot.ros.clients.robot.hand_motion import bridge_limits
 from homiebot.ros.clients.robot.head import Head
@@ -94,6 +99,7 @@ class Ros2Robot(Robot):
         self._unanswered = False  # the driver answered none of its services (no E-Stop): its shut-down would only time out
         self.lockstep = LockStep(step)
         self.health = DriverHealth(node, profile, self.lockstep, stale_after, call_timeout, self._bring_up)
+        self.driver_watch = self.health.driver_watch = DriverWatch(node, profile, self._bring_up, stale_after)
         alive = self.health.alive
         self.joints = JointStates(node, profile, self.lockstep)
         self.triggers = TriggerServices(node, profile, call_timeout, self.counters)
@@ -159,15 +165,27 @@ class Ros2Robot(Robot):
             self._unanswered = True  # nothing was claimed or powered: closing has nothing to undo
             raise RobotUnavailable(describe_no_estop(self.profile))
         self._unanswered = False
+        if registration is not None and (problem := start_estop_problem(self.node, self.profile, self.call_timeout)):
+            raise RobotUnavailable(problem)  # before anything is claimed or powered
         for role in self.profile.startup:
             self.call(role)
+        self.driver_watch.watch()  # the driver's node as brought up: from here on it must answer, a new one is a restart
         self.lockstep.sync()  # lock-step: the driver's counts the next step waits beyond
         if self.torso_client is not None and self.profile.torso is not None:
             self.set_torso(self.profile.torso.height)
 
     def call(self, role: str) -> str:
         """Call a Trigger service of the profile by role; RobotUnavailable when it fails or does not answer."""
-        return self.triggers.call(role)
+        self.driver_watch.busy(+1)  # the driver may take seconds (power_on): meanwhile it need not answer probes
+        try:
+            answer = self.triggers.call(role)
+        finally:
+            self.driver_watch.busy(-1)
+        if role == "power_on":  # motor power reported off after this is a loss (the status says so)
+            self.health.status.powered_ns = time.time_ns()
+        elif role == "power_off":
+            self.health.status.powered_ns = -1
+        return answer
 
     def close(self) -> None:
         """Stop, run the profile's shut-down services (when the robot was started and still answers), and
@@ -187,6 +205,7 @@ class Ros2Robot(Robot):
                 except (RobotUnavailable, Unsupported):
                     pass  # shutting down a robot that is already gone
         finally:
+            self.driver_watch.stop()
             if self._executor is not None:
                 self._executor.shutdown()
                 self.node.destroy_node()

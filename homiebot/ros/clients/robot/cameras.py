@@ -1,10 +1,11 @@
 """``Cameras``: the profile's camera streams (image, camera_info, registered depth) and frames read from them.
 
-Images are turned upright (``homiebot.ros.clients.robot.images``), converted to RGB (a mono8 body camera is
-repeated over three channels) and resized to what the caller asks for (depth and segmentation by the
+Images are turned upright (``homiebot.ros.clients.robot.images``), converted to RGB from whatever encoding the
+driver sends (spot_ros2: bgr8 by default, mono8 body cameras with ``rgb_cameras: false``) and resized to what the caller asks for (depth and segmentation by the
 nearest pixel, never blended). The driver's camera_info (of the published image) is turned with them:
 the principal point turns, the focal length stays (square pixels), and both are scaled with the resize.
-A body camera's pose is static in the profile (that of the upright view); a camera on a chain (Spot's
+A body camera's pose is static in the profile (that of the upright view, in the driver's base frame: raised
+by ``base_height`` into homiebot's, on the floor); a camera on a chain (Spot's
 hand camera on the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward
 kinematics of the newest ``joint_states`` over its table, and its ``CameraInfo.pose_stamp`` is those
 joint states' stamp (for a frame read, the joint states nearest the image's stamp); joint states lacking
@@ -32,6 +33,16 @@ from homiebot.ros.clients.robot.images import to_depth, to_rgb
 from homiebot.ros.clients.robot.joints import JointStates
 from homiebot.ros.clients.robot.lockstep import LockStep
 from homiebot.ros.messages.common import ns_of
+
+
+def static_pose(spec: CameraSpec, base_height: float) -> np.ndarray:
+    """A fixed camera's pose in homiebot's base frame (on the floor): ``base_from_camera`` is given in the driver's
+    base frame (Spot's body, as tf reports body -> camera), which stands ``base_height`` above the floor."""
+    if spec.base_from_camera is None:
+        return np.eye(4)
+    pose = np.array(spec.base_from_camera, dtype=float)
+    pose[2, 3] += base_height
+    return pose
 
 
 class Cameras:
@@ -121,7 +132,7 @@ class Cameras:
             q, stamp = self.joints.values(mount.names, f"camera '{camera}'", at_ns)
             pose = mount.pose(q)
         else:
-            pose = np.array(spec.base_from_camera, dtype=float) if spec.base_from_camera is not None else np.eye(4)
+            pose = static_pose(spec, self.profile.base_height)
         return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
 
     def frames(self, camera: str) -> tuple[Image | None, Image | None]:

@@ -2,6 +2,11 @@
 
 * A driver that stops publishing odometry for ``stale_after`` seconds is gone: every command then
   raises ``RobotUnavailable`` (a skill attempt fails with the reason ``unavailable``).
+* The driver's status (the profile's ``status``: ``DriverStatus``) says what stopped a robot whose odometry
+  flows: an operator's E-Stop, a behaviour fault, motor power lost since start-up; every command then raises
+  ``RobotUnavailable`` saying which.
+* The driver's own node (spot_ros2, apart from the state publisher: ``DriverWatch``) that stops answering
+  while odometry flows is gone too; a new process of it is brought up again.
 * A driver process that comes back (a new odometry publisher) starts unpowered: the start-up procedure
   runs again before the next command, or the command raises ``RobotUnavailable`` saying why it could
   not be brought up.
@@ -19,7 +24,9 @@ from rclpy.node import Node
 
 from homiebot.core.robot import BasePose, RobotUnavailable
 from homiebot.robots.profile import RobotProfile
+from homiebot.ros.clients.robot.driver_watch import DriverWatch
 from homiebot.ros.clients.robot.lockstep import LockStep
+from homiebot.ros.clients.robot.status import DriverStatus
 from homiebot.ros.messages.common import ns_of
 
 DRIVER_CHECK = 1.0  # s between two looks at which processes publish odometry (a restarted driver is brought up again)
@@ -41,6 +48,8 @@ class DriverHealth:
         self._driver: set[bytes] = set()  # the odometry publishers start() brought up (a newcomer is a restarted driver)
         self._driver_checked = 0.0
         node.create_subscription(Odometry, profile.topic(profile.odometry.name), self._on_odom, 10)
+        self.status = DriverStatus(node, profile)  # the driver's status topics (the profile's status), if any
+        self.driver_watch: DriverWatch | None = None  # the driver's own node, when the bridge watches it
 
     def _on_odom(self, msg: Odometry) -> None:
         q = msg.pose.pose.orientation
@@ -76,6 +85,9 @@ class DriverHealth:
         if age > self.stale_after:
             raise RobotUnavailable(f"{self.profile.robot}'s driver stopped publishing odometry {age:.1f} s ago (it died or hangs)")
         self._check_driver()
+        if self.driver_watch is not None:
+            self.driver_watch.check()  # the driver's own node (spot_ros2), apart from the odometry's publisher
+        self.status.check()  # an operator's E-Stop, a behaviour fault, lost motor power: said as such
         return odom[0]
 
     def _next_odometry(self, old: tuple[BasePose, float]) -> tuple[BasePose, float]:

@@ -7,9 +7,12 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   each camera's image, camera_info and registered depth at ``sim.camera_rate_hz``, as the mounted camera
   gives them: the home renders the upright view (grown to cover the turned sensor, at the camera's focal
   length), turned by minus the profile's ``rotation_deg`` into the published ``height`` x ``width``
-  (``camera_size`` overrides it), in the profile's encoding (``homiebot.robots.camera_rotation``);
-* ``cmd_vel`` (geometry_msgs/Twist) applied in real time within the profile's limits, and a
-  ``cmd_vel_timeout`` as real drivers have: with no new command the base stops;
+  (``camera_size`` overrides it; ``homiebot.robots.camera_rotation``), in the emulated driver's encoding
+  (``upstream``: for ``sim.driver: spot_ros2`` its ``rgb_cameras`` parameter, default true: bgr8 everywhere;
+  false: mono8 body cameras, the hand bgr8; depth 16UC1 millimetres), else the profile's;
+* ``cmd_vel`` (geometry_msgs/Twist) applied in real time within the profile's limits, each command for the
+  driver's duration (``cmd_duration``: spot_ros2's 0.125 s, else the profile's ``cmd_vel_timeout``): with no
+  new command the base stops;
 * Trigger services that behave as on the robot: with ``sim.needs_power`` the base refuses to move
   until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts power; ``sit`` and ``power_off`` too. For a
   driver that serves only once an operator's E-Stop is registered (the profile's ``estop_registration``,
@@ -17,6 +20,11 @@ real driver a profile describes (``config/robots/spot.yaml``: spot_ros2's ``/spo
   answered (its parameter services too) only once the simulated operator registered one,
   ``sim.estop_registered_after`` seconds after start-up (the ``estop_registered_after`` parameter overrides
   it; ``never``: never), while the streams go on;
+* the profile's ``status`` topics (spot_ros2's ``status/estop``, ``status/power_states``,
+  ``status/behavior_faults``, spot_msgs) and a simulated operator's E-Stop (``/homiebot/sim/operator_estop``,
+  ``status.SimStatus``); the driver's own node stopped apart from the streams or restarted
+  (``/homiebot/sim/driver_node``, ``driver_part.DriverPart``), as a killed or restarted spot_ros2 whose state
+  publisher goes on;
 * end-effector goals (``arm_pose_commands``, PoseStamped in the base frame) approached at the
   end-effector speed limit, ``arm_unstow`` (the hand to the profile's ``arm_ready`` pose) and
   ``arm_stow``, and the gripper's open / close services; the gripper's state (``gripper_state``: Spot's
@@ -72,7 +80,8 @@ action servers and its state (``driver.SimDriver`` assembles them and runs the t
 * ``chains.CameraChains``: the camera chains' joints; ``head.SimHead``: PointHead; ``joint_states.JointStates``;
 * ``cameras.SimCameras`` (messages by ``images``); ``truth.TruthStream``; ``expert_policies.ExpertPolicies``;
 * ``triggers.DriverTriggers``: the driver's Trigger services; ``estop.EStopRegistration``: the E-Stop they may
-  wait for; ``clock.SimClock``: real or simulated time; ``goals.GoalNotes``: the timed goals a step waits on.
+  wait for; ``status.SimStatus``: the status topics and the operator's E-Stop; ``driver_part.DriverPart``: the
+  driver's node stopped or restarted; ``upstream``: the emulated driver's defaults; ``clock.SimClock``: real or simulated time; ``goals.GoalNotes``: the timed goals a step waits on.
 """
 
 from homiebot.ros.nodes.sim_driver.driver import SimDriver

@@ -41,7 +41,12 @@ class SimArm:
         if not finite(pos.x, pos.y, pos.z):
             raise WireError("arm pose with a non-finite position")
         with self._lock:
-            self.counters["arm_goals"] += 1
+            self.counters["arm_goals"] += 1  # counted even when refused: a lock-step step waits for it
+            if msg.header.frame_id != self.profile.base_frame:
+                # spot_ros2 passes header.frame_id to the SDK as the reference frame (spot_ros2.py, arm_pose_cmd_callback:
+                # ref_frame=data.header.frame_id); the simulation knows only the base frame (it has no tf)
+                raise WireError(f"arm pose in frame '{msg.header.frame_id[:40]}': the driver passes it to the robot as the "
+                                f"reference frame; the simulation knows only '{self.profile.base_frame}' (the goal is dropped)")
             q = msg.pose.orientation
             yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
             self.goal = (np.array([pos.x, pos.y, pos.z + self.profile.base_height]), yaw)  # the home's frame is on the floor

@@ -1,6 +1,7 @@
-"""The camera streams at ``sim.camera_rate_hz``: each camera's image, camera_info and registered depth, and
-beside each camera of the planner's views its instance segmentation (``/homiebot/sim/<camera>/segmentation``,
-simulator only, as a segmentation camera would). In lock-step nothing moves between steps, so the instant's
+"""The camera streams at ``sim.camera_rate_hz``: each camera's image, camera_info and registered depth, in the
+emulated driver's encodings (``upstream``: spot_ros2's bgr8, or mono8 body cameras with ``rgb_cameras`` false,
+depth as 16UC1 millimetres), and beside each camera of the planner's views its instance segmentation
+(``/homiebot/sim/<camera>/segmentation``, simulator only, as a segmentation camera would). In lock-step nothing moves between steps, so the instant's
 messages are sent again rather than rendered again."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from homiebot.robots.camera_rotation import render_shape, to_mounted
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.robots.sim import segmentation_topic
 from homiebot.ros.messages.common import to_image
-from homiebot.ros.nodes.sim_driver.images import camera_info_msg, image_msg, render_fovy
+from homiebot.ros.nodes.sim_driver.images import camera_info_msg, depth_msg, image_msg, render_fovy
+from homiebot.ros.nodes.sim_driver.upstream import RGB_CAMERAS, depth_encoding, image_encoding
 
 
 class SimCameras:
@@ -24,8 +26,11 @@ class SimCameras:
     ``view_of``: the home's view a camera renders now; ``stamp_ns``: the driver's stamps."""
 
     def __init__(self, node: Any, profile: RobotProfile, robot: Any, size: tuple[int, int] | None, view_of: Callable[[str], str],
-                 stamp_ns: Callable[[], int], lock: threading.Lock, lockstep: bool) -> None:
+                 stamp_ns: Callable[[], int], lock: threading.Lock, lockstep: bool, rgb_cameras: bool = RGB_CAMERAS) -> None:
         self.node, self.profile, self.robot, self.size = node, profile, robot, size
+        # the encodings the emulated driver publishes (``upstream``: spot_ros2's rgb_cameras), else the profile's
+        self.encodings = {name: image_encoding(profile, spec, rgb_cameras) for name, spec in profile.cameras.items()}
+        self.depth_encoding = depth_encoding(profile)
         self.view_of, self._stamp_ns, self._lock, self.lockstep = view_of, stamp_ns, lock, lockstep
         self.pubs = {name: self._publishers(spec) for name, spec in profile.cameras.items() if name in profile.sim.views}
         # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
@@ -66,12 +71,12 @@ class SimCameras:
             frame = next(iter(view.values()))
             stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.pubs[name]
-            messages = [(image_pub, image_msg(frame.rgb, spec, raw, stamp, name))]
+            messages = [(image_pub, image_msg(frame.rgb, spec, raw, stamp, name, self.encodings[name]))]
             if info_pub is not None:
                 messages.append((info_pub, camera_info_msg(raw, spec, stamp, name)))
             if depth_pub is not None and frame.depth is not None:  # by the nearest pixel: depth is never blended
                 depth = to_mounted(frame.depth, spec.rotation_deg, raw, order=0)
-                messages.append((depth_pub, to_image(depth, "depth", stamp, name)))
+                messages.append((depth_pub, depth_msg(depth, self.depth_encoding, stamp, name)))
             if name in self.seg_pubs and frame.segmentation is not None:
                 ids = to_mounted(frame.segmentation, spec.rotation_deg, raw, order=0)
                 messages.append((self.seg_pubs[name], to_image(ids, "segmentation", stamp, name)))

@@ -22,6 +22,7 @@ from homiebot.ros.nodes.sim_driver.base import SimBase
 from homiebot.ros.nodes.sim_driver.cameras import SimCameras
 from homiebot.ros.nodes.sim_driver.chains import CameraChains
 from homiebot.ros.nodes.sim_driver.clock import SimClock
+from homiebot.ros.nodes.sim_driver.driver_part import DriverPart
 from homiebot.ros.nodes.sim_driver.estop import EStopRegistration, _estop_after
 from homiebot.ros.nodes.sim_driver.expert_policies import ExpertPolicies
 from homiebot.ros.nodes.sim_driver.goals import GoalNotes
@@ -30,10 +31,12 @@ from homiebot.ros.nodes.sim_driver.head import SimHead
 from homiebot.ros.nodes.sim_driver.images import camera_size
 from homiebot.ros.nodes.sim_driver.joint_states import JointStates
 from homiebot.ros.nodes.sim_driver.power import Power
+from homiebot.ros.nodes.sim_driver.status import SimStatus
 from homiebot.ros.nodes.sim_driver.torso import SimTorso
 from homiebot.ros.nodes.sim_driver.trajectory import TrajectoryArm
 from homiebot.ros.nodes.sim_driver.triggers import DriverTriggers
 from homiebot.ros.nodes.sim_driver.truth import TruthStream
+from homiebot.ros.nodes.sim_driver.upstream import cmd_duration
 from homiebot.ros.nodes.sim_services import serve_sim_services
 from homiebot.worlds.home.control import HomeControl
 from homiebot.worlds.home.generate import generate_scene
@@ -42,6 +45,7 @@ from homiebot.worlds.home.world import EmbeddedHome
 
 MAX_TICK_S = 0.1  # a stalled timer must not teleport the robot
 TRUTH_EVERY = 10  # state ticks per truth message in real time
+STATUS_EVERY = 5  # state ticks per status message (E-Stop, power, faults) in real time
 STEP_WAIT_S = 10.0  # how long a step waits for the commands sent before it
 RESTART_NS = 1_000_000  # lock-step: what is published after a restart is told apart from before it
 
@@ -69,7 +73,7 @@ class SimDriver:
         self.clock = SimClock(node, bool(params["lockstep"]))
         self._frame = 0
         lock, counters, seconds = self._lock, self.counters, self.clock.seconds
-        self.base = SimBase(node, p, self.world, self.power, seconds, lock, counters)
+        self.base = SimBase(node, p, self.world, self.power, seconds, lock, counters, cmd_duration(p, params["cmd_duration"]))
         self.gripper = SimGripper(node, p, self.robot, lock, counters)
         self.truth = TruthStream(node, p.robot, self.world, self.power, counters)
         self.arm = SimArm(node, p, self.robot, lock, counters)
@@ -80,13 +84,16 @@ class SimDriver:
         # for a driver that waits for an operator's E-Stop (spot_ros2) its services are on a node named as the
         # driver's, advertised now and answered once an E-Stop is registered
         self.estop = EStopRegistration(node, p, self._services_node)
+        self.status = SimStatus(node, self._services_node, p, self.power, self.base, lock)
         self.triggers = DriverTriggers(self.estop.node, p, self.power, self.base, self.arm, self.gripper, lock, counters)
+        self.driver_part = DriverPart(self._services_node, self.estop, self.triggers, self.power, self.base, lock)
         self.trajectory = TrajectoryArm(node, p, self.robot, self.arm, seconds, self.goals, counters)
         self.torso = SimTorso(node, p, self.trajectory, self.goals, counters)
         self.chains = CameraChains(node, p, self.robot, self.trajectory.kinematics, self.clock.lockstep)
         self.head = SimHead(node, p, self.chains, seconds, self.goals, counters)
         self.joint_states = JointStates(node, p, self.robot, self.trajectory, self.chains)
-        self.cameras = SimCameras(node, p, self.robot, size, self.head.view, self.clock.stamp_ns, lock, self.clock.lockstep)
+        self.cameras = SimCameras(node, p, self.robot, size, self.head.view, self.clock.stamp_ns, lock, self.clock.lockstep,
+                                  bool(params["rgb_cameras"]))
         self.experts = ExpertPolicies(self.world, self.robot, lock, counters)
         self._action_servers = self._serve_actions()
         serve_sim_services(self._services_node, self)  # the simulator-only ones too
@@ -144,6 +151,8 @@ class SimDriver:
         self.base.publish(stamp)
         self.joint_states.publish(stamp)
         self.gripper.publish()
+        if truth or self._frame % STATUS_EVERY == 0:
+            self.status.publish(stamp)
         if truth:
             self.truth.publish(stamp)
 
@@ -171,6 +180,8 @@ class SimDriver:
             time.sleep(0.002)
         dt = 1.0 / self.profile.sim.state_rate_hz
         with self._lock:
+            if after.get("cmd_vel"):  # the command sent before the step is held for it (a process re-sends it meanwhile)
+                self.base.hold(self.clock.seconds() + seconds)
             for _ in range(round(seconds / dt)):
                 if until is not None and self.goals.ended(until):
                     break

@@ -62,7 +62,11 @@ class EStopRegistration:
         p = self.profile
         assert p.estop_registration is not None
         namespace = f"/{p.namespace.strip('/')}" if p.namespace.strip("/") else "/"
-        return Node(p.estop_registration.node, namespace=namespace, use_global_arguments=False)
+        node = Node(p.estop_registration.node, namespace=namespace, use_global_arguments=False)
+        # as spot_ros2's default (spot_ros2.py, declare_parameter("start_estop", False)): the operator's E-Stop, not one
+        # of the driver's own (the simulated operator registers it: estop_registered_after)
+        node.declare_parameter("start_estop", False)
+        return node
 
     def wait(self, after: float | None) -> None:
         """For a driver that waits for an operator's E-Stop (spot_ros2): serve its services ``after`` seconds from
@@ -89,6 +93,30 @@ class EStopRegistration:
             self._executor, _ = spin_in_background(self.node)
         self._log_node.get_logger().info("sim driver: an E-Stop is registered; the driver serves its services")
 
+    def halt(self) -> None:
+        """The driver's node stops answering, as a crashed or hung driver process (its name and endpoints stay in
+        the graph, as a killed process's do until the middleware's lease ends); the streams go on."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(timeout_sec=2.0)
+
+    def restart(self) -> Node:
+        """A new driver process: the old node goes, a new one of the same name (new endpoints) serves at once (the
+        robot's E-Stop is registered already); the caller creates the services on it. Returns the new node."""
+        assert self.profile.estop_registration is not None, "only a driver of its own node restarts"
+        self.halt()
+        with self._lock:  # the old one first: the graph keys a process's nodes by name (two of one name confuse it)
+            self.node.destroy_node()
+            self.node = self._driver_node()
+        return self.node
+
+    def serve(self) -> None:
+        """Spin the driver's node (after ``restart`` created its services)."""
+        with self._lock:
+            if self._executor is None and not self._closed:
+                self._executor, _ = spin_in_background(self.node)
+
     @property
     def registered(self) -> bool:
         """Whether the driver's own node spins (always for a driver that waits for no E-Stop)."""
@@ -103,8 +131,7 @@ class EStopRegistration:
 
     def shutdown(self) -> None:
         """The driver's node stops spinning, if it spun (the node stays until ``destroy``)."""
-        if self._executor is not None:
-            self._executor.shutdown(timeout_sec=2.0)
+        self.halt()
 
     def destroy(self) -> None:
         """Destroy the driver's own node (the services node is its owner's)."""

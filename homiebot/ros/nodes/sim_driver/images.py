@@ -1,6 +1,7 @@
 """Camera messages as the mounted camera gives them: the home renders the upright view (grown to cover the turned
 sensor, at the camera's focal length), turned by minus the profile's ``rotation_deg`` into the published
-``height`` x ``width``, in the profile's encoding (``homiebot.robots.camera_rotation``)."""
+``height`` x ``width`` (``homiebot.robots.camera_rotation``), in the driver's encoding (``upstream.image_encoding``:
+an emulated upstream driver's, else the profile's)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sensor_msgs.msg import CameraInfo, Image
 
 from homiebot.robots.camera_rotation import to_mounted
 from homiebot.robots.profile import CameraSpec
-from homiebot.ros.messages.common import stamp_of, to_camera_info
+from homiebot.ros.messages.common import stamp_of, to_camera_info, to_image
 
 GREY = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # mono8 from RGB (ITU-R BT.601)
 
@@ -35,20 +36,39 @@ def render_fovy(spec: CameraSpec, raw: tuple[int, int], upright: tuple[int, int]
     return math.degrees(2 * math.atan(0.5 * upright[0] / focal(spec, raw)))
 
 
-def image_msg(rgb: np.ndarray, spec: CameraSpec, raw: tuple[int, int], stamp: int, frame: str) -> Image:
+def image_msg(rgb: np.ndarray, spec: CameraSpec, raw: tuple[int, int], stamp: int, frame: str, encoding: str | None = None) -> Image:
     """The upright render as the mounted camera gives it: turned into the published ``raw`` frame (bilinear),
-    in the profile's encoding."""
-    if spec.encoding == "mono8":  # grey before turning: a third of the work
+    in ``encoding`` (rgb8, bgr8 or mono8; None: the profile's)."""
+    encoding = encoding or spec.encoding
+    if encoding == "mono8":  # grey before turning: a third of the work
         data = (rgb.astype(np.float32) @ GREY).round().astype(np.uint8)
         channels = 1
-    else:
-        data = rgb[:, :, ::-1] if spec.encoding == "bgr8" else rgb
+    elif encoding in ("rgb8", "bgr8"):
+        data = rgb[:, :, ::-1] if encoding == "bgr8" else rgb
         channels = 3
+    else:
+        raise ValueError(f"the sim driver publishes rgb8, bgr8 or mono8 images, not {encoding}")
     data = to_mounted(data, spec.rotation_deg, raw)
-    msg = Image(height=data.shape[0], width=data.shape[1], encoding=spec.encoding, is_bigendian=0, step=data.shape[1] * channels)
+    msg = Image(height=data.shape[0], width=data.shape[1], encoding=encoding, is_bigendian=0, step=data.shape[1] * channels)
     msg.header.stamp = stamp_of(stamp)
     msg.header.frame_id = frame
     msg.data = data.tobytes()
+    return msg
+
+
+def depth_msg(depth: np.ndarray, encoding: str, stamp: int, frame: str) -> Image:
+    """A depth image (metres; 0 or not finite: unknown) as 32FC1 metres or 16UC1 millimetres (0: unknown, beyond
+    65.535 m: the largest value)."""
+    if encoding == "32FC1":
+        return to_image(depth, "depth", stamp, frame)
+    if encoding != "16UC1":
+        raise ValueError(f"the sim driver publishes depth as 32FC1 or 16UC1, not {encoding}")
+    d = np.asarray(depth, dtype=np.float64)
+    mm = np.where(np.isfinite(d) & (d > 0), np.clip(np.round(np.nan_to_num(d, posinf=0.0) * 1000.0), 0, 65535), 0).astype(np.uint16)
+    msg = Image(height=mm.shape[0], width=mm.shape[1], encoding="16UC1", is_bigendian=0, step=mm.shape[1] * 2)
+    msg.header.stamp = stamp_of(stamp)
+    msg.header.frame_id = frame
+    msg.data = mm.tobytes()
     return msg
 
 

@@ -9,6 +9,7 @@ class Power:
 
     def __init__(self, needs_power: bool) -> None:
         self.powered = self.standing = not needs_power
+        self.estopped = False  # the operator's E-Stop is engaged: power stays off (power_on is refused)
 
     @property
     def can_move(self) -> bool:

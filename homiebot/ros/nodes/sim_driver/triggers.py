@@ -27,6 +27,11 @@ class DriverTriggers:
                  lock: threading.Lock, counters: dict[str, int]) -> None:
         self.profile, self.power, self.base, self.arm, self.gripper = profile, power, base, arm, gripper
         self._lock, self.counters = lock, counters
+        self.serve(node)
+
+    def serve(self, node: Any) -> None:
+        """Create the Trigger services on ``node`` (again on a restarted driver's node)."""
+        profile = self.profile
         for role, iface in {**profile.services, **{f"gripper_{k}": v for k, v in profile.gripper.items()}}.items():
             if iface.type == TRIGGER:
                 node.create_service(Trigger, profile.topic(iface.name), self.handler(role))
@@ -34,7 +39,7 @@ class DriverTriggers:
     def handler(self, role: str) -> Callable[[Trigger.Request, Trigger.Response], Trigger.Response]:
         """The service callback of ``role``."""
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-            if role == "power_on" and not self.power.powered:
+            if role == "power_on" and not self.power.powered and not self.power.estopped:
                 time.sleep(self.profile.sim.power_on_seconds)  # the motors take time to power (the streams go on)
             with self._lock:
                 self.counters["services"] += 1
@@ -46,6 +51,8 @@ class DriverTriggers:
     def run(self, role: str) -> tuple[bool, str]:
         """What a Trigger service does on the simulated robot (as on the real one), under the lock."""
         if role == "power_on":
+            if self.power.estopped:
+                return False, "the robot is E-Stopped: the operator must release the E-Stop first"
             self.power.powered = True
             return True, "powered on"
         if role in ("power_off", "estop_gentle"):
