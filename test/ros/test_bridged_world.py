@@ -240,7 +240,7 @@ def test_the_bridged_world_sees_through_spots_cameras_with_truth_only_in_simulat
     built = bridged["built"]
     assert built["skills"] == ["NoMaD", "PixNav", "RT-1-X", "octo"] and built["unavailable"] == {}
     assert built["views"] == {v: [128, 128, 3] for v in ("front", "left", "back", "right")}
-    assert built["grey"] and built["depth"]  # Spot's body cameras are greyscale, with registered depth
+    assert not built["grey"] and built["depth"]  # spot_ros2's default (rgb_cameras: true): colour body cameras (bgr8), with registered depth
     assert {"kitchen", "bathroom", "blue_bowl"} <= set(built["labels"]), built["labels"]  # oracle perception in simulation: the sim driver's segmentation and labels
     assert bridged["plain"] == {"phase": "plain", "labels": 0, "segmentation": False}  # the robot's own config: what a robot sees
     assert "brown_table" in built["names"] and "fridge" in built["names"]  # the belief: the sim driver's truth topic
