@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # top-level import -> rosdep key
 KEYS = {"rclpy": "rclpy", "action_msgs": "action_msgs", "rosgraph_msgs": "rosgraph_msgs", "rcl_interfaces": "rcl_interfaces", "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs", "sensor_msgs": "sensor_msgs",
         "geometry_msgs": "geometry_msgs", "nav_msgs": "nav_msgs", "std_srvs": "std_srvs", "trajectory_msgs": "trajectory_msgs",
-        "control_msgs": "control_msgs", "homiebot_msgs": "homiebot_msgs", "lifecycle_msgs": "lifecycle_msgs", "nav2_msgs": "nav2_msgs", "launch": "launch", "launch_ros": "launch_ros",
+        "control_msgs": "control_msgs", "homiebot_msgs": "homiebot_msgs", "lifecycle_msgs": "lifecycle_msgs", "nav2_msgs": "nav2_msgs", "tf2_msgs": "tf2_msgs", "launch": "launch", "launch_ros": "launch_ros",
         "numpy": "python3-numpy", "yaml": "python3-yaml", "pydantic": "python3-pydantic", "PIL": "python3-pil", "imageio": "python3-imageio",
         "mujoco": "python3-mujoco-pip", "rosbags": "python3-rosbags-pip", "matplotlib": "python3-matplotlib",
         "scipy": "python3-scipy"}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Build homiebot's interface packages (``homiebot_msgs``, ``control_msgs`` for Fetch, ``bosdyn_api_msgs`` and ``spot_msgs`` for Spot,
-``nav2_msgs``' lifecycle service) into an environment.
+``nav2_msgs``' lifecycle service, ``tf2_msgs``' TFMessage) into an environment.
 
 Neither is published on PyPI: their definitions live in ``interfaces/<package>`` and this script turns
 them into packages rclpy can use, with the same code generators a ROS 2 Jazzy build runs
@@ -458,6 +458,21 @@ NAV2_MSGS = Package(
     "assert request.command == 4 and ManageLifecycleNodes.Request.CLEANUP == 6, request\n"
     "assert ManageLifecycleNodes.Response(success=True).success\n")
 
+TF2_MSGS = Package(
+    "tf2_msgs", "0.36.0",
+    "The message of the tf and tf_static topics (TFMessage), which homiebot's world node publishes, built from its "
+    "definition.",
+    ("geometry_msgs", "std_msgs", "builtin_interfaces"),
+    "from rclpy.serialization import deserialize_message, serialize_message\n"
+    "from geometry_msgs.msg import TransformStamped\n"
+    "from tf2_msgs.msg import TFMessage\n"
+    "t = TransformStamped(child_frame_id='base_link')\n"
+    "t.header.frame_id = 'odom'\n"
+    "t.transform.rotation.w = 1.0\n"
+    "back = deserialize_message(serialize_message(TFMessage(transforms=[t])), TFMessage)\n"
+    "assert back.transforms[0].child_frame_id == 'base_link' and back.transforms[0].header.frame_id == 'odom', back\n"
+    + _INTROSPECTION_CHECK + "check_introspection('tf2_msgs', 'msg', 'TFMessage', 1)\n")
+
 
 def _declared_version(name: str) -> str:
     """The version a package's own package.xml declares (homiebot_msgs': the contract's major, then minor)."""
@@ -485,7 +500,7 @@ HOMIEBOT_MSGS = Package(
     "assert reply.passed and reply.subtask.action == 'End', reply\n"
     + _INTROSPECTION_CHECK + "check_introspection('homiebot_msgs', 'msg', 'Subtask', 3)\n")
 
-PACKAGES = {p.name: p for p in (CONTROL_MSGS, BOSDYN_API_MSGS, SPOT_MSGS, NAV2_MSGS, HOMIEBOT_MSGS)}
+PACKAGES = {p.name: p for p in (CONTROL_MSGS, BOSDYN_API_MSGS, SPOT_MSGS, NAV2_MSGS, TF2_MSGS, HOMIEBOT_MSGS)}
 
 
 def _verify(spec: Package, paths: dict[str, Path]) -> None:

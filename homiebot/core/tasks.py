@@ -207,7 +207,13 @@ def load_task(path: str | Path, world: str | None = None) -> Task:
     """Read a task YAML file; a relative scene_file is resolved against the task file's folder. An
     inline scene is validated by the world plugin ``world`` (default: the embedded home)."""
     path = Path(path)
-    data = read_yaml(path, "task file", TaskError)
+    return task_from_data(read_yaml(path, "task file", TaskError), path, world)
+
+
+def task_from_data(data: Any, path: str | Path, world: str | None = None) -> Task:
+    """A task file's parsed YAML as a task (``load_task`` without the reading: a caller that reads the file
+    itself, under its own limits)."""
+    path = Path(path)
     if not isinstance(data, dict):
         raise TaskError(f"{path}: a task must be a mapping with instruction, scene and goal")
     try:

@@ -40,9 +40,10 @@ def free_port() -> int:
 
 
 def served_topics() -> dict[str, str]:
+    """The served topics as the default graph's channels name them (under /homiebot)."""
     from homiebot.ros.clients.foxglove import served_topics as topics
 
-    return topics()
+    return {f"/homiebot/{name}": kind for name, kind in topics().items()}
 
 
 def test_layout_is_json_and_names_only_served_topics():

@@ -144,6 +144,38 @@ def test_the_bag_holds_every_topic_with_the_right_counts(running_graph, env, tmp
     assert demo.returncode == 0 and f"{rounds} frames over" in demo.stdout, demo.stdout + demo.stderr
 
 
+def test_the_transforms_follow_odometry_and_place_every_camera_on_the_base(running_graph, env):
+    """tf as the graph publishes it (recorded in the episode's bag): odom -> base_link at each odometry message's stamp
+    with its pose, base_link -> each camera's optical frame at the same stamp, under the graph's namespace."""
+    from rosbags.rosbag2 import Reader
+
+    out = submit(env, "--task", str(DEMO), "--seed", "8")
+    assert out.returncode == 0, out.stderr
+    store = typestore()
+    odom, tf = {}, {}
+    with Reader(record_path(out.stdout).parent / "bag") as reader:
+        for connection, _, raw in reader.messages():
+            if connection.topic in ("/homiebot/odom", "/homiebot/tf"):
+                msg = store.deserialize_cdr(raw, connection.msgtype)
+                if connection.topic == "/homiebot/odom":
+                    odom[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = msg
+                else:
+                    for t in msg.transforms:
+                        tf[(t.header.frame_id, t.child_frame_id, t.header.stamp.sec, t.header.stamp.nanosec)] = t.transform
+    assert odom, "no odometry recorded"
+    for (sec, nsec), msg in odom.items():
+        assert (msg.header.frame_id, msg.child_frame_id) == ("homiebot/odom", "homiebot/base_link")
+        base = tf[("homiebot/odom", "homiebot/base_link", sec, nsec)]
+        p, q = msg.pose.pose, base.rotation
+        assert abs(base.translation.x - p.position.x) < 1e-9 and abs(base.translation.y - p.position.y) < 1e-9
+        assert abs(q.z - p.orientation.z) < 1e-9 and abs(q.w - p.orientation.w) < 1e-9
+    cameras = {child for parent, child, *_ in tf if parent == "homiebot/base_link"}
+    assert cameras == {f"homiebot/{v}_camera" for v in ("front", "left", "back", "right")}, cameras
+    front = next(t for (parent, child, *_), t in tf.items() if child == "homiebot/front_camera")
+    r = front.rotation
+    assert abs(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w - 1.0) < 1e-6 and front.translation.z > 0.3  # a camera above the floor
+
+
 def test_view_replays_the_bag_of_a_graph_episode_into_a_recording(running_graph, env, tmp_path):
     rr_chunk = pytest.importorskip("rerun.chunk")  # the viz extra (make installs it)
     out = submit(env, "--task", str(DEMO), "--seed", "6")

@@ -122,5 +122,5 @@ def test_a_plain_client_sees_every_homiebot_name_under_one_of_the_two_namespaces
     names = [n for n in seen["topics"] + seen["services"] if not n.startswith(ros_own)]
     assert names and all(n.startswith(("/robot1/", "/lab/robot2/")) for n in names), [n for n in names if "robot" not in n][:10]
     for ns in GRAPHS:
-        assert {f"/{ns}/planner/plan", f"/{ns}/run_task/_action/send_goal", f"/{ns}/estop/engage"} <= set(seen["services"])
-        assert {f"/{ns}/heartbeat", f"/{ns}/task/status", f"/{ns}/world/state"} <= set(seen["topics"])
+        assert {f"/{ns}/planner/plan/_action/send_goal", f"/{ns}/run_task/_action/send_goal", f"/{ns}/estop/engage"} <= set(seen["services"])
+        assert {f"/{ns}/heartbeat", f"/{ns}/task/status", f"/{ns}/world/state", f"/{ns}/tf"} <= set(seen["topics"])

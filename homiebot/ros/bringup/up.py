@@ -172,10 +172,39 @@ def _spawner(spec: NodeSpec, env: dict[str, str]) -> Callable[[], subprocess.Pop
     return lambda: spawn(spec, env)
 
 
+PROBE_WAIT = 3.0  # s to listen for another graph's heartbeats (every node beats twice a second)
+
+
+def graph_running(specs: Sequence[NodeSpec], env: dict[str, str], wait: float = PROBE_WAIT) -> str | None:
+    """A line naming the graph that already runs in this graph's namespace on its ROS domain (a node of the same
+    name beating there), or None. Listened for in a process of its own (``graph_probe``); when that cannot run,
+    the graph starts as before."""
+    if not specs:
+        return None
+    namespace = specs[0].namespace
+    try:
+        probe = subprocess.run([sys.executable, "-m", "homiebot.ros.clients.graph_probe", namespace, str(wait),
+                                *sorted({s.name for s in specs})], env=env, capture_output=True, text=True, timeout=wait + 60,
+                               preexec_fn=tied_to_this_process())
+        found = json.loads(probe.stdout.strip().splitlines()[-1]) if probe.returncode == 0 and probe.stdout.strip() else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    if not found:
+        return None
+    where = "" if namespace == DEFAULT_NAMESPACE else f" --namespace {namespace.lstrip('/')}"
+    return (f"a homiebot graph is already running in namespace {namespace} on ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID', '0')} "
+            f"(its {found.get('node')} node, pid {found.get('pid')}); submit to it (`homiebot submit{where}`), stop it first, "
+            "or start this one with another --namespace or ROS_DOMAIN_ID")
+
+
 def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False, policy: Restarts = Restarts()) -> int:
     """Run and supervise the graph until Ctrl-C or SIGTERM; returns non-zero if it had to stop."""
     signal.signal(signal.SIGTERM, _interrupt)  # stop the graph on SIGTERM as on Ctrl-C
     signal.signal(signal.SIGINT, _interrupt)  # even when started in the background, where SIGINT is ignored
+    first = graph_running(specs, env)
+    if first:
+        print(f"homiebot up: {first}", file=sys.stderr, flush=True)
+        return CANNOT_RUN
     files, freed = clean_stale()
     if files:
         print(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) left by killed processes", flush=True)

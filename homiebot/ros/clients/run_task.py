@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.task import Future
 
 from homiebot.core.contracts import Subtask as SubtaskContract
+from homiebot.ros.clients.goal_checks import GoalError, check_seed, parse_task, task_file_data
 from homiebot.ros.kit import services
 from homiebot.ros.messages.common import subtask_msg, subtask_text
 
@@ -33,6 +35,9 @@ ACTION_NAME = "run_task"
 # a burst of 40 goals sent at once got 11 answers (test_graph, benchmarks/bench_ros_races.py). Replies leave as
 # deep a queue.
 REQUESTS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+# goals queued or running at once: more are rejected (``accepted: false``), never dropped unanswered
+MAX_GOALS = 500
+PENDING_LIMIT = 60.0  # s an accepted goal may take to start its execute callback before it is no longer counted
 STATUS_TOPIC = "task/status"
 # The last round's feedback (a topic) and the goal's result (a reply) travel apart, and rclpy's action client
 # drops a feedback that arrives after its goal's result: the result leaves at least this long after it.
@@ -45,28 +50,21 @@ STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, histo
 # ---------------------------------------------------------------- goal <-> submission
 
 
-class GoalError(ValueError):
-    """A goal that cannot be read as a submission (its message says which field and why)."""
-
-
 def goal_to_request(goal: RunTask.Goal) -> dict[str, Any]:
-    """The submission a goal stands for (what ``/homiebot/task/submit`` would carry, without an id)."""
+    """The submission a goal stands for (what ``/homiebot/task/submit`` would carry, without an id); GoalError
+    for a goal that asks for nothing or cannot be read (``goal_checks``: nothing runs for it)."""
     request: dict[str, Any] = {}
     if goal.instruction:
         request["instruction"] = goal.instruction
     if goal.scene:
         scene = goal.scene.strip()
-        request["scene"] = int(scene) if scene.isdigit() else scene
+        request["scene"] = check_seed(scene) if scene.isdigit() else scene
     if goal.task_file:
         request["task_file"] = goal.task_file
     if goal.task_yaml:
-        try:
-            task = yaml.safe_load(goal.task_yaml)
-        except yaml.YAMLError as err:
-            raise GoalError(f"task_yaml is not YAML or JSON: {str(err).splitlines()[0]}") from None
-        if not isinstance(task, dict):
-            raise GoalError("task_yaml must be a task: a mapping with at least an instruction")
-        request["task"] = task
+        request["task"] = parse_task(goal.task_yaml, "task_yaml")
+    if not request:
+        raise GoalError("the goal is empty: give an instruction (with a scene), a task_file or a task_yaml")
     if goal.use_seed:
         request["seed"] = int(goal.seed)
     return request
@@ -259,8 +257,11 @@ class RunTaskServer:
         self._lock = threading.Lock()
         # setting a future from the task manager's worker thread does not wake the executor: this does
         self._wake = node.create_guard_condition(lambda: None)
+        # when each goal accepted but not started yet was accepted (one whose reply could not be sent never starts:
+        # forgotten after PENDING_LIMIT)
+        self._pending: deque[float] = deque()
         self.server = ActionServer(node, RunTask, ACTION_NAME, execute_callback=self._execute,
-                                   goal_callback=lambda _: GoalResponse.ACCEPT, cancel_callback=self._on_cancel,
+                                   goal_callback=self._on_goal, cancel_callback=self._on_cancel,
                                    goal_service_qos_profile=REQUESTS, result_service_qos_profile=REQUESTS,
                                    cancel_service_qos_profile=REQUESTS)
 
@@ -268,6 +269,22 @@ class RunTaskServer:
     def goal_id(handle: ServerGoalHandle) -> str:
         """The submission id of a goal: its UUID, as ``homiebot submit`` prints it."""
         return uuid.UUID(bytes=bytes(handle.goal_id.uuid)).hex[:12]
+
+    def _on_goal(self, goal: RunTask.Goal) -> GoalResponse:
+        """Every goal is answered: accepted (and then run, or aborted with the reason it cannot run), or rejected
+        (``accepted: false``) while MAX_GOALS goals are waiting or running."""
+        now = time.monotonic()
+        with self._lock:
+            while self._pending and now - self._pending[0] > PENDING_LIMIT:
+                self._pending.popleft()
+            full = len(self._goals) + len(self._pending) >= MAX_GOALS
+            if not full:
+                self._pending.append(now)
+        if full:
+            self.node.get_logger().warning(f"RunTask: a goal was rejected: {MAX_GOALS} goals are queued or running; "
+                                           "send it again when some have ended", throttle_duration_sec=5.0)
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
 
     def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:
         rid = self.goal_id(handle)
@@ -278,6 +295,9 @@ class RunTaskServer:
         return CancelResponse.ACCEPT if known else CancelResponse.REJECT
 
     async def _execute(self, handle: ServerGoalHandle) -> RunTask.Result:
+        with self._lock:
+            if self._pending:
+                self._pending.popleft()
         if not services.serving(self.node):
             handle.abort()
             return RunTask.Result(error_code=RunTask.Result.INACTIVE, error_msg=services.inactive(self.node))
@@ -285,15 +305,26 @@ class RunTaskServer:
         goal = _Goal(handle)
         with self._lock:
             self._goals[rid] = goal
+        report: Report = lambda event: self._report(rid, event)  # noqa: E731
         try:
-            request = goal_to_request(handle.request)
-        except GoalError as err:
-            self._reject(rid, f"invalid goal: {err}", lambda event: self._report(rid, event))
-        else:
-            self._accept({**request, "id": rid}, lambda event: self._report(rid, event))
-        result: RunTask.Result = await goal.done
-        with self._lock:
-            self._goals.pop(rid, None)
+            try:
+                request = goal_to_request(handle.request)
+                if "task_file" in request and not {"instruction", "scene", "task"} & set(request):
+                    task_file_data(request["task_file"])  # read now under the limits: a file that cannot be is refused at once
+            except GoalError as err:
+                self._reject(rid, f"invalid goal: {err}", report)
+            except Exception as err:  # noqa: BLE001 - whatever a goal holds, it is answered with the reason
+                self._reject(rid, f"invalid goal: {type(err).__name__}: {str(err)[:200]}", report)
+            else:
+                self._accept({**request, "id": rid}, report)
+        except Exception as err:  # noqa: BLE001 - never an abort without a reason, nor a goal left in the table
+            if not goal.done.done():
+                self._reject(rid, f"invalid goal: {type(err).__name__}: {str(err)[:200]}", report)
+        try:
+            result: RunTask.Result = await goal.done
+        finally:
+            with self._lock:
+                self._goals.pop(rid, None)
         if result.error_code == RunTask.Result.NONE:
             handle.succeed()
         elif result.error_code == RunTask.Result.CANCELLED and handle.is_cancel_requested:

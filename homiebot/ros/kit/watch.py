@@ -9,6 +9,7 @@ call's own timeout (up to minutes for a planner) would leave the user guessing.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,9 @@ from homiebot.ros.messages.wire import WireError, safe_callback
 
 CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
 MAX_NAME_CHARS = 100  # longest node name or instance a heartbeat may carry
+NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # a ROS node name (no namespace)
+SEEN_EVERY = 0.5  # seconds between two looks at discovery for the heartbeat's publishers
+STRANGER_GRACE = 2.0  # seconds a name heard but not discovered is dropped without a log line
 
 
 def check_heartbeat(msg: Heartbeat) -> Heartbeat:
@@ -29,6 +33,8 @@ def check_heartbeat(msg: Heartbeat) -> Heartbeat:
         value = getattr(msg, field)
         if not value or len(value) > MAX_NAME_CHARS:
             raise WireError(f"a heartbeat's {field} must have 1 to {MAX_NAME_CHARS} characters")
+    if not NODE_NAME.match(msg.node):
+        raise WireError(f"a heartbeat's node must be a ROS node name, not {msg.node[:24]!r}")
     return msg
 
 
@@ -36,11 +42,17 @@ class NodeWatch:
     """Heartbeats of every node; calls ``on_lost(node, reason)`` when a watched node is lost (once per
     episode, or once per node for ``optional`` nodes, after which ``lost`` stays None)."""
 
-    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str, str], None], optional: frozenset[str] = frozenset()) -> None:
+    def __init__(self, node: Node, timeout: float, on_lost: Callable[[str, str], None], optional: frozenset[str] = frozenset(),
+                 belongs: Callable[[str], bool] = lambda name: True) -> None:
         self.timeout = timeout
         self.optional = optional  # nodes an episode can do without: their loss is reported, the episode goes on
+        # the nodes the graph starts: only these are waited for when silent, and watched during an episode
+        self.belongs = belongs
         self.on_lost = on_lost
+        self.node = node
         self.me = node.get_name()
+        self._publishers: tuple[float, frozenset[str]] = (0.0, frozenset())  # (when looked, heartbeat publishers in our namespace)
+        self._strangers: dict[str, float] = {}  # names heard but not discovered -> when first heard
         self.lost: str | None = None
         self._beats: dict[str, tuple[str, int, float]] = {}  # node -> (instance, pid, when last heard)
         self._watched: dict[str, str] | None = None  # node -> instance when the episode began
@@ -51,8 +63,33 @@ class NodeWatch:
 
     def _on_beat(self, msg: Heartbeat) -> None:
         beat = check_heartbeat(msg)
+        if not self._publishes(beat.node):
+            now = time.monotonic()
+            if len(self._strangers) > MAX_NAME_CHARS:
+                self._strangers.clear()
+            first = self._strangers.setdefault(beat.node, now)
+            if now - first < STRANGER_GRACE:  # discovery may show a new node a moment after its first beat: dropped quietly
+                return
+            raise WireError(f"a heartbeat for node {beat.node!r}, which does not publish heartbeats under "
+                            f"{self.node.get_namespace()} (a forgery, or a node of another graph): ignored")
+        self._strangers.pop(beat.node, None)
         with self._lock:
             self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic())
+
+    def _publishes(self, name: str) -> bool:
+        """Whether discovery shows a node of this name in this node's namespace publishing heartbeats (looked up
+        again at most every SEEN_EVERY s, when the name is not among those seen last)."""
+        looked, names = self._publishers
+        if name in names:
+            return True
+        now = time.monotonic()
+        if now - looked < SEEN_EVERY:
+            return False
+        namespace = self.node.get_namespace()
+        topic = self.node.resolve_topic_name(HEARTBEAT_TOPIC)
+        names = frozenset(i.node_name for i in self.node.get_publishers_info_by_topic(topic) if i.node_namespace == namespace)
+        self._publishers = (now, names)
+        return name in names
 
     def alive(self) -> dict[str, int]:
         """Nodes heard within ``timeout`` seconds -> their pid."""
@@ -61,22 +98,29 @@ class NodeWatch:
             return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
 
     def missing(self) -> list[str]:
-        """Nodes heard from before (this one aside) that are silent now: dead, or not back yet."""
+        """Nodes of the graph heard from before (this one aside) that are silent now: dead, or not back yet. A
+        silent node that the graph does not start (``belongs``: another program's, one that came and went) is
+        forgotten."""
         now = time.monotonic()
         with self._lock:
-            return sorted(n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me)
+            silent = [n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me]
+            for name in silent:
+                if not self.belongs(name):
+                    del self._beats[name]
+            return sorted(n for n in silent if self.belongs(n))
 
     def instances(self) -> dict[str, str]:
-        """Node -> the instance last heard (a restart changes it)."""
+        """Node of the graph -> the instance last heard (a restart changes it)."""
         with self._lock:
-            return {n: inst for n, (inst, _, _) in self._beats.items()}
+            return {n: inst for n, (inst, _, _) in self._beats.items() if self.belongs(n)}
 
     def begin(self) -> None:
         """Watch the nodes alive now (this one aside) until ``end``."""
         now = time.monotonic()
         with self._lock:
             self.lost = None
-            self._watched = {n: inst for n, (inst, _, t) in self._beats.items() if now - t < self.timeout and n != self.me}
+            self._watched = {n: inst for n, (inst, _, t) in self._beats.items()
+                             if now - t < self.timeout and n != self.me and self.belongs(n)}
 
     def end(self) -> None:
         with self._lock:

@@ -64,6 +64,7 @@ def all_topics() -> dict[str, str]:
     topics = {image_topic(v, k): "sensor_msgs/msg/Image" for v in VIEW_NAMES for k in IMAGE_KINDS}
     topics |= {camera_info_topic(v): "sensor_msgs/msg/CameraInfo" for v in VIEW_NAMES}
     topics["odom"] = "nav_msgs/msg/Odometry"
+    topics["tf"] = "tf2_msgs/msg/TFMessage"  # odom -> base_link -> cameras (homiebot.ros.messages.transforms)
     topics[MAP_GRID_TOPIC] = "nav_msgs/msg/OccupancyGrid"
     topics |= {f"{t}": f"homiebot_msgs/msg/{cls.__name__}" for t, cls in ROUND_TOPICS.items()}
     topics |= TYPED_TOPICS
@@ -224,11 +225,11 @@ def to_camera_info(height: int, width: int, intrinsics: tuple[float, float, floa
     return msg
 
 
-def to_odometry(pose: Pose2D, stamp_ns: int) -> Odometry:
+def to_odometry(pose: Pose2D, stamp_ns: int, frame: str = "map", child: str = "base_link") -> Odometry:
     msg = Odometry()
     msg.header.stamp = stamp_of(stamp_ns)
-    msg.header.frame_id = "map"
-    msg.child_frame_id = "base_link"
+    msg.header.frame_id = frame
+    msg.child_frame_id = child
     msg.pose.pose.position.x, msg.pose.pose.position.y = pose.x, pose.y
     msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = math.sin(pose.yaw / 2), math.cos(pose.yaw / 2)
     return msg

@@ -39,11 +39,12 @@ from homiebot.core.contracts import STAND_IN, StepRecord
 from homiebot.core.errors import ConfigError
 from homiebot.core.records import EpisodeWriter, finalise_leftovers
 from homiebot.core.scenes import SceneError
-from homiebot.core.tasks import MAX_INSTRUCTION_CHARS, Task, TaskError, instruction_too_long, load_task
+from homiebot.core.tasks import MAX_INSTRUCTION_CHARS, Task, TaskError, instruction_too_long, task_from_data
 from homiebot.episode import EpisodeParts, play_episode
 from homiebot.people.base import User
 from homiebot.people.factory import make_user
 from homiebot.planners.base import PlannerConfigError
+from homiebot.ros.clients.goal_checks import GoalError, task_file_data
 from homiebot.ros.clients.remote import PlannerBackend, RemoteChecker, RemoteExecutor, RemotePlanner, RemoteWorld
 from homiebot.ros.clients.ros_user import RosUser
 from homiebot.ros.clients.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
@@ -66,6 +67,15 @@ DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched bo
 BAG_CLOSE_WAIT = 1.5  # seconds a stopping task manager waits for the stopping recorder to close the episode's bag
 DEACTIVATED = "the task manager node was deactivated"
 MAX_ID_CHARS = 256  # longer text on /homiebot/cancel is no submission id (ids are 12 hex characters)
+
+
+# the nodes the graph starts besides this one (homiebot.ros.bringup.graph: GRAPH_NODES, sim_driver, policy_<model>)
+GRAPH_NODES = ("world", "mapper", "planner", "detector", "executor", "recorder", "sim_driver")
+
+
+def graph_node(name: str) -> bool:
+    """Whether a node of this name is one the graph starts (its heartbeats are watched; others' are not waited for)."""
+    return name in GRAPH_NODES or name.startswith("policy_")
 
 
 class TaskManagerNode:
@@ -95,7 +105,7 @@ class TaskManagerNode:
         self._reporters: dict[str, Callable[[dict[str, Any]], None]] = {}  # id -> who hears its events (RunTask goals)
         self._cancelled: set[str] = set()  # ids cancelled while queued: skipped when their turn comes
         self._stopping = threading.Event()
-        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}))
+        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}), belongs=graph_node)
         self._current: str | None = None  # id of the task being run
         self._instances: dict[str, str] = {}  # node processes at the start of the last episode
         self._endpoints: set[tuple[str, str, str]] = set()  # their /homiebot endpoints then
@@ -280,14 +290,19 @@ class TaskManagerNode:
                 task = Task.model_validate(request["task"])
             except ValidationError as err:
                 raise TaskError(f"invalid task: {describe(err)}") from None
-        elif "task_file" in request:
-            task = load_task(request["task_file"])
+        elif "task_file" in request:  # read again under the limits: the file may have changed since the goal came
+            try:
+                task = task_from_data(task_file_data(request["task_file"]), request["task_file"])
+            except GoalError as err:
+                raise TaskError(str(err)) from None
         else:
             scene = request.get("scene")
             task = make_task(request.get("instruction"), None if scene is None else str(scene), self.scenes.world)
         too_long = instruction_too_long(task.instruction, self.params["max_instruction_chars"], "max_instruction_chars")
         if too_long:
             raise TaskError(too_long)
+        if not task.instruction.strip():
+            raise TaskError("the instruction is empty; say what the robot should do")
         return task
 
     def _wait_for_nodes(self) -> None:

@@ -69,6 +69,7 @@ from homiebot.ros.messages.common import (
 )
 from homiebot.ros.messages.observations import IMAGES, ROUND_DATA
 from homiebot.ros.messages.round import belief_msg, round_observation_msg, sim_state_msg
+from homiebot.ros.messages.transforms import TransformPublisher
 from homiebot.ros.messages.wire import safe_callback
 from homiebot.runtime import belief_site, build_world, scene_from_json, skill_site
 from homiebot.safety.gate import protect
@@ -107,6 +108,7 @@ class WorldNode:
         self.image_pubs = {(v, k): node.create_publisher(Image, image_topic(v, k), IMAGES) for v in VIEW_NAMES for k in IMAGE_KINDS}
         self.info_pubs = {v: node.create_publisher(CameraInfo, camera_info_topic(v), IMAGES) for v in VIEW_NAMES}
         self.odom_pub = node.create_publisher(Odometry, "odom", 10)
+        self.tf = TransformPublisher(node)
         self.people_pub = node.create_publisher(PeopleSeen, PEOPLE_TOPIC, ROUND_DATA)
         self.round_pubs = {t: node.create_publisher(ROUND_TOPICS[t], f"{t}", ROUND_DATA)
                            for t in ("observation", "world/state", *(("world/belief",) if self.belief_here else ()))}
@@ -126,9 +128,13 @@ class WorldNode:
         node.create_subscription(UInt32, CANCELLED_TOPIC, safe_callback(node, CANCELLED_TOPIC, self._on_cancelled), RELIABLE)
 
     def handle(self, name: str, request: Any) -> Any:
-        """Serve one request of the named service, on the simulator's thread."""
-        self._renew()
-        return self.sim.call(self.handlers[name], request)
+        """Serve one request of the named service, on the simulator's thread. A request that is answered keeps the
+        episode session that holds the world (a reset or release only its owner's: ``reset``); a refused one changes
+        nothing."""
+        reply = self.sim.call(self.handlers[name], request)
+        if name not in ("reset", "release"):
+            self._renew()
+        return reply
 
     def _serve(self, name: str) -> TypedServer:
         """A typed server of one world service: malformed requests and an unloaded world are INVALID_REQUEST."""
@@ -141,19 +147,25 @@ class WorldNode:
         return TypedServer(self.node, srv, service_name(name), lambda request: self.handle(name, request), errors, srv.Response.FAILED)
 
     def _renew(self) -> None:
-        """Any call to the world keeps the episode session that holds it."""
+        """An episode's call to the world (observe, info, ...: they carry no owner) keeps the live session that holds
+        it; a session past its lease stays over."""
         with self._lock:
-            if self.session is not None:
-                self.session = (self.session[0], time.monotonic())
+            now = time.monotonic()
+            if self.session is not None and now - self.session[1] < SESSION_LEASE:
+                self.session = (self.session[0], now)
 
-    def _take_turn(self, owner: str) -> None:
-        """OutOfTurn while another owner's session holds the world; an owner opens (or keeps) its own."""
+    def _check_turn(self, owner: str) -> None:
+        """OutOfTurn while another owner's session holds the world (nothing changes: the session stays its owner's,
+        its lease not renewed)."""
         now = time.monotonic()
         held = self.session if self.session and now - self.session[1] < SESSION_LEASE else None
         if held is not None and held[0] != owner:
             raise OutOfTurn(f"refused: 'reset' is out of turn: the world node is serving an episode of {held[0]} "
                             "(try again when it has ended)")
-        self.session = (owner, now) if owner else None
+
+    def _take_turn(self, owner: str) -> None:
+        """An accepted reset opens (or renews) its owner's session; one without an owner ends any session past."""
+        self.session = (owner, time.monotonic()) if owner else None
 
     def release(self, request: ReleaseWorld.Request) -> ReleaseWorld.Response:
         """End the owner's episode session: resets are in turn for anyone."""
@@ -170,7 +182,7 @@ class WorldNode:
             raise BadRequest(f"the scene is not JSON: {err}") from None
         scene_key = json.dumps(data, sort_keys=True)
         with self._lock:
-            self._take_turn(request.owner)
+            self._check_turn(request.owner)
             if scene_key != self._scene_json or self.world is None:
                 try:
                     scene = scene_from_json(data, self.cfg.world.name)
@@ -183,6 +195,7 @@ class WorldNode:
                 self._scene_json = scene_key
             world = self.world
             world.reset()
+            self._take_turn(request.owner)  # only an accepted reset takes the world
             self.safety.new_episode()
             self.mapped = isinstance(world, MappedWorld) and world.map_summary() is not None
             self.episode += 1
@@ -224,7 +237,8 @@ class WorldNode:
             else:
                 obs = world.observe(round_index)
             stamp = time.time_ns()
-            self.odom_pub.publish(to_odometry(obs.pose, stamp))
+            self.odom_pub.publish(to_odometry(obs.pose, stamp, self.tf.frames.odom, self.tf.frames.base))
+            self.tf.base(obs.pose, stamp)
             kinds = [k for k, a in (("image", 1), ("depth", obs.views["front"].depth), ("segmentation", obs.views["front"].segmentation))
                      if a is not None]
             at = {"episode": self.episode, "round_index": round_index, "stamp_ns": stamp}
@@ -245,9 +259,10 @@ class WorldNode:
     def _publish_frames(self, obs, stamp: int) -> None:
         robot = self.world.own_robot() if self.world is not None else None
         cameras = set(robot.capabilities.cameras) if robot is not None else set()
+        poses: dict[str, Any] = {}
         for view in VIEW_NAMES:
             img = obs.views[view]
-            frame = f"homiebot/{view}_camera"
+            frame = self.tf.frames.camera(view)
             for kind, array in (("image", img.rgb), ("depth", img.depth), ("segmentation", img.segmentation)):
                 pub = self.image_pubs[(view, kind)]
                 if array is not None and pub.get_subscription_count() > 0:  # big frames only go where they are read
@@ -256,6 +271,8 @@ class WorldNode:
                 h, w = img.rgb.shape[:2]
                 info = robot.camera_info(view, size=(h, w))
                 self.info_pubs[view].publish(to_camera_info(h, w, info.intrinsics, stamp, frame))
+                poses[view] = info.base_from_camera
+        self.tf.cameras(poses, stamp)
 
     def apply(self, request: ApplyState.Request) -> ApplyState.Response:
         """Take over the simulator's moving state from the executor node's copy, where a subtask's attempts ran."""
