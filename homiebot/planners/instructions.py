@@ -41,6 +41,8 @@ class Things:
     kind: str | None = None
     count: int | None = None  # None with kind: every one of that kind
     exclude_at_dest: bool = False
+    at_least: int = 0  # every one of the kind, and the request says how many there are ("both": 2)
+    source: str | None = None  # every one of the kind that is in or on this place ("all the fruit on the counter")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class IfEmpty:
     container: str
     thing: str
     otherwise: str
+    kind: str | None = None  # only things of this kind count ("if there's no fruit in it")
+    inverse: bool = False  # the container when something (of the kind) is already in it ("if there's already fruit in it")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Everyday wrapping around a request, removed before it is read: emoji and emoticons, dashes used as
-commas, sign-offs ("— thanks", "thx", "cheers", "ta"), chat spellings ("pls", "u") and the robot
+commas, sign-offs ("— thanks", "thx", "cheers", "ta"), chat spellings ("pls", "u", "n", "smth", "->" and "+") and the robot
 addressed by name ("hey robot, ..."). None of these change what is asked, so they must not change
 how it is read; the words of the request itself are left as they are.
 """
@@ -19,7 +19,10 @@ _ROBOT = r"(?:robot|robo|homiebot|bot|buddy|mate|pal)"
 _ADDRESS = re.compile(rf"^(?:(?:hey|hi|hello|yo|ok|okay|oi|excuse me)[\s,!.]+)*(?:(?:hey|hi|hello|yo|ok|okay|oi)\s+)?{_ROBOT}\b[\s,!.:;]*"
                       rf"|^(?:hey|hi|hello|yo|oi)\b[\s,!.]*", re.I)
 _CHAT = [(r"\bpl[sz]e?\b|\bplox\b", "please"), (r"\bu\b", "you"), (r"\bur\b", "your"), (r"\bya\b", "you"),
-         (r"\bcud\b", "could"), (r"\bwud\b", "would")]
+         (r"\bcud\b", "could"), (r"\bwud\b", "would"), (r"\s*(?:-+|=+)>\s*", " to "), (r"(?<=\w)\s*\+\s*(?=\w)", " and "),
+         (r"(?<=\w) n (?=\w)|^n (?=\w)|(?<=[.,;]) n (?=\w)", " and "), (r"\b(?:smth|sth|smthg|somethin)\b", "something"),
+         (r"\bim\b", "i am"), (r"\bem\b", "them"), (r"\bnvm\b", "never mind"), (r"\btheres\b", "there is"),
+         (r"\bdont\b", "do not")]
 
 
 def _drop_symbols(text: str) -> str:

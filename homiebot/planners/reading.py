@@ -84,7 +84,7 @@ COMMON = {"for", "and", "but", "are", "was", "has", "had", "his", "her", "our", 
 _STAY = re.compile(r"\b(?:stays?|staying) (?:where (?:it|they) (?:is|are)|put|as (?:it|they) (?:is|are))\b|"
                    r"\b(?:leave|don'?t touch|do not touch|don'?t move|do not move)\b.*\b(?:alone|where (?:it|they) (?:is|are)|be)\b")
 _CORRECTION = r"(?:no,? sorry|sorry,? no|no,? wait|wait,? no|sorry|no wait|wait|i mean|i meant|actually|scratch that|" \
-              r"make that|or rather|rather|correction|my bad|oops|no no|nope|no|er|erm|um|uh)"
+              r"make that|or rather|rather|correction|my bad|oops|no no|nope|nah|no|er|erm|um|uh)"
 _CANCEL = re.compile(r"\b(?:forget|leave|never mind|skip|don'?t bother with|do not bother with|ignore)\b(?: about)?(?: the| that| my)?$")
 _ANY = re.compile(r"\b(?:either|any(?:one)?|whichever|d[oe]+s?e? ?n[o']?t (?:matter|mind|care)|not fussed|i don'?t mind|"
                   r"matter which|one of (?:the|them|those|my)|any of them)\b")
@@ -267,7 +267,9 @@ def _modal_can(words: list[str], j: int, key: str) -> bool:
         return False
     before = words[j - 1] if j else ""
     after = words[j + 1] if j + 1 < len(words) else ""
-    return after in ("you", "i", "we", "u", "it", "be", "not", "someone", "never") or before in ("i", "you", "we", "", ",", ".", "it")
+    if after in ("and", "or", "from", "on", "in", "of", "to", "into", ",", "."):
+        return False  # "can and bottle from the living room": the thing
+    return after in ("you", "i", "we", "u", "it", "be", "not", "someone", "never", "go", "stay") or before in ("i", "you", "we", "", ",", ".", "it")
 
 
 def _object_use(words: list[str], j: int, key: str) -> bool:
@@ -457,12 +459,21 @@ def _prep(words: list[str], m: Mention) -> str:
     return words[k - 1] if k > 0 else ""
 
 
+def request_mentions(words: list[str]) -> list[Mention]:
+    """The mentions a request's words make once corrections are applied and what it says to leave alone is dropped."""
+    return _kept(words, _corrected(words, mentions(words))[0])
+
+
+def _kept(words: list[str], found: list[Mention]) -> list[Mention]:
+    return [m for m in _left_alone(words, found) if not (m.kind == "object" and _negated(words, m) and not _is_location(words, m))]
+
+
 def read_request(text: str) -> Reading:
     """Read a request into goals (see the module text)."""
     raw = _raw_tokens(text)
     words = [spell(w) for w in raw]
     found, corrected = _corrected(words, mentions(words))
-    found = [m for m in _left_alone(words, found) if not (m.kind == "object" and _negated(words, m) and not _is_location(words, m))]
+    found = _kept(words, found)
     joined = " ".join(words)
     cues = {"correction"} if corrected else set()
     if words != raw:
@@ -481,7 +492,8 @@ def read_request(text: str) -> Reading:
         dest = dest_for.get(o.start)
         things = Things(kind=o.canon.replace("_", " "), count=1) if o.anyone and o.canon else Things(names=(o.phrase(),))
         if dest is not None and _every(words, o):
-            things = Things(kind=(o.canon or "").replace("_", " "), count=None)  # "both towels", "all the fruit": each one
+            both = "both" in words[max(0, o.start - 3):o.end + 3]
+            things = Things(kind=(o.canon or "").replace("_", " "), count=None, at_least=2 if both else 0)  # "both towels": each one
         if dest is not None:
             moves.append(Move(things, dest.phrase().replace("_", " "), "room" if dest.kind == "room" else None))
         elif implied:

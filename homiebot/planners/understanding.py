@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from homiebot.core.vocabulary import CATEGORY_WORDS, OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.grounding import COLOUR_WORDS, SHARED_EMBEDDER, TextEmbedder, singular
+from homiebot.planners.conditions import condition
 from homiebot.planners.instructions import (
     Clear,
     Fetch,
@@ -34,6 +35,7 @@ from homiebot.planners.instructions import (
     parse_instruction,
 )
 from homiebot.planners.phrasing import tidy
+from homiebot.planners.quantities import closing_goals, quantity_goals
 
 ROOM_WORDS = {"bathroom", "bedroom", "living room", "office", "dining room", "kitchen", "hallway"}
 VOCAB_OBJECTS = {c.replace("_", " ") for c in OBJECT_CLASSES} | {c.category for c in OBJECT_CLASSES.values()} | {"drink"}
@@ -70,7 +72,8 @@ def describe_goal(goal: object) -> str:
     """One goal record in words."""
     if isinstance(goal, Move):
         t = goal.things
-        what = " and ".join(t.names) if t.names else (f"one {t.kind}" if t.count == 1 else f"every {t.kind}")
+        what = " and ".join(t.names) if t.names else (f"one {t.kind}" if t.count == 1 else f"every {t.kind}" + (
+            f" from the {t.source}" if t.source else ""))
         where = f"somewhere in the {goal.dest}" if goal.dest_kind == "room" else (
             goal.dest or ("inside something that closes" if goal.dest_kind == "closable" else "anywhere else"))
         return f"move {what} -> {where}"
@@ -81,7 +84,8 @@ def describe_goal(goal: object) -> str:
     if isinstance(goal, GoTo):
         return f"go to {goal.place}"
     if isinstance(goal, IfEmpty):
-        return f"if {goal.container} is empty move {goal.thing} into it, else -> {goal.otherwise}"
+        state = f"{'has' if goal.inverse else 'has no'} {goal.kind}" if goal.kind else ("is not empty" if goal.inverse else "is empty")
+        return f"if {goal.container} {state} move {goal.thing} into it, else -> {goal.otherwise}"
     if isinstance(goal, IfAbsent):
         return f"if no {goal.kind} in {goal.container}, put one there"
     if isinstance(goal, Keep):
@@ -182,7 +186,8 @@ def _thing(phrase: str, st: _State) -> Things | None:
     p = phrase.strip()
     if re.fullmatch(r"(?:it|them|that|this one|that one|this)", p):
         return _thing(st.referent, st) if st.referent else None
-    if m := re.match(r"^(?:something|anything)[ _]to[ _](?P<k>drink|eat|clean[ _]with|play[ _]with)$", p):
+    p = re.sub(r"^me\s+", "", p)  # "get me something to drink"
+    if m := re.match(rf"^(?:something|anything)[ _]to[ _](?P<k>drink|eat|clean[ _]with|play[ _]with)(?:\s+{_LOC}\s+(?:the\s+)?[\w\s]+)?$", p):
         return Things(kind=TO_DO[m["k"].split("_")[0].split()[0]], count=1)
     if m := re.match(r"^(?:a |an |some |one )?(?:piece|bit) of (?P<k>[a-z]+)$", p):  # "a piece of fruit": any fruit
         return Things(kind=_category(m["k"]), count=1)
@@ -228,6 +233,8 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
     """Read one clause into ``st`` (``later``: the text after it); False when it is not understood."""
     c = c.strip()
     if not c:
+        return True
+    if _sets_and_closing(c, st):
         return True
     # "the orange on the tv stand, can you put it ...": a thing located, for a later 'it'
     if re.search(r"\b(?:it|them)\b", later) and (m := re.fullmatch(r"(?P<o>[\w\s]+?) (?:on|by|near|in) (?:the )?(?P<l>[\w\s]+)", c)) \
@@ -349,6 +356,56 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
         _record(st, Things(names=(st.pending,)), c)
         return True
     return False
+
+
+def _same_box(goals: list) -> list:
+    """'... into the office cabinet, and close that cabinet': the cabinet closed is the one named before."""
+    out: list = []
+    for g in goals:
+        if isinstance(g, Toggle) and len(g.target.split()) == 1:
+            named = [x for p in out for x in ((p.dest,) if isinstance(p, Move) else (p.source, p.dest) if isinstance(p, Clear) else ())
+                     if x and x != g.target and x.split()[-1] == g.target]
+            if len(set(named)) == 1:
+                g = Toggle(named[0], g.open)
+        out.append(g)
+    return out
+
+
+def _clearing_last(goals: list) -> list:
+    """'empty the cabinet: the sponge to the counter, the book on the desk': the things named go where they are told
+    first; clearing what is left comes after them."""
+    loose = [g for g in goals if isinstance(g, Clear) and g.dest is None]
+    if not loose or not any(isinstance(g, Move) for g in goals):
+        return goals
+    rest = [g for g in goals if g not in loose]
+    last = max(i for i, g in enumerate(rest) if isinstance(g, Move))
+    return rest[:last + 1] + loose + rest[last + 1:]
+
+
+def _sets_and_closing(c: str, st: _State) -> bool:
+    """Quantities and scope ('all the fruit ... goes in the fridge', 'everything on it goes in the cabinet') and what
+    is shut after ('then close it', '... and the bedroom drawer afterwards'), read by ``planners/quantities.py``."""
+    clearing = next((g for g in reversed(st.goals) if isinstance(g, Clear)), None)
+    goals = quantity_goals(c, clearing.source if clearing is not None else None)
+    if goals == []:
+        return True
+    if goals and all(_is_place(g.dest or "") for g in goals if isinstance(g, Move)) and all(
+            _is_place(x) for g in goals if isinstance(g, Clear) for x in (g.source, g.dest) if x):
+        if isinstance(goals[0], Clear) and clearing is not None and clearing.dest is None and goals[0].source == clearing.source:
+            st.goals.remove(clearing)  # "clear the desk, everything on it goes in the cabinet": one clearing, with its place
+        st.goals += goals
+        return True
+    moved = any(isinstance(g, (Move, Clear, IfEmpty)) for g in st.goals)
+    closing = closing_goals(c, moved, bool(st.goals) and isinstance(st.goals[-1], Toggle) and not st.goals[-1].open)
+    if closing is None:
+        return False
+    toggles, after = closing
+    if not all(_is_place(t.target) for t in toggles):
+        return False
+    if after:
+        st.close_after.append("it")
+    st.goals += toggles
+    return True
 
 
 def _is_thing(phrase: str) -> bool:
@@ -481,10 +538,17 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
         cond = cond or _condition(re.sub(r"\s*[?.;,]\s*", " ", candidate).strip())
         if cond:
             break
-    if cond:
+    units = [u for u in re.split(r"(?<=[a-z0-9])\s*[.?!]\s+|\s*[.?!]$", t) if u.strip()]
+    said = [condition(re.sub(_ASKING, "", u)) for u in units]
+    if cond and not any(said):
         plan = Plan(goals=[cond])
         return Understanding(plan, _check(plan, embedder))
     st = _State()
+    for found in said:
+        if found is not None:
+            st.goals.append(found[0])
+            st.close_after += ["it"] if found[1] else []
+    t = ". ".join(u for u, found in zip(units, said) if found is None)
     failed: list[str] = []
     clauses = [c for sentence in _sentences(t) for c in _clauses(_lists(re.sub(_ASKING, "", sentence), st))]
     for i, c in enumerate(clauses):
@@ -492,7 +556,7 @@ def understand(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDER) -> Un
             failed.append(c)
     if st.pending and not st.goals:
         failed.append(f"what to do with {st.pending}")
-    plan = Plan(goals=st.goals, close_after=st.close_after)
+    plan = Plan(goals=_same_box(_clearing_last(st.goals)), close_after=st.close_after)
     unsure = [re.sub(r"thing_to_(\w+)", lambda m: "thing to " + m[1].replace("_", " "), u) for u in st.unsure + failed]
     if plan.goals and not unsure:
         unsure = _check(plan, embedder)
@@ -545,15 +609,40 @@ def understand_request(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDE
     by a reason or a typo are read for their mentions (``homiebot.planners.reading``), as is anything the
     clause reader above cannot read whole or reads into phrases with words the household vocabulary
     lacks ("the sofa will go bad if it stays out" is no place); its other confident readings stand."""
-    from homiebot.planners.reading import VOCABULARY, read_request  # here: reading imports this module's neighbours
+    return _to_the_place_alone(text, _request(text, embedder))
+
+
+def _request(text: str, embedder: TextEmbedder | None) -> Understanding:
+    from homiebot.planners.coverage import unread_parts  # here: coverage imports reading, which imports this module's neighbours
+    from homiebot.planners.reading import VOCABULARY, read_request
 
     clauses = understand(text, embedder)
     mentions = read_request(text)
     if not mentions.plan.goals or mentions.unsure:
         return clauses
+    if clauses.confident and _beyond_mentions(clauses.plan) and len(unread_parts(text, clauses.plan)) < len(unread_parts(text, mentions.plan)):
+        return clauses  # a condition or a set of things the mentions cannot hold, and nothing more left out
     if clauses.confident and not mentions.cues and (_beyond_mentions(clauses.plan) or _in_words(clauses.plan, VOCABULARY | set(CATEGORY_WORDS.values()))):
+        if unread_parts(text, clauses.plan) and not unread_parts(text, mentions.plan):
+            return Understanding(mentions.plan, [])  # the clauses left a part out that the mentions hold
         return clauses  # conditions, counts, clearing, "every X", closing at the end; or a plain request read whole
     return Understanding(mentions.plan, [])
+
+
+def _to_the_place_alone(text: str, read: Understanding) -> Understanding:
+    """'sponge on the bed. ew. bathroom sink please': one thing, and a place said on its own after it, is where it
+    goes (the place before it is where it is)."""
+    from homiebot.planners.coverage import alone_place, unread_parts
+
+    moves = [g for g in read.plan.goals if isinstance(g, Move)]
+    if len(read.plan.goals) != 1 or len(moves) != 1 or not moves[0].things.names or moves[0].dest is None:
+        return read
+    place = alone_place(text)
+    if place is None or place == moves[0].dest or f"onto or into the {place}" not in unread_parts(text, read.plan):
+        return read
+    move = moves[0]
+    names = tuple(n if " on the " in n or " in the " in n else f"{n} on the {move.dest}" for n in move.things.names)
+    return Understanding(Plan(goals=[Move(Things(names=names), place)], close_after=read.plan.close_after), read.unsure)
 
 
 def _in_words(plan: Plan, vocabulary: set[str]) -> bool:

@@ -107,11 +107,11 @@ def test_what_cannot_be_placed_is_said():
 
 @pytest.mark.parametrize("text, expected", [
     ("Both towels go in the bathroom cabinet, and shut the cabinet once they're in.",
-     [Move(Things(kind="towel"), "bathroom cabinet"), Toggle("cabinet", open=False)]),
-    ("both bowls on the dining table pls, dinner soon", [Move(Things(kind="bowl"), "dining room table")]),
+     [Move(Things(kind="towel", at_least=2), "bathroom cabinet"), Toggle("cabinet", open=False)]),
+    ("both bowls on the dining table pls, dinner soon", [Move(Things(kind="bowl", at_least=2), "dining room table")]),
     ("mugs everywhere again, put both in the kitchen sink", [Move(Things(kind="mug"), "kitchen sink")]),
     ("Apples: both of them in the fridge. And the book from the sofa on the shelf.",
-     [Move(Things(kind="apple"), "fridge"), Move(Things(names=("book on the sofa",)), "shelf")]),
+     [Move(Things(kind="apple", at_least=2), "fridge"), Move(Things(names=("book on the sofa",)), "shelf")]),
     ("put every mug in the sink", [Move(Things(kind="mug"), "sink")]),
     ("put the mugs in the sink", [Move(Things(kind="mug"), "sink")]),
     # not every one: a number of them, a colour, or a place that narrows them

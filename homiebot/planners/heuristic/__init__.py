@@ -37,7 +37,12 @@ nothing can be read is refused at the start. "Go to X" (a thing, a piece of furn
 once the robot is there. A thing still not seen when every room was
 visited, every surface seen from close by (and approached where something resting on it may hide it)
 and every container opened is reported by name, with what of its type was seen instead; every End's
-analysis says why it ends.
+analysis says why it ends. Before an End that would say "done", two checks run: the goals against what it
+believes now (a thing not where it goes, a container still open, fewer than "both", one dropped on the way:
+``goals.py``'s ``unmet``), and the request against the plan (``planners/coverage.py``: a thing, destination,
+closing, condition or quantity the request names that no goal covers, e.g. "leave it on the sofa" after a
+"smth to drink" nobody read). Either ends it as a report (termination "reported") naming what was done and
+what was not; with someone to ask, a part not read is asked about first and its answer's goals join the plan.
 
 With mapped perception (``request.scene_map`` is set) it reads only the semantic map's summary, never
 the observation's labels: what it knows are map instance ids (``can_1``) with their categories,

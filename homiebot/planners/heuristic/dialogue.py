@@ -35,6 +35,9 @@ class Dialogue:
         if ep.read.unsure:
             self.questions.append((f"I am not sure what you mean by '{'; '.join(ep.read.unsure)}'. What should I do?", "unsure"))
         elif ep.can_ask:
+            if ep.unread:
+                self.questions.append((f"I understood: {ep.read.statement()}. What should I do about "
+                                       f"'{'; '.join(ep.unread)}'?", "unread"))
             self.asker = Asker(ep.plan.goals, self.rename_phrase, self.named, shut_away)
             for goal in ep.plan.goals:
                 if isinstance(goal, Move) and goal.dest_kind == "room":
@@ -62,6 +65,13 @@ class Dialogue:
             return
         if about.startswith("slot:") and self.asker is not None:
             ep.report = self.asker.answer(int(about.removeprefix("slot:")), answer, ep.mem.known_things())
+            return
+        if about == "unread":  # the part not read, said again: its goals join the plan's
+            more = understand_request(answer, ep.embedder)
+            if more.plan.goals and not more.unsure:
+                ep.plan.goals = ep.plan.goals + [g for g in more.plan.goals if g not in ep.plan.goals]
+                ep.plan.close_after = ep.plan.close_after + more.plan.close_after
+                ep.unread = []
             return
         if about == "unsure":
             again = understand_request(answer, ep.embedder)

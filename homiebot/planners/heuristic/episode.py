@@ -28,6 +28,7 @@ class Episode:
     max_rounds: int | None = None
     round: int = 0
     report: str | None = None  # why it ends without doing the task, once that is settled
+    unread: list[str] = field(default_factory=list)  # parts of the request the plan does not cover (planners/coverage.py)
 
     def can_explore(self) -> bool:
         """Whether a model offers the Explore action."""

@@ -59,6 +59,33 @@ class Goals:
         cats = {c for k in kinds for c in self.ep.grounder.category_matches(k, sorted(OBJECT_CLASSES), GROUPS)}
         return sorted(o for o in m.given_up if m.of(OBJECT_CLASSES).get(o) in cats)
 
+    def unmet(self) -> list[str]:
+        """The End's own check: goals that what the robot believes now does not show done (a thing not where
+        it goes, a container not in the state asked for), in words."""
+        m = self.ep.mem
+        out = []
+        for goal in self.ep.plan.goals:
+            if isinstance(goal, Move) and goal.things.names and goal.dest and goal.dest_kind is None:
+                dest = self.referents.receptacle(goal.dest)
+                for phrase in goal.things.names:
+                    objs = {o for o in (self.referents.object(phrase), self.referents.object(phrase, going_to=dest)) if o is not None}
+                    if dest is None or not any(m.support.get(o) == dest or (o, dest) in m.done for o in objs):
+                        out.append(f"the {phrase} onto or into the {goal.dest}")
+            elif isinstance(goal, Move) and goal.things.at_least and goal.dest and goal.dest_kind is None:
+                dest = self.referents.receptacle(goal.dest)
+                there = self.placed(goal.things.kind or "", dest)
+                if len(there) < goal.things.at_least:
+                    out.append(f"{goal.things.at_least} of {goal.things.kind} onto or into the {goal.dest} (I found {len(there)})")
+            elif isinstance(goal, Clear) and goal.dest:
+                src, dest = self.referents.receptacle(goal.source), self.referents.receptacle(goal.dest)
+                out += [f"the {o} onto or into the {goal.dest}" for o, was in m.picked_from.items()
+                        if was == src and m.support.get(o) != dest and o not in m.given_up and not any(o == d[0] for d in m.done)]
+            elif isinstance(goal, Toggle):
+                box = self.referents.receptacle(goal.target)
+                if box is None or (box not in m.opened if goal.open else box in m.opened):
+                    out.append(f"{'open' if goal.open else 'close'} the {goal.target}")
+        return out
+
     def fetched(self) -> set[str]:
         """The objects Fetch goals ask the robot to hold at the end."""
         return {o for g in self.ep.plan.goals if isinstance(g, Fetch) and g.pick if (o := self.referents.object(g.thing)) is not None}
@@ -71,9 +98,14 @@ class Goals:
         if goal.things.kind and goal.things.count is None:  # every object of a kind
             assert dest is not None  # instructions about every object of a kind name where they go
             m = self.ep.mem
+            if goal.things.source:  # every one that is there: look there, and take only those
+                self.every_from(goal.things.kind, goal.things.source, dest)
+                return
             for obj in self.referents.of_kind(goal.things.kind):
                 if m.support.get(obj) != dest or (obj, dest) in m.done:
                     self.hands.bring(obj, dest)
+            if goal.things.at_least and len(self.placed(goal.things.kind, dest)) >= goal.things.at_least:
+                return  # "both": the two are there
             unexplored = any(c == "room" and n not in m.rooms_visited for n, c in m.known.items()) or any(
                 m.closable(n) and n not in m.opened and n not in m.searched for n in m.known)
             if unexplored:
@@ -81,6 +113,28 @@ class Goals:
             return
         for obj in self.targets.things(goal.things, dest):
             self.hands.bring(obj, dest or self.targets.dest(goal, obj))
+
+    def placed(self, kind: str, dest: str | None) -> list[str]:
+        """Things of a kind at ``dest``: put there (a put that failed does not count) or there all along."""
+        m = self.ep.mem
+        return [o for o in self.referents.of_kind(kind) if m.support.get(o) == dest and ((o, dest) in m.done or o not in m.picked_from)]
+
+    def every_from(self, kind: str, source: str, dest: str) -> None:
+        """Every thing of a kind in or on a place ('all the fruit on the counter') to ``dest``: look there first."""
+        m = self.ep.mem
+        src = self.referents.receptacle(source)
+        if src is None:
+            self.search.explore(source)
+        assert src is not None  # explore raised otherwise
+        if m.closable(src) and src not in m.opened and src not in m.searched:
+            if m.held:
+                self.hands.put_down(m.held, f"I need a free hand to look into the {src}")
+            self.hands.ensure_open(src, f"I must look inside the {src}")
+        if src not in m.inspected and m.near != src:
+            self.hands.go(src, f"I look at what is on the {src}")
+        for obj in self.referents.of_kind(kind):
+            if (m.support.get(obj) == src or m.picked_from.get(obj) == src) and m.support.get(obj) != dest:
+                self.hands.bring(obj, dest)
 
     def toggle(self, goal: Toggle) -> None:
         """Open or close the container named."""
@@ -133,7 +187,10 @@ class Goals:
         carrying = [m.held] if m.held and m.support.get(m.held) == src else []
         if not carrying and src not in m.inspected:
             self.hands.go(src, f"I look at what is on the {src}")
-        for obj in carrying + m.on(src):
+        strays = [o for o, was in m.picked_from.items() if was == src and o not in carrying + m.on(src) and o not in m.given_up
+                  and goal.dest and m.support.get(o) != self.referents.receptacle(goal.dest)
+                  and not any(o == d[0] for d in m.done)]  # dropped on the way (not put somewhere on purpose)
+        for obj in carrying + m.on(src) + strays:
             if goal.dest:
                 dest = self.referents.receptacle(goal.dest)
                 if dest is None:
@@ -167,7 +224,9 @@ class Goals:
                 return
             self.move(Move(Things(kind=goal.kind, count=1), box_phrase))
         elif isinstance(goal, IfEmpty):
-            target = box_phrase if not [o for o in inside if not any(o == d[0] for d in m.done)] else goal.otherwise
+            counted = grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS) if goal.kind else None
+            there = [o for o in inside if not any(o == d[0] for d in m.done) and (counted is None or m.known.get(o) in counted)]
+            target = box_phrase if bool(there) == goal.inverse else goal.otherwise
             self.move(Move(Things(names=(goal.thing,)), target))
         else:
             kinds = grounder.category_matches(goal.kind, sorted(OBJECT_CLASSES), GROUPS)
@@ -185,6 +244,13 @@ class Goals:
         for goal in self.ep.plan.goals:
             if isinstance(goal, Move):
                 dests += [d for (_, d) in m.done if goal.dest is None or d == self.referents.receptacle(goal.dest)]
+            elif isinstance(goal, IfEmpty):  # "..., and close it": whichever of the two it went into
+                boxes = {self.referents.receptacle(goal.container), self.referents.receptacle(goal.otherwise)}
+                dests += [d for (_, d) in m.done if d in boxes]
+            elif isinstance(goal, Clear):  # "empty the cabinet ..., then close it": the one emptied, and the one filled
+                src = self.referents.receptacle(goal.source)
+                dests += [src] if src in m.opened else []
+                dests += [d for (_, d) in m.done if goal.dest is not None and d == self.referents.receptacle(goal.dest)]
         for box in dict.fromkeys(d for d in dests if m.closable(d)):
             if box in m.opened:
                 self.hands.act(Action.CLOSE, box, f"the task asks me to close the {box} at the end")

@@ -11,6 +11,7 @@ from typing import Any
 from homiebot.core.contracts import Action, Subtask
 from homiebot.perception.grounding import SHARED_EMBEDDER, Grounder, TextEmbedder, notice_words_only
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerReply, PlannerRequest
+from homiebot.planners.coverage import unread_parts
 from homiebot.planners.instructions import Plan, UnsupportedInstruction, parse_instruction
 from homiebot.planners.models import choose_model
 from homiebot.planners.people import HandOver, hand_over_step, read_hand_over, situate_remark
@@ -115,8 +116,9 @@ class HeuristicPlanner(Planner):
             except UnsupportedInstruction as err:
                 raise PlannerConfigError(str(err)) from None
             raise PlannerConfigError(f"the heuristic planner could not read '{context.task.instruction.strip()}'")
+        unread = unread_parts(shown.instruction, read.plan) if read.plan.goals and not read.unsure and not shown.unresolved else []
         self._assemble(Episode(embedder=embedder, grounder=Grounder(context.task.aliases, embedder), read=read, plan=read.plan,
-                               models=context.models, can_ask=context.ask, max_rounds=context.max_rounds))
+                               models=context.models, can_ask=context.ask, max_rounds=context.max_rounds, unread=unread))
         self._last = None
         self.dialogue.begin(self.scene_check.shut_away)
 
@@ -165,6 +167,11 @@ class HeuristicPlanner(Planner):
         undone = self.goals.undone()
         if undone:
             ep.report = f"I could not move {', '.join(undone)}: every way to reach or pick it failed; the rest is done"
+            return Subtask(action=Action.END), f"I stop to report: {ep.report}"
+        unmet = self.goals.unmet()
+        if unmet or ep.unread:
+            done = f"I did what I read ({ep.read.statement()})" if not unmet else f"I did not get done: {'; '.join(unmet)}"
+            ep.report = done + (f"; I could not read what to do about: {'; '.join(ep.unread)}" if ep.unread else "")
             return Subtask(action=Action.END), f"I stop to report: {ep.report}"
         why = "everything the instruction asks for is done"
         if self.goals.arrived:
