@@ -36,7 +36,7 @@ from homiebot.core.world import World
 from homiebot.core.world_capabilities import MapDescribing, MappedWorld, PrivilegedWorld
 from homiebot.executor import Execution
 from homiebot.people.base import NOBODY_ANSWERED, User
-from homiebot.planners.base import EpisodeContext, ModelInfo, Planner, PlannerError, PlannerRequest
+from homiebot.planners.base import EpisodeContext, ModelInfo, PlanCancelled, Planner, PlannerError, PlannerRequest
 from homiebot.safety.gate import SafetyGate
 
 T = TypeVar("T")
@@ -123,7 +123,11 @@ class Agent:
                 if self.safety is not None and not self.safety.start_round(r):  # waits while the e-stop holds
                     termination = "cancelled"
                     break
-                step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
+                try:
+                    step = self._round(r, task, seed, detector, model_names, history, feedback, writer)
+                except PlanCancelled:
+                    termination = "cancelled"
+                    break
                 steps.append(step)
                 if writer is not None:
                     writer.write_step(step)
@@ -204,6 +208,8 @@ class Agent:
                 fb = Feedback.ok()
             except FormatError as err:
                 fb = Feedback.fail(ErrorCode.F1, str(err))
+        except PlanCancelled:
+            raise
         except PlannerError as err:
             raw = ""
             fb = Feedback.fail(ErrorCode.F1, f"The planner produced no answer ({err}). Answer again with the next subtask.")

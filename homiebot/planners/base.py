@@ -16,6 +16,11 @@ class PlannerError(RuntimeError):
     """The planner could not produce any text this round (API down, model crashed...)."""
 
 
+class PlanCancelled(PlannerError):
+    """The round's decision was cancelled before the planner answered (the user cancelled the episode while a model
+    was generating): the episode ends ``cancelled`` and the round is not recorded."""
+
+
 class PlannerConfigError(ValueError):
     """The planner cannot be used with this configuration, task or world."""
 

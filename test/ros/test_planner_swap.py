@@ -228,5 +228,5 @@ def test_a_plan_cancelled_mid_generation_ends_the_episode_at_once_and_the_planne
     assert ended < 60.0, f"the episode waited {ended:.0f} s for the model"  # the model answers after 120 s
     assert len(fake.requests) == 1 and alive, (fake.requests, planner.log.read_text()[-2000:])
     record = record_of(subprocess.CompletedProcess([], follow.returncode, out, err))
-    assert record["termination"] == "cancelled", (out, err)
+    assert record["termination"] == "cancelled" and record["steps"] == [], (out, err)  # the cancelled round is not one
     assert "Traceback" not in planner.log.read_text()

@@ -34,6 +34,7 @@ from homiebot.core.world import World
 from homiebot.executor import Execution
 from homiebot.planners.base import (
     EpisodeContext,
+    PlanCancelled,
     Planner,
     PlannerConfigError,
     PlannerError,
@@ -41,7 +42,7 @@ from homiebot.planners.base import (
     PlannerRequest,
 )
 from homiebot.ros.clients.world_link import scene_text
-from homiebot.ros.kit.services import ActionCaller, NodeDown, ServiceCaller, ServiceError, ServiceTimeout
+from homiebot.ros.kit.services import ActionCaller, NodeDown, ServiceCaller, ServiceCancelled, ServiceError, ServiceTimeout
 from homiebot.ros.messages.common import (
     LATCHED,
     PLANNER_BACKEND_TOPIC,
@@ -208,6 +209,8 @@ class RemotePlanner(Planner):
                                 has_feedback=fb is not None, feedback=feedback_msg(fb) if fb is not None else hb.Feedback())
         try:  # a timeout, an e-stop or a cancel (an abort of this caller) cancels the goal: the model's answer is dropped
             r = self.plan_action.run(goal, self.plan_timeout)
+        except ServiceCancelled as err:  # the user cancelled the episode: it ends cancelled, as between rounds
+            raise PlanCancelled(str(err)) from None
         except ServiceError as err:
             if err.code == PlanSubtask.Result.CONFIG_ERROR:  # e.g. a rejected API key: every round would fail alike
                 raise PlannerConfigError(str(err)) from None
