@@ -95,14 +95,15 @@ PLAIN_LISTING = textwrap.dedent("""
     import rclpy
     rclpy.init()
     node = rclpy.create_node("plain_name_lister")
-    wanted = {"/robot1/task_manager", "/lab/robot2/task_manager"}
+    wanted = {f"{ns}/{n}" for ns in ("/robot1", "/lab/robot2")
+              for n in ("world", "mapper", "planner", "detector", "executor", "task_manager", "recorder")}
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         names = {f"{ns.rstrip('/')}/{n}" for n, ns in node.get_node_names_and_namespaces()}
         if wanted <= names:
             break
         time.sleep(0.5)
-    time.sleep(2.0)  # the rest of both graphs' entities
+    time.sleep(2.0)  # the rest of both graphs' entities (discovery under load lags)
     topics = [t for t, _ in node.get_topic_names_and_types()]
     services = [s for s, _ in node.get_service_names_and_types()]
     nodes = sorted(f"{ns.rstrip('/')}/{n}" for n, ns in node.get_node_names_and_namespaces())

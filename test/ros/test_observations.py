@@ -24,12 +24,13 @@ DOMAIN = domain_of(__name__)
 def test_the_cache_waits_for_a_publisher_of_every_camera_topic_it_reads(context: Context) -> None:
     cache = ObservationCache(Node("cameras_reader", context=context), kinds=("depth",))
     topics = [image_topic(view, "depth") for view in VIEW_NAMES]
-    assert sorted(cache.wait_for_cameras(0.2)) == sorted(topics)  # nobody publishes them
+    resolved = [f"/{t}" for t in topics]  # as the cache names them: resolved, here in the root namespace
+    assert sorted(cache.wait_for_cameras(0.2)) == sorted(resolved)  # nobody publishes them
     world = Node("cameras_world", context=context)
     publishers = [world.create_publisher(Image, topic, IMAGES) for topic in topics[:-1]]
     end = time.monotonic() + 20
-    while (missing := cache.wait_for_cameras(0.2)) != topics[-1:] and time.monotonic() < end:
+    while (missing := cache.wait_for_cameras(0.2)) != resolved[-1:] and time.monotonic() < end:
         pass
-    assert missing == topics[-1:], "the topic nobody publishes was not named, or a published one was"
+    assert missing == resolved[-1:], "the topic nobody publishes was not named, or a published one was"
     publishers.append(world.create_publisher(Image, topics[-1], IMAGES))
     assert cache.wait_for_cameras(20.0) == []

@@ -183,7 +183,7 @@ def approver(monkeypatch) -> Iterator[tuple[TopicApprover, _Log]]:
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     context = Context()
     rclpy.init(context=context)
-    node = _LoggedNode("approval_test", context=context)
+    node = _LoggedNode("approval_test", context=context, namespace="/homiebot")  # the graph's default namespace
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     asker = TopicApprover(node)

@@ -62,8 +62,10 @@ def describe(err: ValidationError) -> str:
 
 
 def safe_callback(node: Node, topic: str, callback: Callable[[Any], None]) -> Callable[[Any], None]:
-    """Wrap a subscription callback: whatever the message does, the node keeps running."""
+    """Wrap a subscription callback: whatever the message does, the node keeps running (the log names the topic as
+    the graph resolves it, under its namespace)."""
     logger = node.get_logger()
+    topic = node.resolve_topic_name(topic)
 
     def guarded(msg: Any) -> None:
         try:

@@ -140,6 +140,7 @@ class LifecycleManager:
                     self.up = False
                     self.node.get_logger().error(f"bond with {name} broken: no heartbeat for {now - heard:.1f} s; the system is not active")
                 if seen.get(name, instance) != instance and self.active:  # a new process of a managed node
+                    self.up = False  # not all active until it is up again (a restart can beat the bond timeout)
                     self.node.get_logger().warning(f"{name} came back (a new process): bringing it up again")
                     self.command(R.STARTUP)
                 seen[name] = instance

@@ -61,6 +61,10 @@ class FakeNode:
     def get_logger(self) -> FakeLogger:
         return self.logger
 
+    def resolve_topic_name(self, topic: str) -> str:
+        """As a node in the root namespace resolves a name."""
+        return topic if topic.startswith("/") else f"/{topic}"
+
 
 class FakeRobot:
     """The home's robot as the parts drive it: records drives, holds a hand pose and a gripper closure."""
