@@ -65,7 +65,10 @@ def safe_callback(node: Node, topic: str, callback: Callable[[Any], None]) -> Ca
     """Wrap a subscription callback: whatever the message does, the node keeps running (the log names the topic as
     the graph resolves it, under its namespace)."""
     logger = node.get_logger()
-    topic = node.resolve_topic_name(topic)
+    try:
+        topic = node.resolve_topic_name(topic)
+    except Exception:  # a description rather than a name (a driver's "what"): said as given
+        pass
 
     def guarded(msg: Any) -> None:
         try:

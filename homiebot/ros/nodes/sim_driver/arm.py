@@ -33,7 +33,7 @@ class SimArm:
         self.profile, self.robot, self._lock, self.counters = profile, robot, lock, counters
         self.goal: tuple[np.ndarray, float] | None = None
         if "pose" in profile.arm:
-            node.create_subscription(PoseStamped, profile.topic(profile.arm["pose"].name), safe_callback(node, "arm pose", self.on_pose), 10)
+            node.create_subscription(PoseStamped, pose := profile.topic(profile.arm["pose"].name), safe_callback(node, pose, self.on_pose), 10)
 
     def on_pose(self, msg: PoseStamped) -> None:
         """A pose goal in the base frame: the hand goes there."""

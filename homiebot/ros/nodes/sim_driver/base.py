@@ -36,7 +36,7 @@ class SimBase:
         self.accepting = True  # false while the driver's own node is gone (driver_part): cmd_vel reaches nobody
         self.odom_pub = node.create_publisher(Odometry, profile.topic(profile.odometry.name), 10)
         name = profile.cmd_vel.name
-        node.create_subscription(Twist, profile.topic(name), safe_callback(node, name, self.on_cmd_vel), 10)
+        node.create_subscription(Twist, topic := profile.topic(name), safe_callback(node, topic, self.on_cmd_vel), 10)
 
     def on_cmd_vel(self, msg: Twist) -> None:
         """Hold a velocity command until the next one or its timeout."""
