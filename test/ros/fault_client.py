@@ -14,25 +14,13 @@ import sys
 import time
 
 import rclpy
-from homiebot_msgs.action import RunTask
 from homiebot_msgs.msg import Heartbeat
 from homiebot_msgs.srv import ResetWorld
-from plain_client import Client, _call, goal_id
-from rclpy.action import ActionClient
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from plain_client import Client, _call, goal_id, send_burst
 
 
 def burst(c: Client, args: dict) -> dict:
-    count = args["count"]
-    deep = QoSProfile(depth=count, reliability=ReliabilityPolicy.RELIABLE)
-    client = ActionClient(c.node, RunTask, "/homiebot/run_task", goal_service_qos_profile=deep, result_service_qos_profile=deep,
-                          cancel_service_qos_profile=deep)
-    if not client.wait_for_server(timeout_sec=60):
-        raise SystemExit("no RunTask server")
-    sent = [client.send_goal_async(RunTask.Goal(**args["goal"])) for _ in range(count)]
-    c.wait(lambda: all(f.done() for f in sent), args.get("timeout", 120.0))
-    handles = [f.result() for f in sent if f.done()]
-    accepted = [h for h in handles if h.accepted]
+    handles, accepted = send_burst(c, args["goal"], args["count"], args.get("timeout", 120.0))
     results = [h.get_result_async() for h in accepted]
     c.wait(lambda: all(f.done() for f in results), args.get("timeout", 120.0))
     ended = [f.result() for f in results if f.done()]

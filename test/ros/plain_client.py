@@ -426,20 +426,24 @@ def deactivate(c: Client, args: dict) -> dict:
     return out
 
 
-def burst(c: Client, args: dict) -> dict:
+def send_burst(c: Client, goal: dict, count: int, timeout: float = 120.0) -> tuple[list, list]:
     """``count`` RunTask goals sent at once, none waiting for its reply, from an action client whose reply queues are as
-    deep as the burst (rclpy's default of 10 drops the rest on this side); then every accepted goal cancelled: how
-    many were answered, accepted and ended, with the results' status and error codes."""
-    count = args["count"]
+    deep as the burst (rclpy's default of 10 drops the rest on this side): (the goals answered, those accepted)."""
     deep = QoSProfile(depth=count, reliability=ReliabilityPolicy.RELIABLE)
     client = ActionClient(c.node, RunTask, "/homiebot/run_task", goal_service_qos_profile=deep, result_service_qos_profile=deep,
                           cancel_service_qos_profile=deep)
     if not client.wait_for_server(timeout_sec=60):
         raise SystemExit("no RunTask server")
-    sent = [client.send_goal_async(RunTask.Goal(**args["goal"])) for _ in range(count)]
-    c.wait(lambda: all(f.done() for f in sent), 120.0)
+    sent = [client.send_goal_async(RunTask.Goal(**goal)) for _ in range(count)]
+    c.wait(lambda: all(f.done() for f in sent), timeout)
     handles = [f.result() for f in sent if f.done()]
-    accepted = [h for h in handles if h.accepted]
+    return handles, [h for h in handles if h.accepted]
+
+
+def burst(c: Client, args: dict) -> dict:
+    """A burst (``send_burst``), then every accepted goal cancelled: how many were answered, accepted and ended, with
+    the results' status and error codes."""
+    handles, accepted = send_burst(c, args["goal"], args["count"])
     cancels = [h.cancel_goal_async() for h in accepted]
     results = [h.get_result_async() for h in accepted]
     c.wait(lambda: all(f.done() for f in (*cancels, *results)), 180.0)

@@ -138,9 +138,24 @@ def test_a_planner_node_written_here_drives_the_episode_and_the_record_names_it(
     assert plans == len(record["steps"]) and record["steps"][-1]["output"]["subtask"]["action"] == "End"
 
 
+BOTH_SEEN = textwrap.dedent("""
+    import time
+    import rclpy
+    rclpy.init()
+    node = rclpy.create_node("plain_server_counter")
+    end = time.monotonic() + 90
+    while node.count_services("/homiebot/planner/plan/_action/send_goal") < 2:
+        assert time.monotonic() < end, "the two planners' actions were not both discovered"
+        rclpy.spin_once(node, timeout_sec=0.2)
+    time.sleep(1.0)  # the task manager's discovery, on the same machine, a moment behind at most
+""")
+
+
 def test_two_servers_of_the_planner_make_the_graph_refuse_the_task_naming_both(graph):
     first, second = scripted(graph, "first_planner"), scripted(graph, "second_planner")
     try:
+        seen = subprocess.run([sys.executable, "-c", BOTH_SEEN], env=graph["env"], capture_output=True, text=True, timeout=120)
+        assert seen.returncode == 0, seen.stderr[-2000:]  # discovery has both before the task is sent
         out = submit(graph, timeout=120)
     finally:
         first.stop()

@@ -3,7 +3,7 @@ launch files in ``launch/`` both build the graph from here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,8 +70,6 @@ UNMANAGED = ("sim_driver",)  # stands in for a robot's driver, which has no life
 def managed(specs: list[NodeSpec]) -> list[NodeSpec]:
     """The specs with every lifecycle node started unconfigured (``autostart: false``) and a lifecycle manager that
     brings them up: policy servers first, the task manager last; down in reverse."""
-    from dataclasses import replace
-
     nodes = [s for s in specs if s.name not in UNMANAGED]
     order = sorted(nodes, key=lambda s: (s.name == "task_manager", not s.name.startswith("policy_")))
     out = [replace(s, parameters={**s.parameters, "autostart": False}) if s in nodes else s for s in specs]
@@ -81,8 +79,6 @@ def managed(specs: list[NodeSpec]) -> list[NodeSpec]:
 
 def in_namespace(spec: NodeSpec, namespace: str, params_file: str = "") -> NodeSpec:
     """The node spec under ``namespace`` (with the graph's parameters file)."""
-    from dataclasses import replace
-
     return replace(spec, namespace=namespace, params_file=params_file)
 
 

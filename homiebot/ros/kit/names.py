@@ -33,18 +33,6 @@ def namespace(text: str | None) -> str:
     return name
 
 
-def under(ns: str, relative: str) -> str:
-    """The absolute name of a graph name (``planner/plan``) under namespace ``ns`` (``/robot1/planner/plan``)."""
-    return f"{ns.rstrip('/')}/{relative.lstrip('/')}"
-
-
-def relative_to(ns: str, name: str) -> str | None:
-    """A resolved name's graph-relative part (``/robot1/odom`` -> ``odom`` under ``/robot1``); None when the
-    name is not under ``ns``."""
-    prefix = ns.rstrip("/") + "/"
-    return name[len(prefix):] if name.startswith(prefix) else None
-
-
 def set_process_namespace(ns: str) -> None:
     """Note the namespace of this process's graph nodes (``run_node`` does): helpers that open a node of
     their own inside a node's process (a remote policy's client) join the same graph."""

@@ -203,14 +203,13 @@ class _Caller:
         return self.resolved
 
     def servers(self) -> list[str]:
-        """The nodes that serve this call as discovery sees them now, by name ("?" when one server alone is seen).
+        """The nodes serving this call, by name, when discovery sees more than one server (else none are named).
         One per call is what the graph expects; several names are a node left serving beside its replacement.
         One name seen twice is a node restarted after a kill: discovery keeps the dead process's endpoints until
         its lease runs out."""
         service = self._service()
-        count = self.node.count_services(service)
-        if count < 2:
-            return ["?"] * count
+        if self.node.count_services(service) < 2:
+            return []
         found = set()
         for name, ns in self.node.get_node_names_and_namespaces():
             try:
@@ -219,7 +218,7 @@ class _Caller:
                 continue
             if any(s == service for s, _ in served):
                 found.add(f"{ns.rstrip('/')}/{name}")
-        return sorted(found) or ["?"]
+        return sorted(found)
 
     def abort(self, reason: str, interrupted: bool = False, cancelled: bool = False) -> None:
         """Fail every call waiting now, and every later one until ``resume()`` (ServiceInterrupted if
