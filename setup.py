@@ -36,7 +36,7 @@ setup(
     python_requires=">=3.10",
     packages=packages,
     package_data={"homiebot.bench": ["suites/*/*.yaml", "data/*.yaml"], "homiebot.ros.kit": ["fastdds.xml"], "homiebot.people": ["personas/*.yaml"],
-                  "homiebot.planners": ["weights/*/*/*"]},  # the trained planner's shipped weights
+                  "homiebot.planners": ["weights/*/*/*", "weights/*/*/*/*"]},  # the trained planner's shipped weights
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/homiebot"]),
         (f"share/{PACKAGE}", ["package.xml"]),

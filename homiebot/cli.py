@@ -218,6 +218,13 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument("--image-size", type=int, default=56, help="views are resized to this many pixels a side (default: 56)")
     tr.add_argument("--beta", type=float, default=0.1, help="DPO beta (default: 0.1)")
     tr.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
+    tr.add_argument("--prompt", default="default", choices=("default", "compact"),
+                    help="sft/dpo: the prompt template trained on; compact: the built-in short one, for text-only models "
+                    "(the trained planner then prompts with it)")
+    tr.add_argument("--time-budget", type=float, metavar="MIN", help="sft/dpo: stop after this many minutes, save and write "
+                    "the manifest (the steps done are recorded)")
+    tr.add_argument("--save-every", type=int, default=0, metavar="N", help="sft/dpo: keep a resumable checkpoint every N steps")
+    tr.add_argument("--resume", action="store_true", help="sft/dpo: continue the interrupted run in --out from its last checkpoint")
 
     up = sub.add_parser("up", help="start the ROS 2 graph (one process per node)",
                         description="Start world, mapper, planner, detector, executor and task manager nodes; Ctrl-C stops them.")
@@ -648,9 +655,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if not args.base:
         raise TrainError(f"train {args.stage}: --base is required (a local model folder, an earlier --out, or tiny:qwen2_vl)")
     m = train(args.stage, Path(args.data[0]), args.base, Path(args.out), steps=args.steps, lr=args.lr, batch=args.batch or 1,
-              lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta)
-    print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records (loss {m['losses'][0] if m['losses'] else '-'} -> "
-          f"{m['losses'][-1] if m['losses'] else '-'}); adapter: {Path(args.out) / m['adapter']}")
+              lora_r=args.lora_r, lora_alpha=args.lora_alpha, image_size=args.image_size, seed=args.seed, beta=args.beta,
+              prompt=args.prompt, budget_min=args.time_budget, save_every=args.save_every, resume=args.resume)
+    budget = f", stopped by the {args.time_budget:g} min budget" if m["stopped_by_budget"] else ""
+    print(f"trained {args.stage} for {m['steps']} steps on {m['records']} records in {m['train_s']:.0f} s{budget} "
+          f"(loss {m['losses'][0] if m['losses'] else '-'} -> {m['losses'][-1] if m['losses'] else '-'}); "
+          f"adapter: {Path(args.out) / m['adapter']}")
     print(f"plan with it: homiebot eval --planner trained --config <config with planner.params.path: {args.out}>")
     return 0
 

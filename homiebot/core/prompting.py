@@ -5,6 +5,8 @@ two output formats: ``json`` (default) or ``text`` (the EMMOE ``Analysis: / Subt
 A template file can replace either part, to match the prompt a fine-tuned model was trained on; it is
 YAML with ``system`` and/or ``user`` keys whose ``$placeholders`` are filled in:
 ``$actions $models $model_names $format`` (system) and ``$task $inventory $history $feedback $round`` (user).
+``template: compact`` names the built-in short prompt instead of a file (``COMPACT``): a few lines of
+system text and terse headings, about a third of the default's tokens, for small models fine-tuned on it.
 
 For a model without vision (``vision=False``) the role speaks of a description of the four views
 instead of images, and the user text carries that description (``$views``), written from perception's
@@ -64,6 +66,20 @@ DEFAULT_USER = "Task: $task\nInventory: $inventory\nHistorical Execution:\n$hist
 DEFAULT_USER_TEXT = "Task: $task\nWhat the cameras see:\n$views\nInventory: $inventory\nHistorical Execution:\n$history\n" \
                     "Feedback: $feedback\nNow output the analysis, the next subtask and the model."
 
+# the built-in short prompt (``template: compact``): a fine-tuned model learns the rules from its data, so
+# its system text only names what it may answer; the per-round text keeps every field, with short headings
+COMPACT_FORMATS = {
+    "json": ('Answer the next step as JSON: {"analysis": "...", "subtask": ["<action>", "<target>"], "model": "<model>"}. '
+             'Put: ["Put", "<object>", "<place>"]. Done: ["End"], model null.$ask'),
+    "text": "Answer the next step as: Analysis: ... / Subtask: [<action>, <target>] / Model: <model>. "
+            "Put: [Put, <object>, <place>]. Done: [End], Model: None.$ask",
+}
+COMPACT_ASK = {"json": ' Unclear request: ["Ask", "<question>"], model null.', "text": " Unclear request: [Ask, <question>], Model: None."}
+COMPACT_SYSTEM = "You plan a one-armed home robot's next step.\nActions: $actions.\nModels: $model_names.\n$compact_format"
+COMPACT_USER = "Task: $task\nHolding: $inventory\nDone:\n$history\nFeedback: $feedback"
+COMPACT_USER_TEXT = "Task: $task\nSeen:\n$views\nHolding: $inventory\nDone:\n$history\nFeedback: $feedback"
+COMPACT = "compact"
+
 
 class PromptError(ValueError):
     """A prompt template file that cannot be used."""
@@ -88,7 +104,9 @@ class PromptBuilder:
         self.output_format = output_format
         self.vision = vision
         self.system_template, self.user_template = DEFAULT_SYSTEM, DEFAULT_USER if vision else DEFAULT_USER_TEXT
-        if template_file is not None:
+        if template_file is not None and str(template_file) == COMPACT:
+            self.system_template, self.user_template = COMPACT_SYSTEM, COMPACT_USER if vision else COMPACT_USER_TEXT
+        elif template_file is not None:
             self._load(Path(template_file))
 
     def _load(self, path: Path) -> None:
@@ -106,9 +124,11 @@ class PromptBuilder:
         listed = "; ".join(f"{name} ({desc})" if desc else name for name, desc in self.models)
         ask = ASK[self.output_format] if "Ask" in self.actions else ""
         fmt = Template(FORMATS[self.output_format]).safe_substitute(ask=ask)
+        compact_ask = COMPACT_ASK[self.output_format] if "Ask" in self.actions else ""
         return Template(self.system_template).safe_substitute(
             role=Template(ROLE).safe_substitute(seeing=SEEING[self.vision]), actions=", ".join(self.actions), models=listed,
-            model_names=", ".join(name for name, _ in self.models), format=fmt, rules=RULES)
+            model_names=", ".join(name for name, _ in self.models), format=fmt, rules=RULES,
+            compact_format=Template(COMPACT_FORMATS[self.output_format]).safe_substitute(ask=compact_ask))
 
     def user(self, instruction: str, inventory: Sequence[str], history: Sequence[str], feedback: Feedback | None,
              round_index: int = 0, views: str | None = None, memories: Sequence[str] = ()) -> str:
@@ -116,15 +136,20 @@ class PromptBuilder:
         without vision; ``memories``: captions of demonstration segments recalled for the task, best first,
         put where the template says ``$memories`` or else after the task line)."""
         shown = memory_section(memories)
-        text = Template(self.user_template).safe_substitute(
-            task=instruction, views=views if views is not None else "not described", inventory=", ".join(inventory) if inventory else "None",
-            history="\n".join(history) if history else "None",
-            feedback="None" if feedback is None or (feedback.success and "answer" not in feedback.details) else feedback.message,
-            round=round_index, memories=shown)
+        text = self.render_user({
+            "task": instruction, "views": views if views is not None else "not described",
+            "inventory": ", ".join(inventory) if inventory else "None", "history": "\n".join(history) if history else "None",
+            "feedback": "None" if feedback is None or (feedback.success and "answer" not in feedback.details) else feedback.message,
+            "round": str(round_index), "memories": shown})
         if not shown or "$memories" in self.user_template:
             return text
         first, _, rest = text.partition("\n")
         return f"{first}\n{shown}\n{rest}" if rest else f"{first}\n{shown}"
+
+    def render_user(self, fields: dict[str, str]) -> str:
+        """The user template filled with already written fields (``task``, ``views``, ``inventory``,
+        ``history``, ``feedback``, ``round``, ``memories``): how a recorded round is rewritten in another template."""
+        return Template(self.user_template).safe_substitute(fields)
 
 
 def memory_section(captions: Sequence[str]) -> str:

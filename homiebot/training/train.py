@@ -123,6 +123,18 @@ def _answer_format(text: str) -> str:
     return "json" if text.lstrip().startswith("{") else "text"
 
 
+class _Counted:
+    """A data collator that tells the progress line how many tokens each batch holds."""
+
+    def __init__(self, collate: Any, progress: Any) -> None:
+        self.collate, self.progress = collate, progress
+
+    def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = self.collate(rows)
+        self.progress.count(int(batch["attention_mask"].sum()))
+        return batch
+
+
 class _ChatBatches:
     """Turns records into model inputs: the planner's chat with images, labels on the answer only."""
 
@@ -201,23 +213,68 @@ def _load_planner(base: Path, image_size: int | None) -> Any:
     return planner
 
 
+def _check_out(out: Path, resume: bool) -> None:
+    if resume:
+        if not (out / "checkpoints").is_dir() or not any((out / "checkpoints").glob("checkpoint-*")):
+            raise TrainError(f"--resume: {out} holds no checkpoint to resume from (checkpoints/checkpoint-N); "
+                             "run without --resume, with --save-every N or --time-budget to get one")
+        written = json.loads((out / MANIFEST).read_text()) if (out / MANIFEST).is_file() else None
+        if written is not None and not written.get("stopped_by_budget"):
+            raise TrainError(f"--resume: {out} is a finished training ({MANIFEST} is written); nothing to resume")
+        return
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise TrainError(f"--out {out}: exists and is not an empty folder; choose a new one (or --resume an interrupted run)")
+
+
+def _rewrite_prompts(ds: Any, stage: str, prompt: str, datasets: Any) -> tuple[Any, int]:
+    """The records in the chosen prompt template (``compact``: rewritten by ``training.compact``)."""
+    if prompt == "default":
+        return ds, 0
+    from homiebot.training.compact import to_compact
+
+    rows = ds.to_list()
+    answer = rows[0]["messages"][-1]["content"] if stage == "sft" else rows[0]["chosen"][0]["content"]
+    kept, left_out = to_compact(rows, stage, _answer_format(answer))
+    if not kept:
+        raise TrainError(f"--prompt {prompt}: no record is in the default text template, so none can be rewritten "
+                         "(export the data with --views text)")
+    return datasets.Dataset.from_list(kept), left_out
+
+
 def train(stage: str, data: Path, base: str, out: Path, steps: int = 50, lr: float | None = None, batch: int = 1,
           lora_r: int | None = None, lora_alpha: int | None = None, image_size: int | None = 56, seed: int = 0,
-          beta: float = 0.1) -> dict[str, Any]:
-    """Fine-tune ``base`` with LoRA on the ``stage`` (sft or dpo) export in ``data``; writes ``out``; returns the manifest."""
+          beta: float = 0.1, prompt: str = "default", budget_min: float | None = None, save_every: int = 0,
+          resume: bool = False) -> dict[str, Any]:
+    """Fine-tune ``base`` with LoRA on the ``stage`` (sft or dpo) export in ``data``; writes ``out``; returns the manifest.
+    ``prompt``: the template trained on (``compact``: the built-in short one, text-only records); ``budget_min``:
+    stop, save and write the manifest after this many minutes; ``save_every``: a resumable checkpoint every N
+    steps; ``resume``: continue the interrupted run in ``out`` from its last checkpoint."""
+    from homiebot.training.compact import PROMPTS
+
     if stage not in ("sft", "dpo"):
         raise TrainError(f"unknown stage '{stage}'; choose sft or dpo")
     if steps < 1 or batch < 1:
         raise TrainError("--steps and --batch must be at least 1")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise TrainError(f"--out {out}: exists and is not an empty folder; choose a new one")
+    if prompt not in PROMPTS:
+        raise TrainError(f"--prompt {prompt}: choose {' or '.join(PROMPTS)}")
+    if budget_min is not None and budget_min <= 0:
+        raise TrainError("--time-budget must be a positive number of minutes")
+    if save_every < 0:
+        raise TrainError("--save-every must be 0 (no checkpoints) or a number of steps")
+    _check_out(out, resume)
     datasets, peft, torch, trl = _require()
+    from homiebot.training.callbacks import Progress
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     ds = _load_data(data, stage)
     out.mkdir(parents=True, exist_ok=True)
-    base_path = _base(base, out)
+    base_path = _base(base, out) if not (resume and (out / "base").is_dir()) else (out / "base").resolve()
     planner = _load_planner(base_path, image_size)
     _check_views(data, stage, text_only=not planner.vision)
+    if prompt != "default" and planner.vision:
+        raise TrainError(f"--prompt {prompt}: only for text-only bases (the compact template describes the views in words)")
+    ds, left_out = _rewrite_prompts(ds, stage, prompt, datasets)
     if base_path.suffix == ".gguf":
         _as_float_model(planner.model)
     if not planner.vision and "images" in ds.column_names:  # always empty there; TRL takes an images column for a vision task
@@ -228,27 +285,49 @@ def train(stage: str, data: Path, base: str, out: Path, steps: int = 50, lr: flo
     alpha = lora_alpha or (256 if stage == "sft" else 8)
     lora = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.05, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
                            task_type="CAUSAL_LM")
-    common = dict(output_dir=str(out / "checkpoints"), max_steps=steps, per_device_train_batch_size=batch,
-                  learning_rate=lr or (5e-4 if stage == "sft" else 5e-6), logging_steps=1, save_strategy="no", report_to=[],
+    saving = dict(save_strategy="steps", save_steps=save_every or steps, save_total_limit=2) if save_every or budget_min \
+        else dict(save_strategy="no")
+    # a text-only model's SFT: one record per micro-batch, the answer's logits only (training.answer_loss)
+    answer_only = stage == "sft" and not planner.vision
+    per_batch = dict(per_device_train_batch_size=1, gradient_accumulation_steps=batch) if answer_only \
+        else dict(per_device_train_batch_size=batch)
+    common = dict(output_dir=str(out / "checkpoints"), max_steps=steps, **per_batch,
+                  learning_rate=lr or (5e-4 if stage == "sft" else 5e-6), logging_steps=1, **saving, report_to=[],
                   remove_unused_columns=False, seed=seed, data_seed=seed, dataloader_num_workers=0,
-                  use_cpu=not torch.cuda.is_available(), disable_tqdm=True, gradient_checkpointing=False)
+                  use_cpu=not torch.cuda.is_available(), disable_tqdm=True, gradient_checkpointing=False,
+                  # TRL turns bf16 autocast on by default: on a CPU without bf16 units that is some 15 times slower
+                  bf16=bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported()), fp16=False)
     batches = _ChatBatches(planner, torch)
+    progress = Progress(steps, budget_min * 60 if budget_min else None)
     first = ds[0]
     if stage == "sft":
         fmt = _answer_format({m["role"]: m["content"] for m in first["messages"]}["assistant"])
         args = trl.SFTConfig(**common, dataset_kwargs={"skip_prepare_dataset": True})
-        trainer = trl.SFTTrainer(model=planner.model, args=args, train_dataset=ds, data_collator=batches.sft, peft_config=lora,
-                                 processing_class=planner.processor)
+        if answer_only:
+            from homiebot.training.answer_loss import answer_only_trainer
+
+            trainer_cls = answer_only_trainer(trl, torch)
+        else:
+            trainer_cls = trl.SFTTrainer
+        trainer = trainer_cls(model=planner.model, args=args, train_dataset=ds, data_collator=_Counted(batches.sft, progress),
+                              peft_config=lora, processing_class=planner.processor)
     else:
         from homiebot.training.dpo_train import dpo_trainer
 
         fmt = _answer_format(first["chosen"][0]["content"])
-        trainer = dpo_trainer(trl, planner, ds, batches, lora, common, beta)
-    result = trainer.train()
+        trainer = dpo_trainer(trl, planner, ds, batches, lora, common, beta, progress)
+    trainer.add_callback(progress)
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # the progress line says it once, shorter
+    result = trainer.train(resume_from_checkpoint=True if resume else None)
     trainer.model.save_pretrained(str(out / "adapter"))
     losses = [round(float(h["loss"]), 4) for h in trainer.state.log_history if "loss" in h]
     manifest = {"recipe": "vlm_lora", "stage": stage, "base": str(base_path), "adapter": "adapter", "output_format": fmt,
-                "image_size": image_size if planner.vision else None, "vision": planner.vision, "steps": steps, "records": len(ds), "data": str(data.resolve()), "lora_r": r,
+                "image_size": image_size if planner.vision else None, "vision": planner.vision, "steps": trainer.state.global_step,
+                "steps_planned": steps, "stopped_by_budget": progress.stopped_by_budget, "records": len(ds),
+                "records_left_out": left_out, "template": prompt if prompt != "default" else None, "batch": batch,
+                "tokens": progress.tokens, "train_s": round(progress.elapsed(), 1), "data": str(data.resolve()), "lora_r": r,
                 "lora_alpha": alpha, "losses": losses, "train_loss": round(float(result.training_loss), 4)}
     atomic_write_text(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     return manifest

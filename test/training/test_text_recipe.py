@@ -97,3 +97,35 @@ def test_sft_of_a_tiny_text_model_saves_an_adapter_the_trained_planner_plans_wit
     assert len(record.steps) == 2
     assert all(s.output is not None for s in record.steps)  # constrained: every round parses
     assert VIEWS_HEADER in record.steps[0].prompt  # it read the views in words
+
+
+def test_compact_prompt_trains_and_plans_with_the_same_words(boot: Path, demo_task) -> None:
+    from homiebot.training.compact import compact_turns
+
+    manifest = train("sft", boot / "text", "tiny:causal_lm", boot / "compact", steps=1, lora_r=4, lora_alpha=8, prompt="compact")
+    assert manifest["template"] == "compact" and manifest["records_left_out"] == 0
+    cfg = RunConfig.model_validate({"skill_profile": "perfect", "max_rounds": 1})
+    default = TrainedPlanner(path=str(boot / "compact"), max_new_tokens=8, constrained=True, template=None)
+    compact = TrainedPlanner(path=str(boot / "compact"), max_new_tokens=8, constrained=True)
+    assert compact.template == "compact"  # from the manifest
+    first, _ = run_episode(cfg, demo_task, planner=default)
+    second, _ = run_episode(cfg, demo_task, planner=compact)
+    # the round as the default template wrote it, rewritten, is word for word what the compact planner was given
+    assert compact_turns(default.prompts.system(), first.steps[0].prompt, "json") == (compact.prompts.system(), second.steps[0].prompt)
+    assert second.steps[0].prompt.startswith("Task: ") and "\nSeen:\n" in second.steps[0].prompt
+    assert len(compact.prompts.system()) < len(default.prompts.system()) / 3
+
+
+def test_a_time_budget_stops_and_saves_and_resume_goes_on(boot: Path, capfd) -> None:
+    out = boot / "budget"
+    first = train("sft", boot / "text", "tiny:causal_lm", out, steps=3, lora_r=4, lora_alpha=8, budget_min=1e-6)
+    assert first["stopped_by_budget"] is True and first["steps"] == 1 and (out / "adapter").is_dir()
+    assert "step 1/3  loss " in capfd.readouterr().err
+    again = train("sft", boot / "text", "tiny:causal_lm", out, steps=3, lora_r=4, lora_alpha=8, resume=True)
+    assert again["stopped_by_budget"] is False and again["steps"] == 3
+    with pytest.raises(TrainError, match="finished training"):
+        train("sft", boot / "text", "tiny:causal_lm", out, steps=4, resume=True)
+    with pytest.raises(TrainError, match="no checkpoint"):
+        train("sft", boot / "text", "tiny:causal_lm", boot / "fresh", steps=1, resume=True)
+    with pytest.raises(TrainError, match="--prompt"):
+        train("sft", boot / "text", "tiny:causal_lm", boot / "fresh2", steps=1, prompt="short")
