@@ -96,7 +96,10 @@ for info in pkgutil.walk_packages(homiebot.__path__, "homiebot."):
         importlib.import_module(info.name)
     except Exception as err:  # noqa: BLE001
         failed[info.name] = repr(err)
-print(json.dumps({"file": homiebot.__file__, "failed": failed, "modules": len([m for m in sys.modules if m.startswith("homiebot.")]),
+from homiebot.planners import trained
+shipped = {name: sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+           for name, folder in trained.SHIPPED_MODELS.items()}
+print(json.dumps({"file": homiebot.__file__, "failed": failed, "shipped": shipped, "modules": len([m for m in sys.modules if m.startswith("homiebot.")]),
                   "planners": registry.available("planners"), "config": str(resources.config_dir())}))
 '''
     probe = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
@@ -105,6 +108,8 @@ print(json.dumps({"file": homiebot.__file__, "failed": failed, "modules": len([m
     assert found["file"].startswith(str(site)), found["file"]  # the wheel's copy, not the checkout
     assert found["failed"] == {} and found["modules"] > 150
     assert {"heuristic", "oracle", "replay", "trained"} <= set(found["planners"])
+    # the shipped models are package data: the LoRA adapter's folder as well as the scorer's files
+    assert "adapter/adapter_model.safetensors" in found["shipped"]["smollm2_sft"] and "heads.pt" in found["shipped"]["minilm_heads"]
     assert found["config"] == str(venv / "share" / "homiebot" / "config") and (venv / "share" / "homiebot" / "config" / "robots" / "spot.yaml").is_file()
     ran = subprocess.run([str(venv / "bin" / "homiebot"), "run", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"), "--planner", "oracle",
                           "--no-images", "--quiet", "--out", str(tmp_path / "runs")], capture_output=True, text=True, cwd=tmp_path,

@@ -79,7 +79,7 @@ from homiebot.planners.base import (
     PlannerReply,
     PlannerRequest,
 )
-from homiebot.planners.cached_decoding import CachedSteps
+from homiebot.planners.cached_decoding import CachedSteps, common_prefix
 from homiebot.planners.view_text import describe_views
 
 # family -> (model class in transformers, model_type values in config.json, default processor class)
@@ -263,15 +263,6 @@ def example_exchange(prompts: PromptBuilder, models: Sequence[ModelInfo], output
 def _cut(text: str, stops: Sequence[str]) -> str:
     ends = [i for i in (text.find(s) for s in stops) if i >= 0]
     return text[:min(ends)] if ends else text
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _accepting_missing_parts(cls: type[Any]) -> type[Any]:
@@ -661,7 +652,7 @@ class HFPlanner(Planner):
         encode = functools.partial(self.tokenizer.encode, add_special_tokens=False)
         base = encode(text)
         ids = [encode(text + c) for c in candidates]
-        shared = min(_common_prefix(base, c) for c in ids)  # score every candidate from the same point
+        shared = min(common_prefix(base, c) for c in ids)  # score every candidate from the same point
         length = inputs["input_ids"].shape[1]
         scores = []
         for cand in ids:

@@ -117,6 +117,10 @@ class TrainedPlanner(HFPlanner):
         try:
             self.model = PeftModel.from_pretrained(self.model, str(self.adapter)).merge_and_unload()
         except Exception as err:  # an adapter for another base model, a damaged file ...
-            raise PlannerConfigError(f"trained planner: cannot apply the adapter {self.adapter}: {type(err).__name__}: {err}") from err
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            mismatch = " (its shapes do not fit this base: it was trained on another model; give that model as base)" \
+                if "size mismatch" in str(err) else ""
+            raise PlannerConfigError(f"trained planner: cannot apply the adapter {self.adapter}: {type(err).__name__}: "
+                                     f"{first}{mismatch}") from err
         self.model.to(self.device)
         self.model.eval()

