@@ -16,6 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
+def cut_at_stops(text: str, stops: Sequence[str]) -> str:
+    """``text`` up to the first of ``stops`` it holds (all of it when it holds none)."""
+    ends = [i for i in (text.find(s) for s in stops) if i >= 0]
+    return text[:min(ends)] if ends else text
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """How many leading token ids ``a`` and ``b`` share."""
     n = 0
@@ -31,6 +37,7 @@ class CachedSequence:
 
     def __init__(self, model: Any, torch: Any) -> None:
         self.model, self.torch = model, torch
+        self.device = next(model.parameters()).device  # once: _feed runs for every generated token
         self.ids: list[int] = []
         self.cache: Any = None
         self.last_logits: Any = None  # the logits after self.ids (predicting the next token)
@@ -47,8 +54,7 @@ class CachedSequence:
 
     def _feed(self, ids: Sequence[int]) -> Any:
         """Append ``ids`` to the sequence; returns their logits (one row per fed token)."""
-        torch = self.torch
-        device = next(self.model.parameters()).device
+        torch, device = self.torch, self.device
         with warnings.catch_warnings():  # transformers 5.x renames past_key_values (cache); 4.x knows only the old name
             warnings.simplefilter("ignore", FutureWarning)
             out = self.model(input_ids=torch.tensor([list(ids)], device=device), past_key_values=self.cache, use_cache=True)
@@ -109,8 +115,7 @@ class CachedSteps:
             logits = self.sequence.next_logits(ids + new)
         if not stops:
             return decoded.strip(), len(new)
-        cut = min((decoded.find(s) for s in stops if s in decoded), default=len(decoded))
-        return decoded[:cut], len(new)
+        return cut_at_stops(decoded, stops), len(new)
 
     def choose(self, text: str, options: Sequence[str]) -> int:
         """Index of the option whose tokens after ``text`` have the highest mean log-probability (all

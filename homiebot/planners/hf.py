@@ -79,7 +79,7 @@ from homiebot.planners.base import (
     PlannerReply,
     PlannerRequest,
 )
-from homiebot.planners.cached_decoding import CachedSteps, common_prefix
+from homiebot.planners.cached_decoding import CachedSteps, common_prefix, cut_at_stops
 from homiebot.planners.view_text import describe_views
 
 # family -> (model class in transformers, model_type values in config.json, default processor class)
@@ -258,11 +258,6 @@ def example_exchange(prompts: PromptBuilder, models: Sequence[ModelInfo], output
     else:
         answer = f"Analysis: {EXAMPLE_ANALYSIS}\nSubtask: [Open, fridge]\nModel: {model}"
     return user, answer
-
-
-def _cut(text: str, stops: Sequence[str]) -> str:
-    ends = [i for i in (text.find(s) for s in stops) if i >= 0]
-    return text[:min(ends)] if ends else text
 
 
 def _accepting_missing_parts(cls: type[Any]) -> type[Any]:
@@ -640,7 +635,7 @@ class HFPlanner(Planner):
         output = self.model.generate(**extended, generation_config=self._generation_config(max_new_tokens),
                                      logits_processor=processors, stopping_criteria=criteria)
         new = output[0, start:]
-        return _cut(decode(new), stops) if stops else decode(new).strip(), int(new.shape[0])
+        return cut_at_stops(decode(new), stops) if stops else decode(new).strip(), int(new.shape[0])
 
     def _choose(self, inputs: dict[str, Any], text: str, candidates: Sequence[str]) -> int:
         """Index of the candidate continuation of ``text`` with the highest log-likelihood per token.
