@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from homiebot.core.secrets import Redactor, header_secrets
+
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 AUTH_STATUS = (401, 403)  # the key is missing, wrong or not allowed: no retry can help
 BACKOFF_CAP = 30.0  # seconds: the longest wait between two attempts
@@ -226,6 +228,8 @@ class ChatClient:
         self.extra_headers = dict(extra_headers or {})
         self.extra_body = dict(extra_body or {})
         self.user_agent = user_agent
+        self._redactor = Redactor(())
+        self._redactor_for: tuple[str | None, ...] = ()  # the secrets it was built for: rebuilt when the key changes
         direct = url.hostname in LOOPBACK or (url.hostname or "").startswith("127.")
         # a local server is reached directly, whatever proxy the environment names
         handlers: list[urllib.request.BaseHandler] = [_NoRedirects()] + ([urllib.request.ProxyHandler({})] if direct else [])
@@ -284,9 +288,12 @@ class ChatClient:
         return f"the server at {self.base_url} (model {self.model})"
 
     def redact(self, text: str) -> str:
-        """Belt and braces: a server that echoes the key must not get it into feedback or records."""
-        key = self._key()
-        return text.replace(key, "[redacted]") if key else text
+        """Belt and braces: a server that echoes the key, or any piece of 8 characters of it (of a credential
+        header's value too), must not get it into feedback, records or logs."""
+        secrets = (self._key(), *header_secrets(self.extra_headers))
+        if secrets != self._redactor_for:
+            self._redactor, self._redactor_for = Redactor(secrets), secrets
+        return self._redactor(text)
 
     def _clean(self, text: str, limit: int = MESSAGE_LIMIT) -> str:
         """Server text made fit for messages: the key redacted first, then cut (cut first, a key that

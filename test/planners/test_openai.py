@@ -10,7 +10,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,7 @@ from ..chat_server import FakeServer, Reply, closed_port, completion, error, fak
 from ..conftest import small_render
 
 KEY_ENV = "HOMIEBOT_TEST_OPENAI_KEY"
+ROOT = Path(__file__).resolve().parents[2]
 SIZE = small_render()["params"]["width"]
 MODELS = ["NoMaD", "PixNav", "octo", "RT-1-X"]
 
@@ -283,6 +287,43 @@ def test_a_key_echoed_in_an_answer_is_redacted_from_the_record(server, demo_task
     record, _ = run(openai_config(server), demo_task)
     assert record.goal_satisfied is True and "[redacted]" in record.steps[0].raw_output
     assert secret not in record.model_dump_json()
+
+
+def test_a_hostile_server_echoing_pieces_of_the_key_gets_none_into_the_record_the_terminal_or_requests(server, tmp_path):
+    """A tail, the key without its prefix, the key with a space inserted, a tail inside a 429 body: ``homiebot run``
+    (a process of its own) keeps no run of 8 characters of the key anywhere, nor sends one back in a later request."""
+    key = "sk-proj-Q7vX2mLp9RtY4wZa8NcB3dKf6HsJ1gUe5oIyTr0q"
+    echoes = iter([key[-20:], key[3:], key[:17] + " " + key[17:], None])
+
+    def hostile(body: dict) -> Reply:
+        echo = next(echoes, "")
+        if echo is None:
+            return error(429, f"rate limited for key ending {key[-16:]}; slow down")
+        reply = oracle_json(body)
+        if echo:
+            content = json.loads(reply.body["choices"][0]["message"]["content"])
+            content["analysis"] = f"as you asked, the key: {echo}"
+            reply = completion(json.dumps(content))
+        return reply
+
+    server.answer = hostile
+    cfg = tmp_path / "openai.yaml"
+    cfg.write_text(json.dumps({"planner": {"name": "openai", "params": {"model": "test-model", "base_url": server.url,
+                                                                        "api_key_env": KEY_ENV, "retries": 0}},
+                               "skill_profile": "perfect", "world": small_render()}))
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "run", "--task", str(ROOT / "config" / "tasks" / "demo.yaml"),
+                           "--config", str(cfg), "--out", str(tmp_path / "runs")], cwd=ROOT, env={**os.environ, KEY_ENV: key},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = {"terminal": done.stdout + done.stderr, **{str(f): f.read_bytes().decode("latin-1")
+                                                      for f in (tmp_path / "runs").rglob("*") if f.is_file()}}
+    said.update({f"request {i}": json.dumps(r["body"]) for i, r in enumerate(server.requests)})
+    record = json.loads(next((tmp_path / "runs").glob("*/episode.json")).read_text())
+    assert record["goal_satisfied"] is True and len(server.requests) >= 8  # every hostile answer was read
+    assert "[redacted]" in json.dumps(record) and "rate limited for key ending [redacted]" in said["terminal"]
+    pieces = {key[i:i + 8] for i in range(len(key) - 7)}
+    leaks = {where: piece for where, text in said.items() for piece in pieces if piece in "".join(text.split())}
+    assert not leaks, leaks
 
 
 # ---- structured output -------------------------------------------------------------------------
