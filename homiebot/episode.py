@@ -107,7 +107,9 @@ def play_episode(parts: EpisodeParts, task: Task, seed: int, writer: EpisodeWrit
     ``on_step`` hears each finished round; ``observer`` watches the whole episode and is told its end
     even when it fails. A failure among ``discard_on`` that comes before anything was recorded (by
     default the planner refusing the instruction) removes the writer's unfinished folder, after its
-    ``before_finish`` hooks have run (a bag is closed); the failure is raised again either way."""
+    ``before_finish`` hooks have run (a bag is closed); a folder holding a finished round is never
+    removed (a full disk at the end leaves it in ``.partial``, as its message says). The failure is
+    raised again either way."""
     agent = parts.agent()
     check = goal_check(task, parts.world)
     if observer is not None:
@@ -118,7 +120,7 @@ def play_episode(parts: EpisodeParts, task: Task, seed: int, writer: EpisodeWrit
     try:
         record = agent.run(task, seed, writer=writer, config=config, on_step=on_step, goal_check=check)
     except discard_on:
-        if writer is not None and not recorded(writer):
+        if writer is not None and not recorded(writer) and not writer.rounds_written:
             _discard(writer)
         raise
     finally:

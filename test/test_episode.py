@@ -188,3 +188,29 @@ def test_a_failure_after_the_record_was_written_keeps_it(tmp_path: Path) -> None
         play_episode(_parts(Breaks([])), _task(), 0, writer=writer, discard_on=(Exception,))
     assert recorded(writer), "the rounds' record is published by the loop itself"
     assert json.loads((writer.final_dir / "episode.json").read_text())["termination"] == "error"
+
+
+def test_a_full_disk_at_the_end_keeps_the_rounds_in_the_partial_folder_as_the_graph_says(tmp_path: Path, monkeypatch) -> None:
+    """The graph's task manager discards the folder of any failed episode with nothing in it; one whose rounds
+    were written stays, so that the StorageError's "what was recorded of it stays in <.partial>" holds."""
+    import errno
+    import os
+
+    from homiebot.core import records
+
+    real = records.atomic_write_text
+
+    def full(path, text):
+        if path.name == "episode.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        real(path, text)
+
+    monkeypatch.setattr(records, "atomic_write_text", full)
+    writer = EpisodeWriter(tmp_path, "walk_seed0", images=False)
+    with pytest.raises(records.StorageError, match="stays in") as failed:
+        play_episode(_parts(ScriptedPlanner(GO_THEN_END), GoalWorld()), _task(), 0, writer=writer, discard_on=(Exception,))
+    assert str(writer.work_dir) in str(failed.value) and writer.rounds_written == 2
+    assert len(records.finished_steps(writer.work_dir / records.STEPS_FILE)) == 2 and not writer.final_dir.exists()
+    with pytest.raises(ValueError, match="2 recorded round"):
+        writer.discard()
+    assert writer.work_dir.is_dir()

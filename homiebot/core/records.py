@@ -63,6 +63,7 @@ class EpisodeWriter:
         self.final_dir = self.out_dir / self.episode_id
         self.work_dir = self.out_dir / f"{self.episode_id}.partial"
         self._frames: list[np.ndarray] = []
+        self.rounds_written = 0  # rounds made durable by write_step
         self.before_finish: list = []  # callables run before the folder is published (e.g. close a bag)
         self.video_maker: Callable[[Path], str | None] | None = None  # writes the video into the folder, returns its name
 
@@ -97,6 +98,7 @@ class EpisodeWriter:
             fh.write((step.model_dump_json() + "\n").encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
+        self.rounds_written += 1
 
     def write_views(self, round_index: int, obs: Observation) -> dict[str, str]:
         """Save the round's four RGB views; return view -> path relative to the episode folder."""
@@ -135,7 +137,9 @@ class EpisodeWriter:
         return rel
 
     def discard(self) -> None:
-        """Remove the unfinished folder of an episode that never started."""
+        """Remove the unfinished folder of an episode that never started (none of its rounds was written)."""
+        if self.rounds_written:
+            raise ValueError(f"{self.work_dir} holds {self.rounds_written} recorded round(s): it is kept, not discarded")
         shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def finish(self, record: EpisodeRecord) -> EpisodeRecord:

@@ -433,7 +433,8 @@ class TaskManagerNode:
         self.watch.begin()
         try:
             # an episode that failed before its first round (the planner refused the instruction, a node
-            # did not answer) leaves nothing to keep: its folder goes, its bag closed first
+            # did not answer) leaves nothing to keep: its folder goes, its bag closed first; one with rounds
+            # written stays (a full disk at the end: its .partial folder, as the failure says)
             record = play_episode(parts, task, seed, writer=writer, config=config, on_step=on_step, discard_on=(Exception,))
         except Exception as err:
             reason = self.watch.lost or str(err)
