@@ -8,7 +8,8 @@ graph subscribes to), ``services`` (malformed requests to the typed services), `
 its status events as they come), ``cancel_motion`` (an ExecuteSubtask goal cancelled while the robot drives; what
 the driver's cmd_vel topic carried before and after), ``on_the_copy`` (one ExecuteSubtask goal in the embedded
 home: what the world node took over from the executor's copy of the simulator), ``deactivate`` (the task manager deactivated mid-episode
-through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation), ``burst`` (many
+through its lifecycle service: the goal's result, a goal sent while inactive, then one after activation), ``deactivate_recorder``
+(the recorder deactivated mid-episode and activated again: that episode's result and events, then the next one's), ``burst`` (many
 RunTask goals at once, then all cancelled).
 """
 
@@ -426,6 +427,26 @@ def deactivate(c: Client, args: dict) -> dict:
     return out
 
 
+def deactivate_recorder(c: Client, args: dict) -> dict:
+    """Run a task; once round ``round`` has ended, deactivate the recorder; two rounds later activate it again and
+    cancel the task; then run a second task to its first round and cancel it: both results, the first one's events."""
+    recorder = "/homiebot/recorder/change_state"
+    first = c.send(args["goal"])
+    rid = goal_id(first)
+    c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] for e in c.mine(rid)), 120.0)
+    off = _call(c, ChangeState, recorder, ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE)))
+    c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] + 2 for e in c.mine(rid)), 120.0)
+    on = _call(c, ChangeState, recorder, ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE)))
+    _wait(c, first.cancel_goal_async(), 30.0)
+    out = {"deactivated": bool(off and off.success), "activated": bool(on and on.success), "first": c.finish(first)}
+    out["first_events"] = c.mine(rid)
+    second = c.send(args["goal"])
+    c.wait(lambda: any(e["state"] == "round" and e["round"] >= 2 for e in c.mine(goal_id(second))), 120.0)
+    _wait(c, second.cancel_goal_async(), 30.0)
+    out["second"] = c.finish(second)
+    return out
+
+
 def send_burst(c: Client, goal: dict, count: int, timeout: float = 120.0) -> tuple[list, list]:
     """``count`` RunTask goals sent at once, none waiting for its reply, from an action client whose reply queues are as
     deep as the burst (rclpy's default of 10 drops the rest on this side): (the goals answered, those accepted)."""
@@ -458,7 +479,8 @@ if __name__ == "__main__":
     try:
         print(json.dumps({"goals": goals, "session": session, "fuzz": fuzz, "services": services, "task": task,
                                 "watch": watch, "cancel_motion": cancel_motion, "on_the_copy": on_the_copy,
-                                "deactivate": deactivate, "burst": burst}[mode](client, arguments)))
+                                "deactivate": deactivate, "deactivate_recorder": deactivate_recorder,
+                                "burst": burst}[mode](client, arguments)))
     finally:
         client.node.destroy_node()
         rclpy.try_shutdown()

@@ -85,6 +85,16 @@ deadline = time.time() + 10
 while time.time() < deadline and "world" not in beats:
     rclpy.spin_once(node, timeout_sec=0.1)
 seen.append(["beats after cleanup and configure", "world" in beats])
+finalized = change(Transition.TRANSITION_ACTIVE_SHUTDOWN)
+label = state()
+deadline = time.time() + 0.5  # beats already on their way
+while time.time() < deadline:
+    rclpy.spin_once(node, timeout_sec=0.05)
+beats.clear()
+deadline = time.time() + 2.0  # four heartbeat periods
+while time.time() < deadline:
+    rclpy.spin_once(node, timeout_sec=0.05)
+seen.append(["shutdown", finalized, label, "world" in beats])
 print(json.dumps(seen))
 '''
 
@@ -123,7 +133,7 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
     finally:
         stop({"world": proc})
     assert seen[0] == ["start", "unconfigured", False]  # nothing built, no world services yet
-    configure, activate, deactivate, cleanup, again, active_again, beating = seen[1:]
+    configure, activate, deactivate, cleanup, again, active_again, beating, shutdown = seen[1:]
     assert configure[:3] == ["configure", True, "inactive"]
     code, message = configure[3]
     assert code != 0 and "not active" in message and "ros2 lifecycle set /homiebot/world activate" in message
@@ -133,6 +143,7 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
     assert again[:3] == ["configure", True, "inactive"]
     assert active_again[:3] == ["activate", True, "active"] and active_again[3][0] == 0, active_again
     assert beating == ["beats after cleanup and configure", True]  # the process's heartbeat is not the component's
+    assert shutdown == ["shutdown", True, "finalized", False]  # finalized: no heartbeat says it is alive
 
 
 def test_a_node_started_with_autostart_is_active_at_once(tmp_path, env, config):

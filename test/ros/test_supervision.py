@@ -301,6 +301,30 @@ def test_a_deactivated_task_manager_ends_its_episode_with_a_result_and_serves_ag
     assert seen["rounds_after_activation"] >= 1 and seen["last"]["code"] == 5, seen  # CANCELLED
 
 
+def test_a_deactivated_recorder_closes_the_episodes_bag_at_once_and_records_none_into_it_after(up):
+    """Deactivated at round 2, the recorder closes that episode's bag (metadata written, the rounds after it not in
+    it) and the episode goes on, saying its bag is incomplete; the next episode, once it is active again, has a bag
+    of its own."""
+    from rosbags.rosbag2 import Reader
+
+    run = subprocess.run([sys.executable, str(CLIENT), "deactivate_recorder"], env=ros_environment(DOMAIN), capture_output=True,
+                         text=True, input=json.dumps({"goal": {"task_file": str(DEMO), "use_seed": True, "seed": 1}, "round": 2}),
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["deactivated"] and seen["activated"], seen
+
+    def feedback_in_bag(record: str) -> int:
+        with Reader(Path(record).parent / "bag") as reader:  # a bag without its metadata.yaml (never closed) fails here
+            return sum(c.msgcount for c in reader.connections if c.topic == "/homiebot/feedback")
+
+    first, second = seen["first"], seen["second"]
+    rounds = len(load_episode(first["record"]).steps)
+    assert rounds >= 4 and feedback_in_bag(first["record"]) < rounds, (rounds, seen)
+    assert any(e["state"] == "warning" and "bag" in e["reason"] for e in seen["first_events"]), seen["first_events"]
+    assert second["record"] and feedback_in_bag(second["record"]) >= 2, second
+
+
 def test_sigterm_of_up_mid_episode_saves_the_record_and_exits_cleanly_within_5_s(up):
     watch = Watch(ros_environment(DOMAIN), "sigterm")
     try:

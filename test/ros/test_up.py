@@ -93,3 +93,34 @@ def test_the_domain_range_fast_dds_takes() -> None:
         check_domain({"ROS_DOMAIN_ID": good})
     with pytest.raises(ConfigError, match="233"):
         ros_environment(233)
+
+
+def test_the_shared_memory_of_a_killed_node_is_freed_once_it_is_old_enough(tmp_path):
+    """A node that dies holding a Fast DDS segment (its lock file flocked) leaves both; the sweep after its death
+    (shm.GRACE later: younger files may be a starting process's) removes them while the graph runs on."""
+    from homiebot.ros.bringup.up import ShmSweeper
+    from homiebot.ros.kit.shm import GRACE, INITIALISED, clean_stale
+
+    holder = ("import fcntl, os, sys, time\n"
+              f"seg = os.path.join({str(tmp_path)!r}, 'fastrtps_0123456789abcdef')\n"
+              f"open(seg, 'wb').write(({INITIALISED}).to_bytes(4, 'little') + bytes(1024))\n"
+              "lock = os.open(seg + '_el', os.O_CREAT | os.O_RDWR)\n"
+              "fcntl.flock(lock, fcntl.LOCK_EX)\n"
+              "print('held', flush=True)\n"
+              "time.sleep(60)\n")
+    log: list[str] = []
+    sweeper = ShmSweeper(clean=lambda: clean_stale(root=tmp_path), log=log.append)
+    node = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
+    assert node.stdout.readline().strip() == "held"
+    sup = Supervisor({"mapper": lambda: node}, Restarts(first=1.0), lambda text: None, on_death=sweeper.death)
+    node.kill()  # a process we started
+    node.wait()
+    assert sup.poll(0.0) is None and sweeper.due == GRACE + 1.0
+    sweeper.poll(GRACE)  # not yet: the files may still be young
+    assert len(list(tmp_path.iterdir())) == 2 and log == []
+    old = os.stat(tmp_path / "fastrtps_0123456789abcdef").st_mtime - GRACE - 5  # as they are GRACE later
+    for path in tmp_path.iterdir():
+        os.utime(path, (old, old))
+    sweeper.poll(GRACE + 1.0)
+    assert list(tmp_path.iterdir()) == [] and "removed 2 Fast DDS shared-memory files" in log[0]
+    assert sweeper.due is None

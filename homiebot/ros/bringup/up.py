@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from homiebot.ros.bringup.graph import NodeSpec, ros_args
 from homiebot.ros.kit.names import DEFAULT_NAMESPACE
-from homiebot.ros.kit.shm import clean_stale
+from homiebot.ros.kit.shm import GRACE, clean_stale
 
 CANNOT_RUN = 3  # a node's exit status when something outside the graph is missing (homiebot.ros.kit.common.CannotRun)
 
@@ -112,8 +112,9 @@ class Supervisor:
     that status (the node has said why)."""
 
     def __init__(self, starters: dict[str, Callable[[], subprocess.Popen]], policy: Restarts = Restarts(),
-                 log: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True)) -> None:
-        self.policy, self.log = policy, log
+                 log: Callable[[str], None] = lambda text: print(text, file=sys.stderr, flush=True),
+                 on_death: Callable[[float], None] = lambda now: None) -> None:
+        self.policy, self.log, self.on_death = policy, log, on_death
         self.members = {name: _Member(name, start, start()) for name, start in starters.items()}
 
     @property
@@ -141,6 +142,7 @@ class Supervisor:
             if code == CANNOT_RUN:
                 self.log(f"homiebot graph: node {m.name} cannot run (status {code}, see above); stopping the graph")
                 return CANNOT_RUN
+            self.on_death(now)
             m.deaths = [t for t in m.deaths if now - t < self.policy.window] + [now]
             if len(m.deaths) > self.policy.limit:
                 m.given_up = True
@@ -152,6 +154,30 @@ class Supervisor:
             self.log(f"homiebot graph: node {m.name} exited with status {code}; restarting it in {delay:g} s "
                      f"(restart {len(m.deaths)} of at most {self.policy.limit} within {self.policy.window:g} s)")
         return None
+
+
+class ShmSweeper:
+    """Frees the Fast DDS shared memory of the nodes that died, once it is older than ``shm.GRACE`` (younger files
+    may be a starting process's, so the sweep waits that long after the last death); before, a killed node's
+    files stayed until the graph stopped, and a node killed again and again filled /dev/shm."""
+
+    def __init__(self, clean: Callable[[], tuple[int, int]] = clean_stale,
+                 log: Callable[[str], None] = lambda text: print(text, flush=True)) -> None:
+        self.clean, self.log = clean, log
+        self.due: float | None = None
+
+    def death(self, now: float) -> None:
+        """A node died at ``now``: sweep once its files are old enough."""
+        self.due = now + GRACE + 1.0
+
+    def poll(self, now: float) -> None:
+        """Sweep if one is due."""
+        if self.due is None or now < self.due:
+            return
+        self.due = None
+        files, freed = self.clean()
+        if files:
+            self.log(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) of nodes that died")
 
 
 def starters(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = False) -> dict[str, Callable[[], subprocess.Popen]]:
@@ -208,7 +234,8 @@ def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
     files, freed = clean_stale()
     if files:
         print(f"homiebot graph: removed {files} Fast DDS shared-memory files ({freed / 2**20:.0f} MiB) left by killed processes", flush=True)
-    supervisor = Supervisor(starters(specs, env, compose), policy)
+    sweeper = ShmSweeper()
+    supervisor = Supervisor(starters(specs, env, compose), policy, on_death=sweeper.death)
     print("homiebot graph: " + ", ".join(f"{n} (pid {p.pid})" for n, p in supervisor.procs.items()), flush=True)
     namespace = specs[0].namespace if specs else DEFAULT_NAMESPACE
     where = "" if namespace == DEFAULT_NAMESPACE else f" --namespace {namespace.lstrip('/')}"
@@ -216,9 +243,11 @@ def run_graph(specs: Sequence[NodeSpec], env: dict[str, str], compose: bool = Fa
           f"namespace {namespace}; submit tasks with `homiebot submit{where} \"INSTRUCTION\"`; Ctrl-C stops the graph", flush=True)
     try:
         while True:
-            status = supervisor.poll()
+            now = time.monotonic()
+            status = supervisor.poll(now)
             if status is not None:
                 return status
+            sweeper.poll(now)
             time.sleep(0.2)
     except KeyboardInterrupt:
         return 0

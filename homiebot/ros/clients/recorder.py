@@ -65,6 +65,12 @@ class BagRecorder:
                 return
             time.sleep(min(quiet - idle, deadline - now))
 
+    @property
+    def recording(self) -> bool:
+        """Whether a bag is open."""
+        with self._lock:
+            return self._writer is not None
+
     def stop(self) -> dict[str, int]:
         """Close the bag (writing its metadata.yaml); returns the message count per topic."""
         with self._lock:

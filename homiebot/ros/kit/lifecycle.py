@@ -48,6 +48,15 @@ class Deactivates(Protocol):
         """Stop that work without blocking: the executor goes on spinning, so results still reach their clients."""
 
 
+class Beating(Protocol):
+    """The process's heartbeat for one node (``process._Heartbeat``)."""
+
+    publisher: Publisher
+
+    def close(self) -> None:
+        """Stop beating."""
+
+
 class GraphNode(LifecycleNode):
     """A lifecycle node that runs one component of the graph (``NodeDef``)."""
 
@@ -70,6 +79,7 @@ class GraphNode(LifecycleNode):
         # ids of the entities that are the node's, not its component's (lifecycle services, heartbeat);
         # None until the first configure, which is when the component's start
         self._own: set[int] | None = None
+        self._heartbeat: Beating | None = None
 
     def _guard_transitions(self) -> None:
         """A transition the state machine does not have from the current state (configure on an active node, an
@@ -126,10 +136,18 @@ class GraphNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Close the component and remove what it made: nothing of it runs on (the process stays, finalized)."""
+        """Close the component and remove what it made: nothing of it runs on (the process stays, finalized), and
+        its heartbeat stops, so that the graph sees the node gone instead of a live one that answers nothing."""
         services.pause(self)
         self._discard_component()
+        if self._heartbeat is not None:
+            self._heartbeat.close()
         return TransitionCallbackReturn.SUCCESS
+
+    def keep_heartbeat(self, beat: Beating) -> None:
+        """The process's heartbeat of this node: a cleanup leaves its publisher; a shutdown stops it."""
+        self._heartbeat = beat
+        self.keep(beat.publisher)
 
     def keep(self, publisher: Publisher) -> None:
         """A publisher made after configure that is not the component's: cleanup leaves it, and its QoS event

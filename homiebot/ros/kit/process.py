@@ -91,7 +91,7 @@ def _spin(nodes: list[GraphNode], threads: int = 1) -> None:
     wake = 0.1
     beats = [_Heartbeat(node) for node in nodes]
     for node, beat in zip(nodes, beats, strict=True):
-        node.keep(beat.publisher)  # the process's liveness: a lifecycle cleanup must not take it
+        node.keep_heartbeat(beat)  # the process's liveness: a lifecycle cleanup must not take it, a shutdown stops it
     for node in nodes:
         executor.add_node(node)
         node.get_logger().info(f"{node.get_name()} node ready" if node.component is not None else

@@ -4,7 +4,8 @@ It runs in a process of its own (like ``ros2 bag record``), so that writing came
 holds up the agent loop. The task manager calls /homiebot/recorder/start (``homiebot_msgs/srv/StartBag``)
 with the episode's bag folder (on this machine's file system) before the first round and
 /homiebot/recorder/stop (``StopBag``) after the last; stopping waits until the messages still in flight
-have come in, closes the bag and answers with the count per topic.
+have come in, closes the bag and answers with the count per topic. Deactivated mid-episode, it closes the open
+bag at once (the episode goes on unrecorded, with a warning).
 """
 
 from __future__ import annotations
@@ -27,14 +28,20 @@ class BadPath(ValueError):
     """A bag folder that is relative or exists already (the caller's to fix)."""
 
 
+class NoBagOpen(RuntimeError):
+    """StopBag with no bag open: it was closed when the recorder was deactivated (or never started)."""
+
+
 class RecorderNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
-        self.recorder = BagRecorder(node)
+        self.node, self.recorder = node, BagRecorder(node)
         self.quiet, self.limit = params["settle_quiet"], params["settle_limit"]
         self.servers = (
             TypedServer(node, StartBag, "recorder/start", self.start, (ErrorMapping(BadPath, StartBag.Response.INVALID_REQUEST),),
                         StartBag.Response.FAILED),
-            TypedServer(node, StopBag, "recorder/stop", self.stop, (), StopBag.Response.FAILED))
+            TypedServer(node, StopBag, "recorder/stop", self.stop, (ErrorMapping(NoBagOpen, StopBag.Response.FAILED),),
+                        StopBag.Response.FAILED))
+        self.cut = False  # the open bag was closed by a deactivation: the next StopBag says so
 
     def start(self, request: StartBag.Request) -> StartBag.Response:
         """Begin a bag in ``path`` (a folder that must not exist yet); a bag still open is closed first."""
@@ -45,12 +52,25 @@ class RecorderNode:
             raise BadPath(f"the bag folder {path} exists already")
         self.recorder.stop()
         self.recorder.start(path)
+        self.cut = False
         return StartBag.Response()
 
     def stop(self, request: StopBag.Request) -> StopBag.Response:
         """Close the bag once quiet, with the number of messages per topic."""
+        if not self.recorder.recording:
+            cut, self.cut = self.cut, False
+            raise NoBagOpen("the recorder was deactivated during the episode and closed its bag then: the rounds after "
+                            "that are not in it" if cut else "no bag is being recorded")
         self.recorder.settle(self.quiet, self.limit)
         return StopBag.Response(messages=[Measure(name=t, value=float(n)) for t, n in sorted(self.recorder.stop().items())])
+
+    def deactivate(self) -> None:
+        """Deactivated (lifecycle): the open bag is closed now, complete up to this instant, and nothing more goes
+        into it; no bag starts until the node is active again (StartBag is refused meanwhile, and the episode
+        says so). Before, the bag stayed open and the next episode was recorded into it."""
+        if self.recorder.recording:
+            counts, self.cut = self.recorder.stop(), True
+            self.node.get_logger().warning(f"deactivated: the open bag was closed ({sum(counts.values())} messages)")
 
     def close(self) -> None:
         self.recorder.stop()  # an open bag gets its metadata when the node stops
