@@ -195,13 +195,21 @@ def task_manager_killed(env: dict[str, str], work: Path) -> Row:
 
 
 def key_leak(env: dict[str, str], work: Path) -> Row:
-    """The openai planner against a server that echoes the key back in every place it can."""
+    """The openai planner against a server that echoes the key back in every place it can, whole and in pieces (a
+    tail, the key without its prefix, the key with a space inserted, a tail in a 429 body)."""
     elsewhere: list[dict[str, str]] = []
     target = _serve(lambda handler: elsewhere.append(dict(handler.headers)) or (404, b""))
+
+    def said(text: str) -> tuple:
+        content = json.dumps({"analysis": f"the key: {text}", "subtask": ["Go to", "fridge"], "model": "NoMaD"})
+        return 200, json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}]}).encode()
+
     replies = iter([
         (200, json.dumps({"choices": [{"message": {"content": ""}, "finish_reason": f"blocked {KEY}"}]}).encode()),
         (200, (f"<html>proxy error {'.' * 80} {KEY}</html>").encode()),
         (302, b"", {"Location": f"http://127.0.0.1:{target.server_address[1]}/v1/chat/completions"}),
+        said(KEY[-20:]), said(KEY[3:]), said(KEY[:17] + " " + KEY[17:]),
+        (429, json.dumps({"error": {"message": f"rate limited: key ending {KEY[-16:]}"}}).encode()),
     ] * 10)
     server = _serve(lambda handler: next(replies))
     cfg = work / "hostile.yaml"
@@ -214,10 +222,12 @@ def key_leak(env: dict[str, str], work: Path) -> Row:
     server.shutdown()
     target.shutdown()
     texts = [done.stdout, done.stderr] + [p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
-    pieces = sum(any(KEY[i:i + 6] in text for i in range(len(KEY) - 5)) for text in texts)
+    flat = ["".join(text.split()) for text in texts]  # a piece with whitespace inserted is still a piece
+    pieces = sum(any(KEY[i:i + 8] in text for i in range(len(KEY) - 7)) for text in flat)
     forwarded = sum("Authorization" in h or "authorization" in h for h in elsewhere)
-    return Row("API key vs a hostile chat server (echo, cut body, redirect)", pieces == 0 and forwarded == 0,
-               f"texts with a piece of the key: {pieces} of {len(texts)}; key sent across the redirect: {forwarded} times")
+    return Row("API key vs a hostile chat server (echo whole and in pieces, cut body, redirect, 429 body)",
+               pieces == 0 and forwarded == 0,
+               f"texts with 8 characters of the key in a row: {pieces} of {len(texts)}; key sent across the redirect: {forwarded} times")
 
 
 def disk_full(env: dict[str, str], work: Path) -> Row:

@@ -72,15 +72,30 @@ def has_reset():
     return False
 
 
+beats, states = [], []
+node.create_subscription(Heartbeat, "/homiebot/heartbeat", lambda m: beats.append(m.node) or states.append((m.node, m.state)), 10)
+
+
+def beat_state():
+    """The lifecycle state the world's next heartbeat carries (None if none comes within 5 s)."""
+    states.clear()
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.05)
+        said = [st for n, st in states if n == "world"]
+        if said:
+            return said[-1]
+    return None
+
+
 seen.append(["start", state(), has_reset()])
 for name, transition in (("configure", Transition.TRANSITION_CONFIGURE), ("activate", Transition.TRANSITION_ACTIVATE),
                          ("deactivate", Transition.TRANSITION_DEACTIVATE), ("cleanup", Transition.TRANSITION_CLEANUP),
                          ("configure", Transition.TRANSITION_CONFIGURE), ("activate", Transition.TRANSITION_ACTIVATE)):
     ok = change(transition)
     label = state()
-    seen.append([name, ok, label, reset() if label != "unconfigured" else has_reset()])
-beats = []
-node.create_subscription(Heartbeat, "/homiebot/heartbeat", lambda m: beats.append(m.node), 10)
+    seen.append([name, ok, label, reset() if label != "unconfigured" else has_reset(), beat_state()])
+beats.clear()
 deadline = time.time() + 10
 while time.time() < deadline and "world" not in beats:
     rclpy.spin_once(node, timeout_sec=0.1)
@@ -134,12 +149,15 @@ def test_a_lifecycle_manager_drives_the_world_node_through_every_state(tmp_path,
         stop({"world": proc})
     assert seen[0] == ["start", "unconfigured", False]  # nothing built, no world services yet
     configure, activate, deactivate, cleanup, again, active_again, beating, shutdown = seen[1:]
+    # each heartbeat carries the node's lifecycle state (lifecycle_msgs/State ids), so the task manager sees at once a
+    # node taken out of service mid-episode
+    assert [step[-1] for step in (configure, activate, deactivate, cleanup, again, active_again)] == [2, 3, 2, 1, 2, 3]
     assert configure[:3] == ["configure", True, "inactive"]
     code, message = configure[3]
     assert code != 0 and "not active" in message and "ros2 lifecycle set /homiebot/world activate" in message
     assert activate[:3] == ["activate", True, "active"] and activate[3][0] == 0, activate  # the world resets a scene
     assert deactivate[:3] == ["deactivate", True, "inactive"] and deactivate[3][0] != 0 and "not active" in deactivate[3][1]
-    assert cleanup == ["cleanup", True, "unconfigured", False]  # the component and its services are gone
+    assert cleanup[:4] == ["cleanup", True, "unconfigured", False]  # the component and its services are gone
     assert again[:3] == ["configure", True, "inactive"]
     assert active_again[:3] == ["activate", True, "active"] and active_again[3][0] == 0, active_again
     assert beating == ["beats after cleanup and configure", True]  # the process's heartbeat is not the component's

@@ -144,6 +144,10 @@ class GraphNode(LifecycleNode):
             self._heartbeat.close()
         return TransitionCallbackReturn.SUCCESS
 
+    def lifecycle_state(self) -> int:
+        """The node's lifecycle state as a ``lifecycle_msgs/State`` id (3: active); its heartbeat carries it."""
+        return int(self._state_machine.current_state[0])
+
     def keep_heartbeat(self, beat: Beating) -> None:
         """The process's heartbeat of this node: a cleanup leaves its publisher; a shutdown stops it."""
         self._heartbeat = beat

@@ -45,7 +45,8 @@ class _Heartbeat:
     executor, whose queue may be long under load): the task manager watches them to notice within
     seconds that a node has died or been replaced (a new process has a new instance)."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: GraphNode) -> None:
+        self.node = node
         self.publisher = node.create_publisher(Heartbeat, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
         self._beat = Heartbeat(node=node.get_name(), instance=uuid.uuid4().hex, pid=os.getpid())
         self._stop = threading.Event()
@@ -55,6 +56,7 @@ class _Heartbeat:
     def _run(self) -> None:
         while True:
             try:
+                self._beat.state = self.node.lifecycle_state()  # a node taken out of service says so at once
                 self.publisher.publish(self._beat)
             except Exception:  # the context is going away; close() follows
                 return

@@ -3,7 +3,8 @@
 Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on ``heartbeat`` under the graph's namespace
 twice a second (``homiebot.ros.kit.common``). During an episode the task manager watches the nodes that were beating
 when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
-process that has lost the episode's state. Either way the episode cannot go on, and waiting for a
+process that has lost the episode's state, one saying it is not active (a lifecycle deactivate or cleanup)
+answers nothing the episode needs. Either way the episode cannot go on, and waiting for a
 call's own timeout (up to minutes for a planner) would leave the user guessing.
 """
 
@@ -23,6 +24,8 @@ from homiebot.ros.messages.wire import WireError, safe_callback
 CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
 MAX_NAME_CHARS = 100  # longest node name or instance a heartbeat may carry
 NODE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # a ROS node name (no namespace)
+NOT_SAID, ACTIVE = 0, 3  # a heartbeat's lifecycle state (lifecycle_msgs/State ids): 0 from a sender that does not say
+STATE_LABELS = {1: "unconfigured", 2: "inactive", 4: "finalized"}
 SEEN_EVERY = 0.5  # seconds between two looks at discovery for the heartbeat's publishers
 STRANGER_GRACE = 2.0  # seconds a name heard but not discovered is dropped without a log line
 
@@ -54,7 +57,7 @@ class NodeWatch:
         self._publishers: tuple[float, frozenset[str]] = (0.0, frozenset())  # (when looked, heartbeat publishers in our namespace)
         self._strangers: dict[str, float] = {}  # names heard but not discovered -> when first heard
         self.lost: str | None = None
-        self._beats: dict[str, tuple[str, int, float]] = {}  # node -> (instance, pid, when last heard)
+        self._beats: dict[str, tuple[str, int, float, int]] = {}  # node -> (instance, pid, when last heard, lifecycle state)
         self._watched: dict[str, str] | None = None  # node -> instance when the episode began
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -74,7 +77,7 @@ class NodeWatch:
                             f"{self.node.get_namespace()} (a forgery, or a node of another graph): ignored")
         self._strangers.pop(beat.node, None)
         with self._lock:
-            self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic())
+            self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic(), int(beat.state))
 
     def _publishes(self, name: str) -> bool:
         """Whether discovery shows a node of this name in this node's namespace publishing heartbeats (looked up
@@ -95,7 +98,7 @@ class NodeWatch:
         """Nodes heard within ``timeout`` seconds -> their pid."""
         now = time.monotonic()
         with self._lock:
-            return {n: pid for n, (_, pid, t) in self._beats.items() if now - t < self.timeout}
+            return {n: pid for n, (_, pid, t, _) in self._beats.items() if now - t < self.timeout}
 
     def missing(self) -> list[str]:
         """Nodes of the graph heard from before (this one aside) that are silent now: dead, or not back yet. A
@@ -103,7 +106,7 @@ class NodeWatch:
         forgotten."""
         now = time.monotonic()
         with self._lock:
-            silent = [n for n, (_, _, t) in self._beats.items() if now - t >= self.timeout and n != self.me]
+            silent = [n for n, (_, _, t, _) in self._beats.items() if now - t >= self.timeout and n != self.me]
             for name in silent:
                 if not self.belongs(name):
                     del self._beats[name]
@@ -112,14 +115,14 @@ class NodeWatch:
     def instances(self) -> dict[str, str]:
         """Node of the graph -> the instance last heard (a restart changes it)."""
         with self._lock:
-            return {n: inst for n, (inst, _, _) in self._beats.items() if self.belongs(n)}
+            return {n: inst for n, (inst, _, _, _) in self._beats.items() if self.belongs(n)}
 
     def begin(self) -> None:
         """Watch the nodes alive now (this one aside) until ``end``."""
         now = time.monotonic()
         with self._lock:
             self.lost = None
-            self._watched = {n: inst for n, (inst, _, t) in self._beats.items()
+            self._watched = {n: inst for n, (inst, _, t, _) in self._beats.items()
                              if now - t < self.timeout and n != self.me and self.belongs(n)}
 
     def end(self) -> None:
@@ -136,11 +139,14 @@ class NodeWatch:
         now = time.monotonic()
         silent = []
         for name, instance in (self._watched or {}).items():
-            current, pid, heard = self._beats[name]
+            current, pid, heard, state = self._beats[name]
+            consequence = "its work in this episode is lost" if name in self.optional else "the episode cannot go on"
             if current != instance:
-                consequence = "its work in this episode is lost" if name in self.optional else "the episode cannot go on"
                 return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); {consequence}"
-            others = max((t for n, (_, _, t) in self._beats.items() if n != name), default=now)
+            if state not in (NOT_SAID, ACTIVE):
+                return name, (f"the {name} node is not active (lifecycle state: {STATE_LABELS.get(state, state)}): taken out "
+                              f"of service mid-episode; {consequence}")
+            others = max((t for n, (_, _, t, _) in self._beats.items() if n != name), default=now)
             if min(now, others) - heard > self.timeout:
                 silent.append((heard, name))
         if not silent:
