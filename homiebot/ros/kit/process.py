@@ -21,7 +21,6 @@ from homiebot_msgs.msg import Heartbeat
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy_impl
 from rclpy.lifecycle import TransitionCallbackReturn
-from rclpy.node import Node
 
 from homiebot.ros.kit.common import (
     CANNOT_RUN,
