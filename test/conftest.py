@@ -45,6 +45,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     clean_stale()
 
 
+MODULE_SECONDS: dict[str, float] = {}  # module -> seconds of its tests (setup, call and teardown), as reported here
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum each module's time (under pytest-xdist the controller hears every worker's reports)."""
+    module = report.nodeid.split("::", 1)[0]
+    MODULE_SECONDS[module] = MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """The slowest modules, and the ROS unit's total (one worker runs it, so it bounds the suite's wall time)."""
+    if hasattr(config, "workerinput") or not MODULE_SECONDS:
+        return
+    ros = sum(t for m, t in MODULE_SECONDS.items() if work_unit(m) == "ros")
+    rest = sum(t for m, t in MODULE_SECONDS.items() if work_unit(m) != "ros")
+    terminalreporter.write_sep("=", f"slowest modules (ROS unit {ros / 60:.1f} min on one worker; the other modules {rest / 60:.1f} min)")
+    for module, seconds in sorted(MODULE_SECONDS.items(), key=lambda item: -item[1])[:15]:
+        terminalreporter.write_line(f"{seconds:8.1f}s {module}")
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist (the dev extra); absent without it
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """xdist's module scheduling with the ROS modules as one unit (the largest: xdist hands it out first)."""
