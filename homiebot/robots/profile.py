@@ -189,7 +189,10 @@ class SimSpec(_Strict):
 
     views: dict[str, str] = Field(default_factory=dict, description="driver camera -> the home's view it renders "
                                   "(front, left, back, right)")
-    camera_rate_hz: float = Field(10.0, gt=0)
+    camera_rate_hz: float = Field(10.0, gt=0, description="how often the cameras are rendered and published, in real time")
+    view_rate_hz: float | None = Field(None, gt=0, description="in real time, every camera but the policy camera at this rate "
+                                       "instead (the planner reads them once a round: rendering them less leaves the CPU "
+                                       "to the control loop); null: camera_rate_hz")
     state_rate_hz: float = Field(50.0, gt=0)
     needs_power: bool = Field(False, description="motion is refused until the power-on and stand services ran")
     power_on_seconds: float = Field(0.0, ge=0.0, le=60.0, description="how long the power-on service takes to answer "

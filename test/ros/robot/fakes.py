@@ -48,6 +48,7 @@ class FakeNode:
         self.publisher_gids: list[bytes] = []  # what get_publishers_info_by_topic reports
         self.logger = FakeLogger()
         self.executor = None
+        self.now_ns = 0  # what get_clock().now() says
 
     def create_subscription(self, msg_type: Any, topic: str, callback: Any, qos: int) -> object:
         self.subscriptions[topic] = (msg_type, callback, qos)
@@ -66,6 +67,11 @@ class FakeNode:
 
     def get_logger(self) -> FakeLogger:
         return self.logger
+
+    def get_clock(self) -> Any:
+        """A clock whose ``now()`` is ``self.now_ns``."""
+        node = self
+        return type("Clock", (), {"now": lambda _: type("Time", (), {"nanoseconds": node.now_ns})()})()
 
     def deliver(self, topic: str, msg: Any) -> None:
         """A message arriving on ``topic``."""

@@ -125,3 +125,38 @@ def test_lock_step_waits_for_an_image_of_the_instant():
     node.deliver(PROFILE.topic(PROFILE.cameras["left"].image), image(np.zeros((2, 2, 3), np.uint8), "rgb8", ns=1_000))
     with pytest.raises(RobotUnavailable, match="no image of the simulated instant 2000 ns"):
         part.frames("left")
+
+
+def test_after_the_base_stopped_a_frame_taken_since_is_waited_for_else_the_newest(monkeypatch):
+    """Real time: a body camera streaming slowly may still hold a frame taken while the robot moved; once the base
+    stopped (``Base.stop`` says when), a read waits for one taken since, up to SETTLE_WAIT s, then takes the newest."""
+    from homiebot.core.robot import CommandCounters
+    from homiebot.ros.clients.robot import cameras as module
+    from homiebot.ros.clients.robot.base import Base
+
+    node = FakeNode()
+    cams = cameras(node)
+    base = Base(node, PROFILE, CommandCounters(), LockStep(None), alive, stopped=cams.settle)
+    topic = PROFILE.topic(PROFILE.cameras["left"].image)
+    node.deliver(topic, image(np.zeros((2, 3, 3), np.uint8), "rgb8", ns=1_000))
+    assert cams.frames("left")[0].header.stamp == stamp(1_000)  # nothing stopped yet: the newest at once
+    node.now_ns = 5_000
+    base.stop()
+    assert cams.settled_ns == 5_000
+    clock = [0.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    waited: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the next frame, taken after the stop, arrives while the read waits
+        waited.append(seconds)
+        clock[0] += seconds
+        if len(waited) == 3:
+            node.deliver(topic, image(np.zeros((2, 3, 3), np.uint8), "rgb8", ns=6_000))
+
+    monkeypatch.setattr(module.time, "sleep", sleep)
+    assert cams.frames("left")[0].header.stamp == stamp(6_000) and len(waited) == 3
+    node.now_ns = 9_000
+    base.stop()  # stopped again; no frame since comes: after SETTLE_WAIT the newest, no error
+    waited.clear()
+    assert cams.frames("left")[0].header.stamp == stamp(6_000)
+    assert module.SETTLE_WAIT <= sum(waited) <= module.SETTLE_WAIT + 0.01

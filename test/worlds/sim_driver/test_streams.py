@@ -99,3 +99,32 @@ def test_a_gripper_command_that_stops_on_something_reports_stalled() -> None:
     result = gripper.execute(handle)
     assert robot.closure == 1.0 and result.stalled and not result.reached_goal and result.effort == 60.0
     assert handle.ended == "succeeded" and counters["gripper_goals"] == 1
+
+
+def test_in_real_time_the_policy_camera_renders_every_tick_and_the_others_at_the_view_rate(monkeypatch) -> None:
+    """Spot's sim renders six cameras; the skills read the hand camera each step, the planner the body cameras once a
+    round: with view_rate_hz 2 and camera_rate_hz 10 a second of ticks renders the hand 10 times and each body camera
+    twice (60 renders before: the CPU the control loop lacked on a loaded machine). Lock-step renders them all."""
+    from homiebot.ros.nodes.sim_driver import cameras as module
+
+    profile = load_profile("spot")
+    assert profile.sim.view_rate_hz == 2 and profile.sim.camera_rate_hz == 10 and profile.policy_camera == "hand"
+    lock, _ = shared()
+    cams = SimCameras(FakeNode(), profile, None, None, lambda c: "front", lambda: 0, lock, lockstep=False)
+    rendered: list[str] = []
+    monkeypatch.setattr(cams, "render", lambda cameras=None: rendered.extend(cameras if cameras is not None else cams.pubs))
+    now = [100.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: now[0])
+    for tick in range(10):  # one second at 10 Hz, a tick a little late now and then
+        now[0] = 100.0 + tick * 0.1 + (0.004 if tick % 3 else 0.0)
+        cams.on_timer()
+    counts = {name: rendered.count(name) for name in cams.pubs}
+    assert counts == {"hand": 10, **dict.fromkeys(["frontleft", "frontright", "left", "right", "back"], 2)}, counts
+    cams.forget()  # a restarted home: every camera at the next tick
+    rendered.clear()
+    now[0] += 0.1
+    cams.on_timer()
+    assert sorted(rendered) == sorted(cams.pubs)
+    everything = SimCameras(FakeNode(), profile.model_copy(update={"sim": profile.sim.model_copy(update={"view_rate_hz": None})}),
+                            None, None, lambda c: "front", lambda: 0, lock, lockstep=False)
+    assert set(everything.period.values()) == {0.1}

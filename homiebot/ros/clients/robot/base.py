@@ -28,8 +28,8 @@ class Base:
     """Publishes base velocities (geometry_msgs/Twist) within the profile's limits."""
 
     def __init__(self, node: Node, profile: RobotProfile, counters: CommandCounters, lockstep: LockStep,
-                 alive: Callable[[], BasePose]) -> None:
-        self.profile, self.counters, self.lockstep, self._alive = profile, counters, lockstep, alive
+                 alive: Callable[[], BasePose], stopped: Callable[[int], None] = lambda ns: None) -> None:
+        self.profile, self.counters, self.lockstep, self._alive, self._stopped = profile, counters, lockstep, alive, stopped
         self.node = node
         self.cmd_pub = node.create_publisher(Twist, profile.topic(profile.cmd_vel.name), 10)
         self.longest_gap = 0.0  # s: the longest time between two cmd_vel of one held velocity (real time)
@@ -73,8 +73,9 @@ class Base:
                             duration=duration)
 
     def stop(self) -> None:
-        """A zero velocity, now."""
+        """A zero velocity, now; ``stopped`` hears when (wall clock ns), so that what is seen next is seen since."""
         self.cmd_pub.publish(Twist())
+        self._stopped(self.node.get_clock().now().nanoseconds)
         self.counters.add("stop")
         self.lockstep.sent("cmd_vel")
 

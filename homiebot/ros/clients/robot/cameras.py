@@ -10,6 +10,8 @@ hand camera on the arm, Fetch's head camera on the torso lift, pan and tilt) is 
 kinematics of the newest ``joint_states`` over its table, and its ``CameraInfo.pose_stamp`` is those
 joint states' stamp (for a frame read, the joint states nearest the image's stamp); joint states lacking
 one of its joints raise ``RobotUnavailable`` naming it. A camera with neither reports an identity pose.
+In real time, once the base has stopped, a frame is read as taken since (waited for up to ``SETTLE_WAIT``):
+an observation after a skill never shows the robot still moving.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from homiebot.ros.clients.robot.joints import JointStates
 from homiebot.ros.clients.robot.lockstep import LockStep
 from homiebot.ros.messages.common import ns_of
 
+SETTLE_WAIT = 1.5  # s a read waits for a frame taken since the base stopped (a body camera streams at 2 Hz in simulation)
 
 def static_pose(spec: CameraSpec, base_height: float) -> np.ndarray:
     """A fixed camera's pose in homiebot's base frame (on the floor): ``base_from_camera`` is given in the driver's
@@ -58,6 +61,7 @@ class Cameras:
         self._depths: dict[str, Image] = {}
         self._infos: dict[str, CameraInfoMsg] = {}
         self._image_ns: dict[str, int] = {}  # the newest image's stamp per camera (a turned head waits for a newer one)
+        self.settled_ns = -1  # real time: frames are read as taken at or after this stamp (the base stopped then)
         p = profile
         self.mounts = {cam: m for cam in p.cameras if (m := p.camera_mount(cam)) is not None}  # cameras moved by joints
         for cam, spec in p.cameras.items():
@@ -135,15 +139,29 @@ class Cameras:
             pose = static_pose(spec, self.profile.base_height)
         return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
 
+    def settle(self, ns: int) -> None:
+        """The base stopped at ``ns`` (wall clock): a frame read from now on is one taken since, waited for up to
+        ``SETTLE_WAIT`` s (a camera streaming slowly, such as a simulator's body cameras, may still hold one
+        taken while the robot moved)."""
+        self.settled_ns = max(self.settled_ns, int(ns))
+
     def frames(self, camera: str) -> tuple[Image | None, Image | None]:
-        """The newest image and depth of a camera; in lock-step, of the last step's instant (waited for)."""
-        deadline = time.monotonic() + self.call_timeout
+        """The newest image and depth of a camera; in lock-step, of the last step's instant (waited for); in real
+        time, one taken since the base last stopped when one comes within SETTLE_WAIT s, else the newest (a
+        camera that lags, or a driver clock that runs behind, costs that wait, never the frame)."""
+        started = time.monotonic()
         while True:
             with self._lock:
                 msg, dmsg = self._images.get(camera), self._depths.get(camera)
-            if msg is None or self.lockstep.sim_ns < 0 or ns_of(msg.header.stamp) >= self.lockstep.sim_ns:
+            if msg is None:
                 return msg, dmsg
-            if time.monotonic() > deadline:
+            stamp = ns_of(msg.header.stamp)
+            if not self.lockstep.active:
+                if stamp >= self.settled_ns or time.monotonic() - started > SETTLE_WAIT:
+                    return msg, dmsg
+            elif self.lockstep.sim_ns < 0 or stamp >= self.lockstep.sim_ns:
+                return msg, dmsg
+            elif time.monotonic() - started > self.call_timeout:
                 raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self.lockstep.sim_ns} ns "
                                        f"from camera '{camera}'")
             time.sleep(0.005)
@@ -172,4 +190,4 @@ class Cameras:
         return CameraFrame(rgb, info, stamp, d)
 
 
-__all__ = ["Cameras"]
+__all__ = ["SETTLE_WAIT", "Cameras"]

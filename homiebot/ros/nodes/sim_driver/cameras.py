@@ -1,4 +1,5 @@
-"""The camera streams at ``sim.camera_rate_hz``: each camera's image, camera_info and registered depth, in the
+"""The camera streams at ``sim.camera_rate_hz`` (in real time the cameras other than the policy camera at
+``sim.view_rate_hz`` where the profile sets one): each camera's image, camera_info and registered depth, in the
 emulated driver's encodings (``upstream``: spot_ros2's bgr8, or mono8 body cameras with ``rgb_cameras`` false,
 depth as 16UC1 millimetres), and beside each camera of the planner's views its instance segmentation
 (``/homiebot/sim/<camera>/segmentation``, simulator only, as a segmentation camera would). In lock-step nothing moves between steps, so the instant's
@@ -7,6 +8,7 @@ messages are sent again rather than rendered again."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +38,11 @@ class SimCameras:
         # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
         self.seg_pubs = {name: node.create_publisher(Image, segmentation_topic(name), 5) for name in self.pubs if name in profile.views.values()}
         self._sent: list[tuple[Any, Any]] = []  # lock-step: the messages of the instant (publisher, message)
+        # real time: every camera but the policy camera rendered at the profile's view rate, when it has one
+        view_rate = profile.sim.view_rate_hz
+        self.period = {name: 1.0 / (profile.sim.camera_rate_hz if view_rate is None or name == profile.policy_camera else view_rate)
+                       for name in self.pubs}
+        self._due = dict.fromkeys(self.pubs, 0.0)  # monotonic time each camera is next rendered at
 
     def _publishers(self, spec: CameraSpec) -> tuple[Any, Any, Any]:
         """A camera's image, camera_info and depth publishers (None where the profile has none)."""
@@ -50,18 +57,28 @@ class SimCameras:
         self.node.create_timer(1.0 / self.profile.sim.camera_rate_hz, self.on_timer)
 
     def on_timer(self) -> None:
-        """The camera streams: rendered at their rate in real time; in lock-step nothing moves between
-        steps, so the instant's messages are sent again (for late subscribers) without rendering again."""
-        if not self.lockstep or not self._sent:  # (none yet: at start-up and after a restart)
+        """The camera streams: in real time each camera rendered when its period has passed (the policy camera at
+        every tick, the others at the view rate); in lock-step nothing moves between steps, so the instant's
+        messages are sent again (for late subscribers) without rendering again."""
+        if not self.lockstep:
+            now = time.monotonic()
+            due = [name for name in self.pubs if now >= self._due[name] - 1e-3]
+            for name in due:  # on schedule; after a tick later than a whole period, one period from now (not made up for)
+                following = self._due[name] + self.period[name]
+                self._due[name] = following if following > now else now + self.period[name]
+            self.render(due)
+            return
+        if not self._sent:  # (none yet: at start-up and after a restart)
             self.render()
             return
         for pub, msg in self._sent:
             pub.publish(msg)
 
-    def render(self) -> None:
-        """Render and publish each camera in turn, stamped when it is rendered (as a camera stamps at capture)."""
+    def render(self, cameras: list[str] | None = None) -> None:
+        """Render and publish each camera (``cameras``: those only) in turn, stamped when it is rendered (as a camera
+        stamps at capture)."""
         sent: list[tuple[Any, Any]] = []
-        for name in self.pubs:
+        for name in self.pubs if cameras is None else cameras:
             spec = self.profile.cameras[name]
             raw = self.size or (spec.height, spec.width)  # the image as the driver publishes it
             upright = render_shape(raw, spec.rotation_deg)
@@ -86,5 +103,6 @@ class SimCameras:
         self._sent = sent
 
     def forget(self) -> None:
-        """The home restarted: the next tick renders the new instant."""
+        """The home restarted: the next tick renders the new instant (every camera)."""
         self._sent = []
+        self._due = dict.fromkeys(self.pubs, 0.0)
