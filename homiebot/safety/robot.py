@@ -58,6 +58,9 @@ class SafeRobot(Robot):
         self._clipping: set[str] = set()
         self._lock = threading.Lock()
         self._watchdog: threading.Thread | None = None
+        # drive() calls in flight: in lock-step the robot's clock jumps by a whole command at the step's end, before
+        # drive() returns and notes it, and a watchdog look in between took the command for silence
+        self._driving = 0
         self._closed = threading.Event()
         state.on_estop.append(self._estop_stop)
         state.on_release.append(self._estop_release)
@@ -93,7 +96,13 @@ class SafeRobot(Robot):
     def drive(self, linear: float, angular: float, duration: float) -> MotionReport:
         self._before_command()
         v, w = self._limit_base(float(linear), float(angular), float(duration))
-        report = self.inner.drive(v, w, duration)
+        with self._lock:
+            self._driving += 1  # a command in flight is being sent: no watchdog while it lasts
+        try:
+            report = self.inner.drive(v, w, duration)
+        finally:
+            with self._lock:
+                self._driving -= 1
         with self._lock:
             self._velocity = (v, w) if not report.collision else (0.0, 0.0)
             self._last_command = self.inner.clock()
@@ -219,7 +228,7 @@ class SafeRobot(Robot):
         period = self.settings.watchdog
         while not self._closed.wait(min(0.05, period / 4)):
             with self._lock:
-                moving = self._velocity != (0.0, 0.0)
+                moving = self._velocity != (0.0, 0.0) and not self._driving
                 quiet = self.inner.clock() - self._last_command  # the robot's clock: simulated time in lock-step
             if moving and quiet > period:
                 self.stop()

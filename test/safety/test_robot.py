@@ -51,6 +51,34 @@ def test_a_policy_that_stops_publishing_triggers_the_watchdog() -> None:
     robot.close()
 
 
+def test_a_stepped_robot_whose_clock_jumps_within_a_command_is_not_taken_for_a_silent_commander() -> None:
+    """Lock-step: the robot's clock jumps by the whole command at the step's end, before drive() returns; a
+    watchdog look in that moment took the command in flight for silence (a watchdog_stop in one of two
+    identical episodes)."""
+
+    class Stepped(PlanarRobot):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sim = 0.0
+
+        def clock(self) -> float:
+            return self.sim
+
+        def drive(self, linear: float, angular: float, duration: float):
+            report = super().drive(linear, angular, duration)
+            self.sim += duration  # the step ended...
+            time.sleep(0.3)  # ...and the bridge waits for the instant's odometry, several watchdog looks long
+            return report
+
+    stepped, state = Stepped(), SafetyState()
+    robot = SafeRobot(stepped, SafetySettings(watchdog=0.2), state)
+    for _ in range(3):
+        robot.drive(0.2, 0.0, 1.0)  # each command one second of simulated time
+    robot.stop()
+    assert "watchdog_stop" not in kinds(state) and stepped.stopped == 1
+    robot.close()
+
+
 def test_an_estop_refuses_every_command_and_stops_the_robot_at_once() -> None:
     planar, state = PlanarRobot(), SafetyState()
     robot = SafeRobot(planar, SafetySettings(), state)
