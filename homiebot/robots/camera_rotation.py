@@ -151,5 +151,15 @@ def upright_intrinsics(fx: float, fy: float, cx: float, cy: float, shape: tuple[
     return fx, fy, cx2, cy2
 
 
-__all__ = ["quarter_turns", "render_shape", "rotate", "rotate_point", "to_mounted", "to_upright", "upright_intrinsics",
+def sensor_from_upright(angle_deg: float) -> np.ndarray:
+    """The 4x4 pose of the upright view's camera (OpenCV axes) in the sensor's frame: turning the image by
+    ``angle_deg`` about its centre is turning the camera about its optical axis (z) by the same angle
+    (a point at pixel offset (dx, dy) of the sensor lands at ``rotate_point``'s offset in the upright image)."""
+    t = math.radians(angle_deg)
+    pose = np.eye(4)
+    pose[:2, :2] = [[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]
+    return pose
+
+
+__all__ = ["quarter_turns", "render_shape", "rotate", "rotate_point", "sensor_from_upright", "to_mounted", "to_upright", "upright_intrinsics",
            "upright_shape"]

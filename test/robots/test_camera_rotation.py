@@ -131,3 +131,17 @@ def test_a_point_projected_by_the_upright_intrinsics_lands_where_the_turned_imag
     sensor_from_upright = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])  # Rz(rotation_deg), as docs/robots.md says
     turned = sensor_from_upright.T @ ray  # the ray in the upright view's axes
     assert (fx * turned[0] / turned[2] + cx2, fy * turned[1] / turned[2] + cy2) == pytest.approx((ux, uy))
+
+
+@pytest.mark.parametrize("angle", [-102.0, -78.0, 0.0, 90.0, 180.0, 33.0])
+def test_the_upright_views_camera_is_the_sensor_turned_about_its_optical_axis(angle: float) -> None:
+    """A point seen by the sensor at pixel offset (dx, dy) is where rotate_point puts it in the upright image, and
+    that is where the upright view's camera (sensor_from_upright) projects it: the pose an upright image needs."""
+    f, shape = 100.0, (48, 64)
+    up = cr.upright_shape(shape, angle)
+    point = np.array([0.3, -0.2, 2.0, 1.0])  # in the sensor's frame (OpenCV axes)
+    sx, sy = f * point[0] / point[2] + (shape[1] - 1) / 2, f * point[1] / point[2] + (shape[0] - 1) / 2
+    expected = cr.rotate_point(sx, sy, angle, shape, up)
+    in_upright = np.linalg.inv(cr.sensor_from_upright(angle)) @ point
+    got = (f * in_upright[0] / in_upright[2] + (up[1] - 1) / 2, f * in_upright[1] / in_upright[2] + (up[0] - 1) / 2)
+    assert got == pytest.approx(expected, abs=1e-9)

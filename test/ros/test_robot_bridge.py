@@ -26,6 +26,7 @@ from homiebot.policies.base import Policy, PolicyObservation, Waypoints  # noqa:
 from homiebot.robots.camera_rotation import to_upright  # noqa: E402
 from homiebot.robots.profile import load_profile  # noqa: E402
 from homiebot.ros.clients.robot import Ros2Robot, _to_rgb  # noqa: E402
+from homiebot.ros.clients.robot.cameras import static_pose  # noqa: E402
 from homiebot.ros.clients.sim_client import SimDriverClient  # noqa: E402
 from homiebot.ros.kit.environment import ros_environment  # noqa: E402
 from homiebot.skills.base import SkillContext  # noqa: E402
@@ -235,6 +236,9 @@ def compare_views(robot: Ros2Robot, home: EmbeddedHome, stamp: int) -> None:
                 break
             time.sleep(0.05)
         msg, _ = robot._frames(camera)  # the published image behind the frame, to turn by a wrong angle
+        # the driver's frames: spot_ros2's sensor frame on the image, its pose from /tf_static turned upright again
+        assert msg.header.frame_id == f"spot/{camera}_fisheye" and robot.cameras.pose_source(camera) == "tf_static"
+        assert np.allclose(frame.info.base_from_camera, static_pose(spec, robot.profile.base_height), atol=1e-6)
         raw = (msg.height, msg.width)
         rgb, depth = home_upright(home, robot.profile.sim.views[camera], frame.rgb.shape[:2], frame.info.intrinsics[0])
         assert frame.depth is not None and frame.rgb.shape == rgb.shape  # the driver's bgr8 (spot_ros2's default) as RGB

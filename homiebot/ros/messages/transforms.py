@@ -89,6 +89,24 @@ def quaternion_of(r: np.ndarray) -> tuple[float, float, float, float]:
     return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
 
 
+def matrix_of(msg: TransformStamped) -> np.ndarray:
+    """The 4x4 pose of a transform's child in its parent (a quaternion of any length is normalised; a zero one
+    is refused with ValueError)."""
+    t, q = msg.transform.translation, msg.transform.rotation
+    x, y, z, w = float(q.x), float(q.y), float(q.z), float(q.w)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if not (math.isfinite(n) and n > 1e-9) or not all(math.isfinite(float(v)) for v in (t.x, t.y, t.z)):
+        raise ValueError(f"the transform {msg.header.frame_id} -> {msg.child_frame_id} is not a pose (quaternion or "
+                         f"translation not finite, or a zero quaternion)")
+    x, y, z, w = x / n, y / n, z / n, w / n
+    m = np.eye(4)
+    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    m[:3, 3] = [float(t.x), float(t.y), float(t.z)]
+    return m
+
+
 class TransformPublisher:
     """Publishes a graph's transforms on ``tf`` and ``tf_static`` under its namespace (``map`` -> ``odom`` once,
     latched; ``odom`` -> ``base_link`` and ``base_link`` -> each camera with every observation's stamp)."""

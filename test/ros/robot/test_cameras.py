@@ -160,3 +160,51 @@ def test_after_the_base_stopped_a_frame_taken_since_is_waited_for_else_the_newes
     waited.clear()
     assert cams.frames("left")[0].header.stamp == stamp(6_000)
     assert module.SETTLE_WAIT <= sum(waited) <= module.SETTLE_WAIT + 0.01
+
+
+def _edge(parent: str, child: str, xyz, quaternion) -> object:
+    from geometry_msgs.msg import TransformStamped
+
+    tf = TransformStamped()
+    tf.header.frame_id, tf.child_frame_id = parent, child
+    tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = xyz
+    q = tf.transform.rotation
+    q.x, q.y, q.z, q.w = quaternion
+    return tf
+
+
+def test_a_body_cameras_pose_comes_from_the_drivers_static_frames_when_they_reach_its_base():
+    """spot_ros2's image publisher sends each image's frame tree on /tf_static (child -> parent edges, the body left
+    out as a child) and stamps the image with the sensor's frame: the camera's pose is those edges walked up to the
+    odometry's child frame, turned upright, raised by base_height; until they arrive, the profile's."""
+    from tf2_msgs.msg import TFMessage
+
+    from homiebot.robots.camera_rotation import sensor_from_upright
+
+    node, base = FakeNode(), ["spot/body"]
+    part = Cameras(node, PROFILE, {}, JointStates(node, PROFILE, LockStep(None)), LockStep(None), alive, 0.05, lambda: base[0])
+    msg = image(np.zeros((4, 4, 3), np.uint8), "bgr8")
+    msg.header.frame_id = "spot/frontleft_fisheye"
+    node.deliver(PROFILE.topic(PROFILE.cameras["frontleft"].image), msg)
+    profile_pose = part.info("frontleft").base_from_camera
+    assert part.pose_source("frontleft") == "profile"
+    pitched = (0.0, np.sin(np.radians(20) / 2), 0.0, np.cos(np.radians(20) / 2))  # 20 degrees about y
+    node.deliver("/tf_static", TFMessage(transforms=[_edge("spot/body", "spot/head", (0.4, 0.0, 0.05), (0, 0, 0, 1)),
+                                                     _edge("spot/head", "spot/frontleft", (0.02, 0.03, 0.0), pitched),
+                                                     _edge("spot/frontleft", "spot/frontleft_fisheye", (0, 0, 0), (-0.5, 0.5, -0.5, 0.5)),
+                                                     _edge("spot/body", "spot/broken", (0, 0, 0), (0, 0, 0, 0))]))
+    head = np.eye(4)
+    head[:3, 3] = (0.4, 0.0, 0.05)
+    cam = np.eye(4)
+    c, si = np.cos(np.radians(20)), np.sin(np.radians(20))
+    cam[:3, :3], cam[:3, 3] = [[c, 0, si], [0, 1, 0], [-si, 0, c]], (0.02, 0.03, 0.0)
+    optical = np.eye(4)
+    optical[:3, :3] = [[0, 0, 1], [-1, 0, 0], [0, -1, 0]]  # x forward -> OpenCV axes
+    expected = head @ cam @ optical @ sensor_from_upright(PROFILE.cameras["frontleft"].rotation_deg)
+    expected[2, 3] += PROFILE.base_height
+    pose = part.info("frontleft").base_from_camera
+    assert part.pose_source("frontleft") == "tf_static"
+    assert np.allclose(pose, expected, atol=1e-9) and not np.allclose(pose, profile_pose, atol=1e-3)
+    assert part.static_frames.refused and "spot/broken" in part.static_frames.refused[0]
+    base[0] = "spot/odom"  # frames that do not reach the base: the profile's
+    assert np.allclose(part.info("frontleft").base_from_camera, profile_pose)

@@ -88,6 +88,7 @@ class FakeRobot:
         return SimpleNamespace(message="")
 
     def ready(self, pose: Any) -> Any:
+        self.hand = (np.asarray(pose, dtype=float), self.hand[1])
         return SimpleNamespace(clipped=False, message="")
 
     def stow(self) -> None:

@@ -88,17 +88,72 @@ def test_fetchs_joint_states_carry_the_torso_the_head_and_the_arm_in_that_order(
     assert msg.position[0] == pytest.approx(0.3) and len(msg.position) == len(msg.name)
 
 
-def test_a_gripper_command_that_stops_on_something_reports_stalled() -> None:
+def _run_until_waiting(coroutine) -> None:
+    """Run an execute callback until it waits for the driver's clock."""
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        raise AssertionError("the goal ended without waiting for the driver's clock") from None
+
+
+def _finish(coroutine):
+    """Let an execute callback that was told its goal ended run to its end; its result."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the goal is still waiting")
+
+
+def test_a_gripper_command_that_stops_on_something_reports_stalled_after_two_seconds() -> None:
+    """As Fetch's controller (parallel_gripper.cpp): fingers that stop on something end the goal as stalled once
+    they have not moved for 2 s, not at once."""
     profile, robot, node = load_profile("fetch"), FakeRobot(), FakeNode()
     lock, counters = shared()
-    gripper = SimGripper(node, profile, robot, lock, counters)
+    clock = [100.0]
+    gripper = SimGripper(node, profile, robot, lock, counters, lambda: clock[0])
     goal = GripperCommand.Goal()
     goal.command.position, goal.command.max_effort = 0.0, 60.0
     robot.holding = "green_can"
     handle = FakeGoalHandle(goal)
-    result = gripper.execute(handle)
-    assert robot.closure == 1.0 and result.stalled and not result.reached_goal and result.effort == 60.0
+    run = gripper.execute(handle)
+    _run_until_waiting(run)
+    assert robot.closure == 1.0 and gripper.running and handle.ended is None
+    gripper.advance(101.9)
+    assert gripper.running  # 1.9 s without finger motion: not stalled yet
+    gripper.advance(102.0)
+    result = _finish(run)
+    assert result.stalled and not result.reached_goal and result.effort == 60.0 and result.position == 0.0
     assert handle.ended == "succeeded" and counters["gripper_goals"] == 1
+
+
+def test_a_gripper_command_that_reaches_its_gap_ends_at_the_next_tick() -> None:
+    profile, robot, node = load_profile("fetch"), FakeRobot(), FakeNode()
+    lock, counters = shared()
+    gripper = SimGripper(node, profile, robot, lock, counters, lambda: 5.0)
+    goal = GripperCommand.Goal()
+    goal.command.position = profile.gripper_max_gap
+    run = gripper.execute(handle := FakeGoalHandle(goal))
+    _run_until_waiting(run)
+    gripper.advance(5.0)
+    result = _finish(run)
+    assert result.reached_goal and not result.stalled and handle.ended == "succeeded" and robot.closure == 0.0
+
+
+def test_a_new_gripper_goal_preempts_the_one_waiting_for_its_stall() -> None:
+    profile, robot, node = load_profile("fetch"), FakeRobot(), FakeNode()
+    lock, counters = shared()
+    gripper = SimGripper(node, profile, robot, lock, counters, lambda: 0.0)
+    goal = GripperCommand.Goal()
+    robot.holding = "green_can"
+    first = gripper.execute(first_handle := FakeGoalHandle(goal, 1))
+    _run_until_waiting(first)
+    goal.command.position = profile.gripper_max_gap
+    robot.holding = None
+    second = gripper.execute(FakeGoalHandle(goal, 2))
+    _run_until_waiting(second)
+    _finish(first)
+    assert first_handle.ended == "aborted" and gripper.running
 
 
 def test_in_real_time_the_policy_camera_renders_every_tick_and_the_others_at_the_view_rate(monkeypatch) -> None:
@@ -128,3 +183,26 @@ def test_in_real_time_the_policy_camera_renders_every_tick_and_the_others_at_the
     everything = SimCameras(FakeNode(), profile.model_copy(update={"sim": profile.sim.model_copy(update={"view_rate_hz": None})}),
                             None, None, lambda c: "front", lambda: 0, lock, lockstep=False)
     assert set(everything.period.values()) == {0.1}
+
+
+def test_spot_images_carry_spot_ros2s_sensor_frames_and_tf_static_places_them_on_the_body() -> None:
+    """spot_ros2 stamps images with the prefixed sensor frame and sends their frames on /tf_static; the bridge turns
+    a sensor frame's pose upright again and gets the profile's body-camera pose back."""
+    from homiebot.robots.camera_rotation import sensor_from_upright
+    from homiebot.ros.messages.transforms import matrix_of
+    from homiebot.ros.nodes.sim_driver.frames import camera_transforms
+    from homiebot.ros.nodes.sim_driver.upstream import camera_frame
+
+    spot, fetch = load_profile("spot"), load_profile("fetch")
+    assert [camera_frame(spot, c) for c in ("frontleft", "back", "hand")] == [
+        "spot/frontleft_fisheye", "spot/back_fisheye", "spot/hand_color_image_sensor"]
+    assert camera_frame(fetch, "head") == "head"
+    transforms = {tf.child_frame_id: tf for tf in camera_transforms(spot, 0)}
+    assert set(transforms) == {f"spot/{c}_fisheye" for c in ("frontleft", "frontright", "left", "right", "back")}
+    for camera in ("frontleft", "frontright", "right", "left"):
+        tf = transforms[camera_frame(spot, camera)]
+        spec = spot.cameras[camera]
+        assert tf.header.frame_id == "spot/body"
+        upright = matrix_of(tf) @ sensor_from_upright(spec.rotation_deg)
+        assert np.allclose(upright, np.array(spec.base_from_camera), atol=1e-9), camera
+    assert camera_transforms(fetch, 0) == []  # Fetch's camera rides on the head

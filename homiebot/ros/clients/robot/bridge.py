@@ -104,7 +104,8 @@ class Ros2Robot(Robot):
         self.joints = JointStates(node, profile, self.lockstep)
         self.triggers = TriggerServices(node, profile, call_timeout, self.counters)
         self.actions = ActionGoals(node, self._executor, profile.robot, call_timeout, self.lockstep, alive)
-        self.cameras = Cameras(node, profile, self.aliases, self.joints, self.lockstep, alive, call_timeout)
+        self.cameras = Cameras(node, profile, self.aliases, self.joints, self.lockstep, alive, call_timeout,
+                               lambda: self.health.base_frame)
         self.base = Base(node, profile, self.counters, self.lockstep, alive, stopped=self.cameras.settle)
         self.pose_arm = PoseArm(node, profile, self.joints, self.triggers, self.counters, self.lockstep, alive)
         self.trajectory_arm = TrajectoryArm(node, profile, self.joints, self.actions, self.counters, self.lockstep, alive,

@@ -4,8 +4,10 @@ Images are turned upright (``homiebot.ros.clients.robot.images``), converted to 
 driver sends (spot_ros2: bgr8 by default, mono8 body cameras with ``rgb_cameras: false``) and resized to what the caller asks for (depth and segmentation by the
 nearest pixel, never blended). The driver's camera_info (of the published image) is turned with them:
 the principal point turns, the focal length stays (square pixels), and both are scaled with the resize.
-A body camera's pose is static in the profile (that of the upright view, in the driver's base frame: raised
-by ``base_height`` into homiebot's, on the floor); a camera on a chain (Spot's
+A body camera's pose is the robot's own: where the driver's ``/tf_static`` leads from its images' frame to the
+driver's base frame (the odometry's child frame; ``static_frames``), else the profile's static pose (that of the
+upright view, in the driver's base frame); either is raised by ``base_height`` into homiebot's, on the floor. A
+camera on a chain (Spot's
 hand camera on the arm, Fetch's head camera on the torso lift, pan and tilt) is placed by the forward
 kinematics of the newest ``joint_states`` over its table, and its ``CameraInfo.pose_stamp`` is those
 joint states' stamp (for a frame read, the joint states nearest the image's stamp); joint states lacking
@@ -29,11 +31,12 @@ from sensor_msgs.msg import CameraInfo as CameraInfoMsg
 from sensor_msgs.msg import Image
 
 from homiebot.core.robot import BasePose, CameraFrame, CameraInfo, RobotUnavailable, Unsupported
-from homiebot.robots.camera_rotation import upright_intrinsics, upright_shape
+from homiebot.robots.camera_rotation import sensor_from_upright, upright_intrinsics, upright_shape
 from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.ros.clients.robot.images import to_depth, to_rgb
 from homiebot.ros.clients.robot.joints import JointStates
 from homiebot.ros.clients.robot.lockstep import LockStep
+from homiebot.ros.clients.robot.static_frames import StaticFrames
 from homiebot.ros.messages.common import ns_of
 
 SETTLE_WAIT = 1.5  # s a read waits for a frame taken since the base stopped (a body camera streams at 2 Hz in simulation)
@@ -53,9 +56,12 @@ class Cameras:
     cameras answer to (view name -> camera)."""
 
     def __init__(self, node: Node, profile: RobotProfile, aliases: dict[str, str], joints: JointStates, lockstep: LockStep,
-                 alive: Callable[[], BasePose], call_timeout: float) -> None:
+                 alive: Callable[[], BasePose], call_timeout: float, base_frame: Callable[[], str] = lambda: "") -> None:
+        """``base_frame``: the driver's base frame as its odometry names it; a fixed camera whose image frame the
+        driver's ``/tf_static`` connects to it takes its pose from there (``StaticFrames``), else the profile's."""
         self.profile, self.aliases, self.joints, self.lockstep = profile, aliases, joints, lockstep
-        self._alive, self.call_timeout = alive, call_timeout
+        self._alive, self.call_timeout, self._base_frame = alive, call_timeout, base_frame
+        self.static_frames = StaticFrames(node)
         self._lock = threading.Lock()
         self._images: dict[str, Image] = {}
         self._depths: dict[str, Image] = {}
@@ -136,8 +142,28 @@ class Cameras:
             q, stamp = self.joints.values(mount.names, f"camera '{camera}'", at_ns)
             pose = mount.pose(q)
         else:
-            pose = static_pose(spec, self.profile.base_height)
+            pose = self.fixed_pose(camera, spec)
         return CameraInfo(camera, int(h), int(w), (fx, fy, cx, cy), pose, "rgb8", spec.depth is not None, stamp)
+
+    def fixed_pose(self, camera: str, spec: CameraSpec) -> np.ndarray:
+        """A fixed camera's pose in homiebot's base frame: from the driver's static frames when they lead from its
+        images' frame to the driver's base frame (the robot's own calibration), else the profile's."""
+        with self._lock:
+            msg = self._images.get(camera)
+        base, frame = self._base_frame(), str(msg.header.frame_id) if msg is not None else ""
+        found = self.static_frames.pose(base, frame) if base and frame and frame != base else None
+        if found is None:
+            return static_pose(spec, self.profile.base_height)
+        pose = found @ sensor_from_upright(spec.rotation_deg)  # the images are turned upright: so is their camera
+        pose[2, 3] += self.profile.base_height
+        return pose
+
+    def pose_source(self, camera: str) -> str:
+        """Where a fixed camera's pose comes from: "tf_static" or "profile" (what ``fixed_pose`` would use now)."""
+        with self._lock:
+            msg = self._images.get(camera)
+        base, frame = self._base_frame(), str(msg.header.frame_id) if msg is not None else ""
+        return "tf_static" if base and frame and frame != base and self.static_frames.pose(base, frame) is not None else "profile"
 
     def settle(self, ns: int) -> None:
         """The base stopped at ``ns`` (wall clock): a frame read from now on is one taken since, waited for up to

@@ -113,7 +113,9 @@ class Gripper:
         goal = control_msgs(p.robot).GripperCommand.Goal()
         goal.command.position = float((1.0 - min(max(closedness, 0.0), 1.0)) * p.gripper_max_gap)
         goal.command.max_effort = float(p.gripper_max_effort)
-        result = self.actions.result(self.client, goal, self.call_timeout)
+        # timed: a grasp answers once the fingers stalled (Fetch's controller: 2 s without motion); in lock-step the
+        # simulation runs until then
+        result = self.actions.result(self.client, goal, self.call_timeout, timed=True)
         self.counters.add("gripper_command")
         self._open = float(min(max(result.position / p.gripper_max_gap, 0.0), 1.0))
         self._holding = bool(result.stalled and result.position > 1e-3)

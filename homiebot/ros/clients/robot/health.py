@@ -44,6 +44,7 @@ class DriverHealth:
         self._lock = threading.Lock()
         self._odom: tuple[BasePose, float] | None = None  # (pose, monotonic time received)
         self._odom_ns = -1  # its stamp (ns)
+        self.base_frame = ""  # the driver's base frame, as its odometry names it (child_frame_id)
         self.started = False  # start() got the streams: a restarted driver is brought up, closing runs the shut-down
         self._driver: set[bytes] = set()  # the odometry publishers start() brought up (a newcomer is a restarted driver)
         self._driver_checked = 0.0
@@ -59,6 +60,7 @@ class DriverHealth:
         with self._lock:
             self._odom = (pose, time.monotonic())
             self._odom_ns = ns_of(msg.header.stamp)
+            self.base_frame = str(msg.child_frame_id)
 
     @property
     def latest(self) -> tuple[BasePose, float] | None:

@@ -15,6 +15,7 @@ from homiebot.ros.messages.wire import WireError, safe_callback
 from homiebot.ros.nodes.sim_driver.numbers import finite
 
 REACHED_M, REACHED_RAD = 0.005, 0.01  # a goal this close is there
+MAX_MOTION_S = 5.0  # a stow or unstow takes at most this long (the joints move together; a long way is not slower)
 LIMITED = "the step was limited"  # the home's note of a step cut to the speed limit, which the approach is on purpose
 
 
@@ -32,6 +33,7 @@ class SimArm:
     def __init__(self, node: Any, profile: RobotProfile, robot: Any, lock: threading.Lock, counters: dict[str, int]) -> None:
         self.profile, self.robot, self._lock, self.counters = profile, robot, lock, counters
         self.goal: tuple[np.ndarray, float] | None = None
+        self.motion_seconds = 0.0  # how long the last stow or unstow takes on the robot (the hand's way at its speed limit)
         if "pose" in profile.arm:
             node.create_subscription(PoseStamped, pose := profile.topic(profile.arm["pose"].name), safe_callback(node, pose, self.on_pose), 10)
 
@@ -57,15 +59,26 @@ class SimArm:
 
     def stow(self) -> tuple[bool, str]:
         """The arm stowed; any goal dropped (under the lock)."""
+        before = self.robot.gripper_pose()[0]
         self.robot.stow()
         self.goal = None
+        self._timed(before)
         return True, "arm stowed"
 
     def unstow(self) -> tuple[bool, str]:
         """The hand to the profile's ready pose in front of the body (what the bridge's estimate starts from)."""
         self.goal = None
+        before = self.robot.gripper_pose()[0]
         report = self.robot.ready(self.profile.arm_ready)
-        return (False, report.message) if report.clipped else (True, "arm ready")
+        if report.clipped:
+            return False, report.message
+        self._timed(before)
+        return True, "arm ready"
+
+    def _timed(self, before: np.ndarray) -> None:
+        """Note how long the motion from ``before`` to where the hand is now takes at the end-effector speed limit."""
+        way = float(np.linalg.norm(np.asarray(self.robot.gripper_pose()[0]) - np.asarray(before)))
+        self.motion_seconds = min(way / self.profile.limits.max_ee_speed, MAX_MOTION_S)
 
     def advance(self, dt: float, joint_space: bool) -> ArmMotion:
         """Approach the goal for ``dt`` seconds (under the lock; there is one). ``joint_space``: the goal is a joint

@@ -19,7 +19,7 @@ from homiebot.robots.profile import CameraSpec, RobotProfile
 from homiebot.robots.sim import segmentation_topic
 from homiebot.ros.messages.common import to_image
 from homiebot.ros.nodes.sim_driver.images import camera_info_msg, depth_msg, image_msg, render_fovy
-from homiebot.ros.nodes.sim_driver.upstream import RGB_CAMERAS, depth_encoding, image_encoding
+from homiebot.ros.nodes.sim_driver.upstream import RGB_CAMERAS, camera_frame, depth_encoding, image_encoding
 
 
 class SimCameras:
@@ -33,6 +33,7 @@ class SimCameras:
         # the encodings the emulated driver publishes (``upstream``: spot_ros2's rgb_cameras), else the profile's
         self.encodings = {name: image_encoding(profile, spec, rgb_cameras) for name, spec in profile.cameras.items()}
         self.depth_encoding = depth_encoding(profile)
+        self.frames = {name: camera_frame(profile, name) for name in profile.cameras}  # the frame ids its images carry
         self.view_of, self._stamp_ns, self._lock, self.lockstep = view_of, stamp_ns, lock, lockstep
         self.pubs = {name: self._publishers(spec) for name, spec in profile.cameras.items() if name in profile.sim.views}
         # a segmentation camera beside each camera of the planner's views (simulator only, for oracle perception)
@@ -88,15 +89,16 @@ class SimCameras:
             frame = next(iter(view.values()))
             stamp = self._stamp_ns()
             image_pub, info_pub, depth_pub = self.pubs[name]
-            messages = [(image_pub, image_msg(frame.rgb, spec, raw, stamp, name, self.encodings[name]))]
+            frame_id = self.frames[name]
+            messages = [(image_pub, image_msg(frame.rgb, spec, raw, stamp, frame_id, self.encodings[name]))]
             if info_pub is not None:
-                messages.append((info_pub, camera_info_msg(raw, spec, stamp, name)))
+                messages.append((info_pub, camera_info_msg(raw, spec, stamp, frame_id)))
             if depth_pub is not None and frame.depth is not None:  # by the nearest pixel: depth is never blended
                 depth = to_mounted(frame.depth, spec.rotation_deg, raw, order=0)
-                messages.append((depth_pub, depth_msg(depth, self.depth_encoding, stamp, name)))
+                messages.append((depth_pub, depth_msg(depth, self.depth_encoding, stamp, frame_id)))
             if name in self.seg_pubs and frame.segmentation is not None:
                 ids = to_mounted(frame.segmentation, spec.rotation_deg, raw, order=0)
-                messages.append((self.seg_pubs[name], to_image(ids, "segmentation", stamp, name)))
+                messages.append((self.seg_pubs[name], to_image(ids, "segmentation", stamp, frame_id)))
             for pub, msg in messages:
                 pub.publish(msg)
             sent += messages

@@ -25,11 +25,13 @@ from homiebot.ros.nodes.sim_driver.clock import SimClock
 from homiebot.ros.nodes.sim_driver.driver_part import DriverPart
 from homiebot.ros.nodes.sim_driver.estop import EStopRegistration, _estop_after
 from homiebot.ros.nodes.sim_driver.expert_policies import ExpertPolicies
+from homiebot.ros.nodes.sim_driver.frames import publish_camera_frames
 from homiebot.ros.nodes.sim_driver.goals import GoalNotes
 from homiebot.ros.nodes.sim_driver.gripper import SimGripper
 from homiebot.ros.nodes.sim_driver.head import SimHead
 from homiebot.ros.nodes.sim_driver.images import camera_size
 from homiebot.ros.nodes.sim_driver.joint_states import JointStates
+from homiebot.ros.nodes.sim_driver.lease import SimLease, lease_holder
 from homiebot.ros.nodes.sim_driver.power import Power
 from homiebot.ros.nodes.sim_driver.status import SimStatus
 from homiebot.ros.nodes.sim_driver.torso import SimTorso
@@ -74,7 +76,7 @@ class SimDriver:
         self._frame = 0
         lock, counters, seconds = self._lock, self.counters, self.clock.seconds
         self.base = SimBase(node, p, self.world, self.power, seconds, lock, counters, cmd_duration(p, params["cmd_duration"]))
-        self.gripper = SimGripper(node, p, self.robot, lock, counters)
+        self.gripper = SimGripper(node, p, self.robot, lock, counters, seconds, self.goals)
         self.truth = TruthStream(node, p.robot, self.world, self.power, counters)
         self.arm = SimArm(node, p, self.robot, lock, counters)
         # the services answer on a node and thread of their own: a lock-step ``step`` waits for commands that
@@ -85,7 +87,9 @@ class SimDriver:
         # driver's, advertised now and answered once an E-Stop is registered
         self.estop = EStopRegistration(node, p, self._services_node)
         self.status = SimStatus(node, self._services_node, p, self.power, self.base, lock)
-        self.triggers = DriverTriggers(self.estop.node, p, self.power, self.base, self.arm, self.gripper, lock, counters)
+        self.lease = SimLease(lease_holder(params["lease_held_by"]))
+        self.triggers = DriverTriggers(self.estop.node, p, self.power, self.base, self.arm, self.gripper, lock, counters,
+                                       self.lease, real_time=not self.clock.lockstep)
         self.driver_part = DriverPart(self._services_node, self.estop, self.triggers, self.power, self.base, lock)
         self.trajectory = TrajectoryArm(node, p, self.robot, self.arm, seconds, self.goals, counters)
         self.torso = SimTorso(node, p, self.trajectory, self.goals, counters)
@@ -94,6 +98,7 @@ class SimDriver:
         self.joint_states = JointStates(node, p, self.robot, self.trajectory, self.chains)
         self.cameras = SimCameras(node, p, self.robot, size, self.head.view, self.clock.stamp_ns, lock, self.clock.lockstep,
                                   bool(params["rgb_cameras"]))
+        self._tf_static = publish_camera_frames(node, p)  # the fixed cameras' frames, as the driver sends them
         self.experts = ExpertPolicies(self.world, self.robot, lock, counters)
         self._action_servers = self._serve_actions()
         serve_sim_services(self._services_node, self)  # the simulator-only ones too
@@ -133,6 +138,8 @@ class SimDriver:
     def _advance(self, dt: float, now: float) -> None:
         """Apply the held velocity, the head's, the torso's and the arm's goals for ``dt`` seconds (``now``: the driver's clock)."""
         self.base.advance(dt, now)
+        if self.gripper.running:
+            self.gripper.advance(now)
         if not (self.power.can_move and dt > 0):
             return
         if self.head.running:
@@ -213,6 +220,7 @@ class SimDriver:
             self.experts.forget()
             self.trajectory.restart()
             self.head.restart()
+            self.gripper.restart()
             self.chains.restart()
             r = self.world.state.robot
             if self.clock.lockstep:

@@ -38,6 +38,7 @@ class DriverPart:
             node = self.estop.restart()
             self.triggers.serve(node)
             with self._lock:  # its robot lost its lease holder meanwhile: it sat and powered off
+                self.triggers.lease.lost()
                 self.power.cut()
                 self.base.accepting = True
             self.estop.serve()

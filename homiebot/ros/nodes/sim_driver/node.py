@@ -18,6 +18,8 @@ PARAMS = (Param("robot", "spot", "robot profile: a name in config/robots or a YA
                 "publishes every camera as bgr8; false publishes the body cameras as mono8 (a greyscale Spot)"),
           Param("cmd_duration", "", "seconds one cmd_vel moves the base (empty: the emulated driver's default, spot_ros2's "
                 "0.125, or the profile's cmd_vel_timeout)", _cmd_duration_check, types=(float, int)),
+          Param("lease_held_by", "", "the name of another client holding the robot's lease (an operator's tablet): the "
+                "driver's claim is refused, as spot_wrapper's; empty: the lease is free"),
           Param("lockstep", False, "simulated time advances only on `step` calls (reproducible episodes) and is published on /clock"))
 
 NODE = NodeDef("sim_driver", SimDriver, PARAMS, managed=False)  # as the real drivers: no lifecycle services

@@ -16,7 +16,7 @@ from homiebot.robots.profile import RobotProfile
 from homiebot.robots.spot_status import ESTOPPED, NOT_ESTOPPED, POWER_OFF, POWER_ON, status_type
 from homiebot.ros.messages.common import stamp_of
 from homiebot.ros.nodes.sim_driver.base import SimBase
-from homiebot.ros.nodes.sim_driver.power import Power
+from homiebot.ros.nodes.sim_driver.power import DRIVER_ESTOP_NAME, Power
 
 OPERATOR_ESTOP = "/homiebot/sim/operator_estop"
 ESTOP_NAME = "operator"  # the simulated operator's E-Stop endpoint (a tablet or an E-Stop client on a real Spot)
@@ -45,9 +45,15 @@ class SimStatus:
             services_node.create_service(SetBool, OPERATOR_ESTOP, self.on_operator_estop)
 
     def on_operator_estop(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        """The simulated operator presses (true) or releases (false) the E-Stop."""
+        """The simulated operator presses (true) or releases (false) the E-Stop. After the driver's ``estop/*``
+        replaced the robot's E-Stop configuration the operator's endpoint is gone from it: pressing does nothing."""
         with self._lock:
-            self.power.estopped = bool(request.data)
+            if self.power.driver_endpoint:
+                response.success = False
+                response.message = ("the operator's E-Stop endpoint is no longer in the robot's E-Stop configuration: the "
+                                    "driver's estop/* made its own endpoint the only one (force_simple_setup)")
+                return response
+            self.power.operator_estop = bool(request.data)
             if request.data:
                 self.power.cut()
                 self.base.stop()
@@ -62,7 +68,10 @@ class SimStatus:
             pub, cls = self.pubs["estop"]
             estop = cls()
             element = _element(cls, "estop_states")
-            state = element(name=ESTOP_NAME, type=SOFTWARE, state=ESTOPPED if self.power.estopped else NOT_ESTOPPED)
+            # the endpoints in the robot's E-Stop configuration: the operator's, or the driver's once it replaced it
+            name, engaged = ((DRIVER_ESTOP_NAME, self.power.driver_estop) if self.power.driver_endpoint
+                             else (ESTOP_NAME, self.power.operator_estop))
+            state = element(name=name, type=SOFTWARE, state=ESTOPPED if engaged else NOT_ESTOPPED)
             state.header.stamp = stamp_of(stamp)
             estop.estop_states = [state]
             pub.publish(estop)

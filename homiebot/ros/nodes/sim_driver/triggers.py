@@ -1,6 +1,8 @@
 """The driver's own Trigger services (the profile's services and gripper open / close), behaving as on the robot:
-with ``sim.needs_power`` the base refuses to move until ``power_on`` and ``stand`` ran; ``estop/gentle`` cuts
-power; ``sit`` and ``power_off`` too."""
+with ``sim.needs_power`` the base refuses to move until ``power_on`` and ``stand`` ran; ``sit`` and ``power_off``
+cut that again. As spot_ros2 through spot_wrapper: ``claim`` is refused while another client holds the lease;
+``estop/gentle`` makes the driver's endpoint the robot's only E-Stop (the operator's is removed) and cuts power
+until ``estop/release``; ``arm_stow`` / ``arm_unstow`` power on and stand first and answer when the motion ended."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from homiebot.robots.profile import RobotProfile
 from homiebot.ros.nodes.sim_driver.arm import SimArm
 from homiebot.ros.nodes.sim_driver.base import SimBase
 from homiebot.ros.nodes.sim_driver.gripper import SimGripper
+from homiebot.ros.nodes.sim_driver.lease import SimLease
 from homiebot.ros.nodes.sim_driver.power import Power
 
 TRIGGER = "std_srvs/srv/Trigger"
@@ -24,9 +27,11 @@ class DriverTriggers:
     """The Trigger services on ``node`` (the driver's), each doing to the parts what the robot's does."""
 
     def __init__(self, node: Any, profile: RobotProfile, power: Power, base: SimBase, arm: SimArm, gripper: SimGripper,
-                 lock: threading.Lock, counters: dict[str, int]) -> None:
+                 lock: threading.Lock, counters: dict[str, int], lease: SimLease | None = None, real_time: bool = True) -> None:
         self.profile, self.power, self.base, self.arm, self.gripper = profile, power, base, arm, gripper
         self._lock, self.counters = lock, counters
+        self.lease = lease or SimLease()
+        self.real_time = real_time  # in lock-step a motion's time passes only in steps: the arm's services answer at once
         self.serve(node)
 
     def serve(self, node: Any) -> None:
@@ -44,6 +49,9 @@ class DriverTriggers:
             with self._lock:
                 self.counters["services"] += 1
                 response.success, response.message = self.run(role)
+                motion = self.arm.motion_seconds if role in ("arm_stow", "arm_unstow") and response.success else 0.0
+            if motion and self.real_time:
+                time.sleep(motion)  # the service answers once the arm arrived (spot_wrapper: block_until_arm_arrives)
             return response
 
         return handle
@@ -55,10 +63,23 @@ class DriverTriggers:
                 return False, "the robot is E-Stopped: the operator must release the E-Stop first"
             self.power.powered = True
             return True, "powered on"
-        if role in ("power_off", "estop_gentle"):
+        if role == "power_off":
             self.power.cut()
             self.base.stop()
-            return True, "motor power cut" if role == "estop_gentle" else "powered off"
+            return True, "powered off"
+        if role == "estop_gentle":  # SpotWrapper.assertEStop(severe=False): resetEStop if it has no endpoint, settle, cut
+            self.power.driver_stop()
+            self.base.stop()
+            return True, "Success"
+        if role == "estop_release":  # SpotWrapper.disengageEStop: its keep-alive allows motor power again
+            if not self.power.driver_endpoint:
+                return False, "Exception while attempting to disengage estop 'NoneType' object has no attribute 'allow'"
+            self.power.driver_estop = False
+            return True, "Success"
+        if role == "claim":
+            return self.lease.claim()
+        if role == "release":
+            return self.lease.release()
         if role == "stand":
             if not self.power.powered:
                 return False, "the robot is not powered on: call power_on first"
@@ -75,8 +96,19 @@ class DriverTriggers:
             return self.gripper.open()
         if role == "gripper_close":
             return self.gripper.close()
-        if role == "arm_stow":
-            return self.arm.stow()
-        if role == "arm_unstow":
-            return self.arm.unstow()
-        return True, f"{role}: done"  # claim, release, estop_release: nothing to simulate
+        if role in ("arm_stow", "arm_unstow"):
+            if problem := self._power_and_stand():
+                return False, problem
+            return self.arm.stow() if role == "arm_stow" else self.arm.unstow()
+        return True, f"{role}: done"  # nothing to simulate
+
+    def _power_and_stand(self) -> str:
+        """What the arm's services do first (spot_wrapper ``ensure_arm_power_and_stand``): power on and stand; why
+        they cannot, or ""."""
+        if not self.power.powered:
+            if self.power.estopped:
+                return ("Exception occured while Spot or its arm were trying to power on: the robot is E-Stopped "
+                        "(the E-Stop must be released first)")
+            self.power.powered = True
+        self.power.standing = True
+        return ""

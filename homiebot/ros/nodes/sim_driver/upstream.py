@@ -17,6 +17,11 @@ spot_ros2 (bdaiinstitute/spot_ros2 at bdee4a4), the profile's ``sim.driver: spot
 
 * frames: odometry is ``<prefix>odom`` to ``<prefix>body`` (spot_driver/src/conversions/robot_state.cpp, getOdom;
   the prefix is the robot's name and a slash, as on its joints: the profile's ``joint_prefix``). ``odometry_frames``.
+  Images carry the sensor's frame, ``<prefix>`` + the capture's ``frame_name_image_sensor`` (decompress_images.cpp,
+  createImageHeader): ``frontleft_fisheye`` ... ``back_fisheye`` and ``hand_color_image_sensor`` (the names
+  spot_driver/src/object_sync/object_synchronizer.cpp lists); depth_image_proc registers depth into that frame.
+  The image publisher sends each image's frame tree on ``/tf_static`` (default_image_client.cpp,
+  getImageTransforms). ``camera_frame``.
 
 A profile without ``sim.driver`` is served with its own values (its cameras' ``encoding``, its
 ``cmd_vel_timeout``, depth as 32FC1 metres).
@@ -61,6 +66,18 @@ def odometry_frames(profile: RobotProfile) -> tuple[str, str]:
     return profile.odom_frame, profile.base_frame
 
 
+# the Spot SDK's image sensor frame of each spot_ros2 camera (object_synchronizer.cpp's list of sensor frames)
+SPOT_SENSOR_FRAMES = {"frontleft": "frontleft_fisheye", "frontright": "frontright_fisheye", "left": "left_fisheye",
+                      "right": "right_fisheye", "back": "back_fisheye", "hand": "hand_color_image_sensor"}
+
+
+def camera_frame(profile: RobotProfile, camera: str) -> str:
+    """The frame id a camera's images carry: spot_ros2's prefixed sensor frame, else the camera's name."""
+    if emulates_spot_ros2(profile) and camera in SPOT_SENSOR_FRAMES:
+        return f"{profile.joint_prefix}{SPOT_SENSOR_FRAMES[camera]}"
+    return camera
+
+
 def cmd_duration(profile: RobotProfile, value: Any) -> float:
     """How long the driver applies one cmd_vel: the node's ``cmd_duration`` parameter (empty: spot_ros2's default,
     or the profile's ``cmd_vel_timeout`` for another driver)."""
@@ -83,5 +100,5 @@ def _cmd_duration_check(value: Any) -> str | None:
     return None if 0 < seconds < 60 else "must be within (0, 60) seconds"
 
 
-__all__ = ["CMD_DURATION", "DEPTH_ENCODING", "RGB_CAMERAS", "SPOT_ROS2", "cmd_duration", "depth_encoding",
+__all__ = ["CMD_DURATION", "DEPTH_ENCODING", "RGB_CAMERAS", "SPOT_ROS2", "SPOT_SENSOR_FRAMES", "camera_frame", "cmd_duration", "depth_encoding",
            "emulates_spot_ros2", "image_encoding", "odometry_frames"]
