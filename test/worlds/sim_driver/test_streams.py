@@ -128,3 +128,27 @@ def test_in_real_time_the_policy_camera_renders_every_tick_and_the_others_at_the
     everything = SimCameras(FakeNode(), profile.model_copy(update={"sim": profile.sim.model_copy(update={"view_rate_hz": None})}),
                             None, None, lambda c: "front", lambda: 0, lock, lockstep=False)
     assert set(everything.period.values()) == {0.1}
+
+
+def test_in_lock_step_cameras_asked_for_at_an_instant_join_its_messages_and_an_unknown_one_is_named() -> None:
+    from types import SimpleNamespace
+
+    profile = load_profile("spot")
+    lock, _ = shared()
+
+    class Renders:
+        """The home's robot rendering one view: a flat picture, no depth or segmentation."""
+
+        def render(self, shape, views, fovy, segmentation):
+            return {views[0]: SimpleNamespace(rgb=np.zeros((*shape, 3), np.uint8), depth=None, segmentation=None)}
+
+    node = FakeNode()
+    cams = SimCameras(node, profile, Renders(), (12, 16), lambda c: "front", lambda: 7, lock, lockstep=True)
+    cams.render(["hand"])
+    cams.render(["left", "hand"], more=True)
+    images = [msg for pub, msg in cams._sent if pub is cams.pubs[msg.header.frame_id][0]]
+    assert sorted(m.header.frame_id for m in images) == ["hand", "left"]  # the hand once: rendered again, kept once
+    cams.render(["back"])  # a new instant: its messages replace the last one's
+    assert {msg.header.frame_id for _, msg in cams._sent} == {"back"}
+    with pytest.raises(LookupError, match="no camera 'nose' in simulation"):
+        cams.render(["nose"])

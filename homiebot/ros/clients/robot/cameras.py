@@ -160,7 +160,11 @@ class Cameras:
                 if stamp >= self.settled_ns or time.monotonic() - started > SETTLE_WAIT:
                     return msg, dmsg
             elif self.lockstep.sim_ns < 0 or stamp >= self.lockstep.sim_ns:
+                self.lockstep.reading(camera)
                 return msg, dmsg
+            elif self.lockstep.ask(camera):  # not rendered at this instant's step: the driver renders it now
+                self.lockstep.reading(camera)
+                continue
             elif time.monotonic() - started > self.call_timeout:
                 raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self.lockstep.sim_ns} ns "
                                        f"from camera '{camera}'")
