@@ -133,6 +133,8 @@ class Ros2Robot(Robot):
             missing += self.cameras.missing_images()
             if not missing:
                 break
+            for camera in self.cameras.missing_cameras():  # lock-step on demand: a step renders only the cameras read
+                self.lockstep.ask(camera)
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"{p.robot}: nothing arrived on {', '.join(missing)} within {self.connect_timeout:.0f} s; "
                                        f"is the driver running (same ROS_DOMAIN_ID), and are these the names it publishes?")

@@ -88,6 +88,10 @@ class Cameras:
         images = {p.topic(spec.image): cam for cam, spec in p.cameras.items()}
         return [topic for topic, cam in images.items() if cam not in self._images]
 
+    def missing_cameras(self) -> list[str]:
+        """The cameras no image arrived from yet."""
+        return [cam for cam in self.profile.cameras if cam not in self._images]
+
     def image_ns(self, camera: str) -> int:
         """The stamp (ns) of a camera's newest image; -1 before the first."""
         return self._image_ns.get(camera, -1)

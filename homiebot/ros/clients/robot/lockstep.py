@@ -77,8 +77,11 @@ class LockStep:
         return self.sim_ns / 1e9 if self._step is not None else time.monotonic()
 
     def expect_instant(self, ns: int) -> None:
-        """Odometry and images stamped before ``ns`` are stale from now on."""
-        self.sim_ns = max(self.sim_ns, int(ns))
+        """Odometry and images stamped before ``ns`` are stale from now on (another process stepped, or the
+        simulation restarted): the cameras read and asked for belong to the instant before."""
+        if int(ns) > self.sim_ns:
+            self.sim_ns = int(ns)
+            self._read, self._asked = set(), set()
 
 
 __all__ = ["LockStep", "RenderFunction", "StepFunction"]
