@@ -50,9 +50,14 @@ class SimDriver(Protocol):
     def mode(self, timeout: float) -> tuple[bool, int]:
         """Whether the driver runs in lock-step, and its simulated time (ns)."""
 
-    def step(self, seconds: float, after: Mapping[str, int], until: str | None, timeout: float) -> tuple[int, dict[str, int]]:
+    def step(self, seconds: float, after: Mapping[str, int], until: str | None, timeout: float,
+             cameras: list[str] | None = None) -> tuple[int, dict[str, int]]:
         """Lock-step: advance ``seconds`` once the counted commands ``after`` (and the goal ``until``) have
-        arrived; the new simulated time and the driver's command counters."""
+        arrived, rendering ``cameras`` at the new instant (None: all); the new simulated time and the
+        driver's command counters."""
+
+    def render(self, cameras: list[str], timeout: float) -> int:
+        """Lock-step: render ``cameras`` at the present instant (the last step did not); that instant (ns)."""
 
     def goal(self, conditions: list[Any], timeout: float) -> bool:
         """Whether the task goal conditions (the task format's JSON) hold in the home now."""

@@ -147,7 +147,8 @@ class Ros2RobotWorld(World):
         self.lockstep = bool(lockstep)
         try:
             self._robot = Ros2Robot(self.profile, connect_timeout=connect_timeout, stale_after=stale_after,
-                                    call_timeout=call_timeout, view_aliases=True, step=self._sim_step if lockstep else None)
+                                    call_timeout=call_timeout, view_aliases=True, step=self._sim_step if lockstep else None,
+                                    render=self._sim_render if lockstep else None)
         except Unsupported as err:
             raise ValueError(f"robot '{self.profile.robot}': {err}") from None
         if sim_truth:
@@ -179,10 +180,16 @@ class Ros2RobotWorld(World):
         self._path = 0.0
         self._last: tuple[float, float] | None = None
 
-    def _sim_step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]:
+    def _sim_step(self, seconds: float, after: dict[str, int], until: str | None,
+                  cameras: list[str] | None) -> tuple[int, dict[str, int]]:
         """Lock-step: advance the simulation (see ``Ros2Robot``); its new time and command counts."""
         assert self._sim is not None
-        return self._sim.step(seconds, after, until, self._call_timeout + seconds)
+        return self._sim.step(seconds, after, until, self._call_timeout + seconds, cameras)
+
+    def _sim_render(self, cameras: list[str]) -> int:
+        """Lock-step: the sim driver renders ``cameras`` at the present instant."""
+        assert self._sim is not None
+        return self._sim.render(cameras, self._call_timeout)
 
     def _check_lockstep(self, timeout: float) -> None:
         assert self._sim is not None

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from homiebot_msgs.srv import GoalSatisfied, SimExpertAct, SimExpertReset, SimMode, SimRestart, SimStep, SimTruth
+from homiebot_msgs.srv import GoalSatisfied, SimExpertAct, SimExpertReset, SimMode, SimRender, SimRestart, SimStep, SimTruth
 from rclpy.node import Node
 
 from homiebot.core.contracts import Subtask
@@ -22,7 +22,7 @@ from homiebot.ros.messages.common import pairs_from_msg, pairs_msg, subtask_msg
 from homiebot.ros.messages.policy import PolicyMessageError, command_of
 from homiebot.ros.messages.truth import truth_of
 
-SERVICES: dict[str, Any] = {"truth": SimTruth, "restart": SimRestart, "step": SimStep, "mode": SimMode, "goal": GoalSatisfied,
+SERVICES: dict[str, Any] = {"truth": SimTruth, "restart": SimRestart, "step": SimStep, "render": SimRender, "mode": SimMode, "goal": GoalSatisfied,
                             "expert/reset": SimExpertReset, "expert/act": SimExpertAct}
 
 
@@ -52,10 +52,15 @@ class SimDriverClient:
         reply = self._call("mode", SimMode.Request(), timeout)
         return bool(reply.lockstep), int(reply.time)
 
-    def step(self, seconds: float, after: Mapping[str, int], until: str | None, timeout: float) -> tuple[int, dict[str, int]]:
-        request = SimStep.Request(seconds=float(seconds), after=pairs_msg({k: str(int(v)) for k, v in after.items()}), until=until or "")
+    def step(self, seconds: float, after: Mapping[str, int], until: str | None, timeout: float,
+             cameras: list[str] | None = None) -> tuple[int, dict[str, int]]:
+        request = SimStep.Request(seconds=float(seconds), after=pairs_msg({k: str(int(v)) for k, v in after.items()}), until=until or "",
+                                  cameras_listed=cameras is not None, cameras=list(cameras or ()))
         reply = self._call("step", request, timeout)
         return int(reply.time), {k: int(v) for k, v in pairs_from_msg(reply.counters).items()}
+
+    def render(self, cameras: list[str], timeout: float) -> int:
+        return int(self._call("render", SimRender.Request(cameras=list(cameras)), timeout).time)
 
     def goal(self, conditions: list[Any], timeout: float) -> bool:
         reply = self._call("goal", GoalSatisfied.Request(goal=json.dumps(conditions)), timeout)

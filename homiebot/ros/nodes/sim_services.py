@@ -5,6 +5,7 @@ turned into the driver's calls, its answers into responses with an error code (`
     /homiebot/sim/restart        SimRestart      the home back to its initial state
     /homiebot/sim/mode           SimMode         lock-step or real time, and the simulated clock
     /homiebot/sim/step           SimStep         lock-step: advance once the counted commands arrived
+    /homiebot/sim/render         SimRender       lock-step: render cameras at the present instant (the last step did not)
     /homiebot/sim/goal           GoalSatisfied   whether task goal conditions hold
     /homiebot/sim/expert/reset   SimExpertReset  start one of the home's expert policies on a subtask
     /homiebot/sim/expert/act     SimExpertAct    its next commands (PolicyCommand[]) and its diagnosis
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from homiebot_msgs.srv import GoalSatisfied, SimExpertAct, SimExpertReset, SimMode, SimRestart, SimStep, SimTruth
+from homiebot_msgs.srv import GoalSatisfied, SimExpertAct, SimExpertReset, SimMode, SimRender, SimRestart, SimStep, SimTruth
 from pydantic import ValidationError
 from rclpy.node import Node
 
@@ -41,7 +42,9 @@ class Simulating(Protocol):
 
     def truth_now(self) -> dict[str, Any]: ...
     def restart(self) -> dict[str, float]: ...
-    def step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]: ...
+    def step(self, seconds: float, after: dict[str, int], until: str | None,
+             cameras: list[str] | None = None) -> tuple[int, dict[str, int]]: ...
+    def render_now(self, cameras: list[str]) -> int: ...
     def goal_holds(self, goal: Any) -> bool: ...
     def expert_reset(self, name: str, params: dict[str, Any], instruction: str, subtask: Any) -> Any: ...
     def expert_act(self) -> tuple[list[Any], str]: ...
@@ -76,8 +79,12 @@ def serve_sim_services(node: Node, sim: Simulating) -> list[TypedServer]:
             after = {k: int(v) for k, v in pairs_from_msg(request.after).items()}
         except ValueError:
             raise ValueError(f"step: after holds counts that are not whole numbers: {pairs_from_msg(request.after)}") from None
-        now, counters = sim.step(float(request.seconds), after, request.until or None)
+        now, counters = sim.step(float(request.seconds), after, request.until or None,
+                                 list(request.cameras) if request.cameras_listed else None)
         return SimStep.Response(time=now, counters=pairs_msg({k: str(v) for k, v in counters.items()}))
+
+    def render(request: SimRender.Request) -> SimRender.Response:
+        return SimRender.Response(time=int(sim.render_now(list(request.cameras))))
 
     def goal(request: GoalSatisfied.Request) -> GoalSatisfied.Response:
         try:
@@ -100,7 +107,7 @@ def serve_sim_services(node: Node, sim: Simulating) -> list[TypedServer]:
 
     plain: list[ErrorMapping] = []  # truth, restart and mode refuse nothing: any error is the driver's failure
     handlers = {"truth": (SimTruth, truth, plain), "restart": (SimRestart, restart, plain), "mode": (SimMode, mode, plain),
-                "step": (SimStep, step, refused), "goal": (GoalSatisfied, goal, refused),
+                "step": (SimStep, step, refused), "render": (SimRender, render, refused), "goal": (GoalSatisfied, goal, refused),
                 "expert/reset": (SimExpertReset, expert_reset, refused), "expert/act": (SimExpertAct, expert_act, refused)}
     return [TypedServer(node, srv, f"{SIM_SERVICES}/{name}", handler, errors, srv.Response.FAILED)
             for name, (srv, handler, errors) in handlers.items()]

@@ -29,7 +29,7 @@ def test_a_held_velocity_is_re_sent_and_clipped():
 
 def test_lock_step_holds_one_message_for_the_duration():
     steps = []
-    clock = LockStep(lambda seconds, after, until: (steps.append((seconds, after)) or (1, {"cmd_vel": after.get("cmd_vel", 0)})))
+    clock = LockStep(lambda seconds, after, until, cameras: (steps.append((seconds, after)) or (1, {"cmd_vel": after.get("cmd_vel", 0)})))
     node = FakeNode()
     base = Base(node, PROFILE, CommandCounters(), clock, alive)
     report = base.drive(0.1, 0.0, 3.0)

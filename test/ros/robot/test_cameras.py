@@ -127,6 +127,22 @@ def test_lock_step_waits_for_an_image_of_the_instant():
         part.frames("left")
 
 
+def test_in_lock_step_a_camera_the_step_did_not_render_is_asked_for_and_read_at_the_instant():
+    node = FakeNode()
+    topic = PROFILE.topic(PROFILE.cameras["left"].image)
+
+    def render(cameras):  # the driver renders it at the present instant: it arrives
+        node.deliver(topic, image(np.zeros((2, 2, 3), np.uint8), "rgb8", ns=2_000))
+        return 2_000
+
+    clock = LockStep(lambda *_: (2_000, {}), render=render)
+    clock.sync()
+    part = cameras(node, clock)
+    node.deliver(topic, image(np.zeros((2, 2, 3), np.uint8), "rgb8", ns=1_000))  # of the instant before
+    assert part.frames("left")[0].header.stamp == stamp(2_000)
+    assert clock._read == {"left"} and clock._asked == {"left"}
+
+
 def test_after_the_base_stopped_a_frame_taken_since_is_waited_for_else_the_newest(monkeypatch):
     """Real time: a body camera streaming slowly may still hold a frame taken while the robot moved; once the base
     stopped (``Base.stop`` says when), a read waits for one taken since, up to SETTLE_WAIT s, then takes the newest."""

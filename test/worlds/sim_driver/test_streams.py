@@ -206,3 +206,28 @@ def test_spot_images_carry_spot_ros2s_sensor_frames_and_tf_static_places_them_on
         upright = matrix_of(tf) @ sensor_from_upright(spec.rotation_deg)
         assert np.allclose(upright, np.array(spec.base_from_camera), atol=1e-9), camera
     assert camera_transforms(fetch, 0) == []  # Fetch's camera rides on the head
+
+
+def test_in_lock_step_cameras_asked_for_at_an_instant_join_its_messages_and_an_unknown_one_is_named() -> None:
+    from types import SimpleNamespace
+
+    profile = load_profile("spot")
+    lock, _ = shared()
+
+    class Renders:
+        """The home's robot rendering one view: a flat picture, no depth or segmentation."""
+
+        def render(self, shape, views, fovy, segmentation):
+            return {views[0]: SimpleNamespace(rgb=np.zeros((*shape, 3), np.uint8), depth=None, segmentation=None)}
+
+    node = FakeNode()
+    cams = SimCameras(node, profile, Renders(), (12, 16), lambda c: "front", lambda: 7, lock, lockstep=True)
+    cams.render(["hand"])
+    cams.render(["left", "hand"], more=True)
+    camera_of = {frame: name for name, frame in cams.frames.items()}  # spot_ros2's sensor frames
+    images = [msg for pub, msg in cams._sent if pub is cams.pubs[camera_of[msg.header.frame_id]][0]]
+    assert sorted(camera_of[m.header.frame_id] for m in images) == ["hand", "left"]  # the hand once: rendered again, kept once
+    cams.render(["back"])  # a new instant: its messages replace the last one's
+    assert {camera_of[msg.header.frame_id] for _, msg in cams._sent} == {"back"}
+    with pytest.raises(LookupError, match="no camera 'nose' in simulation"):
+        cams.render(["nose"])

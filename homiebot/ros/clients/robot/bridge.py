@@ -63,7 +63,7 @@ from homiebot.ros.clients.robot.hand_motion import bridge_limits
 from homiebot.ros.clients.robot.head import Head
 from homiebot.ros.clients.robot.health import DriverHealth
 from homiebot.ros.clients.robot.joints import JointStates
-from homiebot.ros.clients.robot.lockstep import LockStep, StepFunction
+from homiebot.ros.clients.robot.lockstep import LockStep, RenderFunction, StepFunction
 from homiebot.ros.clients.robot.pose_arm import PoseArm
 from homiebot.ros.clients.robot.services import TriggerServices
 from homiebot.ros.clients.robot.torso import Torso
@@ -76,14 +76,15 @@ class Ros2Robot(Robot):
 
     def __init__(self, profile: RobotProfile, node: Node | None = None, connect_timeout: float = 30.0,
                  stale_after: float = 1.0, call_timeout: float = 10.0, view_aliases: bool = False,
-                 step: StepFunction | None = None) -> None:
+                 step: StepFunction | None = None, render: RenderFunction | None = None) -> None:
         """``view_aliases``: also answer to the planner's view names (front, left, back, right) for the
         cameras the profile's ``views`` name (what mapped perception asks for). ``step``: lock-step
         simulation (the sim driver's ``step``: seconds, the driver's command counts to wait for and an
         action goal's id to run until it ended, or None -> the new simulated time in ns and the driver's
         counts); every wait for motion then advances simulated time instead of sleeping, after the
         commands sent before it arrived, and a trajectory or head goal's result is awaited after a step
-        that ran until the driver ended it."""
+        that ran until the driver ended it. ``render`` (lock-step): the driver renders cameras on demand
+        (the sim driver's ``render``): each step renders only the cameras read at the instant before."""
         self.profile = profile
         self.aliases = dict(profile.views) if view_aliases else {}
         self.name = profile.robot
@@ -97,7 +98,7 @@ class Ros2Robot(Robot):
             self._executor, _ = spin_in_background(node)
         self.node = node
         self._unanswered = False  # the driver answered none of its services (no E-Stop): its shut-down would only time out
-        self.lockstep = LockStep(step)
+        self.lockstep = LockStep(step, render)
         self.health = DriverHealth(node, profile, self.lockstep, stale_after, call_timeout, self._bring_up)
         self.driver_watch = self.health.driver_watch = DriverWatch(node, profile, self._bring_up, stale_after)
         alive = self.health.alive
@@ -133,6 +134,8 @@ class Ros2Robot(Robot):
             missing += self.cameras.missing_images()
             if not missing:
                 break
+            for camera in self.cameras.missing_cameras():  # lock-step on demand: a step renders only the cameras read
+                self.lockstep.ask(camera)
             if time.monotonic() > deadline:
                 raise RobotUnavailable(f"{p.robot}: nothing arrived on {', '.join(missing)} within {self.connect_timeout:.0f} s; "
                                        f"is the driver running (same ROS_DOMAIN_ID), and are these the names it publishes?")

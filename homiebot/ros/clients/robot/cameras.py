@@ -94,6 +94,10 @@ class Cameras:
         images = {p.topic(spec.image): cam for cam, spec in p.cameras.items()}
         return [topic for topic, cam in images.items() if cam not in self._images]
 
+    def missing_cameras(self) -> list[str]:
+        """The cameras no image arrived from yet."""
+        return [cam for cam in self.profile.cameras if cam not in self._images]
+
     def image_ns(self, camera: str) -> int:
         """The stamp (ns) of a camera's newest image; -1 before the first."""
         return self._image_ns.get(camera, -1)
@@ -186,7 +190,11 @@ class Cameras:
                 if stamp >= self.settled_ns or time.monotonic() - started > SETTLE_WAIT:
                     return msg, dmsg
             elif self.lockstep.sim_ns < 0 or stamp >= self.lockstep.sim_ns:
+                self.lockstep.reading(camera)
                 return msg, dmsg
+            elif self.lockstep.ask(camera):  # not rendered at this instant's step: the driver renders it now
+                self.lockstep.reading(camera)
+                continue
             elif time.monotonic() - started > self.call_timeout:
                 raise RobotUnavailable(f"{self.profile.robot}: no image of the simulated instant {self.lockstep.sim_ns} ns "
                                        f"from camera '{camera}'")

@@ -75,9 +75,13 @@ class SimCameras:
         for pub, msg in self._sent:
             pub.publish(msg)
 
-    def render(self, cameras: list[str] | None = None) -> None:
+    def render(self, cameras: list[str] | None = None, more: bool = False) -> None:
         """Render and publish each camera (``cameras``: those only) in turn, stamped when it is rendered (as a camera
-        stamps at capture)."""
+        stamps at capture). In lock-step the instant's messages are kept for late subscribers: those of a new
+        instant replace them, ``more`` (cameras asked for at the same instant) adds to them."""
+        unknown = [name for name in cameras or () if name not in self.pubs]
+        if unknown:
+            raise LookupError(f"no camera {unknown[0]!r} in simulation; the driver's cameras: {sorted(self.pubs)}")
         sent: list[tuple[Any, Any]] = []
         for name in self.pubs if cameras is None else cameras:
             spec = self.profile.cameras[name]
@@ -102,6 +106,9 @@ class SimCameras:
             for pub, msg in messages:
                 pub.publish(msg)
             sent += messages
+        if more:
+            again = {id(pub) for pub, _ in sent}
+            sent = [(pub, msg) for pub, msg in self._sent if id(pub) not in again] + sent
         self._sent = sent
 
     def forget(self) -> None:

@@ -169,11 +169,13 @@ class SimDriver:
         with self._lock:
             return self.truth.truth(self.clock.stamp_ns())
 
-    def step(self, seconds: float, after: dict[str, int], until: str | None) -> tuple[int, dict[str, int]]:
+    def step(self, seconds: float, after: dict[str, int], until: str | None,
+             cameras: list[str] | None = None) -> tuple[int, dict[str, int]]:
         """Advance simulated time by ``seconds`` in ticks of the state period, once the commands the caller
         sent before (``after``: counter -> count, e.g. {"cmd_vel": 12}) have arrived; with ``until`` (an
         action goal's id, hex) once that goal is running, and only until the tick it ended. Then publish
-        the state and the cameras of the new instant. Lock-step only."""
+        the state and the cameras of the new instant (``cameras``: those only; a reader asks for the others
+        with ``render_now``). Lock-step only."""
         if not self.clock.lockstep:
             raise ValueError("the sim driver runs in real time; start it with lockstep:=true (sim_driver: {lockstep: true})")
         if not (math.isfinite(seconds) and 0.0 <= seconds <= 60.0):
@@ -195,8 +197,16 @@ class SimDriver:
                 self.clock.advance(dt)
                 self._advance(dt, self.clock.sim_ns / 1e9)
             self._publish_state(truth=True)
-        self.cameras.render()  # the views of this instant, stamped with it
+        self.cameras.render(cameras)  # the views of this instant, stamped with it
         return self.clock.sim_ns, dict(self.counters)
+
+    def render_now(self, cameras: list[str]) -> int:
+        """Render ``cameras`` at the present instant, without advancing it (lock-step: a reader asked for a camera
+        the last step did not render); the instant's time (ns)."""
+        if not self.clock.lockstep:
+            raise ValueError("the sim driver runs in real time: its cameras stream on their own")
+        self.cameras.render(list(cameras), more=True)
+        return self.clock.sim_ns
 
     # ---- the simulator-only services ----------------------------------------------------------------
     def expert_reset(self, name: str, params: dict[str, Any], instruction: str, subtask: Subtask) -> PrivilegedPolicy:
