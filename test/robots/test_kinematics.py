@@ -184,3 +184,21 @@ def test_fetchs_torso_is_commanded_on_its_own_controller_within_its_limits(tmp_p
     (tmp_path / "joint.yaml").write_text(text.replace("joint: torso_lift_joint", "joint: shoulder_pan_joint"))
     with pytest.raises(ProfileError, match="torso.joint 'shoulder_pan_joint' must be a prismatic joint with limits held"):
         load_profile(tmp_path / "joint.yaml")
+
+
+def test_tracking_a_moving_hand_from_the_last_posture_stays_exact_and_far_jumps_solve_in_full() -> None:
+    """track: the sim driver's joint_states follow the home's hand with a few exact steps from the last posture
+    (milliseconds), as exact as a whole solve (the bridge's closed loop reads the hand from them); a jump too far
+    for tracking falls back to the whole solve from every start, which still finds an exact posture."""
+    table = SPOT.kinematics.build()
+    here = np.array(SPOT.arm_ready, dtype=float) - [0.0, 0.0, SPOT.base_height]
+    q = table.inverse(here, 0.0)
+    for i in range(40):  # a door's arc: 1 cm and 1 degree a step
+        here = here + [0.002, 0.009, -0.001]
+        yaw = math.radians(i)
+        q = table.inverse(here, yaw, seed=q, spread=False, near=0.01, track=True)
+        tool = table.forward(q)
+        assert np.linalg.norm(tool.position - here) <= 5e-4 and abs(math.remainder(tool.yaw - yaw, 2 * math.pi)) <= 1e-2
+    far = np.array(SPOT.arm_ready, dtype=float) - [0.0, 0.0, SPOT.base_height] + [0.1, -0.2, 0.1]
+    q = table.inverse(far, 0.0, seed=q, spread=False, near=0.01, track=True)
+    assert np.linalg.norm(table.forward(q).position - far) < 0.01

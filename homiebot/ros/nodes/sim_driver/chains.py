@@ -13,7 +13,7 @@ from homiebot.robots.kinematics import Unreachable
 from homiebot.robots.profile import RobotProfile
 
 NEAR_M = 0.01  # a posture whose tool is this close to the home's hand shows it as well as an exact one
-RESOLVE_S = 0.05  # in real time at most 20 solves a second (a few ms each) while the hand moves
+RESOLVE_S = 0.05  # in real time at most 20 solves a second while the hand moves (tracked from the last posture: 2-3 ms)
 
 
 class CameraChains:
@@ -57,8 +57,10 @@ class CameraChains:
         self._hand_solved = now
         seed = self._hand[2] if self._hand is not None else None
         target = here - np.array([0.0, 0.0, self.profile.base_height])  # the table starts at the driver's base frame
-        try:  # no spread postures: a second of solving under load starves the odometry a bridge watches
-            q = self.hand_table.inverse(target, yaw, seed=seed, spread=False, near=NEAR_M)
+        # tracked from the last posture (a few exact steps, milliseconds); no spread postures: a second of solving
+        # under load starves the odometry a bridge watches
+        try:
+            q = self.hand_table.inverse(target, yaw, seed=seed, spread=False, near=NEAR_M, track=True)
         except Unreachable as err:
             self.node.get_logger().warning(f"joint_states: the home's hand is out of the table's reach: {err}", throttle_duration_sec=10.0)
             q = seed if seed is not None else self.hand_table.rest.copy()
