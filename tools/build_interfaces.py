@@ -487,7 +487,7 @@ def _declared_version(name: str) -> str:
 
 HOMIEBOT_MSGS = Package(
     "homiebot_msgs", _declared_version("homiebot_msgs"), "homiebot's interfaces.",
-    ("builtin_interfaces", "std_msgs", "sensor_msgs", *ACTION_DEPENDENCIES),
+    ("builtin_interfaces", "std_msgs", "sensor_msgs", "geometry_msgs", *ACTION_DEPENDENCIES),
     "from rclpy.serialization import deserialize_message, serialize_message\n"
     "from homiebot_msgs.action import RunTask\n"
     "from homiebot_msgs.msg import Feedback, Subtask\n"

@@ -164,7 +164,8 @@ def _bad_round(rng: random.Random, topic: str):
     name = msg.__class__.__name__
     if name == "RoundObservation":
         msg.kinds = [_text(rng) for _ in range(rng.choice([0, 3]))]
-        msg.x, msg.y, msg.yaw, msg.path_length = (_number(rng) for _ in range(4))
+        p, q = msg.robot_pose.position, msg.robot_pose.orientation
+        p.x, p.y, q.z, q.w, msg.path_length = (_number(rng) for _ in range(5))
         msg.inventory = [_text(rng) for _ in range(many)]
         msg.labels = [InstanceLabel(id=rng.choice([-5, 0, 2**31 - 1]), name=_text(rng), category=_text(rng)) for _ in range(many)]
         msg.mapped, msg.has_map_text, msg.map_text = rng.random() < 0.5, rng.random() < 0.5, _text(rng)
@@ -174,7 +175,8 @@ def _bad_round(rng: random.Random, topic: str):
         msg.entities = [BeliefEntity(name=rng.choice(["", "fridge_1", _text(rng)]), kind=_text(rng), is_open=rng.choice([-128, -1, 1, 127]),
                                      distance=_number(rng), relation=_text(rng), container=_text(rng)) for _ in range(many)]
     elif name == "SemanticMap":
-        msg.mapped, msg.has_robot, msg.robot, msg.explored_m2 = rng.random() < 0.5, True, [_number(rng) for _ in range(3)], _number(rng)
+        msg.mapped, msg.has_robot, msg.explored_m2 = rng.random() < 0.5, True, _number(rng)
+        msg.robot.position.x, msg.robot.position.y, msg.robot.orientation.z, msg.robot.orientation.w = (_number(rng) for _ in range(4))
         msg.instances = [MapInstance(id=_text(rng), label=_text(rng), position=[_number(rng) for _ in range(3)], is_open=5,
                                      confidence=_number(rng)) for _ in range(many)]
         msg.rooms = [MapRoom(name=_text(rng), rect=[_number(rng) for _ in range(4)]) for _ in range(min(many, 5))]
@@ -394,7 +396,7 @@ def on_the_copy(c: Client, args: dict) -> dict:
     return {"episode": reset.episode, "beliefs": {k: [snapshot(b) for b in v] for k, v in beliefs.items()},
             "code": result.error_code, "success": result.feedback.success, "skill": result.skill, "attempts": result.attempts,
             "travelled": result.path_length, "has_world_state": result.has_world_state, "result_path": result.world_path_length,
-            "world_path": info.path_length, "before": [first.x, first.y], "after": [second.x, second.y], "observed_path": second.path_length,
+            "world_path": info.path_length, "before": [first.robot_pose.position.x, first.robot_pose.position.y], "after": [second.robot_pose.position.x, second.robot_pose.position.y], "observed_path": second.path_length,
             "world_services": sorted(services)}
 
 

@@ -33,6 +33,7 @@ import rclpy
 from rclpy.node import Node
 from homiebot_msgs.msg import InstanceLabel, MapRoom, RoundObservation, Subtask
 from homiebot_msgs.srv import MapBind, MapIntegrate, MapNote, MapPlaces, MapReset, NextFrontier, Resolve, RoomOf
+from geometry_msgs.msg import Point, Pose, Quaternion
 from sensor_msgs.msg import Image
 
 rclpy.init()
@@ -58,11 +59,11 @@ H = W = 32
 rgb = image(np.zeros((H, W, 3), np.uint8), "rgb8")
 depth = image(np.full((H, W), 2.0, np.float32), "32FC1")
 segmentation = image(np.zeros((H, W), np.int32), "32SC1")
-camera = [1, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 1.2, 0, 0, 0, 1]  # looking along +y from 1.2 m up
+camera = [Pose(position=Point(z=1.2), orientation=Quaternion(x=0.5 ** 0.5, w=0.5 ** 0.5))]  # looking along +y from 1.2 m up
 kitchen = [MapRoom(name="kitchen", rect=[0.0, 0.0, 4.0, 4.0]), MapRoom(name="hall", rect=[4.0, 0.0, 6.0, 4.0])]
 
 def integrate(session, images=None, poses=None, **extra):
-    return MapIntegrate.Request(session=session, publish=True, episode=7, observation=RoundObservation(round=1, x=2.0, y=1.0),
+    return MapIntegrate.Request(session=session, publish=True, episode=7, observation=RoundObservation(round=1, robot_pose=Pose(position=Point(x=2.0, y=1.0))),
                                 images=images if images is not None else [rgb, depth, segmentation] * 4,
                                 intrinsics=[16.0, 16.0, 16.0, 16.0], world_from_camera=poses if poses is not None else camera * 4, **extra)
 
@@ -85,7 +86,7 @@ answer("integrate_other_session", "integrate", integrate("s2"))
 answer("integrate_three_images", "integrate", integrate("s1", images=[rgb, depth, segmentation]))
 answer("integrate_bad_encoding", "integrate", integrate("s1", images=[Image(height=2, width=2, encoding="bgr16", step=16, data=bytes(64))] * 12))
 answer("integrate_short_pixels", "integrate", integrate("s1", images=[Image(height=H, width=W, encoding="rgb8", step=W * 3, data=bytes(5))] * 12))
-answer("integrate_nan_pose", "integrate", integrate("s1", poses=[float("nan")] * 64))
+answer("integrate_nan_pose", "integrate", integrate("s1", poses=[Pose(position=Point(x=float("nan")))] * 4))
 answer("integrate_few_poses", "integrate", integrate("s1", poses=camera))
 answer("integrate_unpaired_doors", "integrate", integrate("s1", open_ids=[1, 2], open=[True]))
 answer("integrate_state_without_scene", "integrate", integrate("s1", dynamic='{"robot": 1}'))
@@ -136,7 +137,7 @@ INVALID, FAILED = 1, 2
     ("reset_no_rooms", "floor plan"), ("reset_inside_out_room", "x0 < x1"), ("reset_twice_named", "unique"),
     ("reset_unreadable_scene", "not a embedded_home scene"), ("reset_unknown_world", "no_such_world"),
     ("integrate_other_session", "'s1', not 's2'"), ("integrate_three_images", "3 images"), ("integrate_bad_encoding", "bgr16"),
-    ("integrate_short_pixels", "the observation"), ("integrate_nan_pose", "finite"), ("integrate_few_poses", "16 pose numbers"),
+    ("integrate_short_pixels", "the observation"), ("integrate_nan_pose", "finite"), ("integrate_few_poses", "1 camera poses"),
     ("integrate_unpaired_doors", "2 container ids but 1 states"), ("integrate_state_without_scene", "without a scene"),
     ("bind_bad_action", "Fly"), ("note_other_session", "'s2'"), ("resolve_other_episode", "episode 8 is over"),
 ])

@@ -60,7 +60,9 @@ def test_an_observation_keeps_pose_labels_inventory_and_people(oracle_world) -> 
     msg = wire(round_observation_msg(obs, episode=3, stamp_ns=AT["stamp_ns"], kinds=["image", "depth"], path_length=1.25,
                                      mapped=False, map_text=None))
     assert isinstance(msg, RoundObservation) and (msg.episode, msg.round, list(msg.kinds)) == (3, 2, ["image", "depth"])
-    assert pose_of(msg) == obs.pose and labels_of(msg) == obs.labels and people_of(msg) == obs.people
+    pose = pose_of(msg)  # a geometry_msgs/Pose on the wire: the heading through a quaternion, to the last bits
+    assert (pose.x, pose.y) == (obs.pose.x, obs.pose.y) and pose.yaw == pytest.approx(obs.pose.yaw, abs=1e-12)
+    assert labels_of(msg) == obs.labels and people_of(msg) == obs.people
     assert list(msg.inventory) == obs.inventory and msg.path_length == 1.25
     assert msg.header.stamp.sec == 1_700_000_000 and msg.header.stamp.nanosec == 123_456_789 and msg.header.frame_id == "map"
     assert not msg.has_map_text

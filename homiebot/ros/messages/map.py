@@ -17,6 +17,7 @@ from homiebot.core.map_access import MappedPlace
 from homiebot.core.rooms import RoomPrior, rooms_from
 from homiebot.perception.projection import CameraRig
 from homiebot.ros.messages.common import IMAGE_KINDS, from_image, person_msg, to_image
+from homiebot.ros.messages.poses import matrix_of_pose, matrix_pose_msg, planar_pose_msg
 from homiebot.ros.messages.round import header, labels_of, people_of, pose_of
 
 KINDS = tuple(IMAGE_KINDS)  # image, depth, segmentation: the order of each view's images in a request
@@ -30,14 +31,14 @@ def integrate_request(obs: Observation, rig: CameraRig, *, session: str, publish
         img = obs.views[view]
         for kind, array in zip(KINDS, (img.rgb, img.depth, img.segmentation), strict=True):
             images.append(to_image(array, kind, 0, f"homiebot/{view}_camera") if array is not None else Image())
-    meta = RoundObservation(header=header(0), round=int(obs.round), x=float(obs.pose.x), y=float(obs.pose.y), yaw=float(obs.pose.yaw),
+    meta = RoundObservation(header=header(0), round=int(obs.round), robot_pose=planar_pose_msg(obs.pose.x, obs.pose.y, obs.pose.yaw),
                             inventory=list(obs.inventory), people=[person_msg(p) for p in obs.people],
                             labels=[InstanceLabel(id=int(i), name=label.name, category=label.category) for i, label in obs.labels.items()])
     ids = sorted(open_state)
     return MapIntegrate.Request(
         session=session, publish=publish, episode=int(episode), observation=meta, images=images,
         intrinsics=[float(v) for v in rig.intrinsics],
-        world_from_camera=[float(v) for view in VIEW_NAMES for v in np.asarray(rig.pose(view), dtype=float).reshape(16)],
+        world_from_camera=[matrix_pose_msg(rig.pose(view)) for view in VIEW_NAMES],
         open_ids=[int(i) for i in ids], open=[bool(open_state[i]) for i in ids], holding=bool(holding),
         dynamic=json.dumps(dict(dynamic)) if dynamic is not None else "")
 
@@ -59,12 +60,14 @@ def observation_of(request: MapIntegrate.Request) -> Observation:
 
 def rig_of(request: MapIntegrate.Request) -> CameraRig:
     """The camera rig a request carries (ValueError, a CameraError, when it is not a rig)."""
-    poses = np.asarray(request.world_from_camera, dtype=float)
-    if poses.size != 16 * len(VIEW_NAMES):
-        raise ValueError(f"{poses.size} pose numbers; a rig has a 4 x 4 pose per view of {list(VIEW_NAMES)}")
-    if not np.all(np.isfinite(poses)) or not np.all(np.isfinite(request.intrinsics)):
-        raise ValueError("the rig's intrinsics and poses must be finite numbers")
-    matrices = poses.reshape(len(VIEW_NAMES), 4, 4)
+    if len(request.world_from_camera) != len(VIEW_NAMES):
+        raise ValueError(f"{len(request.world_from_camera)} camera poses; a rig has one per view of {list(VIEW_NAMES)}")
+    if not np.all(np.isfinite(request.intrinsics)):
+        raise ValueError("the rig's intrinsics must be finite numbers")
+    try:
+        matrices = [matrix_of_pose(pose) for pose in request.world_from_camera]
+    except ValueError as err:
+        raise ValueError(f"the rig's camera poses: {err}") from None
     fx, fy, cx, cy = (float(v) for v in request.intrinsics)
     return CameraRig((fx, fy, cx, cy), {view: matrices[n] for n, view in enumerate(VIEW_NAMES)})
 

@@ -21,6 +21,7 @@ from std_msgs.msg import Header
 
 from homiebot.core.contracts import InstanceLabel, Observation, PersonSeen, Pose2D
 from homiebot.ros.messages.common import person_from_msg, person_msg, stamp_of
+from homiebot.ros.messages.poses import planar_of, planar_pose_msg
 
 
 def header(stamp_ns: int, frame_id: str = "map") -> Header:
@@ -50,14 +51,16 @@ def round_observation_msg(obs: Observation, *, episode: int, stamp_ns: int, kind
     """The round's observation without its images (they go out on the camera topics with this stamp)."""
     return hb.RoundObservation(
         header=header(stamp_ns), episode=episode, round=obs.round, kinds=list(kinds),
-        x=float(obs.pose.x), y=float(obs.pose.y), yaw=float(obs.pose.yaw), inventory=list(obs.inventory),
+        robot_pose=planar_pose_msg(obs.pose.x, obs.pose.y, obs.pose.yaw), inventory=list(obs.inventory),
         labels=[hb.InstanceLabel(id=int(i), name=label.name, category=label.category) for i, label in obs.labels.items()],
         path_length=float(path_length), mapped=mapped, has_map_text=map_text is not None, map_text=map_text or "",
         people=[person_msg(p) for p in obs.people])
 
 
 def pose_of(msg: hb.RoundObservation) -> Pose2D:
-    return Pose2D(x=msg.x, y=msg.y, yaw=msg.yaw)
+    """The robot's pose a round's observation carries (ValueError when it is not a pose)."""
+    x, y, yaw = planar_of(msg.robot_pose)
+    return Pose2D(x=x, y=y, yaw=yaw)
 
 
 def labels_of(msg: hb.RoundObservation) -> dict[int, InstanceLabel]:
@@ -107,7 +110,7 @@ def semantic_map_msg(summary: Mapping[str, Any], *, episode: int, round_index: i
     robot = summary.get("robot")
     return hb.SemanticMap(
         header=header(stamp_ns), episode=episode, round=round_index, mapped=True, has_robot=robot is not None,
-        robot=_floats(robot, 3, "the robot's pose") if robot is not None else [0.0, 0.0, 0.0],
+        robot=planar_pose_msg(*_floats(robot, 3, "the robot's pose")) if robot is not None else planar_pose_msg(0.0, 0.0, 0.0),
         instances=[_instance_msg(i) for i in summary.get("instances", [])],
         rooms=[hb.MapRoom(name=str(r["name"]), rect=_floats(r["rect"], 4, "a room's rectangle")) for r in summary.get("rooms", [])],
         explored_m2=float(summary.get("explored_m2", 0.0)),
@@ -134,7 +137,7 @@ def summary_of(msg: hb.SemanticMap) -> dict[str, Any]:
                   "first_seen": int(i.first_seen), "last_seen": int(i.last_seen), "room": i.room or None, "stale": bool(i.stale),
                   "held": bool(i.held), "is_open": _untri(i.is_open), "relation": i.relation or None, "support": i.support or None}
                  for i in msg.instances]
-    return {"round": int(msg.round), "robot": _r3(msg.robot) if msg.has_robot else None, "instances": instances,
+    return {"round": int(msg.round), "robot": _r3(planar_of(msg.robot)) if msg.has_robot else None, "instances": instances,
             "rooms": [{"name": r.name, "rect": [float(v) for v in r.rect]} for r in msg.rooms],
             "explored_m2": float(msg.explored_m2),
             "frontiers": [{"centroid": _r3(f.centroid), "size": int(f.size), "goal": _r3(f.goal)} for f in msg.frontiers]}

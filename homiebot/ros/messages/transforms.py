@@ -89,22 +89,33 @@ def quaternion_of(r: np.ndarray) -> tuple[float, float, float, float]:
     return (x, y, z, w) if w >= 0 else (-x, -y, -z, -w)
 
 
-def matrix_of(msg: TransformStamped) -> np.ndarray:
-    """The 4x4 pose of a transform's child in its parent (a quaternion of any length is normalised; a zero one
-    is refused with ValueError)."""
-    t, q = msg.transform.translation, msg.transform.rotation
-    x, y, z, w = float(q.x), float(q.y), float(q.z), float(q.w)
+def normalised(q: object, t: object, what: str) -> tuple[float, float, float, float]:
+    """The unit quaternion (x, y, z, w) of a message's rotation ``q``, its translation ``t`` checked too
+    (ValueError naming ``what`` when not finite, or for a zero quaternion)."""
+    x, y, z, w = (float(getattr(q, k)) for k in "xyzw")
     n = math.sqrt(x * x + y * y + z * z + w * w)
-    if not (math.isfinite(n) and n > 1e-9) or not all(math.isfinite(float(v)) for v in (t.x, t.y, t.z)):
-        raise ValueError(f"the transform {msg.header.frame_id} -> {msg.child_frame_id} is not a pose (quaternion or "
-                         f"translation not finite, or a zero quaternion)")
-    x, y, z, w = x / n, y / n, z / n, w / n
+    if not (math.isfinite(n) and n > 1e-9) or not all(math.isfinite(float(getattr(t, k))) for k in "xyz"):
+        raise ValueError(f"{what} is not a pose (quaternion or translation not finite, or a zero quaternion)")
+    return x / n, y / n, z / n, w / n
+
+
+def homogeneous(quaternion: tuple[float, float, float, float], xyz: tuple[float, float, float]) -> np.ndarray:
+    """The 4x4 pose of a unit quaternion (x, y, z, w) and a translation."""
+    x, y, z, w = quaternion
     m = np.eye(4)
     m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
-    m[:3, 3] = [float(t.x), float(t.y), float(t.z)]
+    m[:3, 3] = xyz
     return m
+
+
+def matrix_of(msg: TransformStamped) -> np.ndarray:
+    """The 4x4 pose of a transform's child in its parent (a quaternion of any length is normalised; a zero one
+    is refused with ValueError)."""
+    t = msg.transform.translation
+    q = normalised(msg.transform.rotation, t, f"the transform {msg.header.frame_id} -> {msg.child_frame_id}")
+    return homogeneous(q, (float(t.x), float(t.y), float(t.z)))
 
 
 class TransformPublisher:

@@ -24,6 +24,7 @@ from homiebot.robots.sim import SIM_SERVICES
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
 from homiebot.ros.messages.common import pairs_from_msg, pairs_msg, subtask_from_msg
 from homiebot.ros.messages.policy import command_msg
+from homiebot.ros.messages.poses import planar_pose_msg
 from homiebot.ros.messages.truth import ground_truth_msg
 
 
@@ -69,7 +70,7 @@ def serve_sim_services(node: Node, sim: Simulating) -> list[TypedServer]:
 
     def restart(request: SimRestart.Request) -> SimRestart.Response:
         pose = sim.restart()
-        return SimRestart.Response(x=pose["x"], y=pose["y"], yaw=pose["yaw"], stamp=int(pose["stamp"]))
+        return SimRestart.Response(pose=planar_pose_msg(pose["x"], pose["y"], pose["yaw"]), stamp=int(pose["stamp"]))
 
     def mode(request: SimMode.Request) -> SimMode.Response:
         return SimMode.Response(lockstep=sim.lockstep, time=int(sim.sim_ns))
