@@ -78,7 +78,7 @@ def test_the_state_handed_back_is_taken_over_and_the_next_views_are_rendered_ahe
     assert world_node.world.ground_truth().dynamic() == state
     assert world_node._ahead is not None and world_node._ahead[0] == world_node._version  # the next round's views, ready
     after = call(world_node, "observe", Observe.Request(round=2)).observation
-    assert after.x == pytest.approx(meta.x + 1.0) and list(after.inventory) == ["green_can"] and world_node._ahead is None
+    assert after.robot_pose.position.x == pytest.approx(meta.robot_pose.position.x + 1.0) and list(after.inventory) == ["green_can"] and world_node._ahead is None
 
 
 @pytest.mark.parametrize("dynamic", ["not json", "[1, 2]", json.dumps({"robot": [0, 0, 0]}), json.dumps({"robot": "here", "held": None})])
