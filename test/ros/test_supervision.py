@@ -315,7 +315,11 @@ def test_a_deactivated_recorder_closes_the_episodes_bag_at_once_and_records_none
     assert seen["deactivated"] and seen["activated"], seen
 
     def feedback_in_bag(record: str) -> int:
-        with Reader(Path(record).parent / "bag") as reader:  # a bag without its metadata.yaml (never closed) fails here
+        bag = Path(record).parent / "bag"
+        deadline = time.monotonic() + 30.0  # the recorder closes an episode's bag after its result went out
+        while not (bag / "metadata.yaml").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with Reader(bag) as reader:  # a bag without its metadata.yaml (never closed) fails here
             return sum(c.msgcount for c in reader.connections if c.topic == "/homiebot/feedback")
 
     first, second = seen["first"], seen["second"]
