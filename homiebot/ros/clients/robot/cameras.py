@@ -152,10 +152,7 @@ class Cameras:
     def fixed_pose(self, camera: str, spec: CameraSpec) -> np.ndarray:
         """A fixed camera's pose in homiebot's base frame: from the driver's static frames when they lead from its
         images' frame to the driver's base frame (the robot's own calibration), else the profile's."""
-        with self._lock:
-            msg = self._images.get(camera)
-        base, frame = self._base_frame(), str(msg.header.frame_id) if msg is not None else ""
-        found = self.static_frames.pose(base, frame) if base and frame and frame != base else None
+        found = self._driver_pose(camera)
         if found is None:
             return static_pose(spec, self.profile.base_height)
         pose = found @ sensor_from_upright(spec.rotation_deg)  # the images are turned upright: so is their camera
@@ -164,10 +161,15 @@ class Cameras:
 
     def pose_source(self, camera: str) -> str:
         """Where a fixed camera's pose comes from: "tf_static" or "profile" (what ``fixed_pose`` would use now)."""
+        return "profile" if self._driver_pose(camera) is None else "tf_static"
+
+    def _driver_pose(self, camera: str) -> np.ndarray | None:
+        """The sensor frame of a camera's newest image in the driver's base frame, by the static frames; None when
+        they do not lead there (or no image or odometry came yet)."""
         with self._lock:
             msg = self._images.get(camera)
         base, frame = self._base_frame(), str(msg.header.frame_id) if msg is not None else ""
-        return "tf_static" if base and frame and frame != base and self.static_frames.pose(base, frame) is not None else "profile"
+        return self.static_frames.pose(base, frame) if base and frame and frame != base else None
 
     def settle(self, ns: int) -> None:
         """The base stopped at ``ns`` (wall clock): a frame read from now on is one taken since, waited for up to
