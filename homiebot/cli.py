@@ -234,7 +234,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for the graph (default: the environment's)")
     _namespace_arg(up, "where the graph's nodes and names live: two graphs in two namespaces share a ROS domain")
     up.add_argument("--params-file", metavar="YAML", help="ROS 2 parameters for the graph's nodes (`/homiebot/planner: "
-                                                           "{ros__parameters: {planner: oracle}}`); its values win over the config's")
+                                                           "{ros__parameters: {backend: oracle}}`); its values win over the config's")
+    up.add_argument("--print-params", action="store_true",
+                    help="print the parameters each node would get (the config's settings included) as a parameters file, and exit")
     up.add_argument("--lifecycle-manager", action="store_true",
                     help="start the nodes unconfigured and bring them up with a lifecycle manager node, as Nav2 does "
                          "(lifecycle_manager/manage_nodes: startup, pause, resume, reset, shutdown)")
@@ -666,7 +668,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from homiebot.ros.bringup.graph import check_params_file, graph
+    from homiebot.ros.bringup.graph import check_parameter_names, check_params_file, graph
     from homiebot.ros.bringup.up import run_graph
     from homiebot.ros.kit.environment import check_ros, ros_environment
 
@@ -682,8 +684,17 @@ def _cmd_up(args: argparse.Namespace) -> int:
         params_file = check_params_file(args.params_file) if args.params_file else ""
         specs = graph(config, args.planner, str(Path(args.out).resolve()), record_bag=not args.no_bag, namespace=ns,
                       external=tuple(args.external), params_file=params_file, lifecycle_manager=args.lifecycle_manager)
+        if params_file:
+            check_parameter_names(params_file, specs, config)
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    if args.print_params:
+        import yaml
+
+        from homiebot.ros.bringup.graph import node_parameters
+
+        print(yaml.safe_dump(node_parameters(specs, config), sort_keys=False, width=120), end="")
+        return 0
     if args.foxglove:
         specs.append(_foxglove_node(args.foxglove_host, args.foxglove_port, ns))
     if args.view or args.save_rrd:

@@ -101,7 +101,7 @@ def backend(count):
 
 seen = {"started": backend(1)}
 value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="heuristic")
-result = call(SetParameters, "/homiebot/planner/set_parameters", SetParameters.Request(parameters=[Parameter(name="planner", value=value)]))
+result = call(SetParameters, "/homiebot/planner/set_parameters", SetParameters.Request(parameters=[Parameter(name="backend", value=value)]))
 seen["set"] = [result.results[0].successful, result.results[0].reason]
 time.sleep(1.0)
 rclpy.spin_once(node, timeout_sec=0.1)
@@ -116,7 +116,7 @@ print(json.dumps(seen))
 
 def test_a_params_file_and_a_set_parameter_take_effect_through_cleanup_and_configure(tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("/homiebot/planner:\n  ros__parameters:\n    planner: oracle\n")
+    params.write_text("/homiebot/planner:\n  ros__parameters:\n    backend: oracle\n")
     env = ros_environment(DOMAIN)
     log = tmp_path / "planner.log"
     with log.open("w") as sink:
@@ -178,3 +178,115 @@ def test_an_oversized_cancel_is_ignored_in_a_bounded_log_line(tmp_path):
     text = log.read_text()
     assert alive and text.count("ignored an id of 2000000 characters") == 5, text[-2000:]
     assert len(text) < 20_000, f"the log grew to {len(text)} characters"
+
+
+SETTINGS = """
+import json, sys, time
+import rclpy
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
+from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+rclpy.init()
+node = rclpy.create_node("plain_settings_client")
+names = []
+latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+node.create_subscription(String, "/homiebot/planner/backend", lambda m: names.append(m.data), latched)
+
+def call(kind, name, request):
+    client = node.create_client(kind, "/homiebot/planner/" + name)
+    assert client.wait_for_service(timeout_sec=120), name
+    future = client.call_async(request)
+    rclpy.spin_until_future_complete(node, future, timeout_sec=60)
+    return future.result()
+
+def backend(count):
+    end = time.monotonic() + 60
+    while len(names) < count and time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    return names[-1] if names else None
+
+def text(value):
+    return ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+
+seen = {"started": backend(1)}
+seen["names"] = sorted(call(ListParameters, "list_parameters", ListParameters.Request()).result.names)
+values = call(GetParameters, "get_parameters", GetParameters.Request(names=["planner.name", "world.params.width", "perception.mode"])).values
+seen["values"] = [values[0].string_value, values[1].integer_value, values[2].string_value]
+described = call(DescribeParameters, "describe_parameters", DescribeParameters.Request(names=["perception.mode"])).descriptors[0]
+seen["described"] = [described.description, described.additional_constraints]
+refused = call(SetParameters, "set_parameters", SetParameters.Request(parameters=[Parameter(name="perception.mode", value=text("psychic"))]))
+seen["refused"] = [refused.results[0].successful, refused.results[0].reason]
+taken = call(SetParameters, "set_parameters", SetParameters.Request(parameters=[Parameter(name="planner.name", value=text("heuristic"))]))
+seen["taken"] = taken.results[0].successful
+for transition in (Transition.TRANSITION_DEACTIVATE, Transition.TRANSITION_CLEANUP, Transition.TRANSITION_CONFIGURE,
+                   Transition.TRANSITION_ACTIVATE):
+    assert call(ChangeState, "change_state", ChangeState.Request(transition=Transition(id=transition))).success, transition
+seen["after"] = backend(2)
+print(json.dumps(seen))
+"""
+
+
+def test_the_run_configurations_settings_are_the_nodes_parameters(tmp_path):
+    """The planner node declares the settings of the sections it reads, with the config file's values; a params file
+    changes one of them; a value the configuration refuses is refused with the reason; a value it takes applies at
+    the next configure."""
+    config = tmp_path / "run.yaml"
+    config.write_text("planner: {name: oracle}\nworld: {name: embedded_home, params: {width: 256, height: 256}}\n")
+    params = tmp_path / "params.yaml"
+    params.write_text(f"/homiebot/planner:\n  ros__parameters:\n    config: {config}\n    world:\n      params: {{width: 128}}\n")
+    env = ros_environment(DOMAIN)
+    log = tmp_path / "planner.log"
+    with log.open("w") as sink:
+        node = subprocess.Popen([sys.executable, "-m", "homiebot.ros.nodes.planner", "--ros-args", "-r", "__ns:=/homiebot",
+                                 "--params-file", str(params)], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        done = subprocess.run([sys.executable, "-c", SETTINGS], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        node.terminate()
+        status = node.wait(30)
+    assert done.returncode == 0, done.stderr[-2000:] + log.read_text()[-2000:]
+    assert status == 0 and "Traceback" not in log.read_text(), log.read_text()[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["started"] == "oracle"  # the config file's
+    assert {"planner.name", "planner.params", "world.params.width", "perception.mode", "memory"} <= set(seen["names"])
+    assert not any(n.startswith(("detector.", "safety.")) for n in seen["names"]), seen["names"]  # not sections it reads
+    assert seen["values"] == ["oracle", 128, "oracle"]  # the file's, the params file's, the default
+    assert seen["described"][0].startswith("oracle: simulator truth") and seen["described"][1] == "one of oracle, mapped"
+    assert seen["refused"][0] is False and "perception.mode: Input should be 'oracle' or 'mapped'" in seen["refused"][1], seen
+    assert seen["taken"] is True and seen["after"] == "heuristic", seen
+
+
+def test_up_prints_what_each_node_gets_from_a_configuration(tmp_path):
+    import yaml
+
+    config = tmp_path / "run.yaml"
+    config.write_text("planner: {name: oracle}\ndetector: {far: 2.5}\n")
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "up", "--config", str(config), "--namespace", "lab",
+                           "--print-params"], cwd=tmp_path, env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    printed = yaml.safe_load(done.stdout)
+    detector = printed["/lab/detector"]["ros__parameters"]
+    assert detector["config"] == str(config) and detector["detector"] == {"far": 2.5, "near": 0.1, "suggest_names": True}
+    assert printed["/lab/planner"]["ros__parameters"]["planner"] == {"name": "oracle", "params": "{}"}
+    assert "detector" not in printed["/lab/planner"]["ros__parameters"]  # a section it does not read
+    assert printed["/lab/recorder"]["ros__parameters"] == {"config": str(config)}
+    assert not list(tmp_path.glob("runs"))  # nothing started, nothing written
+
+
+@pytest.mark.parametrize("text, message", [
+    ("/homiebot/detector:\n  ros__parameters:\n    detector: {fra: 3.0}\n",
+     "/homiebot/detector has no parameter 'detector.fra'; did you mean 'detector.far'?"),
+    ("/**:\n  ros__parameters:\n    memory: {root: memories}\n",
+     "/** has no parameter 'memory.root'; 'memory' takes YAML text"),
+])
+def test_a_params_file_naming_a_parameter_no_node_has_is_refused_before_anything_starts(tmp_path, text, message):
+    params = tmp_path / "params.yaml"
+    params.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "homiebot.cli", "up", "--params-file", str(params), "--out", str(tmp_path / "runs")],
+                          cwd=tmp_path, env=ros_environment(DOMAIN), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "runs").exists()

@@ -44,7 +44,7 @@ def graph(config: str = "", planner: str = "", out_dir: str = "runs", overrides:
                          f"choose from {', '.join(REPLACEABLE)}")
     common = {"config": config} if config else {}
     extra: dict[str, dict[str, Any]] = {
-        "planner": {"planner": planner} if planner else {},
+        "planner": {"backend": planner} if planner else {},
         "task_manager": {"out_dir": out_dir, "record_bag": record_bag},
     }
     specs = sim_driver(config)
@@ -83,7 +83,7 @@ def in_namespace(spec: NodeSpec, namespace: str, params_file: str = "") -> NodeS
 
 
 def check_params_file(path: str) -> str:
-    """The absolute path of a ROS 2 parameters file (``/homiebot/planner: {ros__parameters: {planner: oracle}}``;
+    """The absolute path of a ROS 2 parameters file (``/homiebot/planner: {ros__parameters: {backend: oracle}}``;
     ``/**`` for every node), or ValueError saying what is wrong with it: rcl would stop every node on it."""
     import yaml
 
@@ -94,13 +94,81 @@ def check_params_file(path: str) -> str:
         raise ValueError(f"--params-file {path}: {err.strerror or err}") from None
     except yaml.YAMLError as err:
         raise ValueError(f"--params-file {path}: not YAML ({str(err).splitlines()[0]})") from None
-    example = "e.g. '/homiebot/planner: {ros__parameters: {planner: oracle}}'"
+    example = "e.g. '/homiebot/planner: {ros__parameters: {backend: oracle}}'"
     if not isinstance(data, dict) or not data:
         raise ValueError(f"--params-file {path}: a mapping of node names to their ros__parameters, {example}")
     for node, section in data.items():
         if not isinstance(section, dict) or not isinstance(section.get("ros__parameters"), dict):
             raise ValueError(f"--params-file {path}: '{node}' needs a 'ros__parameters' mapping, {example}")
     return str(file.resolve())
+
+
+def node_parameters(specs: list[NodeSpec], config: str = "") -> dict[str, Any]:
+    """What each node of ``specs`` gets, as a ROS 2 parameters file (a mapping, settings nested by their path): its
+    parameters from the graph, and for a node of the graph the settings of the sections of the run configuration
+    ``config`` it reads (``NodeDef.config``)."""
+    import importlib
+
+    from homiebot.config import load_config
+    from homiebot.ros.kit.config_params import settings
+
+    cfg = load_config(config or None)
+    out: dict[str, Any] = {}
+    for spec in specs:
+        values: dict[str, Any] = dict(spec.parameters)
+        if spec.name in GRAPH_NODES:
+            for setting in settings(cfg, importlib.import_module(spec.module).NODE.config):
+                place = values
+                for part in setting.path[:-1]:
+                    place = place.setdefault(part, {})
+                place[setting.path[-1]] = setting.value
+        out[f"{spec.namespace.rstrip('/')}/{spec.name}"] = {"ros__parameters": values}
+    return out
+
+
+def check_parameter_names(path: str, specs: list[NodeSpec], config: str = "") -> None:
+    """ValueError naming a parameter of the parameters file ``path`` (already checked) that no node it is given to
+    declares, with the nearest name: rcl ignores such a value silently. Only the graph's own nodes and ``/**`` are
+    checked (a node of yours may take anything)."""
+    import difflib
+
+    import yaml
+
+    known = {f"{s.namespace.rstrip('/')}/{s.name}": _declared(s, config) for s in specs if s.name in GRAPH_NODES}
+    for node, section in yaml.safe_load(Path(path).read_text()).items():
+        targets = list(known.values()) if node == "/**" else [known[node]] if node in known else []
+        if not targets:
+            continue
+        every = set().union(*targets)
+        for name in _dotted(section["ros__parameters"]):
+            if not any(name in names for names in targets):
+                close = difflib.get_close_matches(name, every, n=1, cutoff=0.6)
+                whole = next((n for n in every if name.startswith(n + ".")), None)
+                hint = (f"; '{whole}' takes YAML text (e.g. {whole}: '{{...}}')" if whole else
+                        f"; did you mean '{close[0]}'?" if close else "")
+                raise ValueError(f"--params-file {path}: {node} has no parameter '{name}'{hint}")
+
+
+def _declared(spec: NodeSpec, config: str) -> set[str]:
+    """The names of the parameters a node of the graph declares under the run configuration ``config``."""
+    import importlib
+
+    from homiebot.config import load_config
+    from homiebot.ros.kit.common import COMMON
+    from homiebot.ros.kit.config_params import settings
+
+    definition = importlib.import_module(spec.module).NODE
+    own = {p.name for p in COMMON + definition.params} | {"autostart", "use_sim_time"}
+    return own | {s.name for s in settings(load_config(config or None), definition.config)}
+
+
+def _dotted(values: dict[str, Any], prefix: str = "") -> list[str]:
+    """The names of a parameters file's nested ``ros__parameters`` as rcl flattens them (``a: {b: 1}`` is ``a.b``)."""
+    names = []
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        names += _dotted(value, name + ".") if isinstance(value, dict) else [name]
+    return names
 
 
 CONFIG_DIR = resources.config_dir()

@@ -20,9 +20,10 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
-from homiebot.config import RunConfig, load_config
+from homiebot.config import load_config
 from homiebot.core.errors import ConfigError
 from homiebot.ros.kit import services
+from homiebot.ros.kit.config_params import Setting, SettingError, changed_settings, configuration, describe, settings
 from homiebot.ros.kit.dds_profile import use_profile
 from homiebot.ros.kit.shm import clean_stale
 
@@ -65,24 +66,79 @@ HEARTBEAT_PERIOD = 0.5  # seconds between two heartbeats of a node
 HEARTBEAT_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
-def declare(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
-    """Declare typed parameters with defaults (``-p``, a ``--params-file``), read them, and validate them
-    (ParameterError). A component reads them when it is configured: a ``set_parameters`` later is checked as
-    at start-up (a bad value is refused with the reason) and takes effect at the next configure (cleanup,
-    then configure), as ``reread`` gives them then."""
-    for p in COMMON + params:
-        descriptor = ParameterDescriptor(description=f"{p.description} (applies at the next configure)", dynamic_typing=bool(p.types))
+RUN_CONFIG = "run_config"  # the key of a node's built run configuration among its parameter values
+
+
+class NodeParameters:
+    """A node's declared parameters: its own (``Param``), and the run configuration's settings of the sections it
+    reads (``config_params``). Values are read when the node is configured: a ``set_parameters`` is checked as
+    at start-up (a bad value is refused with the reason) and takes effect at the next configure (cleanup, then
+    configure)."""
+
+    def __init__(self, node: Node, params: tuple[Param, ...], sections: tuple[str, ...] = ()) -> None:
+        """Declare typed parameters with defaults (``-p``, a ``--params-file``) and validate them (ParameterError).
+        A config file that cannot be read declares no settings: configuring then fails, saying why."""
+        self.node, self.params, self.sections = node, COMMON + params, sections
+        for p in self.params:
+            descriptor = ParameterDescriptor(description=f"{p.description} (applies at the next configure)", dynamic_typing=bool(p.types))
+            try:
+                node.declare_parameter(p.name, p.default, descriptor)
+            except Exception as err:  # rclpy raises its own type-mismatch exceptions
+                raise ParameterError(f"parameter '{p.name}': {err} (expected {type(p.default).__name__}, default {p.default!r})") from None
+        self.settings: dict[str, Setting] = {}
+        if sections:
+            self._declare_settings()
+        node.add_on_set_parameters_callback(self._vet)
+
+    def _declare_settings(self) -> None:
         try:
-            node.declare_parameter(p.name, p.default, descriptor)
-        except Exception as err:  # rclpy raises its own type-mismatch exceptions
-            raise ParameterError(f"parameter '{p.name}': {err} (expected {type(p.default).__name__}, default {p.default!r})") from None
-    node.add_on_set_parameters_callback(lambda changed: _vet(changed, {p.name: p for p in COMMON + params}))
-    return reread(node, params)
+            cfg = load_config(self.read_own()["config"] or None)
+        except (ConfigError, ParameterError):
+            return
+        for setting in settings(cfg, self.sections):
+            description, constraints = describe(setting)
+            # any type: the configuration's validation decides (``detector.far:=3`` is a fine float)
+            self.node.declare_parameter(setting.name, setting.value, ParameterDescriptor(
+                description=description, additional_constraints=constraints, dynamic_typing=True))
+            self.settings[setting.name] = setting
 
+    def read(self) -> dict[str, Any]:
+        """The parameters' current values, validated (ParameterError names the first bad one); with the run
+        configuration built (``RUN_CONFIG``) when the node reads one."""
+        values = self.read_own()
+        if self.sections:
+            current = {name: self.node.get_parameter(name).value for name in self.settings}
+            try:
+                values[RUN_CONFIG] = configuration(values["config"], changed_settings(current, self.settings), self.settings)
+            except SettingError as err:
+                raise ParameterError(str(err)) from None
+        return values
 
-def reread(node: Node, params: tuple[Param, ...]) -> dict[str, Any]:
-    """The parameters' current values, validated (ParameterError names the first bad one)."""
-    return {p.name: _checked(p, node.get_parameter(p.name).value) for p in COMMON + params}
+    def read_own(self) -> dict[str, Any]:
+        """The values of the node's own parameters (not the configuration's), validated."""
+        return {p.name: _checked(p, self.node.get_parameter(p.name).value) for p in self.params}
+
+    def _vet(self, changed: list) -> SetParametersResult:
+        """rclpy's check of a ``set_parameters``: refused with the reason when a value is not one its parameter
+        takes, or would make the run configuration invalid."""
+        known = {p.name: p for p in self.params}
+        for parameter in changed:
+            p = known.get(parameter.name)
+            if p is None:
+                continue  # rclpy's own (use_sim_time), ``autostart`` and the configuration's settings
+            try:
+                _checked(p, parameter.value)
+            except ParameterError as err:
+                return SetParametersResult(successful=False, reason=str(err))
+        proposed = {parameter.name: parameter.value for parameter in changed}
+        if self.sections and (set(proposed) & set(self.settings) or "config" in proposed):
+            current = {name: self.node.get_parameter(name).value for name in self.settings}
+            path = proposed.get("config", self.node.get_parameter("config").value)
+            try:
+                configuration(path, changed_settings({**current, **proposed}, self.settings), self.settings)
+            except SettingError as err:
+                return SetParametersResult(successful=False, reason=str(err))
+        return SetParametersResult(successful=True)  # applied at the next configure (its descriptor says so)
 
 
 def _checked(p: Param, value: Any) -> Any:
@@ -98,26 +154,6 @@ def _checked(p: Param, value: Any) -> Any:
     return value
 
 
-def _vet(changed: list, known: dict[str, Param]) -> SetParametersResult:
-    """rclpy's check of a ``set_parameters``: refused with the reason when any value is not one its parameter takes."""
-    for parameter in changed:
-        p = known.get(parameter.name)
-        if p is None:
-            continue  # rclpy's own (use_sim_time) and ``autostart``
-        try:
-            _checked(p, parameter.value)
-        except ParameterError as err:
-            return SetParametersResult(successful=False, reason=str(err))
-    return SetParametersResult(successful=True)  # applied at the next configure (its descriptor says so)
-
-
-def run_config(path: str) -> RunConfig:
-    try:
-        return load_config(path or None)
-    except ConfigError as err:
-        raise ParameterError(str(err)) from None
-
-
 @dataclass(frozen=True)
 class NodeDef:
     """A node of the graph: its default name, the component it wraps, its parameters."""
@@ -125,6 +161,8 @@ class NodeDef:
     name: str
     build: Callable[[Node, dict[str, Any]], object]
     params: tuple[Param, ...] = ()
+    # the run configuration's sections it reads (``world``, ``planner`` ...): their settings are its parameters too
+    config: tuple[str, ...] = ()
     # its typed service handlers wait for topic data: its process spins a multi-threaded executor
     waiting_handlers: bool = False
     # they wait only under some parameters (e.g. a config whose nodes call each other): params -> whether
@@ -139,10 +177,8 @@ class NodeDef:
             return self.waiting_handlers
         try:
             return self.waiting_if(params)
-        except (ValueError, OSError):
+        except (ValueError, OSError, KeyError):
             return True
-
-
 
 def init(args: list[str] | None) -> None:
     """rclpy without its own signal handlers: a signal must not invalidate the context while handler

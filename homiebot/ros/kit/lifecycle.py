@@ -30,7 +30,7 @@ from rclpy.publisher import Publisher
 from homiebot.core.errors import ConfigError
 from homiebot.core.registry import PluginError
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import CannotRun, NodeDef, ParameterError, declare, reread, stop_components
+from homiebot.ros.kit.common import CannotRun, NodeDef, NodeParameters, ParameterError, stop_components
 from homiebot.ros.kit.executors import PoolExecutor
 from homiebot.ros.kit.names import DEFAULT_NAMESPACE
 
@@ -73,7 +73,11 @@ class GraphNode(LifecycleNode):
             self._guard_transitions()
         self.definition = definition
         self.autostart = bool(self.declare_parameter("autostart", True).value) or not definition.managed
-        self.values = declare(self, definition.params)
+        self.parameters = NodeParameters(self, definition.params, definition.config)
+        try:
+            self.values = self.parameters.read()
+        except ParameterError:  # a config the node cannot build from: configuring fails, saying why
+            self.values = self.parameters.read_own()
         self.component: object | None = None
         self.error: Exception | None = None  # why the last configure failed
         # ids of the entities that are the node's, not its component's (lifecycle services, heartbeat);
@@ -105,7 +109,7 @@ class GraphNode(LifecycleNode):
         exception is a bug: the transition errs and the log has the traceback."""
         self._own = (self._own or set()) | {id(e) for kind in ENTITY_KINDS for e in getattr(self, kind)}
         try:
-            self.values = reread(self, self.definition.params)  # what set_parameters or a params file changed since
+            self.values = self.parameters.read()  # what set_parameters or a params file changed since
             self.component = self.definition.build(self, self.values)
         except Exception as err:
             self.error = err

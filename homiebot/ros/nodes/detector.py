@@ -20,7 +20,7 @@ from rclpy.node import Node
 
 from homiebot.core.errors import ErrorDetector, SnapshotBelief
 from homiebot.ros.clients.map_link import MapResolvedBelief, map_callers
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, NodeDef, Param, positive
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, ServiceCaller, TypedServer
 from homiebot.ros.messages.common import capabilities_from_msg, feedback_msg, pairs_from_msg, planner_output_from_msg, subtask_msg
@@ -30,7 +30,7 @@ from homiebot.ros.messages.round import snapshot_of
 
 class DetectorNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
-        self.cfg = run_config(params["config"])
+        self.cfg = params[RUN_CONFIG]
         self.wait = params["belief_timeout"]
         self.cache = ObservationCache(node, kinds=(), round_topics=("belief",))
         self.node = node
@@ -86,7 +86,9 @@ class NoBelief(TimeoutError):
 PARAMS = (Param("belief_timeout", 30.0, "seconds to wait for the round's belief (and for the map to ground a phrase with it)", positive),)
 
 
-NODE = NodeDef("detector", DetectorNode, PARAMS, waiting_handlers=True)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("detector", "perception", "world")
+NODE = NodeDef("detector", DetectorNode, PARAMS, config=CONFIG, waiting_handlers=True)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ from homiebot.executor import Execution, Executor, skill_name
 from homiebot.ros.clients.remote_map import MapFollower
 from homiebot.ros.clients.world_link import world_callers
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, NodeDef, Param, positive
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.kit.services import ServiceError, ServiceInterrupted, ServiceTimeout, TypedServer
@@ -206,7 +206,7 @@ def _result(run: Execution, acted: Subtask | None, world_state: dict | None = No
 
 class ExecutorNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
-        self.cfg = run_config(params["config"])
+        self.cfg = params[RUN_CONFIG]
         self.node = node
         self.timeout = params["attempt_timeout"]
         self.local = LocalSkills(node, self.cfg, self.timeout, on_a_copy=skill_site(self.cfg) == "copy",
@@ -272,7 +272,9 @@ PARAMS = (Param("attempt_timeout", 30.0, "seconds one skill attempt may take", p
                 "connecting (a graph without a world node)", positive))
 
 
-NODE = NodeDef("executor", ExecutorNode, PARAMS, waiting_handlers=True)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("attempts", "skill_profile", "skills", "perception", "safety", "world")
+NODE = NodeDef("executor", ExecutorNode, PARAMS, config=CONFIG, waiting_handlers=True)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, NodeDef, Param, positive
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ServiceError, ServiceTimeout
 from homiebot.ros.kit.sim_thread import SimThread
@@ -52,7 +52,7 @@ class MapperNode:
         self.belief_pub = node.create_publisher(Belief, "belief", ROUND_DATA)
         self.summary_pub = node.create_publisher(SemanticMap, "map/summary", ROUND_DATA)
         self.grid_pub = node.create_publisher(OccupancyGrid, MAP_GRID_TOPIC, MAP_QOS)
-        cfg = run_config(params["config"])
+        cfg = params[RUN_CONFIG]
         site = belief_site(cfg)
         # the detector is made as the first episode starts (one that cannot run here fails that episode, saying why)
         self.map = MapServer(cfg, lambda: build_detector(cfg), self._publish_map, node.get_logger().warning) if site == "map" else None
@@ -120,7 +120,9 @@ PARAMS = (Param("world_timeout", 30.0, "seconds the world node may take to descr
                 positive),)
 
 
-NODE = NodeDef("mapper", MapperNode, PARAMS)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("perception", "world")
+NODE = NodeDef("mapper", MapperNode, PARAMS, config=CONFIG)
 
 
 def main(args: list[str] | None = None) -> int:

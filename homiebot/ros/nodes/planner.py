@@ -36,7 +36,7 @@ from homiebot.core.yamlio import format_validation_error, parse_yaml
 from homiebot.memory.recall import RecallingPlanner
 from homiebot.planners.base import EpisodeContext, Planner, PlannerConfigError, PlannerRequest
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, NodeDef, Param, positive
 from homiebot.ros.kit.goal_work import GoalWork
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
@@ -80,9 +80,9 @@ class _InitialStates:
 
 class PlannerNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
-        self.cfg = run_config(params["config"])
-        if params["planner"]:
-            self.cfg = self.cfg.model_copy(update={"planner": self.cfg.planner.model_copy(update={"name": params["planner"], "params": {}})})
+        self.cfg = params[RUN_CONFIG]
+        if params["backend"]:
+            self.cfg = self.cfg.model_copy(update={"planner": self.cfg.planner.model_copy(update={"name": params["backend"], "params": {}})})
         self.wait = params["image_timeout"]
         self.planner = build_planner(self.cfg)  # fails at start-up for unknown planners or bad parameters
         self.active: Planner = self.planner  # this episode's: handed the recalled demonstrations when the config names a memory
@@ -194,11 +194,13 @@ def read_task(text: str) -> Task:
         raise InvalidRequest(f"invalid task:\n{format_validation_error(err)}") from None
 
 
-PARAMS = (Param("planner", "", "planner backend by name (empty: the config's)"),
+PARAMS = (Param("backend", "", "planner backend by name, with its default parameters (empty: the config's planner.name and planner.params)"),
           Param("image_timeout", 15.0, "seconds to wait for the round's camera images", positive))
 
 
-NODE = NodeDef("planner", PlannerNode, PARAMS, waiting_handlers=True)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("planner", "memory", "perception", "world")
+NODE = NodeDef("planner", PlannerNode, PARAMS, config=CONFIG, waiting_handlers=True)
 
 
 def main(args: list[str] | None = None) -> int:

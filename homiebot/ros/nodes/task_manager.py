@@ -50,7 +50,7 @@ from homiebot.ros.clients.ros_user import RosUser
 from homiebot.ros.clients.run_task import STATUS_QOS, STATUS_TOPIC, RunTaskServer, event_to_status
 from homiebot.ros.clients.world_link import EPISODE_CALLS, world_callers
 from homiebot.ros.kit import services
-from homiebot.ros.kit.common import NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, NodeDef, Param, positive
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCEL_TOPIC, CANCELLED_TOPIC, SafetyLink, TopicApprover
 from homiebot.ros.kit.services import ActionCaller, ServiceCaller, ServiceError, ServiceInterrupted, ServiceTimeout
@@ -81,7 +81,7 @@ def graph_node(name: str) -> bool:
 class TaskManagerNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.node = node
-        self.cfg = run_config(params["config"])
+        self.cfg = params[RUN_CONFIG]
         self.params = params
         self.owner = node.get_fully_qualified_name()  # holds the world's episode session (see ResetWorld)
         self.world_calls = world_callers(node, EPISODE_CALLS)
@@ -476,7 +476,9 @@ PARAMS = (
 )
 
 
-NODE = NodeDef("task_manager", TaskManagerNode, PARAMS)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("seed", "max_rounds", "history_window", "detector", "skill_profile", "output", "safety", "user", "world")
+NODE = NodeDef("task_manager", TaskManagerNode, PARAMS, config=CONFIG)
 
 
 def main(args: list[str] | None = None) -> int:

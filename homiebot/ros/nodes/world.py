@@ -51,7 +51,7 @@ from homiebot.core.world_capabilities import GoalJudge, MapDescribing, MappedWor
 from homiebot.ros.clients.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.clients.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.clients.world_link import SERVICES, service_name
-from homiebot.ros.kit.common import CannotRun, NodeDef, Param, positive, run_config
+from homiebot.ros.kit.common import RUN_CONFIG, CannotRun, NodeDef, Param, positive
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
@@ -90,7 +90,7 @@ SESSION_LEASE = 30.0  # seconds an episode session outlives the last call to the
 class WorldNode:
     def __init__(self, node: Node, params: dict[str, Any]) -> None:
         self.node = node
-        self.cfg: RunConfig = run_config(params["config"])
+        self.cfg: RunConfig = params[RUN_CONFIG]
         require_driver(node, self.cfg, params.get("driver_wait", DRIVER_WAIT))
         self.world: World | None = None
         self._scene_json: str | None = None
@@ -391,10 +391,12 @@ PARAMS: tuple[Param, ...] = (
 
 def _maps(params: dict[str, Any]) -> bool:
     """Mapped perception: the handlers wait for the mapper's replies."""
-    return run_config(str(params.get("config", ""))).perception.mode == "mapped"
+    return params[RUN_CONFIG].perception.mode == "mapped"
 
 
-NODE = NodeDef("world", WorldNode, PARAMS, waiting_if=_maps)
+# the run configuration's sections this node reads: their settings are its parameters too
+CONFIG = ("world", "perception", "safety", "sim_driver")
+NODE = NodeDef("world", WorldNode, PARAMS, config=CONFIG, waiting_if=_maps)
 
 
 def main(args: list[str] | None = None) -> int:
