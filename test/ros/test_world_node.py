@@ -18,8 +18,10 @@ import rclpy  # noqa: E402
 from homiebot_msgs.srv import ApplyState, Observe, ResetWorld  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
+from homiebot.config import load_config  # noqa: E402
 from homiebot.core.tasks import load_task  # noqa: E402
 from homiebot.ros.clients.world_link import scene_text  # noqa: E402
+from homiebot.ros.kit.common import RUN_CONFIG  # noqa: E402
 from homiebot.ros.nodes.world import BadRequest, WorldNode  # noqa: E402
 from homiebot.runtime import scene_for  # noqa: E402
 from test.conftest import DEMO_TASK  # noqa: E402
@@ -36,7 +38,7 @@ def world_node(tmp_path_factory):
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=DOMAIN)
     node = Node("world_under_test", context=context)
-    world = WorldNode(node, {"config": str(cfg), "prefetch": True})
+    world = WorldNode(node, {"config": str(cfg), "prefetch": True, RUN_CONFIG: load_config(cfg)})
     try:
         yield world
     finally:

@@ -108,10 +108,14 @@ class NodeParameters:
         values = self.read_own()
         if self.sections:
             current = {name: self.node.get_parameter(name).value for name in self.settings}
+            changed = changed_settings(current, self.settings)
             try:
-                values[RUN_CONFIG] = configuration(values["config"], changed_settings(current, self.settings), self.settings)
+                values[RUN_CONFIG] = configuration(values["config"], changed, self.settings)
             except SettingError as err:
                 raise ParameterError(str(err)) from None
+            if changed:  # the episode's record keeps the task manager's configuration: the log says what differs here
+                said = ", ".join(f"{name}={value!r}" for name, value in sorted(changed.items()))
+                self.node.get_logger().info(f"run configuration with parameters: {said}")
         return values
 
     def read_own(self) -> dict[str, Any]:

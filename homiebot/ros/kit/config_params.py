@@ -174,9 +174,9 @@ def configuration(path: str, changed: Mapping[str, Any], declared: Mapping[str, 
 
 
 def changed_settings(values: Mapping[str, Any], declared: Mapping[str, Setting]) -> dict[str, Any]:
-    """The parameters among ``values`` whose value is not the one they were declared with."""
-    return {name: value for name, value in values.items()
-            if name in declared and _plain(value) != _plain(declared[name].value)}
+    """The parameters among ``values`` whose value is not the one they were declared with (arrays as lists)."""
+    plain = {name: _plain(value) for name, value in values.items() if name in declared}
+    return {name: value for name, value in plain.items() if value != _plain(declared[name].value)}
 
 
 def _plain(value: Any) -> Any:

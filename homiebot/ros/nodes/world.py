@@ -101,6 +101,8 @@ class WorldNode:
         self.episode = random.SystemRandom().randrange(2**30)
         self._lock = threading.Lock()  # one simulator, one caller at a time
         self.session: tuple[str, float] | None = None  # (owner, last call): the episode that holds the world
+        # the session's own lock: a call's renewal must not wait for the world's lock, which a render ahead holds
+        self._session_lock = threading.Lock()
         self.prefetch = bool(params["prefetch"])
         self._version = 0  # bumped by everything that changes the world
         self._ahead: tuple[int, Any] | None = None  # (version, observation rendered ahead of time)
@@ -149,7 +151,7 @@ class WorldNode:
     def _renew(self) -> None:
         """An episode's call to the world (observe, info, ...: they carry no owner) keeps the live session that holds
         it; a session past its lease stays over."""
-        with self._lock:
+        with self._session_lock:
             now = time.monotonic()
             if self.session is not None and now - self.session[1] < SESSION_LEASE:
                 self.session = (self.session[0], now)
@@ -158,18 +160,20 @@ class WorldNode:
         """OutOfTurn while another owner's session holds the world (nothing changes: the session stays its owner's,
         its lease not renewed)."""
         now = time.monotonic()
-        held = self.session if self.session and now - self.session[1] < SESSION_LEASE else None
+        with self._session_lock:
+            held = self.session if self.session and now - self.session[1] < SESSION_LEASE else None
         if held is not None and held[0] != owner:
             raise OutOfTurn(f"refused: 'reset' is out of turn: the world node is serving an episode of {held[0]} "
                             "(try again when it has ended)")
 
     def _take_turn(self, owner: str) -> None:
         """An accepted reset opens (or renews) its owner's session; one without an owner ends any session past."""
-        self.session = (owner, time.monotonic()) if owner else None
+        with self._session_lock:
+            self.session = (owner, time.monotonic()) if owner else None
 
     def release(self, request: ReleaseWorld.Request) -> ReleaseWorld.Response:
         """End the owner's episode session: resets are in turn for anyone."""
-        with self._lock:
+        with self._session_lock:
             if self.session and self.session[0] == request.owner:
                 self.session = None
         return ReleaseWorld.Response()
