@@ -282,6 +282,8 @@ def test_up_prints_what_each_node_gets_from_a_configuration(tmp_path):
      "/homiebot/detector has no parameter 'detector.fra'; did you mean 'detector.far'?"),
     ("/**:\n  ros__parameters:\n    memory: {root: memories}\n",
      "/** has no parameter 'memory.root'; 'memory' takes YAML text"),
+    ("/robot1/planner:\n  ros__parameters:\n    backend: oracle\n",
+     "/robot1/planner is not a node of this graph; its planner node is /homiebot/planner"),
 ])
 def test_a_params_file_naming_a_parameter_no_node_has_is_refused_before_anything_starts(tmp_path, text, message):
     params = tmp_path / "params.yaml"

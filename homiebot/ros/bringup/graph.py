@@ -137,6 +137,10 @@ def check_parameter_names(path: str, specs: list[NodeSpec], config: str = "") ->
     known = {f"{s.namespace.rstrip('/')}/{s.name}": _declared(s, config) for s in specs if s.name in GRAPH_NODES}
     for node, section in yaml.safe_load(Path(path).read_text()).items():
         targets = list(known.values()) if node == "/**" else [known[node]] if node in known else []
+        elsewhere = [n for n in known if n.rsplit("/", 1)[-1] == str(node).rsplit("/", 1)[-1]]
+        if not targets and "*" not in str(node) and elsewhere:
+            raise ValueError(f"--params-file {path}: {node} is not a node of this graph; its {str(node).rsplit('/', 1)[-1]} "
+                             f"node is {elsewhere[0]} (the graph's namespace)")
         if not targets:
             continue
         every = set().union(*targets)
