@@ -4,6 +4,8 @@ perception, the semantic map's summary replaces what is known (the map is the au
 
 from __future__ import annotations
 
+import math
+
 from homiebot.core.vocabulary import OBJECT_CLASSES, RECEPTACLE_TYPES
 from homiebot.perception.visible import sightings, standing_in, supports
 from homiebot.planners.base import PlannerRequest
@@ -36,7 +38,7 @@ def perceive(episode: Episode, request: PlannerRequest) -> None:
         if m.known.get(name) in OBJECT_CLASSES and name != m.held:
             under = [s for s in supports(seen, name) if m.known.get(s) in RECEPTACLE_TYPES]
             if under:
-                m.support[name] = under[0]
+                m.support[name] = resting_on(seen, name, under)
     m.room_of.update(standing_in(request.observation, seen, frozenset(RECEPTACLE_TYPES)))
     reach = small_thing_reach(request.observation)
     for name, sights in seen.items():
@@ -49,6 +51,19 @@ def perceive(episode: Episode, request: PlannerRequest) -> None:
         floors = sorted(((sum(s.pixels for s in v), n) for n, v in seen.items() if v[0].category == "room"), reverse=True)
         if floors:
             m.rooms_visited.add(floors[0][1])
+
+
+def resting_on(seen: dict, name: str, under: list[str]) -> str:
+    """Of the furniture ``name`` appears to rest on (largest first), the one seen at the depth nearest its own in a
+    view showing both: a candle on a table in front of a TV stand is inside both boxes, and the larger one, the
+    stand behind it, is not what holds it. The largest where depth does not tell."""
+
+    def gap(support: str) -> float:
+        gaps = [abs(o.depth - s.depth) for o in seen[name] for s in seen[support]
+                if o.view == s.view and o.depth is not None and s.depth is not None]
+        return min(gaps, default=math.inf)
+
+    return min(under, key=lambda support: (gap(support), under.index(support)))
 
 
 def read_map(m: Memory, summary: dict, can_explore: bool) -> None:
