@@ -93,3 +93,22 @@ def test_a_node_not_saying_its_state_is_taken_as_active(graph) -> None:
     time.sleep(1.0)
     assert lost == [] and watch.lost is None
     watch.end()
+
+
+def test_a_node_last_heard_not_active_is_watched_once_its_replacement_beats(graph) -> None:
+    """The episode begins while the last word of the mapper is "inactive" (it was taken out of service and stopped; the
+    node started in its place is not heard yet): that is not a loss of this episode. Once the new process beats active,
+    it is watched like any other."""
+    watch, nodes, lost = graph
+    nodes["mapper"].beat.state = INACTIVE
+    until(lambda: set(watch.alive()) == {"mapper", "recorder"} and watch._beats["mapper"][3] == INACTIVE)
+    watch.begin()
+    time.sleep(1.0)
+    assert lost == [] and watch.lost is None
+    nodes["mapper"].beat.instance, nodes["mapper"].beat.state = uuid.uuid4().hex, ACTIVE  # the replacement
+    time.sleep(1.0)
+    assert lost == [] and watch.lost is None
+    nodes["mapper"].beat.state = INACTIVE  # the replacement taken out of service: now it is a loss
+    until(lambda: watch.lost is not None)
+    assert "the mapper node is not active" in watch.lost
+    watch.end()

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 import yaml
-from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, ValidationError
 
 from homiebot.config import CONFIG_VERSION, RunConfig, describe_validation_error, load_config
@@ -33,6 +32,7 @@ from homiebot.core.yamlio import read_yaml
 
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # a key that can be a part of a parameter's name
 SCALARS = (bool, int, float, str)
+LIMITS = {"Gt": ">", "Ge": ">=", "Lt": "<", "Le": "<="}  # pydantic's bounds of a field, in words
 SCHEDULING = ("resources",)  # fields of the configuration's plugins that no node reads
 
 
@@ -103,11 +103,10 @@ def describe(setting: Setting) -> tuple[str, str]:
         text += " (YAML text; empty for none)"
     constraints = []
     if field is not None:
-        limits = {Gt: ">", Ge: ">=", Lt: "<", Le: "<="}
-        for rule in field.metadata:
-            for kind, sign in limits.items():
-                if isinstance(rule, kind):
-                    constraints.append(f"{sign} {getattr(rule, kind.__name__.lower())}")
+        for rule in field.metadata:  # pydantic's Gt, Ge, Lt, Le: each holds its bound under its own lower-case name
+            sign = LIMITS.get(type(rule).__name__)
+            if sign is not None:
+                constraints.append(f"{sign} {getattr(rule, type(rule).__name__.lower())}")
         choices = _literal(field.annotation)
         if choices:
             constraints.append("one of " + ", ".join(map(str, choices)))

@@ -59,6 +59,7 @@ class NodeWatch:
         self.lost: str | None = None
         self._beats: dict[str, tuple[str, int, float, int]] = {}  # node -> (instance, pid, when last heard, lifecycle state)
         self._watched: dict[str, str] | None = None  # node -> instance when the episode began
+        self._skipped: set[str] = set()  # nodes last heard not active when the episode began
         self._lock = threading.Lock()
         self._stop = threading.Event()
         node.create_subscription(Heartbeat, HEARTBEAT_TOPIC, safe_callback(node, HEARTBEAT_TOPIC, self._on_beat), HEARTBEAT_QOS)
@@ -78,6 +79,9 @@ class NodeWatch:
         self._strangers.pop(beat.node, None)
         with self._lock:
             self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic(), int(beat.state))
+            if beat.node in self._skipped and int(beat.state) in (NOT_SAID, ACTIVE) and self._watched is not None:
+                self._skipped.discard(beat.node)  # its replacement, heard only now: watched from here on
+                self._watched[beat.node] = beat.instance
 
     def _publishes(self, name: str) -> bool:
         """Whether discovery shows a node of this name in this node's namespace publishing heartbeats (looked up
@@ -122,12 +126,17 @@ class NodeWatch:
         now = time.monotonic()
         with self._lock:
             self.lost = None
-            self._watched = {n: inst for n, (inst, _, t, _) in self._beats.items()
-                             if now - t < self.timeout and n != self.me and self.belongs(n)}
+            alive = {n: (inst, state) for n, (inst, _, t, state) in self._beats.items()
+                     if now - t < self.timeout and n != self.me and self.belongs(n)}
+            # a node last heard not active (one taken out of service and stopped, its replacement not heard yet) is
+            # watched once it beats active; its calls meanwhile say for themselves that it is not active
+            self._watched = {n: inst for n, (inst, state) in alive.items() if state in (NOT_SAID, ACTIVE)}
+            self._skipped = {n for n in alive if n not in self._watched}
 
     def end(self) -> None:
         with self._lock:
             self._watched = None
+            self._skipped = set()
 
     def stop(self) -> None:
         self._stop.set()

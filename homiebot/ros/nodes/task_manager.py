@@ -65,6 +65,7 @@ from homiebot.safety.state import SafetyState
 BAG_STOP_TIMEOUT = 5.0  # seconds the recorder may take to close a bag (it waits at most settle_limit, 2 s, for quiet)
 DISCOVERY_SETTLE = 1.0  # seconds for a restarted node's topics to be matched both ways before an episode uses them
 BAG_CLOSE_WAIT = 1.5  # seconds a stopping task manager waits for the stopping recorder to close the episode's bag
+BAG_LATE_CLOSE = 15.0  # seconds more for a recorder that did not answer StopBag in time (loaded) to close it
 DEACTIVATED = "the task manager node was deactivated"
 MAX_ID_CHARS = 256  # longer text on /homiebot/cancel is no submission id (ids are 12 hex characters)
 
@@ -360,19 +361,26 @@ class TaskManagerNode:
         if self._stopping.is_set():
             # nothing spins this node any more, so no answer could arrive; the recorder, stopped with the
             # graph, closes the bag itself: the folder is moved only once it has (or after BAG_CLOSE_WAIT)
-            deadline = time.monotonic() + BAG_CLOSE_WAIT
-            while not (bag / "metadata.yaml").is_file():
-                if time.monotonic() > deadline:
-                    self._bag_problem(rid, f"the graph is stopping and the recorder did not close the bag within {BAG_CLOSE_WAIT:g} s: "
-                                           "it may lack its metadata (the recorded messages are in its .mcap file)")
-                    return
-                time.sleep(0.02)
+            self._await_closed(rid, bag, "the graph is stopping and the recorder", BAG_CLOSE_WAIT)
             return
         try:
             # the recorder settles for at most a few seconds: the record is not held up longer by its bag
             self.recorder[1].call(StopBag.Request(), min(self.params["timeout"], BAG_STOP_TIMEOUT))
-        except (ServiceError, ServiceTimeout) as err:  # the record itself must still be written
+        except ServiceTimeout:
+            # a loaded recorder still closes the bag: moved before that, the bag would lose its metadata (written by path)
+            self._await_closed(rid, bag, "the recorder", BAG_LATE_CLOSE)
+        except ServiceError as err:  # the record itself must still be written
             self._bag_problem(rid, f"the bag may be incomplete: {err}")
+
+    def _await_closed(self, rid: str, bag: Path, who: str, limit: float) -> None:
+        """Wait up to ``limit`` s for the recorder to close ``bag`` (its metadata written), else say so."""
+        deadline = time.monotonic() + limit
+        while not (bag / "metadata.yaml").is_file():
+            if time.monotonic() > deadline:
+                self._bag_problem(rid, f"{who} did not close the bag within {limit:g} s: it may lack its metadata "
+                                       "(the recorded messages are in its .mcap file)")
+                return
+            time.sleep(0.02)
 
     def _bag_problem(self, rid: str, message: str) -> None:
         self.node.get_logger().warning(message)
