@@ -6,7 +6,6 @@ while a cancelled call still runs waits for it (the backend behind it is not mad
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -30,16 +29,12 @@ class Outcome(Generic[T]):
 
 
 class GoalWork:
-    """Runs one goal's blocking call at a time (see the module's text), on one worker thread kept for every goal
-    (a thread started per goal cost a millisecond or more of each round on a loaded machine). The thread is a daemon,
-    as the calls cannot be stopped: a process that stops does not wait for a generation."""
+    """Runs one goal's blocking call at a time (see the module's text)."""
 
     def __init__(self, every: float = 0.5) -> None:
         """``every``: seconds between two feedback messages while the call runs."""
         self.every = every
-        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._worker: threading.Thread | None = None
-        self._start = threading.Lock()
+        self._turn = threading.Lock()
 
     def run(self, handle: ServerGoalHandle, work: Callable[[], T], feedback: Callable[[float, str], Any]) -> Outcome[T]:
         """Run ``work`` for the goal of ``handle``; ``feedback(elapsed, stage)`` makes the feedback message."""
@@ -47,19 +42,20 @@ class GoalWork:
         working = threading.Event()
         outcome: Outcome[T] = Outcome()
 
-        def call() -> None:
-            if dropped.is_set():  # cancelled while it waited for its turn
-                done.set()
-                return
-            working.set()
-            try:
-                outcome.value = work()
-            except BaseException as err:  # handed to the goal's thread, which reports it
-                outcome.error = err
-            finally:
-                done.set()
+        def worker() -> None:
+            with self._turn:
+                if dropped.is_set():  # cancelled while it waited for its turn
+                    done.set()
+                    return
+                working.set()
+                try:
+                    outcome.value = work()
+                except BaseException as err:  # handed to the goal's thread, which reports it
+                    outcome.error = err
+                finally:
+                    done.set()
 
-        self._submit(call)
+        threading.Thread(target=worker, daemon=True, name="goal-work").start()
         while not done.wait(self.every):
             if handle.is_cancel_requested or not handle.is_active:
                 dropped.set()
@@ -68,14 +64,3 @@ class GoalWork:
         if handle.is_cancel_requested:
             return Outcome(cancelled=True)
         return outcome
-
-    def _submit(self, call: Callable[[], None]) -> None:
-        with self._start:
-            if self._worker is None:
-                self._worker = threading.Thread(target=self._serve, daemon=True, name="goal-work")
-                self._worker.start()
-        self._calls.put(call)
-
-    def _serve(self) -> None:
-        while True:
-            self._calls.get()()
