@@ -64,9 +64,10 @@ CLIENT = textwrap.dedent("""
 PAUSE, RESUME, SHUTDOWN = 1, 2, 4
 
 
-def client(env: dict, command: str) -> dict:
+def client(env: dict, command: str, log: Path | None = None) -> dict:
+    """The plain client's answer to ``command``; on a failure, the graph's log (``log``) is shown with it."""
     done = subprocess.run([sys.executable, "-c", CLIENT, command, json.dumps(NODES)], env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:] + ("\n--- the graph's log:\n" + log.read_text()[-4000:] if log else "")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -82,16 +83,16 @@ def test_the_lifecycle_manager_brings_the_graph_up_pauses_resumes_reconnects_and
         up = subprocess.Popen([sys.executable, "-m", "homiebot.cli", "up", "--lifecycle-manager", "--no-bag", "--out", str(tmp_path / "runs")],
                               cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
     try:
-        started = client(env, "wait_active")
+        started = client(env, "wait_active", log)
         assert started["active"] and set(started["states"].values()) == {"active"}, (started, log.read_text()[-3000:])
         assert "waiting unconfigured for its lifecycle manager" in log.read_text()  # they did not start themselves
 
-        paused = client(env, str(PAUSE))
+        paused = client(env, str(PAUSE), log)
         assert paused["success"] and set(paused["states"].values()) == {"inactive"}, paused
         refused = submit(env)
         assert refused.returncode != 0 and "not active" in refused.stdout + refused.stderr, refused.stdout + refused.stderr
 
-        resumed = client(env, str(RESUME))
+        resumed = client(env, str(RESUME), log)
         assert resumed["success"] and set(resumed["states"].values()) == {"active"}, resumed
         ran = submit(env)
         assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -102,11 +103,11 @@ def test_the_lifecycle_manager_brings_the_graph_up_pauses_resumes_reconnects_and
         while "came back (a new process)" not in log.read_text():
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.5)
-        back = client(env, "wait_active")
+        back = client(env, "wait_active", log)
         assert back["active"] and back["states"]["planner"] == "active", back
         assert submit(env).returncode == 0
 
-        down = client(env, str(SHUTDOWN))
+        down = client(env, str(SHUTDOWN), log)
         assert down["success"] and set(down["states"].values()) == {"finalized"}, down
     finally:
         up.send_signal(signal.SIGINT)

@@ -81,6 +81,7 @@ class LifecycleManager:
             self.node.get_logger().error(f"manage_nodes: unknown command {command}; expected 0-6 (nav2_msgs/ManageLifecycleNodes)")
             return False
         forward, steps = PLANS[command]
+        self.node.get_logger().info(f"{NAMES[command]}: begun")  # with 'done' or 'failed' after it, a hang shows in the log
         with self._lock:
             self.active = command in (R.STARTUP, R.RESUME)
             ok = all(self._bring(name, steps) for name in (self.names if forward else reversed(self.names)))
