@@ -229,13 +229,23 @@ def load_config(path: str | Path | None) -> RunConfig:
     if path is None:
         return RunConfig()
     path = Path(path)
+    return config_from(read_config_data(path), f"{path}: ")
+
+
+def read_config_data(path: Path) -> dict[str, Any]:
+    """A config file's mapping as written, not validated (ConfigError when it is not YAML or not a mapping)."""
     data = read_yaml(path, "config file", ConfigError) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config must be a mapping")
+    return data
+
+
+def config_from(data: dict[str, Any], where: str) -> RunConfig:
+    """A config from its mapping; ConfigError starting with ``where`` names the first problem."""
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(f"{path}: {describe_validation_error(err)}") from None
+        raise ConfigError(f"{where}{describe_validation_error(err)}") from None
     if cfg.version != CONFIG_VERSION:
-        raise ConfigError(f"{path}: config version {cfg.version} is not supported (expected {CONFIG_VERSION})")
+        raise ConfigError(f"{where}config version {cfg.version} is not supported (expected {CONFIG_VERSION})")
     return cfg

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from homiebot.config import CONFIG_VERSION, RunConfig, describe_validation_error, load_config
+from homiebot.config import RunConfig, config_from, read_config_data
 from homiebot.core.errors import ConfigError
-from homiebot.core.yamlio import read_yaml
 
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")  # a key that can be a part of a parameter's name
 SCALARS = (bool, int, float, str)
@@ -145,31 +144,25 @@ def configuration(path: str, changed: Mapping[str, Any], declared: Mapping[str, 
     """The run configuration of the file at ``path`` (empty: the defaults) with the parameters in ``changed``
     (name -> value; each one of ``declared``) applied; SettingError names the first problem."""
     try:
-        cfg = load_config(path or None)
+        raw = read_config_data(Path(path)) if path else {}
+        cfg = config_from(raw, f"{path}: ")
+        if not changed:
+            return cfg
+        dumped = cfg.model_dump(mode="json")
+        for name, value in changed.items():
+            setting = declared[name]
+            section = setting.path[0]
+            if section not in raw:  # the file left it to the defaults: they are its starting point
+                raw[section] = copy.deepcopy(dumped.get(section))
+            target = raw
+            for part in setting.path[:-1]:
+                if not isinstance(target.get(part), dict):
+                    target[part] = {}
+                target = target[part]
+            target[setting.path[-1]] = setting.config_value(value)
+        return config_from(raw, "parameter ")
     except ConfigError as err:
         raise SettingError(str(err)) from None
-    if not changed:
-        return cfg
-    raw = (read_yaml(Path(path), "config file", ConfigError) or {}) if path else {}
-    dumped = cfg.model_dump(mode="json")
-    for name, value in changed.items():
-        setting = declared[name]
-        section = setting.path[0]
-        if section not in raw:  # the file left it to the defaults: they are its starting point
-            raw[section] = copy.deepcopy(dumped.get(section))
-        target = raw
-        for part in setting.path[:-1]:
-            if not isinstance(target.get(part), dict):
-                target[part] = {}
-            target = target[part]
-        target[setting.path[-1]] = setting.config_value(value)
-    try:
-        cfg = RunConfig.model_validate(raw)
-    except ValidationError as err:
-        raise SettingError(f"parameter {describe_validation_error(err)}") from None
-    if cfg.version != CONFIG_VERSION:
-        raise SettingError(f"parameter version: {cfg.version} is not supported (expected {CONFIG_VERSION})")
-    return cfg
 
 
 def changed_settings(values: Mapping[str, Any], declared: Mapping[str, Setting]) -> dict[str, Any]:
