@@ -134,7 +134,10 @@ def check_parameter_names(path: str, specs: list[NodeSpec], config: str = "") ->
 
     import yaml
 
-    known = {f"{s.namespace.rstrip('/')}/{s.name}": _declared(s, config) for s in specs if s.name in GRAPH_NODES}
+    from homiebot.config import load_config
+
+    cfg = load_config(config or None)
+    known = {f"{s.namespace.rstrip('/')}/{s.name}": _declared(s, cfg) for s in specs if s.name in GRAPH_NODES}
     for node, section in yaml.safe_load(Path(path).read_text()).items():
         targets = list(known.values()) if node == "/**" else [known[node]] if node in known else []
         elsewhere = [n for n in known if n.rsplit("/", 1)[-1] == str(node).rsplit("/", 1)[-1]]
@@ -153,17 +156,16 @@ def check_parameter_names(path: str, specs: list[NodeSpec], config: str = "") ->
                 raise ValueError(f"--params-file {path}: {node} has no parameter '{name}'{hint}")
 
 
-def _declared(spec: NodeSpec, config: str) -> set[str]:
-    """The names of the parameters a node of the graph declares under the run configuration ``config``."""
+def _declared(spec: NodeSpec, cfg: Any) -> set[str]:
+    """The names of the parameters a node of the graph declares under the run configuration ``cfg``."""
     import importlib
 
-    from homiebot.config import load_config
     from homiebot.ros.kit.common import COMMON
     from homiebot.ros.kit.config_params import settings
 
     definition = importlib.import_module(spec.module).NODE
     own = {p.name for p in COMMON + definition.params} | {"autostart", "use_sim_time"}
-    return own | {s.name for s in settings(load_config(config or None), definition.config)}
+    return own | {s.name for s in settings(cfg, definition.config)}
 
 
 def _dotted(values: dict[str, Any], prefix: str = "") -> list[str]:
