@@ -40,12 +40,22 @@ CLIENT = textwrap.dedent("""
     rclpy.init()
     node = rclpy.create_node("plain_manager_client")
 
-    def call(kind, name, request, timeout=120):
+    def call(kind, name, request, timeout=120, tries=3):
+        # every request here is idempotent (the manager's commands go from each node's current state), so a
+        # reply lost under load is answered by sending again; any copy's answer counts
         client = node.create_client(kind, name)
         assert client.wait_for_service(timeout_sec=timeout), name
-        future = client.call_async(request)
-        rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
-        return future.result()
+        futures = []
+        for _ in range(tries):
+            futures.append(client.call_async(request))
+            deadline = time.monotonic() + timeout / tries
+            while time.monotonic() < deadline and not any(f.done() for f in futures):
+                rclpy.spin_once(node, timeout_sec=0.1)
+            answered = [f for f in futures if f.done()]
+            if answered:
+                return answered[0].result()
+            print(f"no answer from {name} within {timeout / tries:g} s: sending again", file=sys.stderr)
+        raise SystemExit(f"no answer from {name} to {len(futures)} requests in {timeout:g} s")
 
     out = {}
     if sys.argv[1] == "wait_active":
