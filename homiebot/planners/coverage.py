@@ -152,7 +152,7 @@ def unread_parts(text: str, plan: Plan) -> list[str]:
     words = tokens(text)
     found = request_mentions(words)
     for m in found:
-        if m.kind not in ("place", "room") or not _wanted_there(words, m) or _alternative(words, m):
+        if m.kind not in ("place", "room") or not (m.restated or _wanted_there(words, m)) or _alternative(words, m):
             continue
         where = _Ref(m.kind, m.canon, m.colour, m.room)
         if not covered.place(where):
@@ -161,7 +161,9 @@ def unread_parts(text: str, plan: Plan) -> list[str]:
         start = max((k + 1 for k, w in enumerate(words[:m.start]) if w in (",", ".", ";", "!", "?")), default=0)
         said = [t for t in mentions(words) if t.kind == "object" and start <= t.start < m.start]
         thing = said[-1] if said and _corrects(words, start) else None  # "sorry, the cereal box in the fridge": this one there
-        if thing is not None and m.start - thing.end <= 4 and not set(words[thing.end:m.start]) & {",", ".", ";", "and", "from", "off"} \
+        if m.restated:  # the same, read back where the corrected place was
+            thing = next((t for t in reversed(found) if t.kind == "object" and t.end <= m.start), None)
+        if thing is not None and (m.start - thing.end <= 4 or m.restated) and not set(words[thing.end:m.start]) & {",", ".", ";", "and", "from", "off"} \
                 and not covered.pair(_Ref("object", thing.canon, thing.colour), where):
             out.append(f"the {thing.phrase()} onto or into the {m.phrase().replace('_', ' ')}")
     out += _unread_toggles(words, found, covered)

@@ -80,7 +80,8 @@ COMMON = {"for", "and", "but", "are", "was", "has", "had", "his", "her", "our", 
           "bet", "led", "fed", "ted", "ago", "ever", "even", "over", "very", "some", "more", "most", "much", "many", "such",
           "been", "being", "have", "this", "them", "then", "than", "they", "were", "what", "when", "with", "your", "just",
           "also", "only", "once", "else", "here", "there", "where", "which", "while", "still", "again", "after", "never",
-          "always", "thing", "things", "something", "everything", "nothing", "someone", "getting", "sitting", "setting"}
+          "always", "thing", "things", "something", "everything", "nothing", "someone", "getting", "sitting", "setting",
+          "swap", "swaps", "beer", "beers", "mum", "mums"}  # "swap them" is not soap, "a beer" not a teddy bear
 _STAY = re.compile(r"\b(?:stays?|staying) (?:where (?:it|they) (?:is|are)|put|as (?:it|they) (?:is|are))\b|"
                    r"\b(?:leave|don'?t touch|do not touch|don'?t move|do not move)\b.*\b(?:alone|where (?:it|they) (?:is|are)|be)\b")
 _CORRECTION = r"(?:no,? sorry|sorry,? no|no,? wait|wait,? no|sorry|no wait|wait|i mean|i meant|actually|scratch that|" \
@@ -109,6 +110,7 @@ class Mention:
     location: str | None = None  # for a thing: where it is said to be, with its preposition ("on the desk")
     anyone: bool = False  # any thing of the class will do
     plural: bool = False
+    restated: bool = False  # a place said again after a correction, moved to where the corrected one was
 
     def phrase(self) -> str:
         """How the planner's grounding reads it: 'red mug in the desk', 'office cabinet', 'black thing'."""
@@ -343,15 +345,19 @@ def _corrected(words: list[str], found: list[Mention]) -> tuple[list[Mention], b
             dropped = {id(gone)} | {id(x) for x in same} | {id(p) for x in same for p in _its_places(words, out, x)}
             out = [m for m in out if id(m) not in dropped]
             continue
-        new = after[0]
+        new, denied = after[0], None
         if _negated(words, new):  # "sorry, not the counter, the table": the negated one names what is corrected
             rest = [m for m in after[1:] if _same_kind(m, new)]
             if not rest:
                 continue
             out.remove(new)
-            new = rest[0]
-        old = next((m for m in reversed(before) if _same_kind(m, new)), None)
+            new, denied = rest[0], new
+        said = [m for m in before if _same_kind(m, new)]
+        old = next((m for m in reversed(said) if denied is not None and _same_thing(m, denied)), None) or (said[-1] if said else None)
         if old is None:
+            continue
+        if new.kind == "object" and _same_thing(old, new):  # "sorry, the mug goes in the sink": where it goes is said again
+            out = _restated(words, out, old, new)
             continue
         merged = replace(new, kind=old.kind, canon=new.canon or old.canon, location=new.location,
                          room=new.room, start=old.start, end=old.end)
@@ -363,6 +369,28 @@ def _corrected(words: list[str], found: list[Mention]) -> tuple[list[Mention], b
             merged = replace(merged, location=old.location, room=old.room)
         out = [merged if m is old else m for m in out if m is not new]
     return sorted(out, key=lambda m: m.start), True
+
+
+def _restated(words: list[str], found: list[Mention], old: Mention, new: Mention) -> list[Mention]:
+    """A thing named again after a correction with where it goes ('- sorry, the mug goes in the kitchen sink, not the
+    cabinet'): the places said with it replace the places the first mention said it goes to (where it is stays), and
+    the denied ones go; said without a place, the second mention only repeats the first."""
+    end = next((i for i in range(new.end, len(words)) if words[i] in (".", ";", "?", "!")), len(words))
+    said = [m for m in found if new.end <= m.start < end and m.kind in ("place", "room")]
+    if any(m.kind == "object" for m in found if new.end <= m.start < end):
+        said = []  # another thing follows: its own places are not this one's
+    going = [m for m in said if not _negated(words, m)]
+    if not going:
+        return [m for m in found if m is not new]
+    first = going[0]
+    old_dests = [m for m in _its_places(words, found, old) if _dest_like(words, m)]
+    if len(old_dests) > 1 and _prep(words, old_dests[0]) in ("on", "in") and old_dests[0].start - old.end <= 2:
+        old_dests = old_dests[1:]  # "the cereal box on the shelf on the counter": the first place is where it is
+    if not old_dests:
+        return [m for m in found if m is not new]
+    moved = replace(first, start=old_dests[0].start, end=old_dests[0].end, restated=True)
+    gone = {id(new), *(id(m) for m in said), *(id(m) for m in old_dests)}
+    return sorted([m for m in found if id(m) not in gone] + [moved], key=lambda m: m.start)
 
 
 def _its_places(words: list[str], found: list[Mention], thing: Mention) -> list[Mention]:

@@ -91,7 +91,10 @@ class Goals:
         return {o for g in self.ep.plan.goals if isinstance(g, Fetch) and g.pick if (o := self.referents.object(g.thing)) is not None}
 
     def move(self, goal: Move) -> None:
-        """Bring the goal's objects to its destination."""
+        """Bring the goal's objects to its destination; named things not seen yet are looked for before a
+        destination not seen yet (the search for them, where the user said they are first, often shows it)."""
+        if goal.things.names and goal.dest is not None and goal.dest_kind is None and self.referents.receptacle(goal.dest) is None:
+            self.targets.things(goal.things, None)
         dest = self.targets.dest(goal) if goal.dest is not None and goal.dest_kind != "room" else None
         if goal.dest_kind == "room":
             dest = self.targets.dest(goal)
