@@ -708,13 +708,21 @@ def _toggles(words: list[str], found: list[Mention]) -> list[Toggle]:
         just_before = [m for m in found if m.kind == "place" and m.end <= k and (m.end == k or words[m.end:k] == ["you"])]
         if just_before and _next_word(words, k) in ("", ",", ".", ";", "!", "?", "and"):  # "the cabinet close, and ..."
             after = []
+        earlier = [m for m in found if m.kind == "place" and m.end <= k]
+        doors = [m for m in earlier if m.canon in RECEPTACLE_TYPES and RECEPTACLE_TYPES[m.canon].articulated]
+        said_it = _next_word(words, k) in ("it", "them", "em") and not just_before
+        if said_it and words[k + 2:k + 3] == ["all"] or words[k + 1:k + 4] == ["all", "of", "them"]:
+            targets = list({m.phrase(): m for m in doors}.values())  # "close them all": every door said before
+        elif said_it and doors:  # "close it (and the fridge)": the last place said that has a door or a drawer
+            targets = doors[-1:]
+        named = len(targets)
         for m in after:
-            if not targets and m.start - k <= 4 or targets and _joined(words, targets[-1], m):
+            joined = _joined(words, targets[-1], m) if len(targets) > named else set(words[k + 2:m.start]) <= _JOINING
+            if not targets and m.start - k <= 4 or targets and joined:
                 targets.append(m)
         if not targets:
             pronoun = any(x in ("it", "them", "both") for x in words[k + 1:k + 3])
-            earlier = [m for m in found if m.kind == "place" and m.end <= k]
-            targets = just_before[-1:] or (earlier[-1:] if pronoun else [])
+            targets = just_before[-1:] or ((doors or earlier)[-1:] if pronoun else [])
         out.extend(Toggle(m.phrase().replace("_", " "), w == "open") for m in targets)
     unique: dict[str, Toggle] = {}
     for t in out:  # the last word on a place stands ("close it ... then open it again" is rare; a correction is not)
@@ -749,8 +757,11 @@ def _moved_into(words: list[str], m: Mention) -> bool:
         w in ("put", "place", "move", "pop", "stick") for w in words[max(0, m.start - 8):m.start])
 
 
+_JOINING = {"and", "also", "the", ",", "both", "too", "as", "well", "then"}
+
+
 def _joined(words: list[str], a: Mention, b: Mention) -> bool:
-    return set(words[a.end:b.start]) <= {"and", "also", "the", ",", "both", "too", "as", "well", "then"}
+    return set(words[a.end:b.start]) <= _JOINING
 
 
 def _unique(goals: list) -> list:

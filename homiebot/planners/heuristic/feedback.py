@@ -1,6 +1,6 @@
 """What the last subtask's feedback teaches: where the robot is, what is open, what was put where, and, from
-typed failures, what to repair (D1/D2/E2: approach again; L3: the container is closed; F2: forget the name;
-S1/S2: never use that thing again; E1: note the failed model, and give up on a thing after MAX_FAILS)."""
+typed failures, what to repair (D1/D2/E2: approach again; L3: the container is closed; L4: never that subtask again;
+F2: forget the name; S1/S2: never use that thing again; E1: note the failed model, and give up on a thing after MAX_FAILS)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def learn(m: Memory, last: tuple[Subtask, str | None] | None, fb: Feedback | Non
             if m.kind(banned) == "room":
                 m.rooms_visited.add(banned)  # nothing to search there
             m.banned.add(banned)
+    if code is ErrorCode.L4:  # the action does not apply to that thing: asking for it again gets the same answer
+        m.inapplicable[sub.text()] = fb.message
     if code is ErrorCode.E2 and fb.details.get("dropped"):
         m.support[fb.details["dropped"]] = None
     if code is ErrorCode.E1:

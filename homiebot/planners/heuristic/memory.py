@@ -31,6 +31,7 @@ class Memory:
     done: set[tuple[str, str]] = field(default_factory=set)  # (object, receptacle) put successfully
     checked: dict[int, bool] = field(default_factory=dict)  # goal index -> result of a look inside
     fails: dict[str, list[str]] = field(default_factory=dict)  # subtask text -> models that failed it
+    inapplicable: dict[str, str] = field(default_factory=dict)  # subtask text -> why it does not apply (L4)
     mapped: bool = False  # knowledge comes from the semantic map's summary
     colour: dict[str, str | None] = field(default_factory=dict)  # map instance id -> estimated colour
     robot_room: str | None = None

@@ -163,6 +163,10 @@ class HeuristicPlanner(Planner):
                 self.scene_check.check()
             self.goals.decide()
         except Decision as d:
+            refused = ep.mem.inapplicable.get(d.sub.text())
+            if refused is not None:  # the same again would fail the same way: say what cannot be done instead
+                ep.report = f"I cannot {d.sub.text()}: {refused.rstrip('.')}"
+                return Subtask(action=Action.END), f"I stop to report: {ep.report}"
             return d.sub, d.why
         undone = self.goals.undone()
         if undone:

@@ -71,7 +71,12 @@ class Referents:
         """The known receptacle a phrase names."""
         if self.ep.mem.mapped:
             return self.on_map.ground(phrase, RECEPTACLE_TYPES)
-        found = self.strict(phrase, self.ep.grounder.ground(phrase, self.ep.mem.of(RECEPTACLE_TYPES)), RECEPTACLE_TYPES)
+        known = self.ep.mem.of(RECEPTACLE_TYPES)
+        found = self.ep.grounder.ground(phrase, known)
+        ws = {singular(w) for w in words_of(phrase)}
+        if ws & ROOM_WORDS:  # "the dining room shelf": every shelf is a candidate (the white one too); the room decides
+            found = found + sorted(n for n, t in known.items() if set(t.split("_")) <= ws and n not in found)
+        found = self.strict(phrase, found, RECEPTACLE_TYPES)
         return found[0] if found else None
 
     def strict(self, phrase: str, found: list[str], kinds: Collection[str]) -> list[str]:
@@ -97,7 +102,8 @@ class Referents:
             return plain
         if rooms and not fit:  # every room seen, none showed this furniture standing in the room named: the unplaced ones
             unplaced = [n for n in typed if n not in m.room_of and not (set(words_of(n)) - cat) & ROOM_WORDS]
-            return unplaced or (typed if len(typed) == 1 else [])
+            other = [n for n in typed if (set(words_of(n)) - cat - rooms) & ROOM_WORDS]  # it names another room
+            return unplaced or (typed if len(typed) == 1 and not other else [])
         return fit
 
     def place(self, phrase: str) -> str | None:
