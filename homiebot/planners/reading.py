@@ -489,7 +489,20 @@ def _prep(words: list[str], m: Mention) -> str:
 
 def request_mentions(words: list[str]) -> list[Mention]:
     """The mentions a request's words make once corrections are applied and what it says to leave alone is dropped."""
-    return _kept(words, _corrected(words, mentions(words))[0])
+    return _kept(words, _the_same_place(words, _corrected(words, mentions(words))[0]))
+
+
+def _the_same_place(words: list[str], found: list[Mention]) -> list[Mention]:
+    """'out of the living room cabinet ... and close the cabinet': a place named again with 'the' and nothing
+    more is the one said before, with its room and colour."""
+    out: list[Mention] = []
+    for m in found:
+        if m.kind == "place" and m.room is None and m.colour is None and m.start > 0 and words[m.start - 1] == "the":
+            said = next((p for p in reversed(out) if p.kind == "place" and p.canon == m.canon and (p.room or p.colour)), None)
+            if said is not None:
+                m = replace(m, room=said.room, colour=said.colour)
+        out.append(m)
+    return out
 
 
 def _kept(words: list[str], found: list[Mention]) -> list[Mention]:
@@ -501,7 +514,7 @@ def read_request(text: str) -> Reading:
     raw = _raw_tokens(text)
     words = [spell(w) for w in raw]
     found, corrected = _corrected(words, mentions(words))
-    found = _kept(words, found)
+    found = _kept(words, _the_same_place(words, found))
     joined = " ".join(words)
     cues = {"correction"} if corrected else set()
     if words != raw:
@@ -731,7 +744,7 @@ def _toggles(words: list[str], found: list[Mention]) -> list[Toggle]:
 
 
 def _toggle_target(words: list[str], m: Mention) -> bool:
-    return any(w in ("open", "close", "shut") for w in words[max(0, m.start - 4):m.start] + words[m.end:m.end + 2])
+    return any(w in ("open", "close", "shut") for w in words[max(0, m.start - 4):m.start] + words[m.end:m.end + 1])
 
 
 def _command(words: list[str], k: int, found: list[Mention]) -> bool:

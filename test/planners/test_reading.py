@@ -33,6 +33,36 @@ def test_a_correction_replaces_what_it_corrects(text, thing, place):
     assert goals(text) == [Move(Things(names=(thing,)), place)]
 
 
+@pytest.mark.parametrize("text, expected", [
+    # the thing named again with where it goes: that place replaces the first one, the denied one is dropped
+    ("Put the cup from the sofa on the kitchen table - sorry, the cup goes in the sink, not the table.",
+     [Move(Things(names=("cup on the sofa",)), "sink")]),
+    # the denied place says which one is corrected (not the cabinet said last); 'the cabinet' is the office one said before
+    ("Move the towel out of the office cabinet onto the bed and close the cabinet. Wait, not the bed, the bathroom shelf.",
+     [Move(Things(names=("towel in the office cabinet",)), "bathroom shelf"), Toggle("office cabinet", open=False)]),
+])
+def test_a_correction_says_which_place_it_replaces(text, expected):
+    assert goals(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Both apples in the kitchen drawer, then shut it and the fridge.",
+     [Move(Things(kind="apple", at_least=2), "kitchen drawer"), Toggle("kitchen drawer", open=False), Toggle("fridge", open=False)]),
+    ("the fridge, the office drawer and the bathroom cabinet are open, close them all please",
+     [Toggle("fridge", open=False), Toggle("office drawer", open=False), Toggle("bathroom cabinet", open=False)]),
+    # 'it' is the last place said that has a door, not the shelf said after it; the place is the destination too
+    ("put the bowl from the dining room shelf in the kitchen cabinet and close it",
+     [Move(Things(names=("bowl on the dining room shelf",)), "kitchen cabinet"), Toggle("kitchen cabinet", open=False)]),
+])
+def test_what_close_it_and_close_them_all_name(text, expected):
+    assert goals(text) == expected
+
+
+def test_close_it_is_never_the_shelf_said_after_the_door():
+    toggles = [g for g in goals("put the bowl in the kitchen cabinet from the dining room shelf and close it") if isinstance(g, Toggle)]
+    assert toggles == [Toggle("kitchen cabinet", open=False)]
+
+
 def test_a_cancelled_thing_is_dropped():
     assert goals("put the towel on the bed and the soap on the shelf - actually forget the soap") == [
         Move(Things(names=("towel",)), "bed")]
@@ -55,7 +85,8 @@ def test_a_reason_implies_a_place(text, thing, place):
 
 @pytest.mark.parametrize("word, meant", [("drwer", "drawer"), ("bathrom", "bathroom"), ("cabnet", "cabinet"), ("frige", "fridge"),
                                          ("teh", "the"), ("opne", "open"), ("towls", "towels"), ("mgu", "mug"),
-                                         ("getting", "getting"), ("bowl", "bowl"), ("cup", "cup")])
+                                         ("getting", "getting"), ("bowl", "bowl"), ("cup", "cup"), ("swap", "swap"),
+                                         ("beer", "beer")])
 def test_typos_are_read_as_the_word_meant_and_ordinary_words_are_left_alone(word, meant):
     assert spell(word) == meant
 
@@ -107,7 +138,7 @@ def test_what_cannot_be_placed_is_said():
 
 @pytest.mark.parametrize("text, expected", [
     ("Both towels go in the bathroom cabinet, and shut the cabinet once they're in.",
-     [Move(Things(kind="towel", at_least=2), "bathroom cabinet"), Toggle("cabinet", open=False)]),
+     [Move(Things(kind="towel", at_least=2), "bathroom cabinet"), Toggle("bathroom cabinet", open=False)]),
     ("both bowls on the dining table pls, dinner soon", [Move(Things(kind="bowl", at_least=2), "dining room table")]),
     ("mugs everywhere again, put both in the kitchen sink", [Move(Things(kind="mug"), "kitchen sink")]),
     ("Apples: both of them in the fridge. And the book from the sofa on the shelf.",

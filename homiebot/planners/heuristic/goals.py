@@ -193,7 +193,7 @@ class Goals:
         strays = [o for o, was in m.picked_from.items() if was == src and o not in carrying + m.on(src) and o not in m.given_up
                   and goal.dest and m.support.get(o) != self.referents.receptacle(goal.dest)
                   and not any(o == d[0] for d in m.done)]  # dropped on the way (not put somewhere on purpose)
-        for obj in carrying + m.on(src) + strays:
+        for obj in carrying + [o for o in m.on(src) if (o, src) not in m.done] + strays:  # not what a goal put there
             if goal.dest:
                 dest = self.referents.receptacle(goal.dest)
                 if dest is None:
