@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from homiebot.core.contracts import Feedback
+from homiebot.core.contracts import ErrorCode, Feedback
 from homiebot.core.tasks import Task
 from homiebot.planners.base import EpisodeContext, ModelInfo, PlannerConfigError, PlannerRequest
 from homiebot.planners.heuristic import HeuristicPlanner
@@ -56,3 +56,20 @@ def test_a_round_goes_where_the_goal_says_then_ends_there() -> None:
 def test_an_instruction_of_which_nothing_can_be_read_is_refused() -> None:
     with pytest.raises(PlannerConfigError):
         started("juggle three oranges")
+
+
+def test_a_subtask_the_world_says_does_not_apply_is_reported_not_repeated() -> None:
+    p = started("close the kitchen shelf")
+    p.mem.known |= {"kitchen": "room", "bedroom": "room", "kitchen_shelf": "shelf"}
+    p.mem.rooms_visited |= {"kitchen", "bedroom"}
+    p.mem.near = "kitchen_shelf"
+
+    def unseen(rnd: int, fb: Feedback | None = None) -> dict:  # nothing perceived: memory is what was set above
+        return json.loads(p.plan(PlannerRequest(rnd, "", "", "", [], [], fb, None)).text)
+
+    first = unseen(1)
+    assert first["subtask"] == ["Close", "kitchen_shelf"], first
+    refused = Feedback.fail(ErrorCode.L4, "Can not close kitchen_shelf! It has no door or drawer; please choose another object.")
+    second = unseen(2, refused)
+    assert second["subtask"] == ["End"] and "I cannot [Close, kitchen_shelf]: Can not close kitchen_shelf" in second["analysis"]
+    assert p.report() is not None and "no door or drawer" in p.report()
