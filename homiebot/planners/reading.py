@@ -188,7 +188,7 @@ def tokens(text: str) -> list[str]:
 
 
 def _raw_tokens(text: str) -> list[str]:
-    t = tidy(text).lower().replace("’", "'")
+    t = re.sub(r"(?<=[a-z]):", ",", tidy(text).lower().replace("’", "'"))  # "the soap and the book in the cabinet: ..." is a pause
     t = re.sub(r"\b(\w+)n't\b", r"\1 not", t)
     t = re.sub(r"\b(?:it|that|there|everything|what|where)'s\b", lambda m: m.group(0)[:-2] + " is", t)
     return [w[:-2] if w.endswith("'s") else w for w in re.findall(r"[a-z]+(?:'[a-z]+)?|[.,;!?]", t)]
@@ -473,6 +473,22 @@ def _sentence_spans(words: list[str]) -> list[tuple[int, int]]:
     return [s for s in spans if s[1] > s[0]]
 
 
+def _placed_first(words: list[str], found: list[Mention]) -> list[Mention]:
+    """'In the kitchen sink is a candle and a remote': a sentence that opens with where things are says where each thing
+    it names is; the place is not where they go."""
+    out = list(found)
+    for s, e in _sentence_spans(words):
+        first = next((m for m in out if s <= m.start < e), None)
+        if first is None or first.kind not in ("place", "room") or words[s] not in ("in", "on", "inside") or \
+                not set(words[first.end:first.end + 2]) & {"is", "are", "there"}:
+            continue
+        for i, m in enumerate(out):
+            if m.kind == "object" and first.end < m.start < e and m.location is None:
+                out[i] = replace(m, location=first.where())
+        out.remove(first)
+    return out
+
+
 # ---- roles and goals ------------------------------------------------------------------------------
 def _prep(words: list[str], m: Mention) -> str:
     """The preposition just before a mention (articles, colours and 'back' skipped): 'in', 'out of', ..."""
@@ -514,7 +530,7 @@ def read_request(text: str) -> Reading:
     raw = _raw_tokens(text)
     words = [spell(w) for w in raw]
     found, corrected = _corrected(words, mentions(words))
-    found = _kept(words, _the_same_place(words, found))
+    found = _placed_first(words, _kept(words, _the_same_place(words, found)))
     joined = " ".join(words)
     cues = {"correction"} if corrected else set()
     if words != raw:
@@ -592,9 +608,14 @@ def _assign(words: list[str], found: list[Mention], toggled: set[int], anyone: b
         if prep in _SOURCE_PREP or _negated(words, m) or _is_location(words, m) or (near_thing and later_dest and not put_here and prep in (
                 "in", "on", "inside", "at", "by")):
             if pending and pending[-1].location is None and m.kind in ("place", "room") and near_thing:
-                located = replace(pending[-1], location=m.where())
-                objects[objects.index(pending[-1])] = located
-                pending[-1] = located
+                listed = len(pending) - 1  # "the banana and the pear on the tv stand": where the whole list is
+                while listed > 0 and pending[listed - 1].location is None and \
+                        set(words[pending[listed - 1].end:pending[listed].start]) <= {"and", ",", "the", "a", "+", "n", "also", "my"}:
+                    listed -= 1
+                for i in range(listed, len(pending)):
+                    located = replace(pending[i], location=m.where())
+                    objects[objects.index(pending[i])] = located
+                    pending[i] = located
             if m.kind == "place":
                 last_place = m
             continue

@@ -372,9 +372,9 @@ def _same_box(goals: list) -> list:
 
 
 def _clearing_last(goals: list) -> list:
-    """'empty the cabinet: the sponge to the counter, the book on the desk': the things named go where they are told
-    first; clearing what is left comes after them."""
-    loose = [g for g in goals if isinstance(g, Clear) and g.dest is None]
+    """'empty the cabinet: the sponge to the counter, the book on the desk', 'everything on the tv stand to the kitchen: the
+    cup in the sink ...': the things named go where they are told first; clearing what is left comes after them."""
+    loose = [g for g in goals if isinstance(g, Clear) and (g.dest is None or not _names_furniture(g.dest))]
     if not loose or not any(isinstance(g, Move) for g in goals):
         return goals
     rest = [g for g in goals if g not in loose]
@@ -620,6 +620,8 @@ def _request(text: str, embedder: TextEmbedder | None) -> Understanding:
     mentions = read_request(text)
     if not mentions.plan.goals or mentions.unsure:
         return clauses
+    if _torn(clauses.plan) and not _torn(mentions.plan):
+        return Understanding(mentions.plan, [])  # "the soap and the book in the cabinet: the soap in ..., the book on ..."
     if clauses.confident and _beyond_mentions(clauses.plan) and len(unread_parts(text, clauses.plan)) < len(unread_parts(text, mentions.plan)):
         return clauses  # a condition or a set of things the mentions cannot hold, and nothing more left out
     if clauses.confident and not mentions.cues and (_beyond_mentions(clauses.plan) or _in_words(clauses.plan, VOCABULARY | set(CATEGORY_WORDS.values()))):
@@ -627,6 +629,21 @@ def _request(text: str, embedder: TextEmbedder | None) -> Understanding:
             return Understanding(mentions.plan, [])  # the clauses left a part out that the mentions hold
         return clauses  # conditions, counts, clearing, "every X", closing at the end; or a plain request read whole
     return Understanding(mentions.plan, [])
+
+
+def _names_furniture(phrase: str) -> bool:
+    ws = {singular(w) for w in phrase.split()}
+    return any(set(t.split("_")) <= ws for t in RECEPTACLE_TYPES)
+
+
+def _torn(plan: Plan) -> bool:
+    """Whether a plan sends one thing, named alike, to two different places: a misreading, never a request."""
+    dests: dict[str, set[str]] = {}
+    for g in plan.goals:
+        if isinstance(g, Move) and g.dest:
+            for name in g.things.names:
+                dests.setdefault(name, set()).add(g.dest)
+    return any(len(d) > 1 for d in dests.values())
 
 
 def _to_the_place_alone(text: str, read: Understanding) -> Understanding:

@@ -52,7 +52,7 @@ def test_the_parts_of_multi_part_requests(text, goals, close_after):
 def test_chat_shorthand_lists_every_thing_with_its_place():
     read = understand_request("can n bottle from the living room -> fridge, teddy from the dining shelf -> sofa")
     assert [(g.things.names, g.dest) for g in read.plan.goals] == [
-        (("can",), "fridge"), (("bottle in the living room",), "fridge"), (("teddy bear on the dining room shelf",), "sofa")]
+        (("can in the living room",), "fridge"), (("bottle in the living room",), "fridge"), (("teddy bear on the dining room shelf",), "sofa")]
 
 
 @pytest.mark.parametrize("text, plan, missing", [

@@ -152,3 +152,19 @@ def test_what_cannot_be_placed_is_said():
 ])
 def test_quantities_read_as_every_one_of_the_kind_or_not(text, expected):
     assert goals(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a list of things shares the place said after it
+    ("the apple and the pear on the desk are going soft, put them in the fridge",
+     [("apple on the desk", "fridge"), ("pear on the desk", "fridge")]),
+    # a sentence that opens with where things are
+    ("On the bed there is a towel and a book. Towel to the bathroom shelf, book on the desk.",
+     [("towel on the bed", "bathroom shelf"), ("book on the bed", "desk")]),
+    # a heading with a colon, then where each one goes
+    ("The mug and the candle in the office cabinet: the mug in the kitchen sink, the candle on the tv stand.",
+     [("mug in the office cabinet", "kitchen sink"), ("candle in the office cabinet", "tv stand")]),
+])
+def test_where_a_list_of_things_is_said_once_for_all_of_them(text, expected):
+    read = understand_request(text)
+    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
