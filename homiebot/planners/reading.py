@@ -85,7 +85,7 @@ COMMON = {"for", "and", "but", "are", "was", "has", "had", "his", "her", "our", 
 _STAY = re.compile(r"\b(?:stays?|staying) (?:where (?:it|they) (?:is|are)|put|as (?:it|they) (?:is|are))\b|"
                    r"\b(?:leave|don'?t touch|do not touch|don'?t move|do not move)\b.*\b(?:alone|where (?:it|they) (?:is|are)|be)\b")
 _CORRECTION = r"(?:no,? sorry|sorry,? no|no,? wait|wait,? no|sorry|no wait|wait|i mean|i meant|actually|scratch that|" \
-              r"make that|or rather|rather|correction|my bad|oops|no no|nope|nah|no|er|erm|um|uh)"
+              r"make that|or rather|rather|correction|my bad|oops|no no|nope|nah|hang on|hold on|no|er|erm|um|uh)"
 _CANCEL = re.compile(r"\b(?:forget|leave|never mind|skip|don'?t bother with|do not bother with|ignore)\b(?: about)?(?: the| that| my)?$")
 _ANY = re.compile(r"\b(?:either|any(?:one)?|whichever|d[oe]+s?e? ?n[o']?t (?:matter|mind|care)|not fussed|i don'?t mind|"
                   r"matter which|one of (?:the|them|those|my)|any of them)\b")
@@ -189,6 +189,7 @@ def tokens(text: str) -> list[str]:
 
 def _raw_tokens(text: str) -> list[str]:
     t = re.sub(r"(?<=[a-z]):", ",", tidy(text).lower().replace("’", "'"))  # "the soap and the book in the cabinet: ..." is a pause
+    t = re.sub(r"\s\+\s", " and ", t)  # "can + bottle"
     t = re.sub(r"\b(\w+)n't\b", r"\1 not", t)
     t = re.sub(r"\b(?:it|that|there|everything|what|where)'s\b", lambda m: m.group(0)[:-2] + " is", t)
     return [w[:-2] if w.endswith("'s") else w for w in re.findall(r"[a-z]+(?:'[a-z]+)?|[.,;!?]", t)]
@@ -474,18 +475,21 @@ def _sentence_spans(words: list[str]) -> list[tuple[int, int]]:
 
 
 def _placed_first(words: list[str], found: list[Mention]) -> list[Mention]:
-    """'In the kitchen sink is a candle and a remote': a sentence that opens with where things are says where each thing
-    it names is; the place is not where they go."""
+    """'In the kitchen sink is a candle and a remote', 'Empty the cabinet: the sponge to ..., the book ...': a sentence
+    that opens with where things are says where each thing it names is; the place is not where they go."""
     out = list(found)
     for s, e in _sentence_spans(words):
         first = next((m for m in out if s <= m.start < e), None)
-        if first is None or first.kind not in ("place", "room") or words[s] not in ("in", "on", "inside") or \
-                not set(words[first.end:first.end + 2]) & {"is", "are", "there"}:
+        opened = words[s] in ("in", "on", "inside") and bool(set(words[first.end:first.end + 2]) & {"is", "are", "there"}) if first else False
+        emptied = words[s] in ("empty", "clear", "unload") and words[first.end:first.end + 1] == [","] if first else False
+        if first is None or first.kind not in ("place", "room") or not (opened or emptied) or \
+                not any(m.kind == "object" and first.end < m.start < e for m in out):
             continue
         for i, m in enumerate(out):
             if m.kind == "object" and first.end < m.start < e and m.location is None:
                 out[i] = replace(m, location=first.where())
-        out.remove(first)
+        if opened:  # said with 'in' or 'on', it would read as where they go; after 'empty' it cannot
+            out.remove(first)
     return out
 
 
@@ -599,8 +603,13 @@ def _assign(words: list[str], found: list[Mention], toggled: set[int], anyone: b
         prep = _prep(words, m)
         later = [n for n in found[idx + 1:] if n.start not in toggled]
         later_dest = reason or any(_dest_like(words, n) for n in later if n.kind in ("place", "room"))
-        near_thing = bool(pending) and 0 <= m.start - pending[-1].end <= 4 and not set(words[pending[-1].end:m.start]) & {
-            ",", "and", "put", "go", "goes", "into", "onto", "to", "belongs", "should", "then"}
+        gap = words[pending[-1].end:m.start] if pending else []
+        near_thing = bool(pending) and 0 <= m.start - pending[-1].end <= 4 and not set(gap) & {
+            ",", "and", "put", "go", "goes", "into", "onto", "to", "belongs", "should", "then", "both", "all", "each"}
+        # "the remote, it is in the cabinet": said of the thing just named
+        near_thing = near_thing or bool(pending) and gap[:1] == [","] and len(gap) <= 5 and bool(set(gap) & {"it", "they", "which"}) \
+            and set(gap) <= {",", "it", "is", "they", "are", "which", "that", "sitting", "lying", "now", "still", "currently", "the",
+                             "in", "on", "inside"}
         nxt = next((n for n in later if n.kind in ("place", "room")), None)
         chained = nxt is not None and _dest_like(words, nxt) and not set(words[m.end:nxt.start]) & {"and", ",", "then", ".", ";"} \
             and not any(o.kind == "object" and m.end <= o.start < nxt.start for o in found)  # "the can on the table in the fridge"
@@ -756,7 +765,7 @@ def _toggles(words: list[str], found: list[Mention]) -> list[Toggle]:
                 targets.append(m)
         if not targets:
             pronoun = any(x in ("it", "them", "both") for x in words[k + 1:k + 3])
-            targets = just_before[-1:] or ((doors or earlier)[-1:] if pronoun else [])
+            targets = just_before[-1:] or (doors[-1:] if pronoun else [])
         out.extend(Toggle(m.phrase().replace("_", " "), w == "open") for m in targets)
     unique: dict[str, Toggle] = {}
     for t in out:  # the last word on a place stands ("close it ... then open it again" is rare; a correction is not)

@@ -168,3 +168,19 @@ def test_quantities_read_as_every_one_of_the_kind_or_not(text, expected):
 def test_where_a_list_of_things_is_said_once_for_all_of_them(text, expected):
     read = understand_request(text)
     assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The towel, it is in the bathroom cabinet, please put it on the bed.", [("towel in the bathroom cabinet", "bed")]),
+    ("cup + bowl both in the sink pls", [("cup", "sink"), ("bowl", "sink")]),
+    ("Pear onto the dining table, and the soap into the bedroom drawer. No, hang on, the bathroom cabinet.",
+     [("pear", "dining room table"), ("soap", "bathroom cabinet")]),
+])
+def test_where_a_thing_is_said_by_the_way_and_lists_joined_by_a_plus(text, expected):
+    read = understand_request(text)
+    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+
+
+def test_a_place_to_empty_said_first_is_where_the_things_after_it_are():
+    assert goals("Empty the office cabinet: the mug to the kitchen sink, the book on the bed.") == [
+        Move(Things(names=("mug in the office cabinet",)), "kitchen sink"), Move(Things(names=("book in the office cabinet",)), "bed")]
