@@ -216,7 +216,7 @@ def _against_mentions(text: str, covered: _Covered) -> list[str]:
 
 
 _DEST_VERBS = {"goes", "go", "belongs", "belong", "be", "put", "place", "leave", "chuck", "stick", "pop", "set", "lives", "live",
-               "stay", "stays", "move", "bring", "take", "drop", "toss", "store", "hang", "end", "both", "all"}
+               "stay", "stays", "move", "bring", "take", "drop", "toss", "store", "hang", "end"}
 
 
 def _wanted_there(words: list[str], m: Mention) -> bool:
@@ -237,7 +237,7 @@ def _wanted_there(words: list[str], m: Mention) -> bool:
     if prep not in ("in", "on", "inside") or set(before) & {"is", "are", "was", "from"}:
         return False
     start = max((i + 1 for i, w in enumerate(words[:k]) if w in (",", ".", ";", "!", "?")), default=0)
-    if set(before) & _DEST_VERBS:
+    if set(before) & _DEST_VERBS or before[-1:] in (["both"], ["all"]):  # "both in the fridge", not "all the cups in the sink"
         return True
     end = next((i for i in range(m.end, len(words)) if words[i] in (".", ";", "!", "?")), len(words))
     return _corrects(words, start) and not set(words[m.end:end]) & _DEST_VERBS  # "sorry, the cereal box in the fridge too"
