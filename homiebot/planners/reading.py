@@ -602,7 +602,7 @@ def _assign(words: list[str], found: list[Mention], toggled: set[int], anyone: b
             continue  # "where you wash your hands in the bathroom": the room of the place a reason implies
         prep = _prep(words, m)
         later = [n for n in found[idx + 1:] if n.start not in toggled]
-        later_dest = reason or any(_dest_like(words, n) for n in later if n.kind in ("place", "room"))
+        later_dest = reason or any(_dest_like(words, n) and _for_this_thing(words, found, m, n) for n in later if n.kind in ("place", "room"))
         gap = words[pending[-1].end:m.start] if pending else []
         near_thing = bool(pending) and 0 <= m.start - pending[-1].end <= 4 and not set(gap) & {
             ",", "and", "put", "go", "goes", "into", "onto", "to", "belongs", "should", "then", "both", "all", "each"}
@@ -644,6 +644,17 @@ def _assign(words: list[str], found: list[Mention], toggled: set[int], anyone: b
                 r"\b(?:in|into|on|onto|inside) (?:it|there)\b", " ".join(words[o.end:o.end + 6])):
             dest_for[o.start] = last_place
     return objects, dest_for
+
+
+def _for_this_thing(words: list[str], found: list[Mention], place: Mention, dest: Mention) -> bool:
+    """Whether a destination said after ``place`` can be the one of the thing ``place`` follows: not when another
+    thing is named between them, unless the destination is said for several ('teddy on my bed, block on the shelf':
+    each place is where its own thing goes; 'the can on the table, the cup on the bed, both into the fridge')."""
+    named = {o.canon for o in found if o.kind == "object" and o.end <= place.start}
+    if all(o.canon in named for o in found if o.kind == "object" and place.end <= o.start < dest.start):
+        return True  # no other thing between ('the mug and the candle in the cabinet: the mug in the sink, ...')
+    return _prep(words, dest) in ("into", "onto", "to", "in to", "on to") or \
+        bool(set(words[max(0, dest.start - 4):dest.start]) & {"both", "all", "them", "they", "goes", "go", "belong", "belongs"})
 
 
 def _put_verb_before(words: list[str], thing: Mention) -> bool:

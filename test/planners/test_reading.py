@@ -184,3 +184,15 @@ def test_where_a_thing_is_said_by_the_way_and_lists_joined_by_a_plus(text, expec
 def test_a_place_to_empty_said_first_is_where_the_things_after_it_are():
     assert goals("Empty the office cabinet: the mug to the kitchen sink, the book on the bed.") == [
         Move(Things(names=("mug in the office cabinet",)), "kitchen sink"), Move(Things(names=("book in the office cabinet",)), "bed")]
+
+
+@pytest.mark.parametrize("text, expected", [
+    # each place is where its own thing goes: a later place is not a destination the first thing could have
+    ("stuff out of the sink pls, sponge on the kitchen counter, soap on the shelf in the bathroom",
+     [("sponge", "kitchen counter"), ("soap", "bathroom shelf")]),
+    ("the can on the table and the cup on the bed, both into the fridge",
+     [("can on the table", "fridge"), ("cup on the bed", "fridge")]),
+])
+def test_thing_place_pairs_in_a_list(text, expected):
+    read = understand_request(text)
+    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
