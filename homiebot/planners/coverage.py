@@ -152,7 +152,8 @@ def unread_parts(text: str, plan: Plan) -> list[str]:
     words = tokens(text)
     found = request_mentions(words)
     for m in found:
-        if m.kind not in ("place", "room") or not (m.restated or _wanted_there(words, m)) or _alternative(words, m):
+        if m.kind not in ("place", "room") or not (m.restated or _wanted_there(words, m)) or _alternative(words, m) \
+                or _called_off(words, found, m):
             continue
         where = _Ref(m.kind, m.canon, m.colour, m.room)
         if not covered.place(where):
@@ -172,6 +173,12 @@ def unread_parts(text: str, plan: Plan) -> list[str]:
     out += _unread_words(text, plan)
     out += [m.group(0) for m in _REFERENCE.finditer(" ".join(words))]  # "the orange - same place as the lemon": no goal says so
     return list(dict.fromkeys(out))
+
+
+def _called_off(words: list[str], found: list[Mention], m: Mention) -> bool:
+    """'... into the fridge. nvm the fridge, ...': the same place named again later to call it off."""
+    return any(n.kind == m.kind and n.canon == m.canon and n.start > m.start
+               and set(words[max(0, n.start - 3):n.start]) & {"nvm", "mind", "forget", "scratch", "not"} for n in found)
 
 
 def _alternative(words: list[str], m: Mention) -> bool:

@@ -87,6 +87,7 @@ def test_a_part_the_plan_leaves_out_is_named(text, plan, missing):
     "if there is no banana in the dining room cabinet, put one in it (otherwise leave everything as it is)",
     "Both sponges go in the bathroom cabinet, then close it.",
     "all the cups in the bathroom sink -> kitchen cabinet pls",
+    "the mug from the sofa into the sink pls. nvm the sink, put the mug on the counter",
     "could u get me smth to drink from the kitchen, leave it on the sofa",
 ])
 def test_a_request_read_whole_leaves_nothing_out(text):
