@@ -368,8 +368,22 @@ def _corrected(words: list[str], found: list[Mention]) -> tuple[list[Mention], b
             out.remove(extra)
         if merged.room is None and merged.location is None and new.canon is None:
             merged = replace(merged, location=old.location, room=old.room)
-        out = [merged if m is old else m for m in out if m is not new]
+        where = _said_where(words, out, new) if new.kind == "object" else None
+        if where is not None:  # "the lemon - no, the cup in the bathroom sink - goes in the kitchen sink"
+            merged = replace(merged, location=where.where())
+        out = [merged if m is old else m for m in out if m is not new and m is not where]
     return sorted(out, key=lambda m: m.start), True
+
+
+def _said_where(words: list[str], found: list[Mention], thing: Mention) -> Mention | None:
+    """The place said right after a thing named in a correction, when a destination follows in the same sentence:
+    where the thing is, not where it goes."""
+    end = next((i for i in range(thing.end, len(words)) if words[i] in (".", ";", "?", "!")), len(words))
+    end = min([end] + [m.start for m in found if m.kind == "object" and thing.end <= m.start < end])  # the next thing's are its own
+    places = [m for m in found if m.kind in ("place", "room") and thing.end <= m.start < end]
+    if len(places) < 2 or not set(words[thing.end:places[0].start]) <= {"in", "on", "inside", "from", "the", "at", "of", "out"}:
+        return None
+    return places[0] if _dest_like(words, places[1]) or _dest_verb(words, places[1]) else None
 
 
 def _restated(words: list[str], found: list[Mention], old: Mention, new: Mention) -> list[Mention]:

@@ -608,8 +608,39 @@ def understand_request(text: str, embedder: TextEmbedder | None = SHARED_EMBEDDE
     """The reading the heuristic planner acts on. Requests with a correction, an open choice, a place given
     by a reason or a typo are read for their mentions (``homiebot.planners.reading``), as is anything the
     clause reader above cannot read whole or reads into phrases with words the household vocabulary
-    lacks ("the sofa will go bad if it stays out" is no place); its other confident readings stand."""
-    return _to_the_place_alone(text, _request(text, embedder))
+    lacks ("the sofa will go bad if it stays out" is no place); its other confident readings stand. A request of
+    several sentences that this leaves a part of unread is read one sentence at a time, when that reads more of it."""
+    return _sentence_by_sentence(text, _to_the_place_alone(text, _request(text, embedder)), embedder)
+
+
+def _sentence_by_sentence(text: str, read: Understanding, embedder: TextEmbedder | None) -> Understanding:
+    """'The orange goes in the fridge if ..., otherwise .... Oh, and the lemon - no, the cup - goes in the sink.': each
+    sentence read by the reader that suits it (a condition here, a correction there); used only when it leaves less
+    of the request unread than the whole-text reading, and never when a sentence cannot be read."""
+    from homiebot.planners.coverage import unread_parts
+    from homiebot.planners.reading import mentions, tokens
+
+    before = unread_parts(text, read.plan)
+    if not read.unsure and not before:
+        return read
+    sentences = [x for x in re.split(r"(?<=[.!?;])\s+", tidy(text)) if x.strip()]
+    if len(sentences) < 2:
+        return read
+    goals: list = []
+    close_after: list[str] = []
+    for sentence in sentences:
+        part = _to_the_place_alone(sentence, _request(sentence, embedder))
+        if not part.plan.goals and not mentions(tokens(sentence)):
+            continue  # "this is not a good place for them."
+        if part.unsure or not part.plan.goals:
+            return read
+        goals += [g for g in part.plan.goals if g not in goals]
+        close_after += [c for c in part.plan.close_after if c not in close_after]
+    plan = Plan(goals=goals, close_after=close_after)
+    after = unread_parts(text, plan)
+    if (read.unsure and not after) or len(after) < len(before):
+        return Understanding(plan, [])
+    return read
 
 
 def _request(text: str, embedder: TextEmbedder | None) -> Understanding:

@@ -196,3 +196,10 @@ def test_a_place_to_empty_said_first_is_where_the_things_after_it_are():
 def test_thing_place_pairs_in_a_list(text, expected):
     read = understand_request(text)
     assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+
+
+def test_sentences_of_different_kinds_are_each_read_by_the_reader_that_suits_them():
+    read = understand_request("The pear on the desk goes in the fridge if there's no fruit in it, otherwise on the kitchen counter. "
+                              "Oh, and the mug - no, the cup on the sofa - goes in the sink.")
+    assert not read.unsure and "if fridge has no fruit move pear on the desk into it, else -> kitchen counter" in read.statement()
+    assert read.statement().endswith("move cup on the sofa -> sink"), read.statement()

@@ -61,8 +61,8 @@ class Hands:
     def bring(self, obj: str, dest: str) -> None:
         """Move one known object to a known receptacle; returns when it is there."""
         mem = self.ep.mem
-        if (obj, dest) in mem.done and mem.support.get(obj) == dest:
-            return
+        if (obj, dest) in mem.done and (mem.support.get(obj) == dest or any(o == obj and d != dest for o, d in mem.done)):
+            return  # there, or taken there and then on to where another goal wants it: never back and forth
         if mem.held and mem.held != obj:
             self.put_down(mem.held, f"I hold the {mem.held} but need to carry the {obj}")
         if mem.held == obj:

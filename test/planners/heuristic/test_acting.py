@@ -62,3 +62,10 @@ def test_bringing_opens_the_destination_with_a_free_hand_then_picks_and_puts() -
     h.ep.mem.done.add(("red_mug", "fridge"))
     h.ep.mem.support["red_mug"] = "fridge"
     h.bring("red_mug", "fridge")  # already there: nothing to do
+
+
+def test_a_thing_two_goals_send_to_two_places_is_not_carried_back_and_forth() -> None:
+    h = hands(known={"remote": "remote", "desk": "desk", "shelf": "shelf"}, done={("remote", "desk"), ("remote", "shelf")},
+              support={"remote": "shelf"}, near="shelf")
+    h.bring("remote", "desk")  # returns: it was put on the desk once, then moved on to the shelf
+    h.bring("remote", "shelf")
