@@ -67,6 +67,7 @@ def _succeeded(m: Memory, sub: Subtask, target: str) -> None:
             m.rooms_visited.add(target)
     elif sub.action is Action.OPEN:
         m.opened.add(target)
+        m.searched.add(target)  # looked into: a search need not open it again if it is closed later
         m.shut.discard(target)
     elif sub.action is Action.CLOSE:
         m.opened.discard(target)

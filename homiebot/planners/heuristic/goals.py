@@ -112,10 +112,8 @@ class Goals:
             if any(c == "room" and n not in m.rooms_visited for n, c in m.known.items()) or any(
                     m.closable(n) and n not in m.opened and n not in m.searched for n in m.known):
                 self.search.explore(f"every {goal.things.kind}")
-            basins = sorted(n for n, t in m.of(RECEPTACLE_TYPES).items() if n not in m.inspected
-                            and RECEPTACLE_TYPES[t].relation == "in" and not RECEPTACLE_TYPES[t].articulated)
-            if basins:  # a sink's rim hides what lies low in it from across the room
-                self.hands.go(basins[0], f"a {goal.things.kind} may lie low in the {basins[0]}, hidden from afar by its rim")
+            if m.basins():  # a sink's rim hides what lies low in it from across the room
+                self.hands.go(m.basins()[0], f"a {goal.things.kind} may lie low in the {m.basins()[0]}, hidden from afar by its rim")
             return
         for obj in self.targets.things(goal.things, dest):
             self.hands.bring(obj, dest or self.targets.dest(goal, obj))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from homiebot.core.contracts import Action, Subtask
+from homiebot.core.contracts import Action, ErrorCode, Feedback, Subtask
 from homiebot.planners.heuristic.acting import Decision, Hands
 from homiebot.planners.heuristic.episode import Episode
+from homiebot.planners.heuristic.feedback import learn
 from homiebot.planners.heuristic.memory import Memory
 from homiebot.planners.heuristic.searching import Search
 
@@ -52,3 +53,16 @@ def test_a_flat_thing_may_hide_on_a_surface_seen_from_close_by_but_a_round_one_d
     assert s.may_hide("white_shelf", "the white book") and not s.may_hide("white_shelf", "the white bottle")
     assert s.may_hide("sink", "the white bottle")  # a basin's rim hides what lies low in it
     assert not s.may_hide("white_shelf", "the kitchen")
+
+
+def test_a_door_that_failed_to_open_is_tried_once_more_then_left() -> None:
+    s = search(known={"kitchen": "room", "drawer": "drawer", "cabinet": "cabinet"}, rooms_visited={"kitchen"}, near="drawer")
+    m = s.ep.mem
+    opening = Subtask(action=Action.OPEN, target="cabinet")
+    assert s.boxes_left() == ["cabinet", "drawer"]
+    learn(m, (opening, "octo"), Feedback.fail(ErrorCode.E1, "too difficult"))
+    assert s.boxes_left() == ["cabinet", "drawer"]
+    learn(m, (opening, "rt1"), Feedback.fail(ErrorCode.E1, "too difficult"))
+    assert s.boxes_left() == ["drawer"]
+    learn(m, (Subtask(action=Action.OPEN, target="drawer"), "octo"), Feedback.ok())
+    assert s.boxes_left() == [] and "drawer" in m.searched
