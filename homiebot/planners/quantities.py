@@ -40,8 +40,8 @@ def quantity_goals(clause: str, previous_place: str | None = None) -> list | Non
     everything on it goes ...')."""
     c = re.sub(r"^(?:and |also |then |so )+", "", clause.strip(" ,."))
     c = re.sub(r"\s+(?:please|for me|now)$", "", c)
-    if m := re.match(rf"^(?:put |move |take |bring )?everything (?:that is )?(?P<p>in|on|from|off|out of|inside) (?:the |my )?(?P<s>[\w\s]+?)"
-                     rf" {_GO} {_PLACE}$", c):
+    if m := re.match(rf"^(?:put |move |take |bring |get |grab )?everything (?:that is )?(?P<p>in|on|from|off|out of|inside) (?:the |my )?"
+                     rf"(?P<s>[\w\s]+?)(?: and| n)? {_GO} {_PLACE}$", c):
         src = m["s"].strip()
         if src in ("it", "there", "them") and previous_place:
             src = previous_place

@@ -234,6 +234,11 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
     c = c.strip()
     if not c:
         return True
+    # "the bathroom sink is full of junk, get everything out of it ...": a place to clear, for a later 'it'
+    if (m := re.fullmatch(r"(?:the |my )?(?P<p>[\w\s]+?) is (?:full of \w+|covered in \w+|a mess|messy|cluttered|overflowing)", c)) \
+            and _is_place(m["p"]):
+        st.goals.append(Clear(_strip_article(m["p"]), None))
+        return True
     if _sets_and_closing(c, st):
         return True
     # "the orange on the tv stand, can you put it ...": a thing located, for a later 'it'

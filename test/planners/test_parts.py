@@ -39,6 +39,7 @@ def every(kind: str, at_least: int = 0, source: str | None = None) -> Things:
      [Clear("shelf in the living room", "dining room cabinet"), Toggle("dining room cabinet", False)], []),
     ("Both lemons go in the fridge. Close the fridge and the bedroom drawer afterwards.",
      [Move(every("lemon", 2), "fridge"), Toggle("fridge", False), Toggle("bedroom drawer", False)], []),
+    ("the desk is a mess, put everything on it in the office cabinet", [Clear("desk", "office cabinet")], []),
     ("could u get me smth to drink from the kitchen, leave it on the sofa", [Move(Things(kind="drink", count=1), "sofa")], []),
     ("teddy in the kitchen drawer -> my bed pls. n the mug on my bed, put it in the sink... nah, on the kitchen table",
      [Move(Things(names=("teddy bear in the kitchen drawer",)), "bed"), Move(Things(names=("mug on the bed",)), "kitchen table")], []),
