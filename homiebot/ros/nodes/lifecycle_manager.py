@@ -25,6 +25,7 @@ from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from homiebot.ros.kit.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC, NodeDef, Param, positive
+from homiebot.ros.kit.executors import inline
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.messages.wire import safe_callback
 
@@ -112,7 +113,9 @@ class LifecycleManager:
             return None
         future = client.call_async(request)
         done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
+        # inline: woken by the thread that takes the reply, not by a task that needs a free callback thread (the
+        # manage_nodes calls waiting here hold some of the process's few)
+        future.add_done_callback(inline(lambda _: done.set()))
         if not done.wait(CALL_TIMEOUT):
             client.remove_pending_request(future)
             self.node.get_logger().error(f"{name}: no answer within {CALL_TIMEOUT:g} s")
