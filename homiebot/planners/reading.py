@@ -375,10 +375,15 @@ def _corrected(words: list[str], found: list[Mention]) -> tuple[list[Mention], b
     return sorted(out, key=lambda m: m.start), True
 
 
+def _sentence_end(words: list[str], k: int) -> int:
+    """Where the sentence that word ``k`` is in ends (its full stop, or the end of the request)."""
+    return next((i for i in range(k, len(words)) if words[i] in (".", ";", "?", "!")), len(words))
+
+
 def _said_where(words: list[str], found: list[Mention], thing: Mention) -> Mention | None:
     """The place said right after a thing named in a correction, when a destination follows in the same sentence:
     where the thing is, not where it goes."""
-    end = next((i for i in range(thing.end, len(words)) if words[i] in (".", ";", "?", "!")), len(words))
+    end = _sentence_end(words, thing.end)
     end = min([end] + [m.start for m in found if m.kind == "object" and thing.end <= m.start < end])  # the next thing's are its own
     places = [m for m in found if m.kind in ("place", "room") and thing.end <= m.start < end]
     if len(places) < 2 or not set(words[thing.end:places[0].start]) <= {"in", "on", "inside", "from", "the", "at", "of", "out"}:
@@ -390,7 +395,7 @@ def _restated(words: list[str], found: list[Mention], old: Mention, new: Mention
     """A thing named again after a correction with where it goes ('- sorry, the mug goes in the kitchen sink, not the
     cabinet'): the places said with it replace the places the first mention said it goes to (where it is stays), and
     the denied ones go; said without a place, the second mention only repeats the first."""
-    end = next((i for i in range(new.end, len(words)) if words[i] in (".", ";", "?", "!")), len(words))
+    end = _sentence_end(words, new.end)
     said = [m for m in found if new.end <= m.start < end and m.kind in ("place", "room")]
     if any(m.kind == "object" for m in found if new.end <= m.start < end):
         said = []  # another thing follows: its own places are not this one's
@@ -494,10 +499,11 @@ def _placed_first(words: list[str], found: list[Mention]) -> list[Mention]:
     out = list(found)
     for s, e in _sentence_spans(words):
         first = next((m for m in out if s <= m.start < e), None)
-        opened = words[s] in ("in", "on", "inside") and bool(set(words[first.end:first.end + 2]) & {"is", "are", "there"}) if first else False
-        emptied = words[s] in ("empty", "clear", "unload") and words[first.end:first.end + 1] == [","] if first else False
-        if first is None or first.kind not in ("place", "room") or not (opened or emptied) or \
-                not any(m.kind == "object" and first.end < m.start < e for m in out):
+        if first is None or first.kind not in ("place", "room"):
+            continue
+        opened = words[s] in ("in", "on", "inside") and bool(set(words[first.end:first.end + 2]) & {"is", "are", "there"})
+        emptied = words[s] in ("empty", "clear", "unload") and words[first.end:first.end + 1] == [","]
+        if not (opened or emptied) or not any(m.kind == "object" and first.end < m.start < e for m in out):
             continue
         for i, m in enumerate(out):
             if m.kind == "object" and first.end < m.start < e and m.location is None:

@@ -15,6 +15,11 @@ def goals(text: str) -> list:
     return reading.plan.goals
 
 
+def moves(text: str) -> list[tuple[str, str | None]]:
+    """What the planner's reading moves where: (the first thing's phrase, its destination) for each Move."""
+    return [(g.things.names[0], g.dest) for g in understand_request(text).plan.goals if isinstance(g, Move)]
+
+
 @pytest.mark.parametrize("text", [
     "yo robot!! could you maybe put the green can in the fridge for me 🙏 cheers",
     "pls put the green can in the fridge, ta",
@@ -166,8 +171,7 @@ def test_quantities_read_as_every_one_of_the_kind_or_not(text, expected):
      [("mug in the office cabinet", "kitchen sink"), ("candle in the office cabinet", "tv stand")]),
 ])
 def test_where_a_list_of_things_is_said_once_for_all_of_them(text, expected):
-    read = understand_request(text)
-    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+    assert moves(text) == expected
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -177,8 +181,7 @@ def test_where_a_list_of_things_is_said_once_for_all_of_them(text, expected):
      [("pear", "dining room table"), ("soap", "bathroom cabinet")]),
 ])
 def test_where_a_thing_is_said_by_the_way_and_lists_joined_by_a_plus(text, expected):
-    read = understand_request(text)
-    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+    assert moves(text) == expected
 
 
 def test_a_place_to_empty_said_first_is_where_the_things_after_it_are():
@@ -194,8 +197,7 @@ def test_a_place_to_empty_said_first_is_where_the_things_after_it_are():
      [("can on the table", "fridge"), ("cup on the bed", "fridge")]),
 ])
 def test_thing_place_pairs_in_a_list(text, expected):
-    read = understand_request(text)
-    assert [(g.things.names[0], g.dest) for g in read.plan.goals if isinstance(g, Move)] == expected, read.plan.goals
+    assert moves(text) == expected
 
 
 def test_sentences_of_different_kinds_are_each_read_by_the_reader_that_suits_them():

@@ -112,8 +112,9 @@ class Goals:
             if any(c == "room" and n not in m.rooms_visited for n, c in m.known.items()) or any(
                     m.closable(n) and n not in m.opened and n not in m.searched for n in m.known):
                 self.search.explore(f"every {goal.things.kind}")
-            if m.basins():  # a sink's rim hides what lies low in it from across the room
-                self.hands.go(m.basins()[0], f"a {goal.things.kind} may lie low in the {m.basins()[0]}, hidden from afar by its rim")
+            basins = m.basins()
+            if basins:  # a sink's rim hides what lies low in it from across the room
+                self.hands.go(basins[0], f"a {goal.things.kind} may lie low in the {basins[0]}, hidden from afar by its rim")
             return
         for obj in self.targets.things(goal.things, dest):
             self.hands.bring(obj, dest or self.targets.dest(goal, obj))
