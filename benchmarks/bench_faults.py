@@ -210,7 +210,7 @@ def kill_study(args: argparse.Namespace, rng: random.Random, work: Path, graph_n
     rows = [(node, detections[node], recoveries[node]) for node in graph_nodes]
     records = list((work / "runs").glob("*/episode.json"))
     partial = list((work / "runs").glob("*.partial"))
-    print(f"\nfault injection: {args.kills} kills per node (SIGKILL at a random round 2-12), heartbeat timeout 3 s\n")
+    print(f"\nfault injection: {args.kills} kills per node (SIGKILL at a random round 2-12), a dead process of this machine is seen at once, silence after the 3 s heartbeat timeout\n")
     print("| node | detection median s | detection max s | recovery median s | recovery max s | detected |")
     print("|---|---:|---:|---:|---:|---:|")
     def fmt(xs: list[float], f) -> str:

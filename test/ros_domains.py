@@ -17,7 +17,7 @@ MODULES = {
     "map_server": 1, "mapped_graph": 2, "memory_graph": 1, "namespaces": 1, "node_parameters": 1, "planner_swap": 1, "policy_server": 1, "robot_bridge": 1,
     "safety_graph": 1, "safety_link": 1, "safety_messages": 1, "sim_copy": 2, "supervision": 1, "up_orphans": 1, "viewer_node": 1,
     "world_node": 1, "observations": 1, "dds_profile": 1, "sim_driver": 1, "sim_driver_estop": 1, "sim_driver_fetch": 1, "ros_user": 2,
-    "graph_faults": 1, "node_watch": 1,
+    "graph_faults": 1, "node_watch": 1, "service_caller": 1,
 }
 BLOCK = 44  # ids per session: at least sum(MODULES.values())
 SESSIONS = 5  # blocks that fit in 1-232

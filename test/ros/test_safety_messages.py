@@ -105,7 +105,8 @@ def test_a_bad_decision_is_refused(msg: ApprovalDecision, why: str) -> None:
 def test_a_heartbeat_must_name_its_node_and_instance() -> None:
     beat = Heartbeat(node="world", instance="f" * 32, pid=42)
     assert check_heartbeat(deserialize_message(serialize_message(beat), Heartbeat)) == beat
-    for bad in (Heartbeat(instance="x", pid=1), Heartbeat(node="world", pid=1), Heartbeat(node="w" * 101, instance="x", pid=1)):
+    for bad in (Heartbeat(instance="x", pid=1), Heartbeat(node="world", pid=1), Heartbeat(node="w" * 101, instance="x", pid=1),
+                Heartbeat(node="world", instance="x", pid=1, host="h" * 101)):
         with pytest.raises(WireError):
             check_heartbeat(bad)
     assert KeyValue(key="k", value="v") in event_msg(SafetyEvent(kind="cancel", stamp=0.0, details={"k": "v"}), "/x").details

@@ -139,7 +139,7 @@ class RemoteWorld(World):
 
     def _fact(self, key: str) -> Any:
         if key not in self._known:
-            info = self.calls["info"].call(WorldInfo.Request(), self.timeout)
+            info = self.calls["info"].call(WorldInfo.Request(), self.timeout, idempotent=True)
             self._known = {"inventory": list(info.inventory), "path_length": info.path_length}
         return self._known[key]
 
@@ -153,15 +153,15 @@ class RemoteWorld(World):
         return self.scene or {}
 
     def goal_satisfied(self, goal: list[Condition]) -> bool | None:
-        r = self.calls["goal"].call(GoalSatisfied.Request(goal=json.dumps([g.model_dump(mode="json") for g in goal])), self.timeout)
+        r = self.calls["goal"].call(GoalSatisfied.Request(goal=json.dumps([g.model_dump(mode="json") for g in goal])), self.timeout, idempotent=True)
         return bool(r.satisfied) if r.known else None
 
     def room_of(self, name: str) -> str | None:
-        r = self.calls["room_of"].call(RoomOf.Request(name=name), self.timeout)
+        r = self.calls["room_of"].call(RoomOf.Request(name=name), self.timeout, idempotent=True)
         return str(r.room) if r.known else None
 
     def route(self, target: str) -> bool | None:
-        r = self.calls["route"].call(Route.Request(target=target), self.timeout)
+        r = self.calls["route"].call(Route.Request(target=target), self.timeout, idempotent=True)
         return bool(r.reachable) if r.known else None
 
 
@@ -274,7 +274,7 @@ class RemoteExecutor:
 
     def __init__(self, models: ServiceCaller, execute: ActionCaller, timeout: float, execute_timeout: float) -> None:
         self.action, self.timeout = execute, execute_timeout
-        listed = models.call(ListModels.Request(), timeout)
+        listed = models.call(ListModels.Request(), timeout, idempotent=True)
         self.models = models_from_msg(listed.models)
         self.unavailable: dict[str, str] = pairs_from_msg(listed.unavailable)
 

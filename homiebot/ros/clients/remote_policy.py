@@ -159,7 +159,7 @@ class RemotePolicy(Policy):
         if self._process is not None and self._process.poll() is not None:
             raise PolicyError(f"the {self.label} policy server exited with status {self._process.returncode}")
         try:
-            return caller.call(request, timeout)
+            return caller.call(request, timeout, idempotent=method == "describe")  # the first call: its answer may be lost
         except ServiceTimeout:
             raise PolicyError(f"the {self.label} policy server did not answer within {timeout:g} s; is it running? "
                               f"(service {caller.name})") from None

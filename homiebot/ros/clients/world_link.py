@@ -53,7 +53,7 @@ class WorldScene(NamedTuple):
 
 def world_scene(info: ServiceCaller, timeout: float) -> WorldScene:
     """Ask the world node (``info``) for the scene it holds; ValueError when its description is not JSON."""
-    reply = info.call(WorldInfo.Request(scene=True), timeout)
+    reply = info.call(WorldInfo.Request(scene=True), timeout, idempotent=True)
     try:
         data = json.loads(reply.scene_description)
     except ValueError as err:

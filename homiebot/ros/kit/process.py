@@ -36,18 +36,19 @@ from homiebot.ros.kit.common import (
 )
 from homiebot.ros.kit.executors import PoolExecutor
 from homiebot.ros.kit.lifecycle import CONFIG_ERRORS, GraphNode
+from homiebot.ros.kit.local_process import host_id
 from homiebot.ros.kit.names import set_process_namespace
 
 
 class _Heartbeat:
-    """Publish a ``homiebot_msgs/Heartbeat`` (node, instance, pid) every HEARTBEAT_PERIOD s from a thread of its own (not the
+    """Publish a ``homiebot_msgs/Heartbeat`` (node, instance, pid, host) every HEARTBEAT_PERIOD s from a thread of its own (not the
     executor, whose queue may be long under load): the task manager watches them to notice within
     seconds that a node has died or been replaced (a new process has a new instance)."""
 
     def __init__(self, node: GraphNode) -> None:
         self.node = node
         self.publisher = node.create_publisher(Heartbeat, HEARTBEAT_TOPIC, HEARTBEAT_QOS)
-        self._beat = Heartbeat(node=node.get_name(), instance=uuid.uuid4().hex, pid=os.getpid())
+        self._beat = Heartbeat(node=node.get_name(), instance=uuid.uuid4().hex, pid=os.getpid(), host=host_id())
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()

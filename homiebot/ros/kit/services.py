@@ -29,6 +29,7 @@ from homiebot.ros.kit.executors import inline
 NONE = 0
 MAX_ERROR_CHARS = 2000
 SHUTTING_DOWN = "the node is shutting down"
+RESEND_FIRST = 1.0  # s without an answer before an idempotent request is sent again (doubling after)
 
 
 class ServiceError(RuntimeError):
@@ -254,21 +255,33 @@ class _Caller:
                 raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s (no {self.resolved} server)")
             time.sleep(0.02)
 
-    def _await(self, future: Any, deadline: float, what: str, timeout: float) -> Any:
-        """The result of an rclpy future; ServiceTimeout at ``deadline``, the abort's error when aborted."""
+    def _await(self, future: Any, deadline: float, what: str, timeout: float, again: Callable[[], Any] | None = None,
+               interval: float = 0.0) -> Any:
+        """The result of an rclpy future; ServiceTimeout at ``deadline``, the abort's error when aborted. ``again``: sends
+        the request once more and returns its future, called each time no answer came within ``interval`` s
+        (doubling); the first answer to any copy counts."""
         done = threading.Event()
         with self._lock:
             self._waiting.add(done)
             if self._aborted is not None:
                 done.set()
+        futures = [future]
         future.add_done_callback(inline(lambda _: done.set()))  # woken by the thread that completes it
+        resend_at = time.monotonic() + interval
         try:
-            while not done.wait(max(0.0, deadline - time.monotonic())):
-                if time.monotonic() >= deadline:
+            while not done.wait(max(0.0, min(deadline, resend_at if again else deadline) - time.monotonic())):
+                now = time.monotonic()
+                if now >= deadline:
                     raise ServiceTimeout(f"the {self.who} node did not answer {what} within {timeout:g} s")
-            if not future.done():  # woken by an abort
+                if again is not None and now >= resend_at:  # the answer may be lost: a new server not yet matched to our reader
+                    futures.append(again())
+                    futures[-1].add_done_callback(inline(lambda _: done.set()))
+                    interval *= 2
+                    resend_at = now + interval
+            answered = [f for f in futures if f.done()]
+            if not answered:  # woken by an abort
                 self._raise_if_aborted()
-            return future.result()
+            return answered[0].result()
         finally:
             with self._lock:
                 self._waiting.discard(done)
@@ -280,23 +293,35 @@ class ServiceCaller(_Caller):
     def __init__(self, node: Node, srv_type: Any, name: str, who: str) -> None:
         super().__init__(node, name, who)
         self._client = node.create_client(srv_type, name, callback_group=ReentrantCallbackGroup())
+        self._slowest = 0.0  # s, the longest an answer took
 
     def _ready(self) -> bool:
         return self._client.service_is_ready()
 
-    def call(self, request: Any, timeout: float, what: str = "") -> Any:
+    def call(self, request: Any, timeout: float, what: str = "", idempotent: bool = False) -> Any:
         """The response to ``request``; ServiceError when it carries an error code, ServiceTimeout when none
-        comes within ``timeout`` s."""
+        comes within ``timeout`` s. ``idempotent`` (a query, or a request that does the same done twice): sent
+        again while no answer comes, since a server's first answers are lost until its reply writer has matched
+        this client's reader (Fast DDS), which the client cannot see."""
         what = what or f"'{self.name.rsplit('/', 1)[-1]}'"
         self._raise_if_aborted()
         deadline = time.monotonic() + timeout
         self._wait_ready(deadline, what, timeout)
-        future = self._client.call_async(request)
-        try:
-            response = self._await(future, deadline, what, timeout)
+        copies = [self._client.call_async(request)]
+
+        def again() -> Any:
+            copies.append(self._client.call_async(request))
+            return copies[-1]
+
+        sent = time.monotonic()
+        try:  # resent after a few times the slowest answer seen, so that a slow server is not flooded
+            response = self._await(copies[0], deadline, what, timeout, again=again if idempotent else None,
+                                   interval=max(RESEND_FIRST, 3 * self._slowest))
+            self._slowest = max(self._slowest, time.monotonic() - sent)
         finally:
-            if not future.done():
-                self._client.remove_pending_request(future)
+            for future in copies:
+                if not future.done():
+                    self._client.remove_pending_request(future)
         if response is None:
             raise ServiceError(f"the {self.who} node's {what} was cancelled")
         return _checked(response, self.who)

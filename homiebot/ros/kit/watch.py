@@ -1,11 +1,14 @@
-"""Notice within seconds that a node of the graph has died or been replaced, from its heartbeats.
+"""Notice within seconds that a node of the graph has died, hangs or has been replaced, from its heartbeats.
 
-Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid) on ``heartbeat`` under the graph's namespace
-twice a second (``homiebot.ros.kit.common``). During an episode the task manager watches the nodes that were beating
-when it began: one silent for ``timeout`` seconds has died, one beating with a new instance is a new
-process that has lost the episode's state, one saying it is not active (a lifecycle deactivate or cleanup)
-answers nothing the episode needs. Either way the episode cannot go on, and waiting for a
-call's own timeout (up to minutes for a planner) would leave the user guessing.
+Every homiebot node publishes a ``homiebot_msgs/Heartbeat`` (node, instance, pid, host) on ``heartbeat`` under the graph's
+namespace twice a second (``homiebot.ros.kit.common``). During an episode the task manager watches the nodes that were
+beating when it began: one beating with a new instance is a new process that has lost the episode's state, one
+saying it is not active (a lifecycle deactivate or cleanup) answers nothing the episode needs, and one that falls
+silent has died or hangs. Silence alone is judged after ``timeout`` seconds; for a node on this machine its
+process decides (``local_process``): one that ended is named at once, a stopped one after ``timeout``, and one
+that still runs only after ``hang_timeout``, since a busy machine, or Fast DDS holding an interpreter while a
+peer dies, silences a live node for seconds. Either way the episode cannot go on, and waiting for a call's own
+timeout (up to minutes for a planner) would leave the user guessing.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from homiebot_msgs.msg import Heartbeat
 from rclpy.node import Node
 
 from homiebot.ros.kit.common import HEARTBEAT_QOS, HEARTBEAT_TOPIC
+from homiebot.ros.kit.local_process import GONE, RUNNING, STOPPED, LocalProcess, host_id
 from homiebot.ros.messages.wire import WireError, safe_callback
 
 CHECK_EVERY = 0.2  # seconds between two looks at the heartbeats
@@ -36,18 +41,38 @@ def check_heartbeat(msg: Heartbeat) -> Heartbeat:
         value = getattr(msg, field)
         if not value or len(value) > MAX_NAME_CHARS:
             raise WireError(f"a heartbeat's {field} must have 1 to {MAX_NAME_CHARS} characters")
+    if len(msg.host) > MAX_NAME_CHARS:
+        raise WireError(f"a heartbeat's host must have at most {MAX_NAME_CHARS} characters")
     if not NODE_NAME.match(msg.node):
         raise WireError(f"a heartbeat's node must be a ROS node name, not {msg.node[:24]!r}")
     return msg
 
 
+@dataclass
+class _Beat:
+    """The last heartbeat heard from one node."""
+
+    instance: str
+    pid: int
+    heard: float  # time.monotonic() when heard
+    state: int  # lifecycle state id
+    process: LocalProcess | None  # its process, when it runs on this machine
+
+    def live(self, now: float, timeout: float) -> bool:
+        """Heard within ``timeout`` s, and its process has not ended (a node killed a moment ago is not alive)."""
+        return now - self.heard < timeout and (self.process is None or self.process.state() != GONE)
+
+
 class NodeWatch:
     """Heartbeats of every node; calls ``on_lost(node, reason)`` when a watched node is lost (once per
-    episode, or once per node for ``optional`` nodes, after which ``lost`` stays None)."""
+    episode, or once per node for ``optional`` nodes, after which ``lost`` stays None). ``hang_timeout``: how
+    long a node of this machine whose process still runs may be silent (``timeout`` at least)."""
 
     def __init__(self, node: Node, timeout: float, on_lost: Callable[[str, str], None], optional: frozenset[str] = frozenset(),
-                 belongs: Callable[[str], bool] = lambda name: True) -> None:
+                 belongs: Callable[[str], bool] = lambda name: True, hang_timeout: float | None = None) -> None:
         self.timeout = timeout
+        self.hang_timeout = max(timeout, hang_timeout or timeout)
+        self.host = host_id()
         self.optional = optional  # nodes an episode can do without: their loss is reported, the episode goes on
         # the nodes the graph starts: only these are waited for when silent, and watched during an episode
         self.belongs = belongs
@@ -57,7 +82,7 @@ class NodeWatch:
         self._publishers: tuple[float, frozenset[str]] = (0.0, frozenset())  # (when looked, heartbeat publishers in our namespace)
         self._strangers: dict[str, float] = {}  # names heard but not discovered -> when first heard
         self.lost: str | None = None
-        self._beats: dict[str, tuple[str, int, float, int]] = {}  # node -> (instance, pid, when last heard, lifecycle state)
+        self._beats: dict[str, _Beat] = {}  # node -> its last heartbeat
         self._watched: dict[str, str] | None = None  # node -> instance when the episode began
         self._skipped: set[str] = set()  # nodes last heard not active when the episode began
         self._lock = threading.Lock()
@@ -78,7 +103,12 @@ class NodeWatch:
                             f"{self.node.get_namespace()} (a forgery, or a node of another graph): ignored")
         self._strangers.pop(beat.node, None)
         with self._lock:
-            self._beats[beat.node] = (beat.instance, beat.pid, time.monotonic(), int(beat.state))
+            last = self._beats.get(beat.node)
+            if last is not None and last.instance == beat.instance and last.pid == beat.pid:
+                process = last.process
+            else:  # a new process: looked up once (its start time tells a reused pid later)
+                process = LocalProcess(beat.pid) if self.host and beat.host == self.host else None
+            self._beats[beat.node] = _Beat(beat.instance, beat.pid, time.monotonic(), int(beat.state), process)
             if beat.node in self._skipped and int(beat.state) in (NOT_SAID, ACTIVE) and self._watched is not None:
                 self._skipped.discard(beat.node)  # its replacement, heard only now: watched from here on
                 self._watched[beat.node] = beat.instance
@@ -102,7 +132,7 @@ class NodeWatch:
         """Nodes heard within ``timeout`` seconds -> their pid."""
         now = time.monotonic()
         with self._lock:
-            return {n: pid for n, (_, pid, t, _) in self._beats.items() if now - t < self.timeout}
+            return {n: b.pid for n, b in self._beats.items() if b.live(now, self.timeout)}
 
     def missing(self) -> list[str]:
         """Nodes of the graph heard from before (this one aside) that are silent now: dead, or not back yet. A
@@ -110,7 +140,7 @@ class NodeWatch:
         forgotten."""
         now = time.monotonic()
         with self._lock:
-            silent = [n for n, (_, _, t, _) in self._beats.items() if now - t >= self.timeout and n != self.me]
+            silent = [n for n, b in self._beats.items() if not b.live(now, self.timeout) and n != self.me]
             for name in silent:
                 if not self.belongs(name):
                     del self._beats[name]
@@ -119,15 +149,15 @@ class NodeWatch:
     def instances(self) -> dict[str, str]:
         """Node of the graph -> the instance last heard (a restart changes it)."""
         with self._lock:
-            return {n: inst for n, (inst, _, _, _) in self._beats.items() if self.belongs(n)}
+            return {n: b.instance for n, b in self._beats.items() if self.belongs(n)}
 
     def begin(self) -> None:
         """Watch the nodes alive now (this one aside) until ``end``."""
         now = time.monotonic()
         with self._lock:
             self.lost = None
-            alive = {n: (inst, state) for n, (inst, _, t, state) in self._beats.items()
-                     if now - t < self.timeout and n != self.me and self.belongs(n)}
+            alive = {n: (b.instance, b.state) for n, b in self._beats.items()
+                     if b.live(now, self.timeout) and n != self.me and self.belongs(n)}
             # a node last heard not active (one taken out of service and stopped, its replacement not heard yet) is
             # watched once it beats active; its calls meanwhile say for themselves that it is not active
             self._watched = {n: inst for n, (inst, state) in alive.items() if state in (NOT_SAID, ACTIVE)}
@@ -142,27 +172,33 @@ class NodeWatch:
         self._stop.set()
 
     def _verdict(self) -> tuple[str, str] | None:
-        """(node, reason) for a watched node replaced, or silent for ``timeout`` s while others were heard
-        (when every node seems silent, it is this process that lags behind its messages). Of several
-        silent nodes the one silent longest is named: the death of one can hold up another's messages."""
+        """(node, reason) for a watched node replaced, not active, whose process ended, or silent too long while
+        others were heard (when every node seems silent, it is this process that lags behind its messages). Of
+        several silent nodes the one silent longest is named: the death of one can hold up another's messages."""
         now = time.monotonic()
         silent = []
         for name, instance in (self._watched or {}).items():
-            current, pid, heard, state = self._beats[name]
+            beat = self._beats[name]
             consequence = "its work in this episode is lost" if name in self.optional else "the episode cannot go on"
-            if current != instance:
-                return name, f"the {name} node was restarted mid-episode (new process, pid {pid}); {consequence}"
-            if state not in (NOT_SAID, ACTIVE):
-                return name, (f"the {name} node is not active (lifecycle state: {STATE_LABELS.get(state, state)}): taken out "
+            if beat.instance != instance:
+                return name, f"the {name} node was restarted mid-episode (new process, pid {beat.pid}); {consequence}"
+            if beat.state not in (NOT_SAID, ACTIVE):
+                return name, (f"the {name} node is not active (lifecycle state: {STATE_LABELS.get(beat.state, beat.state)}): taken out "
                               f"of service mid-episode; {consequence}")
-            others = max((t for n, (_, _, t, _) in self._beats.items() if n != name), default=now)
-            if min(now, others) - heard > self.timeout:
-                silent.append((heard, name))
+            process = beat.process.state() if beat.process is not None else None
+            if process == GONE:
+                return name, f"the {name} node died: its process (pid {beat.pid}) has ended; {consequence}"
+            others = max((b.heard for n, b in self._beats.items() if n != name), default=now)
+            quiet = min(now, others) - beat.heard
+            if quiet > (self.hang_timeout if process == RUNNING else self.timeout):
+                why = {RUNNING: f"its process, pid {beat.pid}, runs but is silent: it hangs",
+                       STOPPED: f"its process, pid {beat.pid}, is stopped"}.get(process or "", "it died or hangs")
+                silent.append((beat.heard, name, why))
         if not silent:
             return None
-        heard, name = min(silent)
-        also = [n for _, n in sorted(silent)[1:]]
-        return name, (f"the {name} node stopped: no heartbeat for {now - heard:.1f} s (it died or hangs)"
+        heard, name, why = min(silent)
+        also = [n for _, n, _ in sorted(silent)[1:]]
+        return name, (f"the {name} node stopped: no heartbeat for {now - heard:.1f} s ({why})"
                       + (f"; also silent: {', '.join(also)}" if also else ""))
 
     def _loop(self) -> None:

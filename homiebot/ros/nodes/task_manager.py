@@ -106,7 +106,8 @@ class TaskManagerNode:
         self._reporters: dict[str, Callable[[dict[str, Any]], None]] = {}  # id -> who hears its events (RunTask goals)
         self._cancelled: set[str] = set()  # ids cancelled while queued: skipped when their turn comes
         self._stopping = threading.Event()
-        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}), belongs=graph_node)
+        self.watch = NodeWatch(node, params["heartbeat_timeout"], self._node_lost, optional=frozenset({"recorder"}), belongs=graph_node,
+                               hang_timeout=params["hang_timeout"])
         self._current: str | None = None  # id of the task being run
         self._instances: dict[str, str] = {}  # node processes at the start of the last episode
         self._endpoints: set[tuple[str, str, str]] = set()  # their /homiebot endpoints then
@@ -481,6 +482,8 @@ PARAMS = (
     Param("max_instruction_chars", MAX_INSTRUCTION_CHARS, "longest instruction accepted in a submission", positive),
     Param("ask_timeout", 60.0, "seconds to wait on /homiebot/answer for the answer to a question (user: ros)", positive),
     Param("heartbeat_timeout", 3.0, "seconds without a node's heartbeat after which its death fails the episode", positive),
+    Param("hang_timeout", 10.0, "seconds a node on this machine whose process still runs may go without a heartbeat before it "
+          "counts as hung (a busy machine silences live nodes for seconds; one whose process ended is named at once)", positive),
 )
 
 
