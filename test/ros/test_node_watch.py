@@ -204,3 +204,17 @@ def test_a_node_whose_process_ended_is_missing_until_its_successor_beats(graph, 
     time.sleep(1.0)
     assert watch.lost is None and lost == []
     watch.end()
+
+
+def test_a_node_whose_process_ended_just_before_the_episode_began_is_named_at_once(graph, process) -> None:
+    """Killed between the wait for the nodes and the episode's start: watched all the same, and named at once (not
+    left out, which let the episode wait out its executor's 8 s timeout)."""
+    watch, nodes, lost = graph
+    nodes["mapper"].beat.pid, nodes["mapper"].beat.host = process.pid, host_id()
+    until(lambda: watch.alive().get("mapper") == process.pid)
+    process.kill()
+    process.wait()
+    watch.begin()
+    took = until(lambda: watch.lost is not None)
+    assert took < TIMEOUT and watch.lost.startswith("the mapper node died"), (took, watch.lost)
+    watch.end()

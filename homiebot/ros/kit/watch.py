@@ -152,12 +152,13 @@ class NodeWatch:
             return {n: b.instance for n, b in self._beats.items() if self.belongs(n)}
 
     def begin(self) -> None:
-        """Watch the nodes alive now (this one aside) until ``end``."""
+        """Watch the nodes heard lately (this one aside) until ``end``: one whose process ended since it was waited for
+        (``missing``) is watched too, and named at once."""
         now = time.monotonic()
         with self._lock:
             self.lost = None
             alive = {n: (b.instance, b.state) for n, b in self._beats.items()
-                     if b.live(now, self.timeout) and n != self.me and self.belongs(n)}
+                     if now - b.heard < self.timeout and n != self.me and self.belongs(n)}
             # a node last heard not active (one taken out of service and stopped, its replacement not heard yet) is
             # watched once it beats active; its calls meanwhile say for themselves that it is not active
             self._watched = {n: inst for n, (inst, state) in alive.items() if state in (NOT_SAID, ACTIVE)}
