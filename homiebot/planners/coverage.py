@@ -171,7 +171,8 @@ def unread_parts(text: str, plan: Plan) -> list[str]:
     out += _unread_condition(" ".join(words), plan)
     out += _unread_quantity(words, plan)
     out += _unread_words(text, plan)
-    out += [m.group(0) for m in _REFERENCE.finditer(" ".join(words))]  # "the orange - same place as the lemon": no goal says so
+    # "the orange - same place as the lemon": read only when a goal sends another thing where the lemon goes
+    out += [m.group(0) for m in _REFERENCE.finditer(" ".join(words)) if not _shares_place(plan, m["x"])]
     return list(dict.fromkeys(out))
 
 
@@ -358,7 +359,15 @@ def _unread_quantity(words: list[str], plan: Plan) -> list[str]:
 _VAGUE = re.compile(r"\b(?:smth|sth|smthg|somethin|stuff|thingy|whatsit|thingamajig)\b(?: to (?:drink|eat))?")
 
 
-_REFERENCE = re.compile(r"\bsame (?:place|spot|shelf|cabinet|drawer|one|way) as (?:the |my )?\w+(?: \w+)?")
+_REFERENCE = re.compile(r"\bsame (?:place|spot|shelf|cabinet|drawer|one|way) as (?:the |my )?(?P<x>\w+(?: \w+)?)")
+
+
+def _shares_place(plan: Plan, thing: str) -> bool:
+    """A move names ``thing`` (its first word: 'lemon' of 'lemon and') and another move goes to the same place."""
+    word = thing.split()[0]
+    moves = [g for g in plan.goals if isinstance(g, Move) and g.dest]
+    dests = {g.dest for g in moves if any(word in n.split() for n in g.things.names)}
+    return any(g.dest in dests and not any(word in n.split() for n in g.things.names) for g in moves)
 
 
 def _unread_words(text: str, plan: Plan) -> list[str]:

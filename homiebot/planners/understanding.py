@@ -206,11 +206,23 @@ def _category(word: str) -> str:
     return CATEGORY_WORDS.get(singular(word), word) if word not in OBJECT_CLASSES else word
 
 
+def _said_place(phrase: str, st: _State) -> Move | None:
+    """The move whose destination ``phrase`` points back to: 'it' or 'there' (the last one sent somewhere), 'the
+    same place (as the lemon)' (the lemon's); None when the phrase names a place itself or nothing was sent yet."""
+    m = re.fullmatch(r"it|there|(?:the )?same (?:place|spot)(?: as (?:the |my )?(?P<x>[\w\s]+?))?", phrase)
+    moves = [g for g in st.goals if isinstance(g, Move) and g.dest] if m else []
+    if m and m["x"]:
+        moves = [g for g in moves if any(singular(m["x"]) in n for n in g.things.names)]
+    return moves[-1] if moves else None
+
+
 def _record(st: _State, things: Things | None, dest: str | None, room: bool = False) -> None:
     if things is None:
         st.unsure.append("it (nothing mentioned before it)")
         return
     dest_clean = _strip_article(dest or "")
+    if said := _said_place(dest_clean, st):  # "the plate next to it": where the last thing went
+        dest_clean, room = said.dest or "", said.dest_kind == "room"
     room = room or dest_clean in ROOM_WORDS
     st.goals.append(Move(things, dest_clean, dest_kind="room" if room else None))
     st.referent = things.names[-1] if things.names else f"a {things.kind}"
@@ -234,6 +246,8 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
     c = c.strip()
     if not c:
         return True
+    if not re.search(r"\b(?:is|are|was|were)\b", c):  # "the plate next to it" / "the plate there too": where the last thing went
+        c = re.sub(r" (?:(?:next to|beside|alongside|with) it|there)(?: too| as well)?$", " at it", c)
     # "the bathroom sink is full of junk, get everything out of it ...": a place to clear, for a later 'it'
     if (m := re.fullmatch(r"(?:the |my )?(?P<p>[\w\s]+?) is (?:full of \w+|covered in \w+|a mess|messy|cluttered|overflowing)", c)) \
             and _is_place(m["p"]):
@@ -279,6 +293,13 @@ def _clause(c: str, st: _State, later: str = "") -> bool:
         obj = _strip_article(m["o"]) + (f" on the {m['l']}" if m["l"] else "")
         st.referent = st.pending = obj
         st.intro = True
+        return True
+    if re.fullmatch(r"(?:the )?same (?:place|spot) as (?:the |my )?[\w\s]+", c) and st.goals and isinstance(last := st.goals[-1], Move) \
+            and (said := _said_place(c, st)) is not None and said is not last and last.things.names:
+        # "the orange on the bathroom shelf - same place as the lemon": the shelf is where the orange is
+        name = last.things.names[-1]
+        where = name if " on the " in name or not last.dest else f"{name} on the {last.dest}"
+        st.goals[-1] = Move(Things(names=(*last.things.names[:-1], where)), said.dest, said.dest_kind)
         return True
     if (m := re.fullmatch(r"(?:on|in|by|near|at|inside) (?:the )?(?P<l>[\w\s]+)", c)) and st.intro and st.pending:
         if " on the " not in st.pending:

@@ -205,3 +205,18 @@ def test_sentences_of_different_kinds_are_each_read_by_the_reader_that_suits_the
                               "Oh, and the mug - no, the cup on the sofa - goes in the sink.")
     assert not read.unsure and "if fridge has no fruit move pear on the desk into it, else -> kitchen counter" in read.statement()
     assert read.statement().endswith("move cup on the sofa -> sink"), read.statement()
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a destination that points back: where the last thing went, or the thing named
+    ("The mug goes in the sink. Put the plate next to it.", [("mug", "sink"), ("plate", "sink")]),
+    ("Put the mug in the sink and the plate there too.", [("mug", "sink"), ("plate", "sink")]),
+    ("Sponge from the dining table to the bathroom shelf. And the soap from the living room shelf next to it.",
+     [("sponge from the dining table", "bathroom shelf"), ("soap from the living room shelf", "bathroom shelf")]),
+    # the place said with the orange is where it is, once the request says where it goes
+    ("The lemon goes in the fridge, and the orange on the bathroom shelf - same place as the lemon.",
+     [("lemon", "fridge"), ("orange on the bathroom shelf", "fridge")]),
+])
+def test_a_destination_said_as_it_there_or_the_same_place(text, expected):
+    assert moves(text) == expected
+    assert not understand_request(text).unsure
