@@ -14,7 +14,6 @@ from rclpy.node import Node
 
 from homiebot.core.errors import SnapshotBelief
 from homiebot.ros.kit.services import ServiceCaller
-from homiebot.ros.kit.watch import NodeWatch
 
 PREFIX = "map"
 SERVICES: dict[str, Any] = {"reset": MapReset, "integrate": MapIntegrate, "bind": MapBind, "note": MapNote, "frontier": NextFrontier,
@@ -31,31 +30,6 @@ def map_service(name: str) -> str:
 def map_callers(node: Node, names: tuple[str, ...]) -> dict[str, ServiceCaller]:
     """Blocking clients of the named map services."""
     return {n: ServiceCaller(node, SERVICES[n], map_service(n), "mapper") for n in names}
-
-
-MAPPER = "mapper"  # the mapper node's name
-SILENCE = 3.0  # s of silence after which a mapper of another machine is taken for lost (as the task manager's heartbeat_timeout)
-
-
-class MapperWatch:
-    """Fails the calls waiting on the mapper as soon as it is lost (its process of this machine ended, or it fell
-    silent: ``NodeWatch``), instead of at their timeout: a world whose call to a killed mapper waited out its
-    60 s held the next episode's reset as long. ``begin`` at each episode's start: calls are accepted again and
-    the mapper heard now is watched."""
-
-    def __init__(self, node: Node, callers: dict[str, ServiceCaller], hang_timeout: float) -> None:
-        self.callers = callers
-        self.watch = NodeWatch(node, SILENCE, self._lost, belongs=lambda name: name == MAPPER, hang_timeout=hang_timeout)
-
-    def begin(self) -> None:
-        """A new episode: resume the callers, watch the mapper that beats now."""
-        for caller in self.callers.values():
-            caller.resume()
-        self.watch.begin()
-
-    def _lost(self, node: str, reason: str) -> None:
-        for caller in self.callers.values():
-            caller.abort(reason)
 
 
 class MapResolvedBelief(SnapshotBelief):

@@ -21,6 +21,7 @@ from homiebot.core.world import World
 from homiebot.core.world_capabilities import FollowingWorld, PrivilegedWorld
 from homiebot.ros.clients.remote_map import MapFollower
 from homiebot.ros.clients.world_link import world_callers, world_scene
+from homiebot.ros.kit.peers import PeerWatch
 from homiebot.ros.messages.observations import ObservationCache
 from homiebot.ros.messages.round import dynamic_of
 from homiebot.runtime import build_world, scene_from_json
@@ -41,6 +42,7 @@ class SimulatorCopy:
         self.follower = MapFollower(node, cfg, timeout) if cfg.perception.mode == "mapped" else None
         self.timeout = timeout
         self.calls = world_callers(node, ("info", "apply"))
+        self.peers = PeerWatch(node, {"world": self.calls.values()}, timeout)  # a killed world fails 'apply' at once
         self.cache = ObservationCache(node, kinds=(), round_topics=("world/state",))
         self.world: World | None = None
         self._scene_key: str | None = None
@@ -48,6 +50,7 @@ class SimulatorCopy:
 
     def prepare(self) -> World:
         """The copy of the scene the world node holds now, reset (rebuilt only when the scene changed)."""
+        self.peers.begin()
         try:
             scene = world_scene(self.calls["info"], self.timeout)
         except ValueError as err:

@@ -48,10 +48,11 @@ from homiebot.core.errors import take_snapshot
 from homiebot.core.tasks import Task
 from homiebot.core.world import World
 from homiebot.core.world_capabilities import GoalJudge, MapDescribing, MappedWorld, PrivilegedWorld, RoomAware
-from homiebot.ros.clients.map_link import WORLD_CALLS, MapperWatch, map_callers
+from homiebot.ros.clients.map_link import WORLD_CALLS, map_callers
 from homiebot.ros.clients.remote_map import RemoteKeeper, remote_keeper
 from homiebot.ros.clients.world_link import SERVICES, service_name
 from homiebot.ros.kit.common import RUN_CONFIG, CannotRun, NodeDef, Param, positive
+from homiebot.ros.kit.peers import PeerWatch
 from homiebot.ros.kit.process import run_node
 from homiebot.ros.kit.safety import CANCELLED_TOPIC, SafetyLink
 from homiebot.ros.kit.services import ErrorMapping, TypedServer
@@ -117,7 +118,8 @@ class WorldNode:
         # mapped perception: the map is the mapper's (made now, so that discovery is done before the first episode)
         self.map_calls = map_callers(node, WORLD_CALLS) if self.cfg.perception.mode == "mapped" else None
         self.map_timeout = float(params.get("map_timeout", MAP_TIMEOUT))
-        self.mapper_watch = MapperWatch(node, self.map_calls, self.map_timeout) if self.map_calls is not None else None
+        # a killed mapper fails the calls waiting on it at once (they held the next episode's reset for map_timeout)
+        self.mapper_watch = PeerWatch(node, {"mapper": self.map_calls.values()}, self.map_timeout) if self.map_calls is not None else None
         self.map_keeper: RemoteKeeper | None = None  # the current world's map, in the mapper
         self.sim = SimThread(node)
         self.handlers: dict[str, Callable[[Any], Any]] = {
