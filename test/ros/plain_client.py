@@ -430,14 +430,16 @@ def deactivate(c: Client, args: dict) -> dict:
 
 
 def deactivate_recorder(c: Client, args: dict) -> dict:
-    """Run a task; once round ``round`` has ended, deactivate the recorder; two rounds later activate it again and
+    """Run a task; once round ``round`` has ended, deactivate the recorder; two rounds after its answer activate it again and
     cancel the task; then run a second task to its first round and cancel it: both results, the first one's events."""
     recorder = "/homiebot/recorder/change_state"
     first = c.send(args["goal"])
     rid = goal_id(first)
     c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] for e in c.mine(rid)), 120.0)
     off = _call(c, ChangeState, recorder, ChangeState.Request(transition=Transition(id=Transition.TRANSITION_DEACTIVATE)))
-    c.wait(lambda: any(e["state"] == "round" and e["round"] >= args["round"] + 2 for e in c.mine(rid)), 120.0)
+    # two rounds after the deactivation's answer (on a loaded machine, round + 2 may have passed while it was on its way)
+    done = max((e["round"] for e in c.mine(rid) if e["state"] == "round"), default=0)
+    c.wait(lambda: any(e["state"] == "round" and e["round"] >= done + 2 for e in c.mine(rid)), 120.0)
     on = _call(c, ChangeState, recorder, ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE)))
     _wait(c, first.cancel_goal_async(), 30.0)
     out = {"deactivated": bool(off and off.success), "activated": bool(on and on.success), "first": c.finish(first)}
