@@ -131,14 +131,19 @@ def process():
     proc.wait()
 
 
-def local_mapper(graph, pid: int, host: str | None = None):
-    """The graph with the mapper beating as process ``pid`` of this machine (or of ``host``), watched for an episode."""
-    watch, nodes, lost = graph
+def beating_as(graph, pid: int, host: str | None = None) -> None:
+    """The mapper beats as process ``pid`` of this machine (or of ``host``), a new instance, until the watch hears it."""
+    watch, nodes, _ = graph
     nodes["mapper"].beat.pid, nodes["mapper"].beat.host = pid, host_id() if host is None else host
     nodes["mapper"].beat.instance = uuid.uuid4().hex  # a new process: looked up from its first beat
     until(lambda: set(watch.alive()) == {"mapper", "recorder"} and watch.alive()["mapper"] == pid)
-    watch.begin()
-    return watch, nodes, lost
+
+
+def local_mapper(graph, pid: int, host: str | None = None):
+    """The graph with the mapper beating as process ``pid`` of this machine (or of ``host``), watched for an episode."""
+    beating_as(graph, pid, host)
+    graph[0].begin()
+    return graph
 
 
 def test_a_node_of_this_machine_whose_process_ended_is_named_at_once(graph, process) -> None:
@@ -190,8 +195,7 @@ def test_a_node_whose_process_ended_is_missing_until_its_successor_beats(graph, 
     """Killed a moment ago, its last beat still recent: the next episode waits for its successor instead of watching
     the dead process (which failed that episode at once, naming a node that was already back)."""
     watch, nodes, lost = graph
-    nodes["mapper"].beat.pid, nodes["mapper"].beat.host = process.pid, host_id()
-    until(lambda: watch.alive().get("mapper") == process.pid)
+    beating_as(graph, process.pid)
     process.kill()
     process.wait()
     nodes["mapper"].silent = True
@@ -210,8 +214,7 @@ def test_a_node_whose_process_ended_just_before_the_episode_began_is_named_at_on
     """Killed between the wait for the nodes and the episode's start: watched all the same, and named at once (not
     left out, which let the episode wait out its executor's 8 s timeout)."""
     watch, nodes, lost = graph
-    nodes["mapper"].beat.pid, nodes["mapper"].beat.host = process.pid, host_id()
-    until(lambda: watch.alive().get("mapper") == process.pid)
+    beating_as(graph, process.pid)
     process.kill()
     process.wait()
     watch.begin()
